@@ -1,0 +1,99 @@
+"""Errors as values with source spans, and the one table of exit codes.
+
+Every stage raises a subclass of :class:`BgcError` carrying a :class:`Span` (file, line,
+column) and, where it helps, a hint. Errors are rendered once, at the edge (``bgc.cli``), with
+the offending source line and a caret under the column. No stage prints or exits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Exit codes, identical in meaning for every command (DESIGN §4)."""
+
+    OK = 0
+    """Everything granted as asked / check passed."""
+    FINDINGS = 1
+    """Findings: narrowed, ask, denied, uncovered call, failing test, unformatted file, lint."""
+    BAD_INPUT = 2
+    """Bad input or usage; the message names file, line, column and what was expected."""
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A place in a source: 1-based line and column; ``line``/``col`` may be 0 when unknown."""
+
+    file: str
+    line: int = 0
+    col: int = 0
+    end_line: int = 0
+    end_col: int = 0
+
+    def __str__(self) -> str:
+        if self.line and self.col:
+            return f"{self.file}:{self.line}:{self.col}"
+        if self.line:
+            return f"{self.file}:{self.line}"
+        return self.file
+
+
+class BgcError(Exception):
+    """A user-facing error: what is wrong, where, and (optionally) what to do about it.
+
+    ``source`` is the text of the offending line when the stage has it; the renderer draws a
+    caret under ``span.col`` in it.
+    """
+
+    kind = "error"
+
+    def __init__(
+        self,
+        message: str,
+        span: Span | None = None,
+        *,
+        hint: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.hint = hint
+        self.source = source
+
+    def render(self) -> str:
+        """The error as people read it: ``file:line:col: error: message``, source, caret, hint."""
+        where = f"{self.span}: " if self.span else ""
+        lines = [f"{where}{self.kind}: {self.message}"]
+        if self.source is not None and self.span and self.span.col:
+            text = self.source.rstrip("\n")
+            lines.append(f"  {text}")
+            width = 1
+            if self.span.end_line == self.span.line and self.span.end_col > self.span.col:
+                width = self.span.end_col - self.span.col
+            lines.append("  " + " " * (self.span.col - 1) + "^" * width)
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, object]:
+        """A machine form of the error (stable keys), for ``--format json`` outputs."""
+        span = self.span
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "file": span.file if span else None,
+            "line": span.line if span else None,
+            "col": span.col if span else None,
+            "hint": self.hint,
+        }
+
+
+class UsageError(BgcError):
+    """The command line itself is wrong (conflicting flags, missing configuration)."""
+
+
+class InputError(BgcError):
+    """A file could not be read or decoded (missing, not UTF-8, too large, too deep)."""

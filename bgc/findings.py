@@ -1,0 +1,40 @@
+"""Findings: what a check-like command reports about otherwise valid input.
+
+A finding is not an error: the input was understood, and something about it deserves
+attention (a lint, a failing expectation, an unformatted file, a denied request). Every
+finding-producing command (``check``, ``test``, ``compile``, ``fmt --check``) yields these, and
+the machine renderers (json, sarif, github) consume only this type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from bgc.errors import Span
+
+
+class Severity(str, Enum):
+    """How much a finding matters; ordered most severe first by :attr:`rank`."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 0, "warning": 1, "note": 2}[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One finding: a stable ``rule_id`` (e.g. ``BGC101``), a severity, a message and a place."""
+
+    rule_id: str
+    severity: Severity
+    message: str
+    span: Span
+    hint: str | None = None
+
+    def sort_key(self) -> tuple[int, str, int, int, str]:
+        return (self.severity.rank, self.span.file, self.span.line, self.span.col, self.rule_id)
