@@ -15,7 +15,7 @@ from typing import Annotated, NoReturn, Optional
 import typer
 
 from bgc import __version__
-from bgc.errors import BgcError, ExitCode
+from bgc.errors import BgcError, ExitCode, UsageError
 
 app = typer.Typer(
     name="bgc",
@@ -51,6 +51,35 @@ def fail(error: BgcError) -> NoReturn:
     """Render ``error`` once on stderr and exit 2: the one place bad input leaves the program."""
     typer.echo(error.render(), err=True)
     raise typer.Exit(ExitCode.BAD_INPUT)
+
+
+@app.command()
+def digest(
+    files: Annotated[list[str], typer.Argument(help="Order files (.yaml/.yml/.json/.cbor); - reads stdin.")],
+    output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    input_format: Annotated[
+        Optional[str], typer.Option("--input-format", help="Format of stdin (yaml, json or cbor).")
+    ] = None,
+) -> None:
+    """Print each work order's content id (sha256 of its canonical CBOR).
+
+    The same order in YAML, JSON or CBOR has the same id; key order and whitespace never matter.
+    """
+    from bgc.documents import load_order
+
+    if output_format not in ("text", "json"):
+        fail(UsageError(f"unknown --format {output_format!r} (expected text or json)"))
+    try:
+        ids = [(str(load_order(path, input_format).id()), path) for path in files]
+    except BgcError as error:
+        fail(error)
+    if output_format == "json":
+        import json
+
+        typer.echo(json.dumps([{"file": path, "id": order_id} for order_id, path in ids], indent=2, sort_keys=True))
+    else:
+        for order_id, path in ids:
+            typer.echo(f"{order_id}  {path}")
 
 
 def main() -> None:

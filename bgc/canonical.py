@@ -1,0 +1,139 @@
+"""Canonical encoding: deterministic CBOR and content ids.
+
+Every value with an id is encoded as ``[type-tag, version, body]`` (so two types never share a
+digest) in deterministic CBOR (RFC 8949 §4.2: shortest-form integers and floats, definite
+lengths, no tags, map keys sorted by their encoded bytes). Because the data model only allows
+*text* map keys, cbor2's ``canonical=True`` (length-first) key order is the same as RFC 8949's
+bytewise order, so cbor2 does the encoding and this module guards the data model around it.
+
+The data model is: int, finite float, text, bytes, bool, null, list, and maps with text keys.
+``1`` and ``1.0`` are different values. Anything else (NaN, infinities, sets, datetimes, tags)
+is rejected with the path of the offending value, never coerced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import cbor2
+
+MAX_DEPTH = 64
+"""Nesting deeper than this is refused: no honest order needs it, and it bounds recursion."""
+
+
+class DataModelError(ValueError):
+    """A value outside the canonical data model; ``path`` locates it (``("calls", 0, "params")``)."""
+
+    def __init__(self, message: str, path: tuple[str | int, ...] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+
+def format_path(path: tuple[str | int, ...]) -> str:
+    """``("requests", 2)`` → ``requests[2]``; ``("origin", "prompt")`` → ``origin.prompt``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out or "(top level)"
+
+
+def check_value(value: Any, path: tuple[str | int, ...] = (), depth: int = 0) -> None:
+    """Raise :class:`DataModelError` unless ``value`` lies inside the canonical data model.
+
+    Exact type checks on purpose: a ``datetime`` or a cbor2 ``frozendict`` is not a map of the
+    data model, and ``bool`` is checked before ``int`` because it is a subclass of it.
+    """
+    if depth > MAX_DEPTH:
+        raise DataModelError(f"nesting deeper than {MAX_DEPTH} levels", path)
+    kind = type(value)
+    if value is None or kind in (bool, int, str, bytes):
+        return
+    if kind is float:
+        if not math.isfinite(value):
+            raise DataModelError(f"{value!r} is not a finite number", path)
+        return
+    if kind is list or kind is tuple:
+        for index, item in enumerate(value):
+            check_value(item, (*path, index), depth + 1)
+        return
+    if kind is dict or isinstance(value, FrozenMap):
+        for key, item in value.items():
+            if type(key) is not str:
+                raise DataModelError(f"map key {key!r} is not text", path)
+            check_value(item, (*path, key), depth + 1)
+        return
+    raise DataModelError(f"a {kind.__name__} value is not allowed here", path)
+
+
+class FrozenMap(Mapping[str, Any]):
+    """An immutable, hashable map with text keys, so values can hold maps and stay frozen."""
+
+    __slots__ = ("_items", "_hash")
+
+    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
+        self._items: dict[str, Any] = dict(sorted((items or {}).items()))
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(tuple(self._items.items()))
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrozenMap):
+            return self._items == other._items
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._items!r})"
+
+
+def freeze(value: Any) -> Any:
+    """Deep-freeze plain data: lists become tuples and dicts :class:`FrozenMap` (checked first)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(item) for item in value)
+    if isinstance(value, Mapping):
+        return FrozenMap({key: freeze(item) for key, item in value.items()})
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """The inverse of :func:`freeze`: plain lists and dicts, ready for any encoder."""
+    if isinstance(value, tuple):
+        return [thaw(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: thaw(item) for key, item in value.items()}
+    return value
+
+
+def encode(value: Any) -> bytes:
+    """Deterministic CBOR of a data-model value (frozen or plain)."""
+    plain = thaw(value)
+    check_value(plain)
+    return cbor2.dumps(plain, canonical=True)
+
+
+def envelope(type_tag: str, version: int, body: Any) -> bytes:
+    """The canonical bytes of a typed value: ``[type-tag, version, body]``."""
+    return encode([type_tag, version, body])
+
+
+def digest_text(data: bytes) -> str:
+    """``sha256:<hex>`` of ``data``; :class:`bgc.model.Digest` wraps it as a value."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()

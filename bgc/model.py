@@ -1,0 +1,315 @@
+"""The work-order values (seed: ``workorder.md``), immutable and validated on construction.
+
+A :class:`WorkOrder` is a *proposal*: what a model intends, which tools it wants to call, which
+permissions it asks for and where it came from. It authorises nothing. Every value here checks
+its own invariants when built, so a value that exists is a value that is valid; conversion
+from plain data (``from_data``) reports the field path of the first problem it meets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from bgc import canonical
+from bgc.canonical import DataModelError, FrozenMap, freeze, thaw
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
+
+T = TypeVar("T")
+
+ORDER_TAG = "bgc.WorkOrder"
+ORDER_VERSION = 1
+
+
+class ModelError(DataModelError):
+    """A value broke an invariant; ``path`` is the field path inside the order (may be empty)."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Digest:
+    """A content address: ``sha256:`` followed by 64 lowercase hex digits."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not _DIGEST.fullmatch(self.text):
+            raise ModelError(f"expected a digest 'sha256:' + 64 lowercase hex digits, got {self.text!r}")
+
+    @classmethod
+    def of(cls, data: bytes) -> Digest:
+        return cls(canonical.digest_text(data))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _dotted(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not _DOTTED.fullmatch(value):
+        raise ModelError(f"expected a dotted name like 'patch.apply', got {value!r}", (field,))
+    return value
+
+
+def _text(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ModelError(f"expected non-empty text, got {value!r}", (field,))
+    return value
+
+
+def _data(value: Any, field: str) -> Any:
+    """Check a free-form field against the data model and freeze it."""
+    try:
+        canonical.check_value(thaw(value))
+    except DataModelError as error:
+        raise ModelError(error.message, (field, *error.path)) from None
+    return freeze(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Intent:
+    """What effect is intended: a dotted ``kind`` and any data-model ``payload``."""
+
+    kind: str
+    payload: Any = None
+
+    def __post_init__(self) -> None:
+        _dotted(self.kind, "kind")
+        object.__setattr__(self, "payload", _data(self.payload, "payload"))
+
+    def to_data(self) -> dict[str, Any]:
+        return {"kind": self.kind, "payload": thaw(self.payload)}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One proposed tool call: a dotted ``tool`` name, an optional ``server``, and ``params``."""
+
+    tool: str
+    server: str | None = None
+    params: FrozenMap = FrozenMap()
+
+    def __post_init__(self) -> None:
+        _dotted(self.tool, "tool")
+        if self.server is not None:
+            _text(self.server, "server")
+        if not isinstance(self.params, Mapping):
+            raise ModelError(f"expected a map, got {_kind(self.params)}", ("params",))
+        object.__setattr__(self, "params", _data(self.params, "params"))
+
+    def to_data(self) -> dict[str, Any]:
+        return {"tool": self.tool, "server": self.server, "params": thaw(self.params)}
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class GrantAtom:
+    """A permission ``resource:action:pattern``; split on the first two colons only.
+
+    ``resource`` and ``action`` are lower-case names; ``*`` is allowed for them only where
+    ``wildcard=True`` (policies), never in a request. The pattern must be a valid pattern of the
+    dialect (DESIGN §2), with no ``.``/``..`` segments in a request.
+    """
+
+    resource: str
+    action: str
+    pattern: str
+
+    def __post_init__(self) -> None:
+        for what, value in (("resource", self.resource), ("action", self.action)):
+            if not isinstance(value, str) or not _NAME.fullmatch(value):
+                raise ModelError(f"atom {what} must match [a-z][a-z0-9_.-]*, got {value!r}")
+        from bgc import glob
+
+        try:
+            parsed = glob.parse(self.pattern)
+        except glob.PatternError as error:
+            raise ModelError(f"bad pattern {self.pattern!r}: {error.message}") from None
+        if glob.has_dot_segment(parsed.text):
+            raise ModelError(f"pattern {self.pattern!r} has a '.' or '..' segment")
+        object.__setattr__(self, "pattern", parsed.text)
+
+    @classmethod
+    def parse(cls, text: Any) -> GrantAtom:
+        if not isinstance(text, str):
+            raise ModelError(f"expected an atom 'resource:action:pattern', got {text!r}")
+        parts = text.split(":", 2)
+        if len(parts) != 3:
+            raise ModelError(f"expected an atom 'resource:action:pattern', got {text!r}")
+        return cls(*parts)
+
+    def __str__(self) -> str:
+        return f"{self.resource}:{self.action}:{self.pattern}"
+
+
+@dataclass(frozen=True, slots=True)
+class GrantSet:
+    """A set of atoms, kept sorted and without duplicates, so equal sets encode equally."""
+
+    atoms: tuple[GrantAtom, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "atoms", tuple(sorted(set(self.atoms))))
+
+    @classmethod
+    def of(cls, atoms: Iterable[GrantAtom]) -> GrantSet:
+        return cls(tuple(atoms))
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.atoms)
+
+    def __len__(self) -> int:
+        return len(self.atoms)
+
+    def to_data(self) -> list[str]:
+        return [str(atom) for atom in self.atoms]
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalOrigin:
+    """What produced the proposal: the model, the proposals it derives from, the prompt digest."""
+
+    model: str
+    parents: tuple[Digest, ...]
+    prompt: Digest
+
+    def __post_init__(self) -> None:
+        _text(self.model, "model")
+        object.__setattr__(self, "parents", tuple(self.parents))
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "parents": [str(parent) for parent in self.parents],
+            "prompt": str(self.prompt),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WorkOrder:
+    """A typed declaration of intended effect. A proposal asks; it is never authority."""
+
+    intent: Intent
+    calls: tuple[ToolCall, ...]
+    requests: GrantSet
+    origin: ProposalOrigin
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "calls", tuple(self.calls))
+
+    def to_data(self) -> dict[str, Any]:
+        """The order as plain data: the body of its canonical encoding and of its JSON/YAML."""
+        return {
+            "intent": self.intent.to_data(),
+            "calls": [call.to_data() for call in self.calls],
+            "requests": self.requests.to_data(),
+            "origin": self.origin.to_data(),
+        }
+
+    def canonical_bytes(self) -> bytes:
+        return canonical.envelope(ORDER_TAG, ORDER_VERSION, self.to_data())
+
+    def id(self) -> Digest:
+        """This order's content address: the digest of its canonical encoding."""
+        return Digest.of(self.canonical_bytes())
+
+    @classmethod
+    def from_data(cls, data: Any) -> WorkOrder:
+        """Build an order from plain data (as loaded from YAML, JSON or CBOR).
+
+        Raises :class:`ModelError` whose ``path`` names the offending field, e.g. ``requests[2]``.
+        """
+        root = _Fields(data, ())
+        root.only("intent", "calls", "requests", "origin")
+        intent_f = root.map("intent")
+        intent_f.only("kind", "payload")
+        kind, payload = intent_f.get("kind"), intent_f.get("payload", None)
+        intent = intent_f.build(lambda: Intent(kind, payload))
+        calls = []
+        for call_f in root.maps("calls"):
+            call_f.only("tool", "server", "params")
+            tool, server, params = call_f.get("tool"), call_f.get("server", None), call_f.get("params", {})
+            calls.append(call_f.build(lambda: ToolCall(tool, server, params)))
+        atoms = [
+            _Fields(text, ("requests", i)).build(lambda: GrantAtom.parse(text))
+            for i, text in enumerate(root.list("requests"))
+        ]
+        origin_f = root.map("origin")
+        origin_f.only("model", "parents", "prompt")
+        parents = tuple(
+            _Fields(text, ("origin", "parents", i)).build(lambda: Digest(text))
+            for i, text in enumerate(origin_f.list("parents", default=[]))
+        )
+        prompt_text, model = origin_f.get("prompt"), origin_f.get("model")
+        prompt = _Fields(prompt_text, ("origin", "prompt")).build(lambda: Digest(prompt_text))
+        origin = origin_f.build(lambda: ProposalOrigin(model, parents, prompt))
+        return cls(intent, tuple(calls), GrantSet.of(atoms), origin)
+
+
+_MISSING = object()
+
+
+class _Fields:
+    """A cursor over plain data that knows its path, so every error says where it happened."""
+
+    def __init__(self, data: Any, path: tuple[str | int, ...]) -> None:
+        self.data = data
+        self.path = path
+
+    def _require_map(self) -> Mapping[str, Any]:
+        if not isinstance(self.data, Mapping):
+            raise ModelError(f"expected a map, got {_kind(self.data)}", self.path)
+        return self.data
+
+    def only(self, *fields: str) -> None:
+        for key in self._require_map():
+            if key not in fields:
+                allowed = ", ".join(fields)
+                raise ModelError(f"unknown field {key!r} (expected one of: {allowed})", (*self.path, key))
+
+    def get(self, key: str, default: Any = _MISSING) -> Any:
+        data = self._require_map()
+        if key in data:
+            return data[key]
+        if default is _MISSING:
+            raise ModelError(f"missing required field {key!r}", self.path)
+        return default
+
+    def map(self, key: str) -> _Fields:
+        child = _Fields(self.get(key), (*self.path, key))
+        child._require_map()
+        return child
+
+    def list(self, key: str, default: Any = _MISSING) -> list[Any]:
+        value = self.get(key, default)
+        if not isinstance(value, list):
+            raise ModelError(f"expected a list, got {_kind(value)}", (*self.path, key))
+        return value
+
+    def maps(self, key: str) -> list[_Fields]:
+        return [_Fields(item, (*self.path, key, i)) for i, item in enumerate(self.list(key, default=[]))]
+
+    def build(self, make: Callable[[], T]) -> T:
+        """Run a constructor (which raises paths relative to itself) and locate its error here."""
+        try:
+            return make()
+        except DataModelError as error:
+            raise ModelError(error.message, self.path + error.path) from None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a map"
+    return f"a {type(value).__name__}"

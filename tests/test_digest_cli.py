@@ -1,0 +1,162 @@
+"""`bgc digest` and every class of malformed order: exit 2, a located message, no traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cbor2
+import pytest
+from typer.testing import CliRunner
+
+from bgc.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+ORDERS = ROOT / "examples" / "orders"
+PROMPT = "sha256:" + "ab" * 32
+runner = CliRunner()
+
+GOOD = f"""\
+intent: {{kind: patch.apply, payload: "fix"}}
+calls:
+  - {{tool: fs.write, server: local, params: {{path: /src/parse.py}}}}
+requests: ["fs:write:/src/**"]
+origin: {{model: claude-opus-5, parents: [], prompt: "{PROMPT}"}}
+"""
+
+
+def run(*args: str, stdin: bytes | None = None):  # type: ignore[no-untyped-def]
+    result = runner.invoke(app, list(args), input=stdin)
+    assert "Traceback" not in result.output
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def test_one_id_three_times() -> None:
+    paths = [str(ORDERS / f"fix-bug.{ext}") for ext in ("yaml", "json", "cbor")]
+    result = run("digest", *paths)
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert len(lines) == 3
+    assert len({line.split()[0] for line in lines}) == 1
+    assert [line.split("  ", 1)[1] for line in lines] == paths
+    assert lines[0].startswith("sha256:")
+
+
+def test_json_format() -> None:
+    result = run("digest", "--format", "json", str(ORDERS / "fix-bug.yaml"))
+    assert result.exit_code == 0
+    (entry,) = json.loads(result.output)
+    assert entry["file"].endswith("fix-bug.yaml") and entry["id"].startswith("sha256:")
+
+
+def test_stdin_with_input_format() -> None:
+    from_file = run("digest", str(ORDERS / "fix-bug.yaml")).output.split()[0]
+    from_stdin = run("digest", "-", "--input-format", "cbor", stdin=(ORDERS / "fix-bug.cbor").read_bytes())
+    assert from_stdin.exit_code == 0
+    assert from_stdin.output.split()[0] == from_file
+
+
+def write(tmp_path: Path, name: str, content: str | bytes) -> str:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return str(path)
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+    f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+    for i in range(8)
+)
+
+# (file name, content, expected location suffix after the path, message fragment)
+MALFORMED = [
+    ("syntax.yaml", "intent: {kind: patch.apply\nrequests: []\n", ":2:", "invalid YAML"),
+    ("syntax.json", '{"intent": {"kind": "a.b"},\n  "requests": [1,,]}', ":2:", "invalid JSON"),
+    ("dup.yaml", GOOD + "requests: []\n", ":6:1", "duplicate key 'requests'"),
+    ("dup.json", '{"requests": [], "requests": []}', "", "duplicate key 'requests'"),
+    ("tag.yaml", GOOD.replace('"fix"', "!!python/object/apply:os.system [ls]"), ":1:", "tag"),
+    ("custom-tag.yaml", GOOD.replace('"fix"', "!secret x"), ":1:", "tag"),
+    ("merge.yaml", "base: &b {kind: a.b}\nintent:\n  <<: *b\n", ":3:3", "merge keys"),
+    ("bomb.yaml", BOMB, ":", "alias expansion"),
+    ("deep.yaml", "intent: " + "[" * 100 + "]" * 100 + "\n", ":1:", "nesting deeper"),
+    ("deep.json", '{"intent": ' + "[" * 5000 + "]" * 5000 + "}", "", "nesting deeper"),
+    ("nan.yaml", GOOD.replace('"fix"', ".nan"), ":1:", "intent.payload: nan is not a finite number"),
+    ("inf.json", '{"intent": {"kind": "a.b", "payload": Infinity}}', "", "not a finite number"),
+    ("latin1.yaml", GOOD.replace('"fix"', '"caf\xe9"').encode("latin-1"), ":1:", "not valid UTF-8"),
+    ("empty.yaml", "", "", "empty document"),
+    ("list.yaml", "- a\n- b\n", ":1:1", "expected a map, got a list"),
+    ("missing.yaml", GOOD.replace('requests: ["fs:write:/src/**"]\n', ""), ":1:", "missing required field 'requests'"),
+    ("unknown.yaml", GOOD + "grants: []\n", ":6:", "unknown field 'grants'"),
+    ("atom.yaml", GOOD.replace('["fs:write:/src/**"]', '["fs:read:/a", "fs:write:/b",\n  "fs-write"]'), ":5:3", "requests[2]"),
+    ("pattern.yaml", GOOD.replace('"fs:write:/src/**"', '"fs:write:/src/[ab"'), ":4:", "unclosed ["),
+    ("dotdot.yaml", GOOD.replace('"fs:write:/src/**"', '"fs:write:/src/../etc/**"'), ":4:", "'..'"),
+    ("wildres.yaml", GOOD.replace('"fs:write:/src/**"', '"*:write:/src/**"'), ":4:", "resource must match"),
+    ("kind.yaml", GOOD.replace("patch.apply", "'patch apply'"), ":1:", "intent.kind: expected a dotted name"),
+    ("prompt.yaml", GOOD.replace(PROMPT, "sha256:xyz"), ":5:", "origin.prompt: expected a digest"),
+    ("parent.yaml", GOOD.replace("parents: []", "parents: [nope]"), ":5:", "origin.parents[0]"),
+    ("params.yaml", GOOD.replace("{path: /src/parse.py}", "[/src/parse.py]"), ":3:", "calls[0].params: expected a map"),
+    ("reqs.yaml", GOOD.replace('["fs:write:/src/**"]', "fs:write:/src/**"), ":4:", "requests: expected a list"),
+    ("date.yaml", GOOD.replace('"fix"', "{when: 2026-01-01, at: 2026-01-01T10:00:00}"), "", None),
+    ("trailing.cbor", cbor2.dumps({"a": 1}) + b"\x00", "", "bytes after the first value"),
+    ("truncated.cbor", cbor2.dumps({"intent": {"kind": "a.b"}})[:-3], "", "invalid CBOR"),
+    ("indefinite.cbor", bytes.fromhex("bf616101ff"), "", "indefinite"),
+    ("dupkey.cbor", bytes.fromhex("a2616101616102"), "", "invalid CBOR"),
+    ("datetime.cbor", bytes.fromhex("a166696e74656e74c074323031332d30332d32315432303a30343a30305a"), "", "datetime"),
+    ("order.txt", GOOD, "", "cannot tell the format"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "where", "fragment"), MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_orders_exit_2_with_location(tmp_path: Path, name: str, content: str | bytes, where: str, fragment: str | None) -> None:
+    path = write(tmp_path, name, content)
+    result = run("digest", path)
+    if fragment is None:  # dates stay strings: the order is fine
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code == 2, result.output
+    message = result.stderr if hasattr(result, "stderr") else result.output
+    assert message.startswith(path + where), message
+    assert fragment in message, message
+    assert result.stdout == ""
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    result = run("digest", str(tmp_path / "nope.yaml"))
+    assert result.exit_code == 2 and "no such file" in result.stderr
+    assert run("digest", str(tmp_path) + "/x.yaml").exit_code == 2
+
+
+def test_huge_file(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    path.write_bytes(b"#" * (9 * 1024 * 1024))
+    result = run("digest", str(path))
+    assert result.exit_code == 2 and "larger than 8 MiB" in result.stderr
+
+
+def test_stdin_needs_a_format() -> None:
+    result = run("digest", "-", stdin=GOOD.encode())
+    assert result.exit_code == 2 and "--input-format" in result.stderr
+
+
+def test_nothing_printed_when_one_file_fails(tmp_path: Path) -> None:
+    bad = write(tmp_path, "bad.yaml", "intent: [")
+    result = run("digest", str(ORDERS / "fix-bug.yaml"), bad)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+
+
+def test_caret_under_the_column(tmp_path: Path) -> None:
+    path = write(tmp_path, "atom.yaml", GOOD.replace('["fs:write:/src/**"]', '["fs-write"]'))
+    lines = run("digest", path).stderr.splitlines()
+    assert lines[0] == f"{path}:4:12: error: requests[0]: expected an atom 'resource:action:pattern', got 'fs-write'"
+    assert lines[1] == '  requests: ["fs-write"]'
+    assert lines[2] == "  " + " " * 11 + "^"
+
+
+def test_version_and_help() -> None:
+    assert run("--version").output.startswith("bgc ")
+    assert "content id" in run("digest", "--help").output
