@@ -1,0 +1,383 @@
+"""The policy AST: frozen values with a source span on every node.
+
+Two levels, because two consumers need different things:
+
+* :class:`SourceFile` is one file as written (statements in order, include statements and mode
+  blocks intact, comments kept apart). ``bgc fmt`` prints it back; nothing is resolved.
+* :class:`Policy` is what the compiler reads: every included file spliced in, rules flattened with
+  their mode, names validated, and an id that covers the content of every file it came from.
+
+Spans are compared as *metadata*, not content (``compare=False``): two rules that say the same thing
+are equal wherever they sit, which is what round-trip tests and policy diffs want. Conditions are
+three-valued (Kleene): a field the context does not know is *unknown*, and a rule whose condition
+is unknown is for the compiler to treat conservatively, not for the AST to guess.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+from bgc.errors import Span
+
+Effect = Literal["allow", "ask", "deny"]
+EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
+
+FIELDS: tuple[str, ...] = ("intent.kind", "origin.model", "call.tool")
+"""The context fields a condition may test."""
+
+POLICY_TAG = "bgc.Policy"
+POLICY_VERSION = 1
+
+
+def _meta() -> Any:
+    """A span-like field that does not take part in equality or hashing."""
+    return field(compare=False)
+
+
+# ---- conditions ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """``field == "value"`` or ``field != "value"``."""
+
+    field: str
+    op: Literal["==", "!="]
+    value: str
+    span: Span = _meta()
+
+    def evaluate(self, ctx: Mapping[str, str]) -> bool | None:
+        actual = ctx.get(self.field)
+        if actual is None:
+            return None
+        return (actual == self.value) == (self.op == "==")
+
+
+@dataclass(frozen=True, slots=True)
+class InList:
+    """``field in ["a", "b"]``."""
+
+    field: str
+    values: tuple[str, ...]
+    span: Span = _meta()
+
+    def evaluate(self, ctx: Mapping[str, str]) -> bool | None:
+        actual = ctx.get(self.field)
+        if actual is None:
+            return None
+        return actual in self.values
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_glob(pattern: str) -> Any:
+    from bgc import glob
+
+    return glob.parse(pattern)
+
+
+@dataclass(frozen=True, slots=True)
+class Matches:
+    """``field matches "glob"``: the pattern dialect of bgc.glob (validated when parsed)."""
+
+    field: str
+    pattern: str
+    span: Span = _meta()
+
+    def evaluate(self, ctx: Mapping[str, str]) -> bool | None:
+        actual = ctx.get(self.field)
+        if actual is None:
+            return None
+        return bool(_compiled_glob(self.pattern).matches(actual))
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    """All items hold. Kleene: false wins over unknown, unknown over true."""
+
+    items: tuple[Condition, ...]
+    span: Span = _meta()
+
+    def evaluate(self, ctx: Mapping[str, str]) -> bool | None:
+        results = [item.evaluate(ctx) for item in self.items]
+        if False in results:
+            return False
+        return None if None in results else True
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    """Some item holds. Kleene: true wins over unknown, unknown over false."""
+
+    items: tuple[Condition, ...]
+    span: Span = _meta()
+
+    def evaluate(self, ctx: Mapping[str, str]) -> bool | None:
+        results = [item.evaluate(ctx) for item in self.items]
+        if True in results:
+            return True
+        return None if None in results else False
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """The item does not hold; the negation of unknown is unknown."""
+
+    item: Condition
+    span: Span = _meta()
+
+    def evaluate(self, ctx: Mapping[str, str]) -> bool | None:
+        result = self.item.evaluate(ctx)
+        return None if result is None else not result
+
+
+Condition = Union[Compare, InList, Matches, And, Or, Not]
+
+
+# ---- statements ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Approvals:
+    """``approvals N of [names]``: N distinct people among ``approvers`` must approve."""
+
+    count: int
+    approvers: tuple[str, ...]
+    span: Span = _meta()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One ``allow``/``ask``/``deny`` line. ``resource``/``action`` may be ``*``.
+
+    ``patterns`` are NFC-normalised and valid in the bgc.glob dialect. ``mode`` is None when the
+    rule applies in every mode. ``pattern_spans`` locates each pattern (for lints).
+    """
+
+    effect: Effect
+    resource: str
+    action: str
+    patterns: tuple[str, ...]
+    when: Condition | None
+    because: str | None
+    approvals: Approvals | None
+    mode: str | None
+    span: Span = _meta()
+    pattern_spans: tuple[Span, ...] = field(default=(), compare=False)
+
+
+class TemplateError(ValueError):
+    """A call cannot fill a tool's atom template (missing or non-text parameter)."""
+
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+@dataclass(frozen=True, slots=True)
+class AtomTemplate:
+    """``resource:action:template`` in a tool declaration; ``{name}`` is a call parameter.
+
+    ``template`` is pattern text in which each ``{name}`` placeholder stands for a parameter; a
+    literal brace is written ``\\{``. ``params`` lists the placeholders in order of appearance
+    (each appears once).
+    """
+
+    resource: str
+    action: str
+    template: str
+    params: tuple[str, ...]
+    span: Span = _meta()
+
+    def expand(self, values: Mapping[str, Any]) -> tuple[str, ...]:
+        """The patterns a call with parameters ``values`` needs from this template.
+
+        Each placeholder is replaced by the parameter's text with glob characters escaped, so a
+        parameter is always literal. A list-valued parameter yields one pattern per element
+        (several list parameters: every combination, in order). Only text and integers are
+        parameter values; anything else, or a missing parameter, raises :class:`TemplateError`
+        so the caller can fail closed.
+        """
+        from bgc import glob
+
+        choices: list[tuple[str, ...]] = []
+        for name in self.params:
+            if name not in values:
+                raise TemplateError(f"missing parameter {name!r}", name)
+            value = values[name]
+            items = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+            choices.append(tuple(glob.escape(_param_text(name, item)) for item in items))
+        pieces = _split_template(self.template)
+        return tuple(
+            "".join(piece if isinstance(piece, str) else combo[piece] for piece in pieces)
+            for combo in itertools.product(*choices)
+        )
+
+    def __str__(self) -> str:
+        return f"{self.resource}:{self.action}:{self.template}"
+
+
+def _param_text(name: str, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise TemplateError(f"parameter {name!r} is not text (got {type(value).__name__})", name)
+
+
+@functools.lru_cache(maxsize=256)
+def _split_template(template: str) -> tuple[str | int, ...]:
+    """Literal pieces and placeholder indexes (the parser has already validated the template)."""
+    pieces: list[str | int] = []
+    names: list[str] = []
+    literal: list[str] = []
+    index = 0
+    while index < len(template):
+        char = template[index]
+        if char == "\\" and index + 1 < len(template):
+            literal.append(template[index : index + 2])
+            index += 2
+            continue
+        if char == "{":
+            close = template.index("}", index)
+            pieces.append("".join(literal))
+            literal = []
+            names.append(template[index + 1 : close])
+            pieces.append(len(names) - 1)
+            index = close + 1
+            continue
+        literal.append(char)
+        index += 1
+    pieces.append("".join(literal))
+    return tuple(piece for piece in pieces if piece != "")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDecl:
+    """``tool NAME needs ATOM, ...``: what a call of the tool touches."""
+
+    tool: str
+    needs: tuple[AtomTemplate, ...]
+    span: Span = _meta()
+    name_span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """An inline example run by ``bgc check``: this concrete value gets this effect.
+
+    ``context`` is the ``when`` part as (field, value) pairs; ``mode`` None means the policy's
+    default mode.
+    """
+
+    effect: Effect
+    resource: str
+    action: str
+    value: str
+    context: tuple[tuple[str, str], ...]
+    mode: str | None
+    span: Span = _meta()
+    mode_span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ModeBlock:
+    """``mode NAME { rules }`` as written (its rules carry ``mode=NAME``)."""
+
+    name: str
+    rules: tuple[Rule, ...]
+    span: Span = _meta()
+    name_span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultMode:
+    """``default mode NAME``."""
+
+    name: str
+    span: Span = _meta()
+    name_span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Include:
+    """``include "path"``, relative to the including file's directory."""
+
+    path: str
+    span: Span = _meta()
+
+
+@dataclass(frozen=True, slots=True)
+class Filesystem:
+    """``filesystem case-insensitive`` (or ``case-sensitive``, the default)."""
+
+    case_insensitive: bool
+    span: Span = _meta()
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """A ``#`` comment; ``text`` includes the ``#`` and no trailing whitespace."""
+
+    text: str
+    span: Span = _meta()
+
+
+Statement = Union[Rule, ToolDecl, ModeBlock, DefaultMode, Include, Expect, Filesystem]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One policy file as written: statements in order, comments apart (both with spans)."""
+
+    path: str
+    statements: tuple[Statement, ...]
+    comments: tuple[Comment, ...] = field(default=(), compare=False)
+
+
+# ---- the resolved policy ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyFile:
+    """A file that went into a policy: its path relative to the root policy's directory
+    ('/'-separated) and the digest of its bytes."""
+
+    path: str
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """A loaded policy: includes spliced in where they appear, everything validated."""
+
+    path: str
+    rules: tuple[Rule, ...]
+    tools: tuple[ToolDecl, ...]
+    modes: tuple[str, ...]
+    default_mode: str | None
+    expects: tuple[Expect, ...]
+    files: tuple[PolicyFile, ...]
+    case_insensitive: bool
+
+    def tool(self, name: str) -> ToolDecl | None:
+        """The declaration of tool ``name``, or None when the policy does not declare it."""
+        for decl in self.tools:
+            if decl.tool == name:
+                return decl
+        return None
+
+    def id(self) -> str:
+        """``sha256:<hex>`` of ``["bgc.Policy", 1, {"files": [{"path", "digest"}...]}]``.
+
+        It covers the exact bytes of every file the policy was read from, so any edit anywhere
+        (even a comment) gives a new id, and the id can be recomputed from the files alone.
+        """
+        from bgc import canonical
+        from bgc.model import Digest
+
+        body = {"files": [{"path": item.path, "digest": item.digest} for item in self.files]}
+        return Digest.of(canonical.envelope(POLICY_TAG, POLICY_VERSION, body)).text

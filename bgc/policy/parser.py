@@ -1,0 +1,954 @@
+"""Policy text → AST: the Lark parser, located errors, includes and whole-policy validation.
+
+The grammar (``grammar/policy.lark``) is permissive about words and strict about structure; this
+module checks every word (atom parts, names, fields, patterns, templates, strings) and reports the
+first mistake as a :class:`PolicyError` with ``file:line:col``, the source line, a caret under the
+offending text, what was expected in words, and a hint when an obvious one exists.
+
+Start-up matters (``bgc gate`` runs on every tool call), so the LALR tables are built once per
+grammar/Lark/Python version and kept in the user's cache directory; loading them takes about a
+tenth of building them (docs/policy-language.md, "Performance").
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import os
+import re
+import sys
+import tempfile
+import unicodedata
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from bgc.errors import BgcError, Span
+from bgc.policy.ast import (
+    EFFECTS,
+    FIELDS,
+    And,
+    Approvals,
+    AtomTemplate,
+    Comment,
+    Compare,
+    Condition,
+    DefaultMode,
+    Expect,
+    Filesystem,
+    Include,
+    InList,
+    Matches,
+    ModeBlock,
+    Not,
+    Or,
+    Policy,
+    PolicyFile,
+    Rule,
+    SourceFile,
+    Statement,
+    ToolDecl,
+)
+
+if TYPE_CHECKING:
+    from lark import Lark, Token, Tree
+    from lark.exceptions import UnexpectedInput
+
+
+class PolicyError(BgcError):
+    """A policy that cannot be used: unparseable or invalid. ``code`` is a stable id (BGC0xx)."""
+
+    def __init__(
+        self,
+        message: str,
+        span: Span | None = None,
+        *,
+        code: str = "BGC001",
+        hint: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        super().__init__(message, span, hint=hint, source=source)
+        self.code = code
+
+
+ERROR_CODES: dict[str, str] = {
+    "BGC001": "syntax error: the text does not follow the grammar",
+    "BGC002": "malformed atom: not `resource:action:pattern`, or a bad resource/action name",
+    "BGC003": "malformed pattern (unclosed `[`, trailing `\\`, empty, ...)",
+    "BGC004": "bad string: unknown escape or empty where text is required",
+    "BGC005": "unknown condition field",
+    "BGC006": "bad tool template placeholder (`{name}`)",
+    "BGC007": "bad approvals (count below 1 or above the number of names, repeated name)",
+    "BGC008": "misplaced or repeated clause (`when`, `because`, `approvals`, `in mode`)",
+    "BGC009": "bad inline expect (pattern instead of a value, context not `==`/`and`)",
+    "BGC010": "bad include (missing file, absolute path, cycle)",
+    "BGC011": "unknown mode",
+    "BGC012": "duplicate mode or second `default mode`",
+    "BGC013": "duplicate tool declaration",
+    "BGC014": "conflicting `filesystem` declarations",
+    "BGC015": "unreadable policy file (missing, not UTF-8, too large)",
+    "BGC016": "bad name (tool or mode)",
+}
+"""The error ids ``bgc check`` can report with exit 2 (documented in docs/policy-language.md)."""
+
+
+# ---- the parser, built once ---------------------------------------------------------------
+
+_LARK_OPTIONS: dict[str, Any] = {
+    "parser": "lalr",
+    "lexer": "contextual",
+    "propagate_positions": True,
+    "maybe_placeholders": False,
+}
+
+
+def grammar_text() -> str:
+    """The grammar shipped in the package (``bgc.grammar/policy.lark``)."""
+    return (resources.files("bgc.grammar") / "policy.lark").read_text(encoding="utf-8")
+
+
+def cache_dir() -> Path | None:
+    """Where the built parser is kept: ``$BGC_CACHE_DIR`` (empty disables), else the user's
+    cache directory. Never a shared temporary directory: the cache is unpickled."""
+    configured = os.environ.get("BGC_CACHE_DIR")
+    if configured is not None:
+        return Path(configured) if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "bgc"
+
+
+@functools.cache
+def parser() -> Lark:
+    """The LALR parser, loaded from the cache when a build for this exact grammar exists."""
+    import lark
+
+    grammar = grammar_text()
+    key = hashlib.sha256(
+        "\0".join([grammar, lark.__version__, sys.version, repr(sorted(_LARK_OPTIONS.items()))]).encode()
+    ).hexdigest()[:32]
+    directory = cache_dir()
+    cached = directory / f"policy-parser-{key}.pickle" if directory else None
+    if cached is not None:
+        try:
+            with open(cached, "rb") as handle:
+                return lark.Lark.load(handle)
+        except Exception:  # noqa: BLE001 - a missing or damaged cache only means: build it
+            pass
+    built = lark.Lark(grammar, **_LARK_OPTIONS)
+    if cached is not None:
+        _save_parser(built, cached)
+    return built
+
+
+def _save_parser(built: Lark, path: Path) -> None:
+    """Write the cache atomically (temp file + rename) so a concurrent run never reads half."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".policy-parser-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                built.save(handle)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass  # an unwritable cache costs start-up time, nothing else
+
+
+# ---- words --------------------------------------------------------------------------------
+
+_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
+_TOOL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
+_MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BARE_APPROVER = re.compile(r'[^\s,#"\[\]]+')
+
+STATEMENT_KEYWORDS = ("allow", "ask", "deny", "tool", "mode", "default", "include", "expect", "filesystem")
+_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "EFFECT": ("allow", "ask", "deny"),
+    "WHEN": ("when",),
+    "BECAUSE": ("because",),
+    "APPROVALS": ("approvals",),
+    "OF": ("of",),
+    "TOOL": ("tool",),
+    "NEEDS": ("needs",),
+    "MODE": ("mode",),
+    "DEFAULT": ("default",),
+    "INCLUDE": ("include",),
+    "EXPECT": ("expect",),
+    "FILESYSTEM": ("filesystem",),
+    "CASE": ("case-insensitive", "case-sensitive"),
+    "IN": ("in",),
+    "AND": ("and",),
+    "OR": ("or",),
+    "NOT": ("not",),
+    "MATCHES": ("matches",),
+}
+_DESCRIPTIONS: dict[str, str] = {
+    "ATOM": "a permission atom `resource:action:pattern`",
+    "PATTERN": "a pattern",
+    "STRING": 'a quoted string ("...")',
+    "NAME": "a name",
+    "FIELD": "a field (intent.kind, origin.model or call.tool)",
+    "APPROVER": "an approver's name",
+    "CMP": "`==` or `!=`",
+    "INT": "a number",
+    "LBRACE": "`{`",
+    "RBRACE": "`}`",
+    "_LBRACKET": "`[`",
+    "_RBRACKET": "`]`",
+    "_LPAR": "`(`",
+    "_RPAR": "`)`",
+    "_COMMA": "`,`",
+    "_NL": "the end of the line",
+    "$END": "the end of the file",
+    "DEFAULT": "`default mode`",
+}
+_STATEMENT = (
+    "a statement (`allow`, `ask`, `deny`, `tool`, `mode`, `default mode`, `include`, `expect` or `filesystem`)"
+)
+_ORDER = [
+    "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "CASE", "ATOM", "PATTERN",
+    "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "NEEDS",
+    "LBRACE", "_LBRACKET", "_COMMA", "WHEN", "APPROVALS", "BECAUSE", "AND", "OR", "_RPAR", "_RBRACKET",
+    "RBRACE", "_NL", "$END",
+]  # fmt: skip
+
+
+def _describe(terminal: str) -> str:
+    if terminal in _DESCRIPTIONS:
+        return _DESCRIPTIONS[terminal]
+    words = _KEYWORDS.get(terminal, (terminal.lower(),))
+    return _join([f"`{word}`" for word in words])
+
+
+def _join(items: Sequence[str], last: str = "or") -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" {last} " + items[-1]
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """``did you mean `allow`?`` when ``word`` is a near miss of exactly one obvious choice."""
+    close = difflib.get_close_matches(word.lower(), list(choices), n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+# ---- one file -----------------------------------------------------------------------------
+
+_COMMENT_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|(#[^\n]*)')
+
+
+def parse_source(text: str, path: str) -> SourceFile:
+    """Parse one policy file as written (includes are not followed). Raises PolicyError."""
+    return _FileParser(text, path).parse()
+
+
+class _FileParser:
+    """Turns one file's parse tree into a :class:`SourceFile`, checking every word."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.path = path
+        self.lines = [line.rstrip("\r") for line in text.split("\n")]
+
+    # -- errors --
+
+    def error(self, message: str, span: Span, code: str, hint: str | None = None) -> PolicyError:
+        source = self.lines[span.line - 1] if 0 < span.line <= len(self.lines) else None
+        return PolicyError(message, span, code=code, hint=hint, source=source)
+
+    def fail(self, message: str, span: Span, code: str, hint: str | None = None) -> NoReturn:
+        raise self.error(message, span, code, hint)
+
+    def at(self, line: int, col: int, width: int = 1) -> Span:
+        return Span(self.path, line, col, line, col + max(width, 1))
+
+    def token_span(self, token: Token) -> Span:
+        return Span(self.path, token.line, token.column, token.end_line, token.end_column)
+
+    def tree_span(self, tree: Tree) -> Span:
+        meta = tree.meta
+        return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    # -- entry --
+
+    def parse(self) -> SourceFile:
+        from lark.exceptions import UnexpectedInput
+
+        text = self.text if self.text.endswith("\n") else self.text + "\n"
+        try:
+            tree = parser().parse(text)
+        except UnexpectedInput as error:
+            raise self.syntax_error(error) from None
+        statements: list[Statement] = []
+        for child in tree.children:
+            statements.append(self.statement(child))
+        return SourceFile(self.path, tuple(statements), self.comments())
+
+    def comments(self) -> tuple[Comment, ...]:
+        found = []
+        for number, line in enumerate(self.lines, start=1):
+            for match in _COMMENT_SCAN.finditer(line):
+                if match.group(1) is not None:
+                    text = match.group(1).rstrip()
+                    col = match.start(1) + 1
+                    found.append(Comment(text, Span(self.path, number, col, number, col + len(text))))
+        return tuple(found)
+
+    def statement(self, tree: Tree) -> Statement:
+        kind = tree.data
+        if kind == "rule":
+            return self.rule(tree, None)
+        if kind == "tool_decl":
+            return self.tool_decl(tree)
+        if kind == "mode_block":
+            return self.mode_block(tree)
+        if kind == "default_mode":
+            name = tree.children[2]
+            return DefaultMode(self.mode_name(name), self.tree_span(tree), self.token_span(name))
+        if kind == "include":
+            return self.include(tree)
+        if kind == "expect":
+            return self.expect(tree)
+        if kind == "filesystem":
+            return Filesystem(tree.children[1].value == "case-insensitive", self.tree_span(tree))
+        raise AssertionError(f"grammar produced an unknown statement {kind!r}")
+
+    # -- atoms and patterns --
+
+    def split_atom(self, token: Token, what: str) -> tuple[str, str, str, int]:
+        """``resource``, ``action``, pattern text (quotes removed, escapes kept) and the column
+        where the pattern text starts."""
+        text = token.value
+        line, col = token.line, token.column
+        first = text.find(":")
+        second = text.find(":", first + 1) if first >= 0 else -1
+        if second < 0:
+            parts = text.split(":")
+            if first < 0:
+                hint = f"name the resource and action, e.g. `fs:write:{text}`" if text.startswith("/") else None
+                self.fail(
+                    f"expected {what} `resource:action:pattern`, found `{text}`",
+                    self.at(line, col, len(text)),
+                    "BGC002",
+                    hint,
+                )
+            hint = f"add the pattern right after the colon, e.g. `{text}:/path/**`" if len(parts) == 2 else None
+            self.fail(
+                f"`{text}` has no pattern: {what} is `resource:action:pattern`",
+                self.at(line, col + len(text), 1),
+                "BGC002",
+                hint,
+            )
+        resource, action, rest = text[:first], text[first + 1 : second], text[second + 1 :]
+        self.check_part(resource, "resource", line, col)
+        self.check_part(action, "action", line, col + first + 1)
+        start = col + second + 1
+        if rest.startswith('"'):
+            return resource, action, rest[1:-1], start + 1
+        if '"' in rest:
+            quote = rest.index('"')
+            self.fail(
+                "a quoted pattern must follow `resource:action:` directly",
+                self.at(line, start + quote),
+                "BGC002",
+                f'quote the whole pattern: {resource}:{action}:"..."',
+            )
+        if rest == "":
+            self.fail(
+                "empty pattern after `resource:action:`",
+                self.at(line, start),
+                "BGC003",
+                "no space is allowed between the action and the pattern",
+            )
+        return resource, action, rest, start
+
+    def check_part(self, value: str, part: str, line: int, col: int) -> None:
+        if value == "*" or _NAME.fullmatch(value):
+            return
+        hint = None
+        if value and _NAME.fullmatch(value.lower()):
+            hint = f"names are lowercase: `{value.lower()}`"
+        shown = f"`{value}`" if value else "an empty name"
+        self.fail(
+            f"{shown} is not a valid {part}: expected a lowercase name ([a-z][a-z0-9_.-]*) or `*`",
+            self.at(line, col, len(value)),
+            "BGC002",
+            hint,
+        )
+
+    def pattern(self, text: str, line: int, col: int) -> str:
+        """Validate a pattern in the bgc.glob dialect; the error points inside the pattern."""
+        from bgc import glob
+
+        try:
+            return glob.parse(unicodedata.normalize("NFC", text)).text
+        except glob.PatternError as error:
+            column = getattr(error, "column", None) or 1
+            self.fail(
+                f"malformed pattern `{text}`: {error.message}",
+                self.at(line, col + column - 1),
+                "BGC003",
+                error.hint,
+            )
+
+    def list_pattern(self, tree: Tree) -> tuple[str, Span]:
+        token = tree.children[0]
+        span = self.token_span(token)
+        if token.type == "STRING":
+            return self.pattern(token.value[1:-1], token.line, token.column + 1), span
+        return self.pattern(token.value, token.line, token.column), span
+
+    # -- strings --
+
+    def string(self, token: Token) -> str:
+        """A quoted string's text: ``\\"`` and ``\\\\`` are the only escapes."""
+        raw = token.value[1:-1]
+        out: list[str] = []
+        index = 0
+        while index < len(raw):
+            char = raw[index]
+            if char == "\\":
+                nxt = raw[index + 1]
+                if nxt not in '"\\':
+                    self.fail(
+                        f"unknown escape `\\{nxt}` in a string",
+                        self.at(token.line, token.column + 1 + index, 2),
+                        "BGC004",
+                        'inside quotes only \\" and \\\\ are escapes; write \\\\ for a backslash',
+                    )
+                out.append(nxt)
+                index += 2
+                continue
+            out.append(char)
+            index += 1
+        return "".join(out)
+
+    def nonempty_string(self, token: Token, what: str) -> str:
+        value = self.string(token)
+        if not value.strip():
+            self.fail(f"{what} must not be empty", self.token_span(token), "BGC004")
+        return value
+
+    # -- rules --
+
+    def rule(self, tree: Tree, mode: str | None) -> Rule:
+        effect_token, atom_token, *rest = tree.children
+        resource, action, text, col = self.split_atom(atom_token, "a rule takes")
+        patterns = [self.pattern(text, atom_token.line, col)]
+        spans = [Span(self.path, atom_token.line, col, atom_token.end_line, atom_token.end_column)]
+        when: Condition | None = None
+        because: str | None = None
+        approvals: Approvals | None = None
+        seen: dict[str, Span] = {}
+        for child in rest:
+            if child.data == "pattern":
+                pattern, span = self.list_pattern(child)
+                patterns.append(pattern)
+                spans.append(span)
+                continue
+            span = self.tree_span(child)
+            if child.data in seen:
+                self.duplicate_clause(child.data, span, seen[child.data])
+            seen[child.data] = span
+            if child.data == "when_clause":
+                when = self.condition(child.children[1])
+            elif child.data == "because":
+                because = self.nonempty_string(child.children[1], "a reason")
+            else:
+                approvals = self.approvals(child, effect_token.value)
+        effect = effect_token.value
+        assert effect in EFFECTS
+        return Rule(
+            effect, resource, action, tuple(patterns), when, because, approvals, mode,
+            self.tree_span(tree), tuple(spans),
+        )  # fmt: skip
+
+    def duplicate_clause(self, kind: str, span: Span, first: Span) -> NoReturn:
+        word = {"when_clause": "when", "because": "because", "approvals": "approvals", "in_mode": "in mode"}[kind]
+        hint = "join conditions with `and`" if kind == "when_clause" else None
+        self.fail(f"`{word}` given twice (first at column {first.col})", span, "BGC008", hint)
+
+    def approvals(self, tree: Tree, effect: str) -> Approvals:
+        span = self.tree_span(tree)
+        if effect != "ask":
+            self.fail(
+                f"`approvals` only applies to `ask` rules, not `{effect}`",
+                self.at(span.line, span.col, len("approvals")),
+                "BGC008",
+                f"write `ask` instead of `{effect}` if this needs people to approve",
+            )
+        count_token = tree.children[1]
+        names: list[str] = []
+        for approver in tree.children[3:]:
+            token = approver.children[0]
+            name = self.string(token) if token.type == "STRING" else token.value
+            if not name.strip():
+                self.fail("an approver's name must not be empty", self.token_span(token), "BGC004")
+            if name in names:
+                self.fail(f"`{name}` is listed twice", self.token_span(token), "BGC007")
+            names.append(name)
+        count = int(count_token.value)
+        if count < 1 or count > len(names):
+            self.fail(
+                f"approvals {count} of {len(names)} name{'s' if len(names) != 1 else ''}: "
+                f"the count must be between 1 and the number of names",
+                self.token_span(count_token),
+                "BGC007",
+            )
+        return Approvals(count, tuple(names), span)
+
+    # -- conditions --
+
+    def condition(self, tree: Tree) -> Condition:
+        kind = tree.data
+        span = self.tree_span(tree)
+        if kind in ("or_cond", "and_cond"):
+            node = Or if kind == "or_cond" else And
+            items: list[Condition] = []
+            for child in tree.children:
+                if not hasattr(child, "data"):
+                    continue  # the `and` / `or` keyword
+                item = self.condition(child)
+                items.extend(item.items if isinstance(item, node) else (item,))
+            return node(tuple(items), span)
+        if kind == "not_cond":
+            return Not(self.condition(tree.children[1]), span)
+        field = self.field(tree.children[0])
+        if kind == "compare":
+            op = tree.children[1].value
+            return Compare(field, op, self.string(tree.children[2]), span)
+        if kind == "in_list":
+            return InList(field, tuple(self.string(token) for token in tree.children[2:]), span)
+        if kind == "matches":
+            token = tree.children[2]
+            return Matches(field, self.pattern(token.value[1:-1], token.line, token.column + 1), span)
+        raise AssertionError(f"grammar produced an unknown condition {kind!r}")
+
+    def field(self, token: Token) -> str:
+        if token.value not in FIELDS:
+            self.fail(
+                f"unknown field `{token.value}`: expected {_join([f'`{name}`' for name in FIELDS])}",
+                self.token_span(token),
+                "BGC005",
+                did_you_mean(token.value, FIELDS),
+            )
+        return token.value
+
+    # -- tools --
+
+    def tool_decl(self, tree: Tree) -> ToolDecl:
+        name_token = tree.children[1]
+        if not _TOOL.fullmatch(name_token.value):
+            self.fail(
+                f"`{name_token.value}` is not a valid tool name: expected a dotted name like `fs.write`",
+                self.token_span(name_token),
+                "BGC016",
+            )
+        needs = tuple(self.template(token) for token in tree.children[3:])
+        return ToolDecl(name_token.value, needs, self.tree_span(tree), self.token_span(name_token))
+
+    def template(self, token: Token) -> AtomTemplate:
+        resource, action, text, col = self.split_atom(token, "a tool needs")
+        for value, part, offset in ((resource, "resource", 0), (action, "action", len(resource) + 1)):
+            if value == "*":
+                self.fail(
+                    f"a tool needs a concrete {part}, not `*`",
+                    self.at(token.line, token.column + offset),
+                    "BGC002",
+                )
+        params: list[str] = []
+        probe: list[str] = []
+        index = 0
+        while index < len(text):
+            char = text[index]
+            if char == "\\" and index + 1 < len(text):
+                probe.append(text[index : index + 2])
+                index += 2
+                continue
+            if char == "}":
+                self.fail(
+                    "`}` without a matching `{`",
+                    self.at(token.line, col + index),
+                    "BGC006",
+                    "write `\\}` for a literal brace",
+                )
+            if char != "{":
+                probe.append(char)
+                index += 1
+                continue
+            close = text.find("}", index)
+            nested = text.find("{", index + 1)
+            if close < 0 or (0 <= nested < close):
+                self.fail(
+                    "unclosed `{`: a placeholder is `{name}`",
+                    self.at(token.line, col + index),
+                    "BGC006",
+                    "write `\\{` for a literal brace",
+                )
+            name = text[index + 1 : close]
+            if not _PARAM.fullmatch(name):
+                self.fail(
+                    f"`{{{name}}}` is not a parameter: a placeholder names one call parameter, "
+                    f"like `{{path}}`",
+                    self.at(token.line, col + index, close - index + 1),
+                    "BGC006",
+                )
+            if name in params:
+                self.fail(
+                    f"parameter `{{{name}}}` appears twice in one atom",
+                    self.at(token.line, col + index, close - index + 1),
+                    "BGC006",
+                    "a list-valued parameter expands to one atom per element, so each "
+                    "parameter may appear once per atom",
+                )
+            params.append(name)
+            probe.append("x" * (close - index + 1))  # same width: pattern errors keep their column
+            index = close + 1
+        self.pattern("".join(probe), token.line, col)
+        return AtomTemplate(
+            resource, action, unicodedata.normalize("NFC", text), tuple(params), self.token_span(token)
+        )
+
+    # -- modes, includes --
+
+    def mode_name(self, token: Token) -> str:
+        if not _MODE.fullmatch(token.value):
+            self.fail(
+                f"`{token.value}` is not a valid mode name: expected letters, digits, `_` or `-`",
+                self.token_span(token),
+                "BGC016",
+            )
+        return token.value
+
+    def mode_block(self, tree: Tree) -> ModeBlock:
+        name_token = tree.children[1]
+        name = self.mode_name(name_token)
+        rules = tuple(self.rule(child, name) for child in tree.children if getattr(child, "data", None) == "rule")
+        return ModeBlock(name, rules, self.tree_span(tree), self.token_span(name_token))
+
+    def include(self, tree: Tree) -> Include:
+        token = tree.children[1]
+        path = self.nonempty_string(token, "an include path")
+        if os.path.isabs(path) or path.startswith("/"):
+            self.fail(
+                f"include paths are relative to the including file, not absolute: `{path}`",
+                self.token_span(token),
+                "BGC010",
+            )
+        return Include(path, self.tree_span(tree))
+
+    # -- expects --
+
+    def expect(self, tree: Tree) -> Expect:
+        effect_token, atom_token = tree.children[1], tree.children[2]
+        resource, action, text, col = self.split_atom(atom_token, "an expect takes")
+        for value, part, offset in ((resource, "resource", 0), (action, "action", len(resource) + 1)):
+            if value == "*":
+                self.fail(
+                    f"an expect checks one concrete {part}, not `*`",
+                    self.at(atom_token.line, atom_token.column + offset),
+                    "BGC009",
+                )
+        value = self.concrete(text, atom_token.line, col)
+        context: tuple[tuple[str, str], ...] = ()
+        mode: str | None = None
+        mode_span: Span | None = None
+        seen: dict[str, Span] = {}
+        for child in tree.children[3:]:
+            span = self.tree_span(child)
+            if child.data in seen:
+                self.duplicate_clause(child.data, span, seen[child.data])
+            seen[child.data] = span
+            if child.data == "when_clause":
+                context = self.expect_context(self.condition(child.children[1]))
+            else:
+                mode_token = child.children[2]
+                mode, mode_span = self.mode_name(mode_token), self.token_span(mode_token)
+        return Expect(
+            effect_token.value, resource, action, value, context, mode, self.tree_span(tree), mode_span
+        )
+
+    def concrete(self, text: str, line: int, col: int) -> str:
+        """An expect's value: literal text; ``\\x`` is ``x``, wildcards are refused."""
+        out: list[str] = []
+        index = 0
+        while index < len(text):
+            char = text[index]
+            if char == "\\":
+                if index + 1 == len(text):
+                    self.fail("trailing `\\` escapes nothing", self.at(line, col + index), "BGC009")
+                out.append(text[index + 1])
+                index += 2
+                continue
+            if char in "*?[":
+                self.fail(
+                    f"an expect checks one concrete value, not a pattern: `{char}` is a wildcard",
+                    self.at(line, col + index),
+                    "BGC009",
+                    f"write `\\{char}` for a literal `{char}`",
+                )
+            out.append(char)
+            index += 1
+        return "".join(out)
+
+    def expect_context(self, condition: Condition) -> tuple[tuple[str, str], ...]:
+        items = condition.items if isinstance(condition, And) else (condition,)
+        pairs: dict[str, str] = {}
+        for item in items:
+            if not (isinstance(item, Compare) and item.op == "=="):
+                self.fail(
+                    "an expect's context is `field == \"value\"` comparisons joined by `and`",
+                    item.span,
+                    "BGC009",
+                    "an expect describes one situation, so it cannot use `or`, `not`, `!=`, `in` or `matches`",
+                )
+            if item.field in pairs:
+                self.fail(f"`{item.field}` is given twice", item.span, "BGC009")
+            pairs[item.field] = item.value
+        return tuple(pairs.items())
+
+    # -- syntax errors in words --
+
+    def syntax_error(self, error: UnexpectedInput) -> PolicyError:
+        from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
+        line, col = error.line, error.column
+        if isinstance(error, UnexpectedCharacters):
+            expected = set(error.allowed)
+            source_line = self.lines[line - 1] if line - 1 < len(self.lines) else ""
+            if source_line[col - 1 : col] == '"':
+                return self.error(
+                    'unclosed string: expected a closing `"` on the same line',
+                    self.at(line, col, len(source_line) - col + 1),
+                    "BGC001",
+                )
+            word = re.match(r'[^\s,#"\[\](){}]+|.', source_line[col - 1 :])
+            found_text = word.group(0) if word else ""
+            found_type = "WORD"
+        else:
+            assert isinstance(error, UnexpectedToken)
+            expected = set(error.expected)
+            token = error.token
+            found_type = token.type
+            found_text = token.value
+            if found_type == "$END":
+                return self.unclosed_block(error, expected)
+        expected_text = self.expected_text(expected)
+        if found_type == "_NL":
+            found = "the end of the line"
+            width = 1
+        else:
+            found = f"`{found_text}`"
+            width = len(found_text)
+        hint = self.syntax_hint(expected, found_type, found_text)
+        return self.error(f"expected {expected_text}, found {found}", self.at(line, col, width), "BGC001", hint)
+
+    def expected_text(self, expected: set[str]) -> str:
+        if {"EFFECT", "TOOL", "INCLUDE"} <= expected:
+            return _STATEMENT
+        if {"EFFECT", "RBRACE"} <= expected:
+            return "a rule (`allow`, `ask` or `deny`) or `}` to close the mode block"
+        return _join([_describe(name) for name in _ORDER if name in expected])
+
+    def syntax_hint(self, expected: set[str], found_type: str, found: str) -> str | None:
+        keywords = [word for name in _ORDER if name in expected for word in _KEYWORDS.get(name, ())]
+        if {"EFFECT", "RBRACE"} <= expected and "TOOL" not in expected and found.lower() in STATEMENT_KEYWORDS:
+            return f"`{found}` statements go outside mode blocks"
+        if keywords and found_type not in ("_NL", "STRING") and found:
+            close = did_you_mean(found, keywords)
+            if close:
+                return close
+        if "CMP" in expected and found in ("=", "<>", "is"):
+            return "compare with `==` (or `!=`)"
+        if "STRING" in expected and "PATTERN" not in expected and found_type not in ("_NL", "STRING"):
+            return f'quote it: "{found}"'
+        if "ATOM" in expected and found_type == "STRING":
+            return 'quote only the pattern, right after `resource:action:`, e.g. fs:write:"/my dir/**"'
+        if "_COMMA" in expected and "WHEN" in expected:
+            if found_type == "STRING":
+                return 'a reason is written `because "..."`; a quoted pattern follows a `,`'
+            return "separate several patterns with `,`; a rule may go on with `when`, `approvals` or `because`"
+        return None
+
+    def unclosed_block(self, error: Any, expected: set[str]) -> PolicyError:
+        stack = getattr(getattr(error, "interactive_parser", None), "parser_state", None)
+        opener = None
+        if "RBRACE" in expected and stack is not None:
+            opener = next((tok for tok in reversed(stack.value_stack) if getattr(tok, "type", "") == "LBRACE"), None)
+        if opener is not None:
+            return self.error(
+                "this mode block is never closed: expected `}` on a line of its own",
+                self.token_span(opener),
+                "BGC001",
+            )
+        last = max((number for number, text in enumerate(self.lines, start=1) if text.strip()), default=1)
+        return self.error(
+            f"unexpected end of the file: expected {self.expected_text(expected)}",
+            self.at(last, len(self.lines[last - 1]) + 1),
+            "BGC001",
+        )
+
+
+# ---- a whole policy -----------------------------------------------------------------------
+
+
+def parse_policy(text: str, path: str | Path) -> Policy:
+    """Parse ``text`` as the policy at ``path``; includes are read relative to ``path``'s directory."""
+    display = os.fspath(path)
+    return _Loader(display).load(display, text, text.encode("utf-8"))
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read the policy at ``path`` and every file it includes; raises PolicyError."""
+    display = os.fspath(path)
+    data = _read(display, None)
+    return _Loader(display).load(display, _decode(data, display), data)
+
+
+def _read(display: str, site: tuple[_FileParser, Span] | None) -> bytes:
+    from bgc.documents import DocumentError, read_bytes
+
+    try:
+        return read_bytes(display)
+    except DocumentError as error:
+        if site is None:
+            raise PolicyError(error.message, Span(display), code="BGC015") from None
+        owner, span = site
+        owner.fail(f"cannot include `{display}`: {error.message}", span, "BGC010")
+
+
+def _decode(data: bytes, display: str) -> str:
+    from bgc.documents import DocumentError, decode_utf8
+
+    try:
+        return decode_utf8(data, display)
+    except DocumentError as error:
+        raise PolicyError(error.message, error.span, code="BGC015") from None
+
+
+class _Loader:
+    """Reads a root file and its includes (depth first, each file once) into one Policy."""
+
+    def __init__(self, root: str) -> None:
+        self.root_dir = os.path.dirname(root) or "."
+        self.files: list[PolicyFile] = []
+        self.parsers: dict[str, _FileParser] = {}
+        self.seen: set[str] = set()
+        self.rules: list[Rule] = []
+        self.tools: dict[str, ToolDecl] = {}
+        self.modes: dict[str, ModeBlock] = {}
+        self.defaults: list[DefaultMode] = []
+        self.expects: list[Expect] = []
+        self.filesystem: Filesystem | None = None
+
+    def fail(self, message: str, span: Span, code: str, hint: str | None = None) -> NoReturn:
+        self.parsers[span.file].fail(message, span, code, hint)
+
+    def load(self, display: str, text: str, data: bytes) -> Policy:
+        self.add(display, text, data, ())
+        default = self.validate()
+        return Policy(
+            path=display,
+            rules=tuple(self.rules),
+            tools=tuple(self.tools.values()),
+            modes=tuple(self.modes),
+            default_mode=default,
+            expects=tuple(self.expects),
+            files=tuple(self.files),
+            case_insensitive=bool(self.filesystem and self.filesystem.case_insensitive),
+        )
+
+    def add(self, display: str, text: str, data: bytes, stack: tuple[str, ...]) -> None:
+        from bgc.model import Digest
+
+        real = os.path.realpath(display)
+        self.seen.add(real)
+        relative = os.path.relpath(display, self.root_dir).replace(os.sep, "/")
+        self.files.append(PolicyFile(relative, Digest.of(data).text))
+        file_parser = _FileParser(text, display)
+        self.parsers[display] = file_parser
+        source = file_parser.parse()
+        for statement in source.statements:
+            if isinstance(statement, Include):
+                self.include(statement, display, stack + (real,))
+            elif isinstance(statement, Rule):
+                self.rules.append(statement)
+            elif isinstance(statement, ModeBlock):
+                self.mode(statement)
+            elif isinstance(statement, ToolDecl):
+                self.tool(statement)
+            elif isinstance(statement, DefaultMode):
+                self.defaults.append(statement)
+            elif isinstance(statement, Expect):
+                self.expects.append(statement)
+            else:
+                self.declare_filesystem(statement)
+
+    def include(self, statement: Include, display: str, stack: tuple[str, ...]) -> None:
+        target = os.path.normpath(os.path.join(os.path.dirname(display), statement.path))
+        real = os.path.realpath(target)
+        if real in stack:
+            chain = [os.path.relpath(item) for item in stack[stack.index(real) :]] + [os.path.relpath(real)]
+            self.fail(f"include cycle: {' → '.join(chain)}", statement.span, "BGC010")
+        if real in self.seen:
+            return  # already spliced in once (a diamond); rules are a set, once is enough
+        data = _read(target, (self.parsers[display], statement.span))
+        self.add(target, _decode(data, target), data, stack)
+
+    def mode(self, block: ModeBlock) -> None:
+        if block.name in self.modes:
+            first = self.modes[block.name].span
+            self.fail(
+                f"mode `{block.name}` is already declared at {first}",
+                block.name_span or block.span,
+                "BGC012",
+                "put all of a mode's rules in one block",
+            )
+        self.modes[block.name] = block
+        self.rules.extend(block.rules)
+
+    def tool(self, decl: ToolDecl) -> None:
+        if decl.tool in self.tools:
+            self.fail(
+                f"tool `{decl.tool}` is already declared at {self.tools[decl.tool].span}",
+                decl.name_span or decl.span,
+                "BGC013",
+                "list every atom the tool needs in one declaration, separated by `,`",
+            )
+        self.tools[decl.tool] = decl
+
+    def declare_filesystem(self, statement: Statement) -> None:
+        assert isinstance(statement, Filesystem)
+        if self.filesystem and self.filesystem.case_insensitive != statement.case_insensitive:
+            self.fail(
+                f"conflicts with the `filesystem` declaration at {self.filesystem.span}",
+                statement.span,
+                "BGC014",
+            )
+        self.filesystem = self.filesystem or statement
+
+    def known_mode(self, name: str, span: Span) -> None:
+        if name not in self.modes:
+            declared = _join([f"`{mode}`" for mode in self.modes]) if self.modes else None
+            self.fail(
+                f"unknown mode `{name}`" + (f": declared modes are {declared}" if declared else ": no mode is declared"),
+                span,
+                "BGC011",
+                did_you_mean(name, self.modes) or (None if declared else f"declare it: mode {name} {{ ... }}"),
+            )
+
+    def validate(self) -> str | None:
+        for extra in self.defaults[1:]:
+            self.fail(f"`default mode` is already set at {self.defaults[0].span}", extra.span, "BGC012")
+        default = self.defaults[0] if self.defaults else None
+        if default is not None:
+            self.known_mode(default.name, default.name_span or default.span)
+        for expect in self.expects:
+            if expect.mode is not None:
+                self.known_mode(expect.mode, expect.mode_span or expect.span)
+        return default.name if default else None
