@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, NoReturn, Optional
+import typing
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 
 from bgc import __version__
 from bgc.errors import BgcError, ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from bgc.plan import Plan
+    from bgc.policy.ast import Policy
 
 app = typer.Typer(
     name="bgc",
@@ -80,6 +85,162 @@ def digest(
     else:
         for order_id, path in ids:
             typer.echo(f"{order_id}  {path}")
+
+
+def _use_color(stream: typing.TextIO) -> bool:
+    """Colour only for a terminal, never with NO_COLOR set (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return stream.isatty()
+
+
+def _emit(data: bytes, output: str | None) -> None:
+    """Write output to ``output`` atomically, or to stdout."""
+    if output is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        from bgc.files import write_atomic
+
+        write_atomic(output, data)
+
+
+def _load_policy(policy: str | None) -> "Policy":
+    from bgc.policy.parser import load_policy
+
+    if policy is None:
+        raise UsageError("no policy: pass -p POLICY (or name one in [tool.bgc] of pyproject.toml or bgc.toml)")
+    return load_policy(policy)
+
+
+FAIL_ON = ("denied", "ask", "narrowed", "never")
+
+
+def plan_exit_code(plans: "list[Plan]", fail_on: str) -> ExitCode:
+    """0 when nothing at or above the ``fail_on`` level happened, else 1 (findings)."""
+    if fail_on == "never":
+        return ExitCode.OK
+    bad_verdicts = {"denied": {"denied"}, "ask": {"denied", "ask"}, "narrowed": {"denied", "ask", "narrowed"}}[fail_on]
+    bad_calls = {"uncovered"} if fail_on == "denied" else {"uncovered", "pending"}
+    for plan in plans:
+        if any(r.verdict in bad_verdicts for r in plan.requests) or any(c.status in bad_calls for c in plan.calls):
+            return ExitCode.FINDINGS
+    return ExitCode.OK
+
+
+PolicyOption = Annotated[
+    Optional[str], typer.Option("--policy", "-p", help="Policy file (.bgp); defaults to the configured one.")
+]
+ModeOption = Annotated[Optional[str], typer.Option("--mode", "-m", help="Mode to compile in (default: the policy's).")]
+
+
+@app.command("compile")
+def compile_command(
+    orders: Annotated[list[str], typer.Argument(help="Work orders (.yaml/.yml/.json/.cbor).")],
+    policy: PolicyOption = None,
+    mode: ModeOption = None,
+    output_format: Annotated[str, typer.Option("--format", "-f", help="text, json, yaml or cbor.")] = "text",
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write to FILE (atomically).")] = None,
+    fail_on: Annotated[
+        str, typer.Option("--fail-on", help="Exit 1 at this level or worse: denied, ask, narrowed or never.")
+    ] = "narrowed",
+) -> None:
+    """Compile work orders against a policy into granted plans; show asked vs granted.
+
+    Exit 0 when everything was granted as asked and every call is covered, 1 otherwise
+    (tune with --fail-on), 2 on bad input.
+    """
+    from bgc.compiler import Compiler
+    from bgc.documents import load_order
+    from bgc.render import plans as render
+
+    if output_format not in ("text", *render.DATA_FORMATS):
+        fail(UsageError(f"unknown --format {output_format!r} (expected text, json, yaml or cbor)"))
+    if fail_on not in FAIL_ON:
+        fail(UsageError(f"unknown --fail-on {fail_on!r} (expected one of: {', '.join(FAIL_ON)})"))
+    try:
+        compiler = Compiler(_load_policy(policy))
+        plans = [(compiler.compile(load_order(path), mode), path) for path in orders]
+    except BgcError as error:
+        fail(error)
+    if output_format == "text":
+        color = output is None and _use_color(sys.stdout)
+        data = render.render_text(plans, color).encode()
+    else:
+        data = render.render_data(render.plans_data([plan for plan, _ in plans]), output_format)
+    _emit(data, output)
+    raise typer.Exit(plan_exit_code([plan for plan, _ in plans], fail_on))
+
+
+@app.command()
+def explain(
+    order: Annotated[str, typer.Argument(help="The work order.")],
+    atom: Annotated[str, typer.Argument(help="A requested atom, resource:action:pattern.")],
+    policy: PolicyOption = None,
+    mode: ModeOption = None,
+) -> None:
+    """Show every rule that touched ATOM, in precedence order, and why the result is what it is.
+
+    For an atom not granted in full, also say what every other mode would give: a person may
+    switch modes; the proposal cannot.
+    """
+    from bgc.compiler import Compiler, explain as explain_atom
+    from bgc.documents import load_order
+    from bgc.model import GrantAtom, ModelError
+    from bgc.render import plans as render
+
+    try:
+        compiler = Compiler(_load_policy(policy))
+        work_order = load_order(order)
+        try:
+            requested = GrantAtom.parse(atom)
+        except ModelError as error:
+            raise UsageError(f"bad atom {atom!r}: {error.message}") from None
+        explanation = explain_atom(compiler, work_order, requested, mode)
+    except BgcError as error:
+        fail(error)
+    typer.echo(render.render_lines(render.explanation_lines(explanation), _use_color(sys.stdout)), nl=False)
+    raise typer.Exit(ExitCode.OK if explanation.result.verdict == "granted" else ExitCode.FINDINGS)
+
+
+@app.command()
+def gate(
+    plan: Annotated[str, typer.Argument(help="A plan written by `bgc compile --format json|yaml|cbor`.")],
+    atoms: Annotated[Optional[list[str]], typer.Argument(help="Concrete atoms; read from stdin when none.")] = None,
+    root: Annotated[
+        Optional[str], typer.Option("--root", help="Resolve symbolic links under DIR first; a link leaving DIR is denied.")
+    ] = None,
+    output_format: Annotated[str, typer.Option("--format", help="text or json (one object per line).")] = "text",
+) -> None:
+    """Decide concrete atoms against a plan: allow, ask or deny, one line each.
+
+    Atoms are concrete values, not patterns (`/src/*` is a file named `*`), normalised before
+    deciding. Exit 0 if all were allowed, 1 otherwise, 2 on a bad plan file.
+    """
+    import json
+
+    from bgc.documents import read_document
+    from bgc.plan import Gate, plan_from_data
+
+    if output_format not in ("text", "json"):
+        fail(UsageError(f"unknown --format {output_format!r} (expected text or json)"))
+    try:
+        document = read_document(plan)
+        items = document.data if isinstance(document.data, list) else [document.data]
+        plans = [document.build(lambda _, item=item: plan_from_data(item)) for item in items]
+    except BgcError as error:
+        fail(error)
+    checker = Gate(plans, root)
+    texts = atoms if atoms else [line.rstrip("\r\n") for line in sys.stdin if line.strip()]
+    allowed = True
+    for text in texts:
+        decision = checker.decide(text)
+        allowed &= decision.effect == "allow"
+        typer.echo(json.dumps(decision.to_data(), sort_keys=True) if output_format == "json" else decision.line())
+    raise typer.Exit(ExitCode.OK if allowed else ExitCode.FINDINGS)
 
 
 def main() -> None:

@@ -1,0 +1,481 @@
+"""The compiler: work order × policy × mode → granted plan (DESIGN §3). Pure: no I/O.
+
+For a requested atom R, under the order's context and the chosen mode::
+
+    granted(R) = L(R) ∩ ⋃allow − ⋃ask − ⋃deny
+    ask(R)     = L(R) ∩ ⋃ask − ⋃deny
+    denied(R)  = L(R) − granted(R) − ask(R)
+
+Each part is a term ``pattern except {patterns}`` whose pattern is an exact intersection of the
+request with a rule pattern (bgc.glob.intersect), so nothing is ever widened; empty parts are
+dropped only when the algebra proves them empty.
+
+Two fail-closed choices deserve a word:
+
+* Conditions are three-valued. A field the context does not know (``call.tool`` while compiling
+  requests: a grant in the plan may be used by any call) is *unknown*; an ``allow`` applies only
+  when its condition is true, an ``ask`` or ``deny`` whenever it is true *or unknown*.
+* When the pattern algebra hits its work bound (:class:`bgc.glob.AlgebraLimit`), the undecided
+  piece is not granted: an allow whose intersection cannot be computed grants nothing, a cut that
+  cannot be decided is kept as a cut, and the request is marked ``unknown``.
+
+Rules are indexed by resource/action and by the literal prefix of their patterns, so the cost of
+a request grows with the rules that can overlap it, not with the size of the policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bgc import glob
+from bgc.errors import UsageError
+from bgc.model import GrantAtom, ToolCall, WorkOrder
+from bgc.plan import Approvals, CallResult, Gate, GateDecision, NeedResult, Part, Plan, RequestResult, RuleRef
+from bgc.policy.ast import Policy, Rule, TemplateError
+
+_META = frozenset("*?[")
+
+
+def literal_prefix(pattern_text: str) -> str:
+    """The text every string of the pattern starts with (escapes resolved)."""
+    out = []
+    index = 0
+    while index < len(pattern_text):
+        char = pattern_text[index]
+        if char == "\\" and index + 1 < len(pattern_text):
+            out.append(pattern_text[index + 1])
+            index += 2
+            continue
+        if char in _META:
+            break
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def literal_value(pattern_text: str) -> str | None:
+    """The one string a metacharacter-free pattern matches, or None if it has wildcards."""
+    prefix = literal_prefix(pattern_text)
+    return prefix if glob.escape(prefix) == pattern_text else None
+
+
+def resolve_mode(policy: Policy, mode: str | None) -> str | None:
+    """The mode to compile in: the caller's choice (checked), else the policy's default."""
+    if mode is None:
+        return policy.default_mode
+    if mode not in policy.modes:
+        declared = ", ".join(policy.modes) if policy.modes else "none"
+        raise UsageError(f"unknown mode {mode!r} (the policy declares: {declared})")
+    return mode
+
+
+def rule_ref(rule: Rule) -> RuleRef:
+    return RuleRef(rule.span.file, rule.span.line, rule.effect, rule.because)
+
+
+def _applies(rule: Rule, context: Mapping[str, str], mode: str | None) -> bool:
+    """Fail closed on unknown conditions: unknown never allows, and always asks or denies."""
+    if rule.mode is not None and rule.mode != mode:
+        return False
+    if rule.when is None:
+        return True
+    outcome = rule.when.evaluate(context)
+    return outcome is True if rule.effect == "allow" else outcome is not False
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One pattern of one rule, parsed (and case-folded where the policy says so)."""
+
+    rule: Rule
+    text: str
+    pattern: glob.Pattern
+    order: int
+
+
+class _PrefixTrie:
+    """Entries keyed by literal prefix: finds those whose prefix is compatible with a query's."""
+
+    __slots__ = ("children", "items", "_below")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _PrefixTrie] = {}
+        self.items: list[_Entry] = []
+        self._below: list[_Entry] | None = None
+
+    def add(self, prefix: str, entry: _Entry) -> None:
+        node = self
+        for char in prefix:
+            node = node.children.setdefault(char, _PrefixTrie())
+        node.items.append(entry)
+
+    def below(self) -> list[_Entry]:
+        if self._below is None:
+            self._below = list(self.items)
+            for child in self.children.values():
+                self._below.extend(child.below())
+        return self._below
+
+    def compatible(self, prefix: str) -> list[_Entry]:
+        """Entries whose prefix is a prefix of ``prefix``, or has ``prefix`` as a prefix."""
+        found: list[_Entry] = []
+        node = self
+        for char in prefix:
+            found.extend(node.items)
+            next_node = node.children.get(char)
+            if next_node is None:
+                return found
+            node = next_node
+        found.extend(node.below())
+        return found
+
+
+class RuleIndex:
+    """A policy's rules indexed by (resource, action) and literal prefix, built once."""
+
+    def __init__(self, policy: Policy) -> None:
+        self._tries: dict[tuple[str, str], _PrefixTrie] = {}
+        order = 0
+        for rule in policy.rules:
+            fold = policy.case_insensitive and rule.effect != "allow" and rule.resource == "fs"
+            trie = self._tries.setdefault((rule.resource, rule.action), _PrefixTrie())
+            for text in rule.patterns:
+                pattern = glob.parse(text)
+                if fold:
+                    pattern = glob.fold_case(pattern)
+                trie.add("" if fold else literal_prefix(text), _Entry(rule, text, pattern, order))
+                order += 1
+
+    def candidates(self, resource: str, action: str, pattern_text: str) -> list[_Entry]:
+        """Entries that may overlap the pattern, in policy order."""
+        prefix = literal_prefix(pattern_text)
+        found: list[_Entry] = []
+        for key in ((resource, action), (resource, "*"), ("*", action), ("*", "*")):
+            trie = self._tries.get(key)
+            if trie is not None:
+                found.extend(trie.compatible(prefix))
+        return sorted(found, key=lambda entry: entry.order)
+
+
+@dataclass
+class _Accumulator:
+    """Parts under construction, merged by identity so equal parts carry all their rules."""
+
+    parts: dict[tuple[Any, ...], tuple[glob.Pattern, Part]] = field(default_factory=dict)
+
+    def add(self, resource: str, action: str, piece: glob.Pattern, excepts: tuple[str, ...], rule: Rule | None,
+            approvals: Approvals | None = None) -> None:
+        key = (piece.text, excepts, approvals)
+        refs = (rule_ref(rule),) if rule is not None else ()
+        if key in self.parts:
+            pattern, part = self.parts[key]
+            refs = tuple(sorted(set(part.rules) | set(refs)))
+        self.parts[key] = (piece, Part(resource, action, piece.text, excepts, refs, approvals))
+
+    def pruned(self) -> tuple[Part, ...]:
+        """The parts, each part inside another one folded into it (its rules kept).
+
+        Excepts need not agree: every cut that is left out of a part's except list was proven
+        disjoint from it, so a part whose pattern lies inside another's is inside that term too.
+        Among parts of equal language the first (in sorted order) is kept.
+        """
+        items = sorted(self.parts.values(), key=lambda item: (item[1].pattern, item[1].excepts))
+        host: dict[int, int] = {}
+        for i, (pattern, part) in enumerate(items):
+            for j, (other_pattern, other) in enumerate(items):
+                if (
+                    i != j
+                    and other.approvals == part.approvals
+                    and _subset(pattern, [other_pattern])
+                    and not (j > i and _subset(other_pattern, [pattern]))
+                ):
+                    host[i] = j
+                    break
+        rules: dict[int, set[RuleRef]] = {i: set(items[i][1].rules) for i in range(len(items)) if i not in host}
+        for i in host:
+            root = i
+            while root in host:
+                root = host[root]
+            rules[root] |= set(items[i][1].rules)
+        return tuple(
+            Part(part.resource, part.action, part.pattern, part.excepts, tuple(sorted(rules[i])), part.approvals)
+            for i, (_, part) in enumerate(items)
+            if i not in host
+        )
+
+
+def _subset(a: glob.Pattern, bs: list[glob.Pattern]) -> bool:
+    try:
+        return glob.is_subset(a, bs)
+    except glob.AlgebraLimit:
+        return False
+
+
+def _overlaps(a: glob.Pattern, b: glob.Pattern) -> list[glob.Pattern] | None:
+    """The exact intersection, or None when the algebra cannot decide it."""
+    try:
+        return glob.intersect(a, b)
+    except glob.AlgebraLimit:
+        return None
+
+
+class Compiler:
+    """Compiles orders against one policy; reuse it for many orders (the index is built once)."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.index = RuleIndex(policy)
+        self._cache: dict[tuple[Any, ...], RequestResult] = {}
+
+    def context(self, order: WorkOrder, call: ToolCall | None = None) -> dict[str, str]:
+        ctx = {"intent.kind": order.intent.kind, "origin.model": order.origin.model}
+        if call is not None:
+            ctx["call.tool"] = call.tool
+        return ctx
+
+    def compile(self, order: WorkOrder, mode: str | None = None) -> Plan:
+        mode = resolve_mode(self.policy, mode)
+        context = self.context(order)
+        requests = tuple(self.request(atom, context, mode) for atom in order.requests)
+        draft = Plan(str(order.id()), self.policy.id(), mode, requests, (), self.policy.case_insensitive)
+        gate = Gate([draft])
+        calls = tuple(self.call(call, gate, requests) for call in order.calls)
+        return Plan(draft.order, draft.policy, mode, requests, calls, draft.fold_case)
+
+    def request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None) -> RequestResult:
+        key = (atom, tuple(sorted(context.items())), mode)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._cache[key] = self._request(atom, context, mode)
+        return cached
+
+    def _request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None) -> RequestResult:
+        requested = glob.parse(atom.pattern)
+        unknown = False
+        touching: dict[str, list[tuple[_Entry, list[glob.Pattern]]]] = {"allow": [], "ask": [], "deny": []}
+        for entry in self.index.candidates(atom.resource, atom.action, atom.pattern):
+            if not _applies(entry.rule, context, mode):
+                continue
+            pieces = _overlaps(requested, entry.pattern)
+            if pieces is None:
+                unknown = True
+                if entry.rule.effect == "allow":
+                    continue  # an allow we cannot intersect grants nothing
+                pieces = [requested]  # a cut we cannot intersect cuts the whole request
+            if pieces:
+                touching[entry.rule.effect].append((entry, pieces))
+
+        def cuts(piece: glob.Pattern, effects: tuple[str, ...]) -> tuple[tuple[str, ...], list[glob.Pattern]]:
+            texts: dict[str, glob.Pattern] = {}
+            for effect in effects:
+                for entry, _ in touching[effect]:
+                    overlap = _overlaps(piece, entry.pattern)
+                    if overlap is None or overlap:
+                        texts.setdefault(entry.text, entry.pattern)
+            ordered = sorted(texts)
+            return tuple(ordered), [texts[text] for text in ordered]
+
+        def nonempty(piece: glob.Pattern, excepts: list[glob.Pattern]) -> bool:
+            nonlocal unknown
+            try:
+                return not glob.is_empty(piece, excepts)
+            except glob.AlgebraLimit:
+                unknown = True
+                return True  # kept: the term is exact, only its emptiness is undecided
+
+        granted, asked, denied = _Accumulator(), _Accumulator(), _Accumulator()
+        for entry, pieces in touching["allow"]:
+            for piece in pieces:
+                excepts, cut_patterns = cuts(piece, ("ask", "deny"))
+                if nonempty(piece, cut_patterns):
+                    granted.add(atom.resource, atom.action, piece, excepts, entry.rule)
+        for entry, pieces in touching["ask"]:
+            approvals = _approvals(entry.rule)
+            for piece in pieces:
+                excepts, cut_patterns = cuts(piece, ("deny",))
+                if nonempty(piece, cut_patterns):
+                    asked.add(atom.resource, atom.action, piece, excepts, entry.rule, approvals)
+        for entry, pieces in touching["deny"]:
+            for piece in pieces:
+                denied.add(atom.resource, atom.action, piece, (), entry.rule)
+        everything = {entry.text: entry.pattern for effect in touching.values() for entry, _ in effect}
+        residual = sorted(everything)
+        if nonempty(requested, [everything[text] for text in residual]):
+            denied.add(atom.resource, atom.action, requested, tuple(residual), None)
+
+        granted_parts, ask_parts = granted.pruned(), asked.pruned()
+        allow_patterns = [piece for _, pieces in touching["allow"] for piece in pieces]
+        complete = (
+            not unknown
+            and not touching["ask"]
+            and not touching["deny"]
+            and bool(allow_patterns)
+            and _subset(requested, allow_patterns)
+        )
+        verdict = "granted" if complete else "narrowed" if granted_parts else "ask" if ask_parts else "denied"
+        return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(), unknown)
+
+    def call(self, call: ToolCall, gate: Gate, requests: Iterable[RequestResult]) -> CallResult:
+        """Resolve a call through its tool declaration and check every atom it needs."""
+        decl = self.policy.tool(call.tool)
+        if decl is None:
+            return CallResult(call.tool, call.server, "uncovered", f"unknown tool {call.tool!r}: the policy does not declare it")
+        needs: list[NeedResult] = []
+        for template in decl.needs:
+            try:
+                patterns = template.expand(call.params)
+            except TemplateError as error:
+                return CallResult(call.tool, call.server, "uncovered", str(error))
+            for text in patterns:
+                needs.append(self._need(template.resource, template.action, text, gate, requests))
+        effects = {need.effect for need in needs}
+        if "deny" in effects:
+            first = next(need for need in needs if need.effect == "deny")
+            return CallResult(call.tool, call.server, "uncovered", f"{first.atom}: {first.reason}", tuple(needs))
+        if "ask" in effects:
+            return CallResult(call.tool, call.server, "pending", "some atoms await approval", tuple(needs))
+        return CallResult(call.tool, call.server, "covered", "every atom it needs is granted", tuple(needs))
+
+    def _need(self, resource: str, action: str, text: str, gate: Gate, requests: Iterable[RequestResult]) -> NeedResult:
+        value = literal_value(text)
+        if value is not None:
+            decision: GateDecision = gate.decide(f"{resource}:{action}:{value}")
+            atom = decision.atom
+            normalised = glob.normalise(resource, value)
+            if isinstance(normalised, str):
+                atom = f"{resource}:{action}:{normalised}"
+            reason = decision.reason if decision.effect != "ask" else "awaits " + "; ".join(map(str, decision.approvals))
+            return NeedResult(atom, decision.effect, reason or "granted")
+        return self._need_pattern(resource, action, text, requests)
+
+    def _need_pattern(self, resource: str, action: str, text: str, requests: Iterable[RequestResult]) -> NeedResult:
+        """A templated need with wildcards of its own: covered only inside one granted part."""
+        atom = f"{resource}:{action}:{text}"
+        if glob.has_dot_segment(text) or any(ord(char) < 32 or ord(char) == 127 for char in text):
+            return NeedResult(atom, "deny", "rejected: a '.'/'..' segment or a control character")
+        needed = glob.parse(text)
+        for request in requests:
+            for part in request.granted:
+                if (part.resource, part.action) != (resource, action):
+                    continue
+                excepts = [glob.parse(e) for e in part.excepts]
+                if self.policy.case_insensitive and resource == "fs":
+                    excepts = [glob.fold_case(e) for e in excepts]
+                if _subset(needed, [glob.parse(part.pattern)]) and all(_overlaps(needed, e) == [] for e in excepts):
+                    return NeedResult(atom, "allow", "granted")
+        return NeedResult(atom, "deny", "not granted by the plan")
+
+
+def _approvals(rule: Rule) -> Approvals:
+    if rule.approvals is None:
+        return Approvals(1)
+    return Approvals(rule.approvals.count, rule.approvals.approvers)
+
+
+def compile(order: WorkOrder, policy: Policy, mode: str | None = None) -> Plan:  # noqa: A001 - the issue's name
+    """Compile one order; for many orders against one policy, reuse a :class:`Compiler`."""
+    return Compiler(policy).compile(order, mode)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The effect a policy gives one concrete value in a context (used by inline expects)."""
+
+    effect: str
+    rules: tuple[RuleRef, ...]
+    reason: str
+
+
+def decide(
+    policy: Policy,
+    resource: str,
+    action: str,
+    value: str,
+    context: Mapping[str, str],
+    mode: str | None = None,
+    compiler: Compiler | None = None,
+) -> Decision:
+    """Decide one concrete value: normalised, then compiled as a single-string request."""
+    normalised = glob.normalise(resource, value)
+    if isinstance(normalised, glob.Rejection):
+        return Decision("deny", (), f"rejected: {normalised.reason}")
+    compiler = compiler or Compiler(policy)
+    atom = GrantAtom(resource, action, glob.escape(normalised))
+    result = compiler.request(atom, context, resolve_mode(policy, mode))
+    effect = {"granted": "allow", "narrowed": "allow", "ask": "ask", "denied": "deny"}[result.verdict]
+    if result.unknown and effect == "allow":
+        effect = "deny"
+    reason = {"allow": "granted", "ask": "awaits approval", "deny": "denied"}[effect]
+    return Decision(effect, result.rules, reason)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleTrace:
+    """How one rule bore on a requested atom, in words (for ``bgc explain``)."""
+
+    rule: RuleRef
+    pattern: str
+    applies: bool
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Every rule that touched an atom, in precedence order, the result, and other modes' verdicts."""
+
+    atom: str
+    mode: str | None
+    result: RequestResult
+    traces: tuple[RuleTrace, ...]
+    other_modes: tuple[tuple[str, str], ...]
+
+
+_PRECEDENCE = {"deny": 0, "ask": 1, "allow": 2}
+
+
+def explain(compiler: Compiler, order: WorkOrder, atom: GrantAtom, mode: str | None = None) -> Explanation:
+    """Why ``atom`` (asked in ``order``'s context) gets what it gets, rule by rule.
+
+    Rules are listed deny, then ask, then allow (the precedence), each in policy order. For a
+    request not granted in full, the verdict in every other mode is given too: a person may
+    switch modes; the proposal cannot.
+    """
+    policy = compiler.policy
+    mode = resolve_mode(policy, mode)
+    context = compiler.context(order)
+    requested = glob.parse(atom.pattern)
+    traces = []
+    entries = sorted(
+        compiler.index.candidates(atom.resource, atom.action, ""),
+        key=lambda entry: (_PRECEDENCE[entry.rule.effect], entry.order),
+    )
+    for entry in entries:
+        rule = entry.rule
+        overlap = _overlaps(requested, entry.pattern)
+        if overlap == []:
+            continue  # never touched the atom
+        if rule.mode is not None and rule.mode != mode:
+            applies, why = False, f"only in mode {rule.mode!r}"
+        else:
+            outcome = rule.when.evaluate(context) if rule.when is not None else True
+            applies = _applies(rule, context, mode)
+            if outcome is False:
+                why = "its condition is false for this order"
+            elif outcome is None and applies:
+                why = "its condition cannot be decided here, so it applies (fail closed)"
+            elif outcome is None:
+                why = "its condition cannot be decided here, and an allow needs it true"
+            elif overlap is None:
+                why = "applies; the overlap could not be computed within bounds (not granted)"
+            else:
+                why = "applies to " + ", ".join(piece.text for piece in overlap)
+        traces.append(RuleTrace(rule_ref(rule), entry.text, applies, why))
+    result = compiler.request(atom, context, mode)
+    others: list[tuple[str, str]] = []
+    if result.verdict != "granted":
+        for other in policy.modes:
+            if other != mode:
+                others.append((other, compiler.request(atom, context, other).verdict))
+    return Explanation(str(atom), mode, result, tuple(traces), tuple(others))

@@ -1,0 +1,436 @@
+"""The granted plan: the compiler's content-addressed output, and the gate that enforces it.
+
+A plan records, for every requested atom, exactly which part was granted, which part waits for
+a human, which part was denied, and the rules that decided each part. It is a value with its
+own id (covering the order id, the policy id and the mode), so a plan can be cited, cached and
+verified: :func:`plan_from_data` recomputes the id and refuses a plan whose content no longer
+matches it.
+
+The gate (:class:`Gate`) answers the enforcer's question at run time, "may this concrete value
+be touched now?", from the plan alone: no policy, no order, no globbing of the value itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bgc import canonical, glob
+from bgc.canonical import DataModelError
+from bgc.model import Digest
+
+PLAN_TAG = "bgc.Plan"
+PLAN_VERSION = 1
+
+Verdict = Literal["granted", "narrowed", "ask", "denied"]
+CallStatus = Literal["covered", "pending", "uncovered"]
+GateEffect = Literal["allow", "ask", "deny"]
+VERDICTS: tuple[Verdict, ...] = ("granted", "narrowed", "ask", "denied")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class RuleRef:
+    """Which rule decided a part: its place and the reason the policy author gave."""
+
+    file: str
+    line: int
+    effect: str
+    reason: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def to_data(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "effect": self.effect, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Approvals:
+    """A human-approval requirement: ``count`` of the named approvers (any person when empty)."""
+
+    count: int
+    approvers: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        if not self.approvers:
+            return f"{self.count} approval" + ("s" if self.count != 1 else "")
+        return f"{self.count} of [{', '.join(self.approvers)}]"
+
+    def to_data(self) -> dict[str, Any]:
+        return {"count": self.count, "of": list(self.approvers)}
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A term ``resource:action:pattern except {excepts}``, and the rules that produced it."""
+
+    resource: str
+    action: str
+    pattern: str
+    excepts: tuple[str, ...] = ()
+    rules: tuple[RuleRef, ...] = ()
+    approvals: Approvals | None = None
+
+    @property
+    def atom(self) -> str:
+        return f"{self.resource}:{self.action}:{self.pattern}"
+
+    def __str__(self) -> str:
+        if not self.excepts:
+            return self.atom
+        return f"{self.atom} except {', '.join(self.excepts)}"
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "atom": self.atom,
+            "except": list(self.excepts),
+            "rules": [rule.to_data() for rule in self.rules],
+        }
+        if self.approvals is not None:
+            data["approvals"] = self.approvals.to_data()
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class RequestResult:
+    """What became of one requested atom."""
+
+    atom: str
+    verdict: Verdict
+    granted: tuple[Part, ...] = ()
+    ask: tuple[Part, ...] = ()
+    denied: tuple[Part, ...] = ()
+    unknown: bool = False
+    """A work bound was hit while deciding: the verdict was taken on the safe side."""
+
+    @property
+    def rules(self) -> tuple[RuleRef, ...]:
+        """Every rule that decided some part, sorted and without duplicates."""
+        return tuple(sorted({rule for part in (*self.granted, *self.ask, *self.denied) for rule in part.rules}))
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "atom": self.atom,
+            "verdict": self.verdict,
+            "granted": [part.to_data() for part in self.granted],
+            "ask": [part.to_data() for part in self.ask],
+            "denied": [part.to_data() for part in self.denied],
+            "unknown": self.unknown,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NeedResult:
+    """One atom a tool call needs, and what the plan says about it."""
+
+    atom: str
+    effect: GateEffect
+    reason: str
+
+    def to_data(self) -> dict[str, Any]:
+        return {"atom": self.atom, "effect": self.effect, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """Coverage of one proposed tool call by the plan."""
+
+    tool: str
+    server: str | None
+    status: CallStatus
+    reason: str
+    needs: tuple[NeedResult, ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "server": self.server,
+            "status": self.status,
+            "reason": self.reason,
+            "needs": [need.to_data() for need in self.needs],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A granted plan. Its id is the digest of its canonical encoding (without the id itself)."""
+
+    order: str
+    policy: str
+    mode: str | None
+    requests: tuple[RequestResult, ...]
+    calls: tuple[CallResult, ...] = ()
+    fold_case: bool = False
+    """The policy declared a case-insensitive filesystem: ``fs`` deny/ask excepts fold case."""
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "order": self.order,
+            "policy": self.policy,
+            "mode": self.mode,
+            "fold_case": self.fold_case,
+            "requests": [request.to_data() for request in self.requests],
+            "calls": [call.to_data() for call in self.calls],
+        }
+
+    def id(self) -> Digest:
+        return Digest.of(canonical.envelope(PLAN_TAG, PLAN_VERSION, self.body()))
+
+    def to_data(self) -> dict[str, Any]:
+        """The plan as data: the body plus ``id``, ``type`` and ``version`` (JSON/YAML/CBOR)."""
+        return {"type": PLAN_TAG, "version": PLAN_VERSION, "id": str(self.id()), **self.body()}
+
+    @property
+    def granted_as_asked(self) -> bool:
+        return all(r.verdict == "granted" for r in self.requests) and all(
+            c.status == "covered" for c in self.calls
+        )
+
+    def counts(self) -> dict[str, int]:
+        """How many requests have each verdict and how many calls each status (for summaries)."""
+        out = {verdict: 0 for verdict in VERDICTS}
+        out.update({"covered": 0, "pending": 0, "uncovered": 0})
+        for request in self.requests:
+            out[request.verdict] += 1
+        for call in self.calls:
+            out[call.status] += 1
+        return out
+
+
+# --- reading a plan back ------------------------------------------------------------------------
+
+
+class PlanError(DataModelError):
+    """A plan document that is not a plan, or whose content does not match its id."""
+
+
+def _get(data: Any, key: str, kind: type | tuple[type, ...], path: tuple[str | int, ...]) -> Any:
+    if not isinstance(data, Mapping):
+        raise PlanError("expected a map", path)
+    if key not in data:
+        raise PlanError(f"missing field {key!r}", path)
+    value = data[key]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+        raise PlanError(f"unexpected value {value!r}", (*path, key))
+    return value
+
+
+def _rules(data: Any, path: tuple[str | int, ...]) -> tuple[RuleRef, ...]:
+    return tuple(
+        RuleRef(
+            _get(rule, "file", str, (*path, i)),
+            _get(rule, "line", int, (*path, i)),
+            _get(rule, "effect", str, (*path, i)),
+            _get(rule, "reason", (str, type(None)), (*path, i)),
+        )
+        for i, rule in enumerate(data)
+    )
+
+
+def _parts(data: list[Any], path: tuple[str | int, ...]) -> tuple[Part, ...]:
+    parts = []
+    for i, item in enumerate(data):
+        where = (*path, i)
+        atom = _get(item, "atom", str, where)
+        resource, action, pattern = _split_atom(atom, (*where, "atom"))
+        glob.parse(pattern)
+        excepts = tuple(_get(item, "except", list, where))
+        for j, text in enumerate(excepts):
+            if not isinstance(text, str):
+                raise PlanError("expected a pattern", (*where, "except", j))
+            glob.parse(text)
+        approvals = None
+        if "approvals" in item:
+            raw = _get(item, "approvals", dict, where)
+            approvals = Approvals(
+                _get(raw, "count", int, (*where, "approvals")),
+                tuple(_get(raw, "of", list, (*where, "approvals"))),
+            )
+        parts.append(
+            Part(resource, action, pattern, excepts, _rules(_get(item, "rules", list, where), (*where, "rules")), approvals)
+        )
+    return tuple(parts)
+
+
+def _split_atom(text: str, path: tuple[str | int, ...]) -> tuple[str, str, str]:
+    parts = text.split(":", 2)
+    if len(parts) != 3:
+        raise PlanError(f"expected an atom 'resource:action:pattern', got {text!r}", path)
+    return parts[0], parts[1], parts[2]
+
+
+def plan_from_data(data: Any) -> Plan:
+    """Rebuild a plan from data and verify it: the recorded id must match the content."""
+    if _get(data, "type", str, ()) != PLAN_TAG or _get(data, "version", int, ()) != PLAN_VERSION:
+        raise PlanError(f"not a {PLAN_TAG} version {PLAN_VERSION} document")
+    requests = []
+    for i, item in enumerate(_get(data, "requests", list, ())):
+        where: tuple[str | int, ...] = ("requests", i)
+        verdict = _get(item, "verdict", str, where)
+        if verdict not in VERDICTS:
+            raise PlanError(f"unknown verdict {verdict!r}", (*where, "verdict"))
+        requests.append(
+            RequestResult(
+                _get(item, "atom", str, where),
+                verdict,  # type: ignore[arg-type]
+                _parts(_get(item, "granted", list, where), (*where, "granted")),
+                _parts(_get(item, "ask", list, where), (*where, "ask")),
+                _parts(_get(item, "denied", list, where), (*where, "denied")),
+                _get(item, "unknown", bool, where),
+            )
+        )
+    calls = []
+    for i, item in enumerate(_get(data, "calls", list, ())):
+        where = ("calls", i)
+        needs = tuple(
+            NeedResult(
+                _get(need, "atom", str, (*where, "needs", j)),
+                _get(need, "effect", str, (*where, "needs", j)),
+                _get(need, "reason", str, (*where, "needs", j)),
+            )
+            for j, need in enumerate(_get(item, "needs", list, where))
+        )
+        calls.append(
+            CallResult(
+                _get(item, "tool", str, where),
+                _get(item, "server", (str, type(None)), where),
+                _get(item, "status", str, where),
+                _get(item, "reason", str, where),
+                needs,
+            )
+        )
+    plan = Plan(
+        _get(data, "order", str, ()),
+        _get(data, "policy", str, ()),
+        _get(data, "mode", (str, type(None)), ()),
+        tuple(requests),
+        tuple(calls),
+        _get(data, "fold_case", bool, ()),
+    )
+    recorded = _get(data, "id", str, ())
+    if recorded != str(plan.id()):
+        raise PlanError(f"the plan's content does not match its id {recorded} (was it edited?)", ("id",))
+    return plan
+
+
+# --- the gate -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecision:
+    """The gate's answer for one concrete atom."""
+
+    atom: str
+    effect: GateEffect
+    reason: str = ""
+    approvals: tuple[Approvals, ...] = ()
+
+    def line(self) -> str:
+        """The tab-separated line ``bgc gate`` prints."""
+        if self.effect == "allow":
+            return f"allow\t{self.atom}"
+        if self.effect == "ask":
+            return f"ask\t{self.atom}\t" + "; ".join(str(a) for a in self.approvals)
+        return f"deny\t{self.atom}\t{self.reason}"
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "atom": self.atom,
+            "decision": self.effect,
+            "reason": self.reason,
+            "approvals": [a.to_data() for a in self.approvals],
+        }
+
+
+class _PartIndex:
+    """Parts of one resource/action compiled into pattern sets, so a value is decided in one pass."""
+
+    def __init__(self, parts: Sequence[Part], fold_case: bool) -> None:
+        self.parts = tuple(parts)
+        self.patterns = glob.PatternSet([glob.parse(part.pattern) for part in parts])
+        excepts = sorted({text for part in parts for text in part.excepts})
+        position = {text: i for i, text in enumerate(excepts)}
+        compiled = [glob.parse(text) for text in excepts]
+        if fold_case:
+            compiled = [glob.fold_case(pattern) for pattern in compiled]
+        self.excepts = glob.PatternSet(compiled)
+        self.part_excepts = [frozenset(position[text] for text in part.excepts) for part in parts]
+
+    def matching(self, value: str) -> list[Part]:
+        """The parts whose pattern matches ``value`` and none of whose excepts do."""
+        hits = self.patterns.matching(value)
+        if not hits:
+            return []
+        cut = self.excepts.matching(value)
+        return [self.parts[i] for i in sorted(hits) if not (self.part_excepts[i] & cut)]
+
+
+class Gate:
+    """Decides concrete atoms against one or more plans (allow if any plan grants it)."""
+
+    def __init__(self, plans: Iterable[Plan], root: str | None = None) -> None:
+        granted: dict[tuple[str, str], list[Part]] = {}
+        asked: dict[tuple[str, str], list[Part]] = {}
+        denied: dict[tuple[str, str], list[Part]] = {}
+        fold_case = False
+        for plan in plans:
+            fold_case |= plan.fold_case
+            for request in plan.requests:
+                for store, parts in ((granted, request.granted), (asked, request.ask), (denied, request.denied)):
+                    for part in parts:
+                        store.setdefault((part.resource, part.action), []).append(part)
+        # case folding is about file names: only fs excepts fold (DESIGN §2)
+        self._granted = {key: _PartIndex(parts, fold_case and key[0] == "fs") for key, parts in granted.items()}
+        self._asked = {key: _PartIndex(parts, fold_case and key[0] == "fs") for key, parts in asked.items()}
+        self._denied = {key: _PartIndex(parts, False) for key, parts in denied.items()}
+        self._root = os.path.realpath(root) if root is not None else None
+
+    def decide(self, atom: str) -> GateDecision:
+        """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
+        parts = atom.split(":", 2)
+        if len(parts) != 3 or not all(parts[:2]):
+            return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
+        resource, action, raw = parts
+        value = glob.normalise(resource, raw)
+        if isinstance(value, glob.Rejection):
+            return GateDecision(atom, "deny", f"rejected: {value.reason}")
+        values = [value]
+        if resource == "fs" and self._root is not None:
+            resolved = self._resolve(value)
+            if resolved is None:
+                return GateDecision(atom, "deny", f"a symbolic link leaves the root {self._root}")
+            if resolved != value:
+                values.append(resolved)  # both the name and its target must be allowed
+        decisions = [self._decide_value(atom, resource, action, v) for v in values]
+        for effect in ("deny", "ask"):
+            for decision in decisions:
+                if decision.effect == effect:
+                    return decision
+        return decisions[0]
+
+    def _resolve(self, value: str) -> str | None:
+        assert self._root is not None
+        real = os.path.realpath(self._root + value)
+        if real != self._root and not real.startswith(self._root.rstrip("/") + "/"):
+            return None
+        return "/" + os.path.relpath(real, self._root) if real != self._root else "/"
+
+    def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
+        key = (resource, action)
+        if key in self._granted and self._granted[key].matching(value):
+            return GateDecision(atom, "allow")
+        if key in self._asked:
+            pending = self._asked[key].matching(value)
+            if pending:
+                approvals = tuple(dict.fromkeys(p.approvals or Approvals(1) for p in pending))
+                return GateDecision(atom, "ask", "awaits approval", approvals)
+        if key in self._denied:
+            for part in self._denied[key].matching(value):
+                rule = part.rules[0] if part.rules else None
+                if rule is None:
+                    return GateDecision(atom, "deny", "no rule allows it")
+                because = f" ({rule.reason})" if rule.reason else ""
+                return GateDecision(atom, "deny", f"denied by {rule}{because}")
+        return GateDecision(atom, "deny", "not granted by the plan")

@@ -1,0 +1,162 @@
+"""Rendering plans: the asked-vs-granted text people read, and the data formats machines read.
+
+The text form is built as lines of (text, style) segments, so the same content prints plain
+(pipes, files, ``NO_COLOR``, golden tests) or coloured through rich on a terminal, and rich is
+only imported when colour is actually wanted. Data formats (json, yaml, cbor) are deterministic:
+sorted keys, fixed layout, canonical CBOR, so equal plans give equal bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from bgc import canonical
+from bgc.plan import CallResult, Part, Plan, RequestResult
+
+if TYPE_CHECKING:
+    from bgc.compiler import Explanation
+
+Segment = tuple[str, str]
+Line = list[Segment]
+
+MARKS = {"granted": ("✓", "green"), "narrowed": ("~", "yellow"), "ask": ("?", "cyan"), "denied": ("✗", "red")}
+CALL_MARKS = {"covered": ("✓", "green"), "pending": ("?", "cyan"), "uncovered": ("✗", "red")}
+DATA_FORMATS = ("json", "yaml", "cbor")
+
+
+def _rules(part: Part) -> Line:
+    if not part.rules:
+        return [("  no rule allows it (default deny)", "dim")]
+    out: Line = []
+    for rule in part.rules:
+        out.append((f"  {rule.effect} {rule}", "dim"))
+        if rule.reason:
+            out.append((f" “{rule.reason}”", "italic"))
+    return out
+
+
+def _request_lines(request: RequestResult) -> list[Line]:
+    mark, style = MARKS[request.verdict]
+    granted = ", ".join(str(part) for part in request.granted) if request.granted else "nothing"
+    head: Line = [(f"  {mark} ", style), (request.atom, "bold"), (f"  {request.verdict}", style)]
+    if request.verdict == "narrowed":
+        head = [(f"  {mark} ", style), (request.atom, "bold"), (" → ", ""), (granted, style)]
+    if request.unknown:
+        head.append(("  (undecided parts were not granted)", "red"))
+    lines = [head]
+    for part in request.granted:
+        lines.append([("      ✓ ", "green"), (str(part), ""), *_rules(part)])
+    for part in request.ask:
+        approvals = f"  needs {part.approvals}" if part.approvals else ""
+        lines.append([("      ? ", "cyan"), (str(part), ""), (approvals, "cyan"), *_rules(part)])
+    for part in request.denied:
+        lines.append([("      ✗ ", "red"), (str(part), ""), *_rules(part)])
+    return lines
+
+
+def _call_lines(call: CallResult) -> list[Line]:
+    mark, style = CALL_MARKS[call.status]
+    server = f" @{call.server}" if call.server else ""
+    lines: list[Line] = [[(f"    {mark} ", style), (f"{call.tool}{server}", "bold"), (f"  {call.status}", style)]]
+    if not call.needs:
+        lines[0].append((f": {call.reason}", "dim"))
+    for need in call.needs:
+        need_mark, need_style = {"allow": ("✓", "green"), "ask": ("?", "cyan"), "deny": ("✗", "red")}[need.effect]
+        detail = "" if need.effect == "allow" else f"  {need.reason}"
+        lines.append([(f"        {need_mark} ", need_style), (need.atom, ""), (detail, "dim")])
+    return lines
+
+
+def summary(plan: Plan) -> str:
+    """One line: non-zero verdict and call counts, in a fixed order."""
+    counts = plan.counts()
+    verdicts = ", ".join(f"{counts[v]} {v}" for v in ("granted", "narrowed", "ask", "denied") if counts[v])
+    calls = ", ".join(f"{counts[s]} {s}" for s in ("covered", "pending", "uncovered") if counts[s])
+    text = f"{verdicts or 'no requests'}"
+    if plan.calls:
+        text += f" · calls: {calls}"
+    return text
+
+
+def plan_lines(plan: Plan, source: str) -> list[Line]:
+    """The asked-vs-granted view of one plan."""
+    mode = plan.mode if plan.mode is not None else "(none)"
+    lines: list[Line] = [
+        [(source, "bold")],
+        [(f"  plan {plan.id()}  order {plan.order}", "dim")],
+        [(f"  policy {plan.policy}  mode {mode}", "dim")],
+    ]
+    for request in plan.requests:
+        lines.extend(_request_lines(request))
+    if plan.calls:
+        lines.append([("  calls", "bold")])
+        for call in plan.calls:
+            lines.extend(_call_lines(call))
+    lines.append([("  summary: ", "bold"), (summary(plan), "")])
+    return lines
+
+
+def render_lines(lines: Sequence[Line], color: bool) -> str:
+    """Plain text, or rich-styled ANSI text when ``color`` is set."""
+    if not color:
+        return "".join("".join(text for text, _ in line).rstrip() + "\n" for line in lines)
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(color_system="standard", force_terminal=True, width=10_000, highlight=False)
+    with console.capture() as capture:
+        for line in lines:
+            console.print(Text.assemble(*[(text, style) if style else text for text, style in line]))
+    return capture.get()
+
+
+def render_text(plans: Sequence[tuple[Plan, str]], color: bool) -> str:
+    """Every plan, separated by a blank line."""
+    blocks = [render_lines(plan_lines(plan, source), color) for plan, source in plans]
+    return "\n".join(blocks)
+
+
+def plans_data(plans: Sequence[Plan]) -> Any:
+    """One plan as an object; several as a list (``bgc gate`` reads either)."""
+    if len(plans) == 1:
+        return plans[0].to_data()
+    return [plan.to_data() for plan in plans]
+
+
+def render_data(data: Any, fmt: str) -> bytes:
+    """Deterministic bytes of plain data in ``fmt`` (json, yaml or cbor)."""
+    if fmt == "json":
+        return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    if fmt == "yaml":
+        import yaml
+
+        return yaml.safe_dump(data, sort_keys=True, allow_unicode=True, default_flow_style=False).encode()
+    if fmt == "cbor":
+        return canonical.encode(data)
+    raise ValueError(f"unknown data format {fmt!r}")
+
+
+def explanation_lines(explanation: Explanation) -> list[Line]:
+    """``bgc explain``: the rules in precedence order, then the result and other modes."""
+    mode = explanation.mode if explanation.mode is not None else "(none)"
+    lines: list[Line] = [[(explanation.atom, "bold"), (f"  in mode {mode}", "dim")]]
+    if not explanation.traces:
+        lines.append([("  no rule touches this atom: denied (fail closed)", "red")])
+    for trace in explanation.traces:
+        mark, style = ("•", "") if trace.applies else ("-", "dim")
+        reason = f" “{trace.rule.reason}”" if trace.rule.reason else ""
+        lines.append(
+            [(f"  {mark} ", style), (f"{trace.rule.effect} {trace.pattern}", "bold" if trace.applies else "dim"),
+             (f"  {trace.rule}{reason}", "dim")]
+        )
+        lines.append([(f"      {trace.why}", style or "dim")])
+    lines.append([("result", "bold")])
+    lines.extend(_request_lines(explanation.result))
+    for other, verdict in explanation.other_modes:
+        mark, style = MARKS[verdict]
+        lines.append([(f"  in mode {other}: ", ""), (f"{mark} {verdict}", style)])
+    if explanation.other_modes and any(v in ("granted", "narrowed") for _, v in explanation.other_modes):
+        lines.append([("  (a person may switch modes with --mode; the proposal cannot)", "dim")])
+    return lines

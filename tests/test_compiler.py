@@ -1,0 +1,354 @@
+"""The compiler, plans and the gate (issue 5): DESIGN §3 semantics, exactly."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bgc import compiler
+from bgc.compiler import Compiler, decide, explain
+from bgc.errors import Span, UsageError
+from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, ToolCall, WorkOrder
+from bgc.plan import Gate, PlanError, plan_from_data
+from bgc.policy.ast import Policy, PolicyFile, Rule
+from bgc.policy.parser import parse_policy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def order(*requests: str, calls: tuple[ToolCall, ...] = (), kind: str = "patch.apply", model: str = "claude-opus-5") -> WorkOrder:
+    return WorkOrder(
+        Intent(kind, "test"),
+        calls,
+        GrantSet.of(GrantAtom.parse(r) for r in requests),
+        ProposalOrigin(model, (), Digest.of(b"prompt")),
+    )
+
+
+def plan_for(policy_text: str, *requests: str, mode: str | None = None, **kw: object):  # type: ignore[no-untyped-def]
+    policy = parse_policy(policy_text, "p.bgp")
+    return Compiler(policy).compile(order(*requests, **kw), mode)  # type: ignore[arg-type]
+
+
+BASE = """\
+tool fs.write needs fs:write:{path}
+tool fs.move needs fs:write:{src}, fs:write:{dst}
+tool fs.write_many needs fs:write:{paths}
+tool net.fetch needs net:connect:{url}
+allow fs:write:/src/**, /tests/** because "source and tests"
+ask fs:write:/package.json approvals 2 of [alice, bob, carol] because "dependency change"
+deny fs:write:/src/secrets/** because "secrets"
+ask net:connect:https://pypi.org/**
+"""
+
+
+def test_narrowing_intersects_and_cuts() -> None:
+    plan = plan_for(BASE, "fs:write:/**")
+    (request,) = plan.requests
+    assert request.verdict == "narrowed"
+    assert [str(part) for part in request.granted] == [
+        "fs:write:/src/** except /src/secrets/**",
+        "fs:write:/tests/**",
+    ]
+    assert [str(part) for part in request.ask] == ["fs:write:/package.json"]
+    assert str(request.ask[0].approvals) == "2 of [alice, bob, carol]"
+    denied = [str(part) for part in request.denied]
+    assert "fs:write:/src/secrets/**" in denied
+    assert "fs:write:/** except /package.json, /src/**, /src/secrets/**, /tests/**" in denied
+    assert request.granted[0].rules[0].line == 5
+    assert request.granted[0].rules[0].reason == "source and tests"
+
+
+def test_request_inside_allow_is_granted_as_asked() -> None:
+    plan = plan_for(BASE, "fs:write:/tests/**", "fs:write:/src/parse.py")
+    assert [r.verdict for r in plan.requests] == ["granted", "granted"]
+    assert plan.granted_as_asked
+
+
+def test_verdicts_ask_and_denied() -> None:
+    plan = plan_for(BASE, "fs:write:/package.json", "fs:write:/etc/passwd", "net:connect:https://pypi.org/simple/**")
+    verdicts = {r.atom: r.verdict for r in plan.requests}
+    assert verdicts == {
+        "fs:write:/package.json": "ask",
+        "fs:write:/etc/passwd": "denied",
+        "net:connect:https://pypi.org/simple/**": "ask",
+    }
+
+
+def test_intersection_becomes_the_granted_pattern() -> None:
+    plan = plan_for("allow fs:write:/src/**\n", "fs:write:/**/*.py")
+    assert [str(p) for p in plan.requests[0].granted] == ["fs:write:/src/**/*.py"]
+    assert plan.requests[0].verdict == "narrowed"
+
+
+def test_wildcard_resource_and_action() -> None:
+    plan = plan_for("allow *:*:/**\ndeny *:write:/etc/**\n", "fs:write:/etc/hosts", "fs:read:/etc/hosts")
+    assert [r.verdict for r in plan.requests] == ["denied", "granted"]
+
+
+def test_conditions_are_fail_closed() -> None:
+    text = """\
+allow fs:write:/src/** when intent.kind == "patch.apply"
+allow fs:write:/docs/** when call.tool == "fs.write"
+deny fs:write:/src/gen/** when call.tool == "codegen.run"
+"""
+    plan = plan_for(text, "fs:write:/src/**", "fs:write:/docs/a.md")
+    src, docs = plan.requests
+    # the deny's condition is unknown while compiling requests: it cuts (fail closed)
+    assert [str(p) for p in src.granted] == ["fs:write:/src/** except /src/gen/**"]
+    # the allow's condition is unknown: it grants nothing
+    assert docs.verdict == "denied"
+    assert plan_for(text, "fs:write:/src/a", kind="docs.write").requests[0].verdict == "denied"
+
+
+def test_condition_operators() -> None:
+    text = 'allow fs:read:/** when origin.model in ["a", "b"] and not intent.kind matches "deploy.*"\n'
+    assert plan_for(text, "fs:read:/x", model="a").requests[0].verdict == "granted"
+    assert plan_for(text, "fs:read:/x", model="c").requests[0].verdict == "denied"
+    assert plan_for(text, "fs:read:/x", model="b", kind="deploy.prod").requests[0].verdict == "denied"
+
+
+def test_modes() -> None:
+    text = """\
+mode readonly {
+  allow fs:read:/**
+}
+mode edit {
+  allow fs:read:/**
+  allow fs:write:/src/**
+}
+default mode readonly
+deny fs:read:/.env
+"""
+    assert plan_for(text, "fs:write:/src/a").requests[0].verdict == "denied"
+    edit = plan_for(text, "fs:write:/src/a", "fs:read:/.env", mode="edit")
+    assert edit.mode == "edit"
+    assert [r.verdict for r in edit.requests] == ["granted", "denied"]
+    with pytest.raises(UsageError, match="unknown mode 'admin'"):
+        plan_for(text, "fs:read:/a", mode="admin")
+
+
+def test_explain_lists_rules_in_precedence_order_and_other_modes() -> None:
+    text = """\
+mode readonly {
+  allow fs:read:/**
+}
+mode edit {
+  allow fs:write:/src/** because "edit source"
+}
+default mode readonly
+deny fs:write:/src/secrets/** because "secrets"
+allow fs:write:/elsewhere/**
+"""
+    policy = parse_policy(text, "p.bgp")
+    result = explain(Compiler(policy), order("fs:write:/src/**"), GrantAtom.parse("fs:write:/src/**"))
+    assert [(t.rule.effect, t.rule.line, t.applies) for t in result.traces] == [("deny", 8, True), ("allow", 5, False)]
+    assert result.traces[1].why == "only in mode 'edit'"
+    assert result.result.verdict == "denied"
+    assert result.other_modes == (("edit", "narrowed"),)
+
+
+def test_calls_covered_pending_uncovered() -> None:
+    calls = (
+        ToolCall("fs.write", "local", {"path": "/src/a.py"}),
+        ToolCall("fs.write", None, {"path": "/package.json"}),
+        ToolCall("fs.write", None, {"path": "/src/../../etc/passwd"}),
+        ToolCall("fs.write", None, {"path": "/src/secrets/key"}),
+        ToolCall("fs.write", None, {"file": "/src/a.py"}),
+        ToolCall("shell.run", None, {"argv0": "rm"}),
+        ToolCall("fs.move", None, {"src": "/src/a.py", "dst": "/tests/a.py"}),
+        ToolCall("fs.write_many", None, {"paths": ["/src/a", "/etc/b"]}),
+        ToolCall("fs.write", None, {"path": "/src/*"}),
+    )
+    plan = plan_for(BASE, "fs:write:/**", calls=calls)
+    got = [(c.status, c.reason) for c in plan.calls]
+    assert got[0] == ("covered", "every atom it needs is granted")
+    assert got[1][0] == "pending"
+    assert got[2] == ("uncovered", "fs:write:/src/../../etc/passwd: rejected: '..' climbs above the root")
+    assert got[3][0] == "uncovered" and "denied by p.bgp:7 (secrets)" in got[3][1]
+    assert got[4] == ("uncovered", "missing parameter 'path'")
+    assert got[5] == ("uncovered", "unknown tool 'shell.run': the policy does not declare it")
+    assert got[6][0] == "covered" and [n.atom for n in plan.calls[6].needs] == ["fs:write:/src/a.py", "fs:write:/tests/a.py"]
+    assert got[7][0] == "uncovered" and [n.effect for n in plan.calls[7].needs] == ["allow", "deny"]
+    # a parameter is literal: `/src/*` is the file named `*`, inside /src/**
+    assert got[8][0] == "covered" and plan.calls[8].needs[0].atom == "fs:write:/src/*"
+
+
+def test_literal_params_never_widen_a_need() -> None:
+    plan = plan_for("tool fs.write needs fs:write:{path}\nallow fs:write:/src/x\n", "fs:write:/src/x",
+                    calls=(ToolCall("fs.write", None, {"path": "/src/[x]"}),))
+    assert plan.calls[0].status == "uncovered"
+
+
+def test_case_insensitive_filesystem_folds_deny_and_ask_only() -> None:
+    text = "filesystem case-insensitive\nallow fs:write:/src/**\ndeny fs:write:/src/.env\n"
+    plan = plan_for(text, "fs:write:/src/**")
+    gate = Gate([plan])
+    assert gate.decide("fs:write:/src/.ENV").effect == "deny"
+    assert gate.decide("fs:write:/src/.env").effect == "deny"
+    assert gate.decide("fs:write:/SRC/a").effect == "deny"  # folding an allow would widen it
+    assert gate.decide("fs:write:/src/a").effect == "allow"
+
+
+# --- plans: ids, determinism, reading back -----------------------------------------------------
+
+
+def test_plan_round_trip_and_tamper_detection() -> None:
+    plan = plan_for(BASE, "fs:write:/**", "net:connect:https://pypi.org/**", calls=(ToolCall("fs.write", None, {"path": "/src/a"}),))
+    data = plan.to_data()
+    assert plan_from_data(data) == plan
+    assert data["id"] == str(plan.id())
+    data["requests"][0]["granted"][0]["except"] = []
+    with pytest.raises(PlanError, match="does not match its id"):
+        plan_from_data(data)
+
+
+def test_plan_id_covers_order_policy_and_mode() -> None:
+    policy = parse_policy(BASE, "p.bgp")
+    other_policy = parse_policy(BASE + "# a comment\n", "p.bgp")
+    first = Compiler(policy).compile(order("fs:write:/src/**"))
+    assert first.id() == Compiler(policy).compile(order("fs:write:/src/**")).id()
+    assert first.id() != Compiler(other_policy).compile(order("fs:write:/src/**")).id()
+    assert first.id() != Compiler(policy).compile(order("fs:write:/src/**", model="m2")).id()
+
+
+def test_plans_are_byte_identical_across_hash_seeds() -> None:
+    args = ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "cbor"]
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", "from bgc.cli import main; main()", *args],
+            cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True,
+        ).stdout
+        for seed in ("0", "7", "31337")
+    }
+    assert len(outputs) == 1 and len(next(iter(outputs))) > 100
+
+
+# --- the gate ------------------------------------------------------------------------------------
+
+
+def test_gate_values_are_concrete_and_normalised() -> None:
+    gate = Gate([plan_for(BASE, "fs:write:/**")])
+    decisions = {atom: gate.decide(atom) for atom in (
+        "fs:write:/src/a.py", "fs:write:/src/./b//c.py", "fs:write:/src/*", "fs:write:/src/../.git/config",
+        "fs:write:/../etc", "fs:write:src/a", "fs:write:/src/a\x00", "fs:write:/package.json",
+        "fs:write:/src/secrets/k", "fs:read:/src/a", "nope",
+    )}
+    effects = {atom: d.effect for atom, d in decisions.items()}
+    assert effects == {
+        "fs:write:/src/a.py": "allow", "fs:write:/src/./b//c.py": "allow", "fs:write:/src/*": "allow",
+        "fs:write:/src/../.git/config": "deny", "fs:write:/../etc": "deny", "fs:write:src/a": "deny",
+        "fs:write:/src/a\x00": "deny", "fs:write:/package.json": "ask", "fs:write:/src/secrets/k": "deny",
+        "fs:read:/src/a": "deny", "nope": "deny",
+    }
+    assert decisions["fs:write:/package.json"].line() == "ask\tfs:write:/package.json\t2 of [alice, bob, carol]"
+    assert decisions["fs:write:/src/secrets/k"].line() == "deny\tfs:write:/src/secrets/k\tdenied by p.bgp:7 (secrets)"
+    assert "rejected" in decisions["fs:write:/../etc"].reason
+
+
+def test_gate_root_resolves_symlinks(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "secrets").mkdir()
+    (tmp_path / "src" / "out").symlink_to("/etc")
+    (tmp_path / "src" / "key").symlink_to(tmp_path / "src" / "secrets" / "k")
+    (tmp_path / "src" / "ok").symlink_to(tmp_path / "src" / "real")
+    gate = Gate([plan_for(BASE, "fs:write:/**")], root=str(tmp_path))
+    assert gate.decide("fs:write:/src/out/passwd").effect == "deny"
+    assert "leaves the root" in gate.decide("fs:write:/src/out/passwd").reason
+    assert gate.decide("fs:write:/src/key").effect == "deny"
+    assert gate.decide("fs:write:/src/ok").effect == "allow"
+    assert gate.decide("fs:write:/src/new-file").effect == "allow"
+
+
+def test_decide_for_expects() -> None:
+    policy = parse_policy(BASE, "p.bgp")
+    assert decide(policy, "fs", "write", "/src/a", {}).effect == "allow"
+    assert decide(policy, "fs", "write", "/src/secrets/a", {}).effect == "deny"
+    assert decide(policy, "fs", "write", "/package.json", {}).effect == "ask"
+    assert decide(policy, "fs", "write", "/src/../x", {}).effect == "deny"
+
+
+# --- never widen: generated policies and requests against a brute-force reference ---------------
+
+SEGMENTS = ["a", "b", "*", "?", "**", "a*", "*b", "[ab]", "[!a]"]
+NAMES = ["a", "b", "aa", "ab", "ba", "bb"]
+UNIVERSE = ["/"] + ["/" + "/".join(p) for n in (1, 2, 3) for p in itertools.product(NAMES, repeat=n)]
+
+
+def reference_regex(pattern: str) -> re.Pattern[str]:
+    """An independent, git-faithful translation for the generated subset (small inputs only)."""
+    parts = pattern.split("/")
+    out = []
+    for i, seg in enumerate(parts):
+        last = i == len(parts) - 1
+        if seg == "**":
+            if i == 0:
+                out.append(".*" if last else "(?:.*/)?")
+            else:
+                out.append("/.*" if last else "/(?:.*/)?")
+            continue
+        body = "".join({"*": "[^/]*", "?": "[^/]"}.get(ch, re.escape(ch)) for ch in seg.replace("[!a]", "\0").replace("[ab]", "\1"))
+        body = body.replace("\\\x00", "[^a/]").replace("\x00", "[^a/]").replace("\\\x01", "[ab]").replace("\x01", "[ab]")
+        prev_star = i > 0 and parts[i - 1] == "**"
+        out.append(body if i == 0 or prev_star else "/" + body)
+    return re.compile("".join(out))
+
+
+patterns = st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=3).map(lambda segs: "/" + "/".join(segs))
+rules = st.lists(st.tuples(st.sampled_from(["allow", "ask", "deny"]), patterns), min_size=0, max_size=5)
+
+
+def make_policy(generated: list[tuple[str, str]]) -> Policy:
+    return Policy(
+        "gen.bgp",
+        tuple(
+            Rule(effect, "fs", "write", (pattern,), None, None, None, None, Span("gen.bgp", i + 1, 1))  # type: ignore[arg-type]
+            for i, (effect, pattern) in enumerate(generated)
+        ),
+        (), (), None, (), (PolicyFile("gen.bgp", str(Digest.of(repr(generated).encode()))),), False,
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules, patterns)
+def test_never_widen_against_brute_force(generated: list[tuple[str, str]], requested: str) -> None:
+    plan = Compiler(make_policy(generated)).compile(order(f"fs:write:{requested}"))
+    (result,) = plan.requests
+    gate = Gate([plan])
+    in_request = reference_regex(requested)
+    by_effect = {e: [reference_regex(p) for eff, p in generated if eff == e] for e in ("allow", "ask", "deny")}
+    seen = {"allow": 0, "ask": 0, "deny": 0}
+    for text in UNIVERSE:
+        hits = {e: any(r.fullmatch(text) for r in rs) for e, rs in by_effect.items()}
+        if not in_request.fullmatch(text):
+            expected = "deny"
+        else:
+            expected = "deny" if hits["deny"] else "ask" if hits["ask"] else "allow" if hits["allow"] else "deny"
+            seen[expected] += 1
+        assert gate.decide(f"fs:write:{text}").effect == expected, (text, plan.to_data())
+    # the verdict agrees with the parts
+    if result.verdict == "granted":
+        assert seen["ask"] == seen["deny"] == 0
+    if result.verdict in ("ask", "denied"):
+        assert seen["allow"] == 0 and not result.granted
+    if result.verdict == "denied":
+        assert seen["ask"] == 0 and not result.ask
+    if result.verdict in ("narrowed", "granted"):
+        assert result.granted
+    if seen["allow"]:
+        assert result.verdict in ("granted", "narrowed")
+    if seen["ask"] and not seen["allow"]:
+        assert result.verdict in ("ask", "narrowed")
+
+
+def test_module_level_compile_matches_compiler() -> None:
+    policy = parse_policy(BASE, "p.bgp")
+    assert compiler.compile(order("fs:write:/**"), policy) == Compiler(policy).compile(order("fs:write:/**"))
