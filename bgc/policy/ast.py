@@ -308,6 +308,7 @@ class Include:
 
     path: str
     span: Span = _meta()
+    path_span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

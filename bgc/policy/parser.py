@@ -194,7 +194,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "NAME": "a name",
     "FIELD": "a field (intent.kind, origin.model or call.tool)",
     "APPROVER": "an approver's name",
-    "CMP": "`==` or `!=`",
+    "CMP": "`==`, `!=`",
     "INT": "a number",
     "LBRACE": "`{`",
     "RBRACE": "`}`",
@@ -320,29 +320,30 @@ class _FileParser:
 
     # -- atoms and patterns --
 
-    def split_atom(self, token: Token, what: str) -> tuple[str, str, str, int]:
+    def split_atom(self, token: Token) -> tuple[str, str, str, int]:
         """``resource``, ``action``, pattern text (quotes removed, escapes kept) and the column
         where the pattern text starts."""
         text = token.value
         line, col = token.line, token.column
         first = text.find(":")
         second = text.find(":", first + 1) if first >= 0 else -1
+        if first < 0:
+            hint = f"name the resource and action, e.g. `fs:write:{text}`" if text.startswith("/") else None
+            self.fail(f"expected an atom `resource:action:pattern`, found `{text}`", self.at(line, col, len(text)), "BGC002", hint)
         if second < 0:
-            parts = text.split(":")
-            if first < 0:
-                hint = f"name the resource and action, e.g. `fs:write:{text}`" if text.startswith("/") else None
+            head, tail = text[:first], text[first + 1 :]
+            if _NAME.fullmatch(tail) or tail == "*":
                 self.fail(
-                    f"expected {what} `resource:action:pattern`, found `{text}`",
-                    self.at(line, col, len(text)),
+                    f"`{text}` has no pattern: an atom is `resource:action:pattern`",
+                    self.at(line, col + len(text)),
                     "BGC002",
-                    hint,
+                    f"add the pattern right after a colon, e.g. `{text}:/src/**`",
                 )
-            hint = f"add the pattern right after the colon, e.g. `{text}:/path/**`" if len(parts) == 2 else None
             self.fail(
-                f"`{text}` has no pattern: {what} is `resource:action:pattern`",
-                self.at(line, col + len(text), 1),
+                f"`{text}` has no action: an atom is `resource:action:pattern`",
+                self.at(line, col + first),
                 "BGC002",
-                hint,
+                f"name the action, e.g. `{head}:write:{tail}`",
             )
         resource, action, rest = text[:first], text[first + 1 : second], text[second + 1 :]
         self.check_part(resource, "resource", line, col)
@@ -438,7 +439,7 @@ class _FileParser:
 
     def rule(self, tree: Tree, mode: str | None) -> Rule:
         effect_token, atom_token, *rest = tree.children
-        resource, action, text, col = self.split_atom(atom_token, "a rule takes")
+        resource, action, text, col = self.split_atom(atom_token)
         patterns = [self.pattern(text, atom_token.line, col)]
         spans = [Span(self.path, atom_token.line, col, atom_token.end_line, atom_token.end_column)]
         when: Condition | None = None
@@ -553,7 +554,7 @@ class _FileParser:
         return ToolDecl(name_token.value, needs, self.tree_span(tree), self.token_span(name_token))
 
     def template(self, token: Token) -> AtomTemplate:
-        resource, action, text, col = self.split_atom(token, "a tool needs")
+        resource, action, text, col = self.split_atom(token)
         for value, part, offset in ((resource, "resource", 0), (action, "action", len(resource) + 1)):
             if value == "*":
                 self.fail(
@@ -640,13 +641,13 @@ class _FileParser:
                 self.token_span(token),
                 "BGC010",
             )
-        return Include(path, self.tree_span(tree))
+        return Include(path, self.tree_span(tree), self.token_span(token))
 
     # -- expects --
 
     def expect(self, tree: Tree) -> Expect:
         effect_token, atom_token = tree.children[1], tree.children[2]
-        resource, action, text, col = self.split_atom(atom_token, "an expect takes")
+        resource, action, text, col = self.split_atom(atom_token)
         for value, part, offset in ((resource, "resource", 0), (action, "action", len(resource) + 1)):
             if value == "*":
                 self.fail(
@@ -738,6 +739,9 @@ class _FileParser:
             found_text = token.value
             if found_type == "$END":
                 return self.unclosed_block(error, expected)
+            spaced = self.spaced_atom(error, found_type, found_text)
+            if spaced is not None:
+                return spaced
         expected_text = self.expected_text(expected)
         if found_type == "_NL":
             found = "the end of the line"
@@ -747,6 +751,20 @@ class _FileParser:
             width = len(found_text)
         hint = self.syntax_hint(expected, found_type, found_text)
         return self.error(f"expected {expected_text}, found {found}", self.at(line, col, width), "BGC001", hint)
+
+    def spaced_atom(self, error: Any, found_type: str, found: str) -> PolicyError | None:
+        """``allow fs:write /src/**``: report the incomplete atom, not the word after it."""
+        state = getattr(getattr(error, "interactive_parser", None), "parser_state", None)
+        stack = state.value_stack if state is not None else []
+        previous = stack[-1] if stack else None
+        if getattr(previous, "type", None) != "ATOM" or found_type == "_NL":
+            return None
+        try:
+            self.split_atom(previous)
+        except PolicyError as incomplete:
+            incomplete.hint = f"write the atom without spaces: `{previous.value.rstrip(':')}:{found}`"
+            return incomplete
+        return None
 
     def expected_text(self, expected: set[str]) -> str:
         if {"EFFECT", "TOOL", "INCLUDE"} <= expected:
@@ -765,7 +783,7 @@ class _FileParser:
                 return close
         if "CMP" in expected and found in ("=", "<>", "is"):
             return "compare with `==` (or `!=`)"
-        if "STRING" in expected and "PATTERN" not in expected and found_type not in ("_NL", "STRING"):
+        if "STRING" in expected and "PATTERN" not in expected and re.match(r"\w", found):
             return f'quote it: "{found}"'
         if "ATOM" in expected and found_type == "STRING":
             return 'quote only the pattern, right after `resource:action:`, e.g. fs:write:"/my dir/**"'
@@ -897,7 +915,7 @@ class _Loader:
             self.fail(f"include cycle: {' → '.join(chain)}", statement.span, "BGC010")
         if real in self.seen:
             return  # already spliced in once (a diamond); rules are a set, once is enough
-        data = _read(target, (self.parsers[display], statement.span))
+        data = _read(target, (self.parsers[display], statement.path_span or statement.span))
         self.add(target, _decode(data, target), data, stack)
 
     def mode(self, block: ModeBlock) -> None:
