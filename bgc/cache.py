@@ -1,0 +1,145 @@
+"""A small on-disk cache for work that start-up would otherwise repeat: the built LALR parser
+and parsed policies. A pre-commit hook runs bgc on every commit, so a cold process must not
+rebuild the grammar's tables or re-parse unchanged policies.
+
+The cache is an optimisation only; deleting it is always safe, and it is never *trusted*:
+
+- **Where**: ``$BGC_CACHE_DIR`` if set (empty disables caching), else ``$XDG_CACHE_HOME/bgc``,
+  else ``~/.cache/bgc``. The directory is created ``0700``; one that is not owned by the current
+  user, or that others may write to, is not used at all (entries are unpickled, and a writable
+  shared directory would let someone else choose what gets unpickled).
+- **Keys** are digests of the caller's own key (typically the input's content digest) *and* the
+  bgc version and a digest of bgc's code and grammar, so an upgrade or an edited checkout never
+  reads an entry written by different code.
+- **Entries** are ``MAGIC + sha256(payload) + payload``, checked before anything is unpickled: a
+  truncated, corrupt or foreign file is a miss (and is replaced), never an error.
+- **Writes** go to a temporary file in the same directory and are renamed into place, so a
+  concurrent reader sees either the old entry or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+MAGIC = b"bgc-cache\x001\n"
+_DIGEST_SIZE = 32
+
+
+def cache_dir() -> Path | None:
+    """The configured cache directory (it may not exist yet), or ``None`` when disabled."""
+    configured = os.environ.get("BGC_CACHE_DIR")
+    if configured is not None:
+        return Path(configured) if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "bgc"
+
+
+@functools.cache
+def code_digest() -> str:
+    """Digest of the bgc version, the Python version, bgc's sources and grammar, once per process.
+
+    Hashing the sources (about half a millisecond) rather than trusting the version number means
+    an edited checkout never unpickles values of a class whose fields have since changed.
+    """
+    import sys
+
+    import bgc
+
+    digest = hashlib.sha256(f"{bgc.__version__}\0{sys.version}\0".encode())
+    package = Path(bgc.__file__).parent
+    from importlib import resources
+
+    grammar = resources.files("bgc.grammar") / "policy.lark"
+    sources = sorted(package.rglob("*.py"))
+    for path in [*sources, grammar]:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b""
+        digest.update(str(path).encode() + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+def entry_key(namespace: str, key: str) -> str:
+    """The file name of an entry: a digest of the namespace, the caller's key and the code."""
+    return hashlib.sha256(f"{namespace}\0{key}\0{code_digest()}".encode()).hexdigest()
+
+
+def _usable(directory: Path, create: bool) -> bool:
+    """True when ``directory`` exists (or was just created ``0700``) and only we can write to it."""
+    try:
+        if create:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = directory.stat()
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode):
+        return False
+    owner_ok = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return owner_ok and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def load_bytes(namespace: str, key: str) -> bytes | None:
+    """The payload stored under ``(namespace, key)``, or ``None`` if absent, corrupt or unsafe."""
+    directory = cache_dir()
+    if directory is None or not _usable(directory, create=False):
+        return None
+    try:
+        with open(directory / entry_key(namespace, key), "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    head = len(MAGIC) + _DIGEST_SIZE
+    if len(data) < head or not data.startswith(MAGIC):
+        return None
+    payload = data[head:]
+    if hashlib.sha256(payload).digest() != data[len(MAGIC) : head]:
+        return None
+    return payload
+
+
+def store_bytes(namespace: str, key: str, payload: bytes) -> None:
+    """Store ``payload`` atomically; failures (read-only disk, full disk) are silently skipped."""
+    directory = cache_dir()
+    if directory is None or not _usable(directory, create=True):
+        return
+    try:
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+        os.replace(temporary, directory / entry_key(namespace, key))
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+def load_object(namespace: str, key: str) -> Any | None:
+    """A cached Python value, or ``None``; a payload that no longer unpickles is a miss."""
+    payload = load_bytes(namespace, key)
+    if payload is None:
+        return None
+    try:
+        return pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - verified bytes that still fail to load are just a miss
+        return None
+
+
+def store_object(namespace: str, key: str, value: Any) -> None:
+    """Pickle and store ``value``; a value that cannot be pickled is simply not cached."""
+    try:
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return
+    store_bytes(namespace, key, payload)

@@ -1,0 +1,333 @@
+"""Repository configuration: ``[tool.bgc]`` in ``pyproject.toml`` or the top level of ``bgc.toml``.
+
+A repository says once where its policies, policy tests and recorded work orders live, so that
+``bgc check`` with no arguments (and the pre-commit hooks, and CI) can check all of it, and
+``bgc compile`` can omit ``-p``. Command-line flags always override the configuration.
+
+Keys (docs/ci.md is the reference)::
+
+    policy       = "policies/default.bgp"      # the policy orders are compiled against
+    mode         = "edit"                      # default mode for compile and order checks
+    policies     = ["policies/**/*.bgp"]       # every policy to check (globs, relative)
+    tests        = ["tests/policy"]            # directories (or files) holding *.bgt.yaml
+    orders       = "examples/orders"           # directory of work orders with recorded results
+    expectations = "examples/expected"         # where recorded results live (default: next to orders)
+
+Paths are relative to the directory holding the configuration file, which is also the
+repository root that machine outputs (SARIF, GitHub annotations) make paths relative to.
+Every mistake is a located :class:`ConfigError` (``pyproject.toml:12:11``), never a silent
+default: a typo in a key would otherwise switch a check off.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bgc.errors import InputError, Span
+
+CONFIG_FILES = ("bgc.toml", "pyproject.toml")
+"""Looked for in this order in each directory; ``bgc.toml`` wins when both configure bgc."""
+
+KEYS = ("policy", "mode", "policies", "tests", "orders", "expectations")
+TEST_SUFFIXES = (".bgt.yaml", ".bgt.yml")
+ORDER_SUFFIXES = (".yaml", ".yml", ".json", ".cbor")
+EXPECTED_SUFFIX = ".expected.json"
+"""A recorded expectation is named after its order: ``fix-bug.yaml`` → ``fix-bug.yaml.expected.json``."""
+
+
+class ConfigError(InputError):
+    """The configuration is malformed or names something that does not exist."""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """A loaded configuration. Paths are absolute; ``spans`` locates each key for later errors."""
+
+    path: Path
+    policy: Path | None = None
+    mode: str | None = None
+    policies: tuple[str, ...] = ()
+    tests: tuple[Path, ...] = ()
+    orders: Path | None = None
+    expectations: Path | None = None
+    spans: Mapping[str, Span] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        """The repository root: the directory holding the configuration file."""
+        return self.path.parent
+
+    def span(self, key: str) -> Span:
+        return self.spans.get(key, Span(str(self.path)))
+
+    def error(self, key: str, message: str, hint: str | None = None) -> ConfigError:
+        """A located error about the value of ``key`` (with its source line for the caret)."""
+        span = self.span(key)
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        source = lines[span.line - 1] if 0 < span.line <= len(lines) else None
+        return ConfigError(f"{key}: {message}", span, hint=hint, source=source)
+
+    def policy_files(self) -> list[Path]:
+        """``policy`` and every file the ``policies`` globs match, sorted, without duplicates.
+
+        A glob that matches nothing is an error: it is almost always a typo, and a typo must not
+        quietly leave policies unchecked.
+        """
+        found: set[Path] = set()
+        if self.policy is not None:
+            found.add(self._existing_file("policy", self.policy))
+        for pattern in self.policies:
+            matches = [path for path in self.root.glob(pattern) if path.is_file()]
+            if not matches:
+                raise self.error("policies", f"the glob {pattern!r} matches no file under {self.root}")
+            found.update(path.resolve() for path in matches)
+        return sorted(found)
+
+    def test_files(self) -> list[Path]:
+        """Every ``*.bgt.yaml``/``*.bgt.yml`` below the ``tests`` entries, sorted."""
+        found: set[Path] = set()
+        for entry in self.tests:
+            if not entry.exists():
+                raise self.error("tests", f"{_shown(entry, self.root)} does not exist")
+            found.update(iter_tests(entry))
+        return sorted(found)
+
+    def order_files(self) -> list[Path]:
+        """Every work order below ``orders`` (recorded expectations excluded), sorted."""
+        if self.orders is None:
+            return []
+        if not self.orders.is_dir():
+            raise self.error("orders", f"{_shown(self.orders, self.root)} is not a directory")
+        return sorted(iter_orders(self.orders))
+
+    def expectation_for(self, order: Path) -> Path:
+        """Where ``order``'s recorded result lives: beside it, or mirrored under ``expectations``."""
+        order = order.resolve()
+        if self.expectations is None or self.orders is None:
+            return order.with_name(order.name + EXPECTED_SUFFIX)
+        try:
+            relative = order.relative_to(self.orders)
+        except ValueError:
+            return order.with_name(order.name + EXPECTED_SUFFIX)
+        return self.expectations / relative.parent / (relative.name + EXPECTED_SUFFIX)
+
+    def expectation_files(self) -> list[Path]:
+        """Every recorded expectation that exists, so stale ones (order gone) can be found."""
+        base = self.expectations if self.expectations is not None else self.orders
+        if base is None or not base.is_dir():
+            return []
+        return sorted(path.resolve() for path in base.rglob("*" + EXPECTED_SUFFIX) if path.is_file())
+
+    def _existing_file(self, key: str, path: Path) -> Path:
+        if not path.is_file():
+            raise self.error(key, f"{_shown(path, self.root)} is not a file")
+        return path
+
+
+def is_test_file(path: str | Path) -> bool:
+    return str(path).endswith(TEST_SUFFIXES)
+
+
+def is_order_file(path: str | Path) -> bool:
+    name = str(path)
+    return name.endswith(ORDER_SUFFIXES) and not is_test_file(name) and not name.endswith(EXPECTED_SUFFIX)
+
+
+def iter_tests(entry: Path) -> Iterator[Path]:
+    if entry.is_file():
+        yield entry.resolve()
+        return
+    for suffix in TEST_SUFFIXES:
+        yield from (path.resolve() for path in entry.rglob("*" + suffix) if path.is_file())
+
+
+def iter_orders(directory: Path) -> Iterator[Path]:
+    for path in directory.rglob("*"):
+        if path.is_file() and is_order_file(path.name):
+            yield path.resolve()
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+# --- finding and reading ------------------------------------------------------------------------
+
+
+def find_config(start_dir: str | Path = ".") -> Config | None:
+    """The configuration governing ``start_dir``: the nearest ``bgc.toml`` or ``pyproject.toml``
+    with a ``[tool.bgc]`` table, looking upwards but not past the repository root (the first
+    directory holding ``.git``), so a stray file above a checkout never configures it.
+    Returns ``None`` when there is none; raises :class:`ConfigError` when one is malformed.
+    """
+    directory = Path(start_dir).resolve()
+    for candidate in (directory, *directory.parents):
+        bgc_toml = candidate / "bgc.toml"
+        if bgc_toml.is_file():
+            return load_config(bgc_toml)
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            config = load_config(pyproject)
+            if config is not None:
+                return config
+        if (candidate / ".git").exists():
+            return None
+    return None
+
+
+def repository_root(start_dir: str | Path = ".") -> Path:
+    """The directory machine outputs make paths relative to: the configuration's directory,
+    else the nearest enclosing git work tree, else ``start_dir`` itself."""
+    directory = Path(start_dir).resolve()
+    config = find_config(directory)
+    if config is not None:
+        return config.root
+    for candidate in (directory, *directory.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return directory
+
+
+def load_config(path: str | Path) -> Config | None:
+    """Read one configuration file. A ``pyproject.toml`` without ``[tool.bgc]`` gives ``None``."""
+    import tomllib
+
+    path = Path(path).resolve()
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read: {error.strerror}", Span(str(path))) from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"not valid UTF-8 (offset {error.start})", Span(str(path))) from None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise _toml_error(error, path, text) from None
+    is_pyproject = path.name == "pyproject.toml"
+    if is_pyproject:
+        tool = document.get("tool", {})
+        if not isinstance(tool, dict) or "bgc" not in tool:
+            return None
+        table = tool["bgc"]
+    else:
+        table = document
+    spans = _key_spans(text, str(path), "tool.bgc" if is_pyproject else None)
+    where = spans.get("", Span(str(path)))
+    if not isinstance(table, dict):
+        raise ConfigError("[tool.bgc] must be a table", where)
+    return _build(path, table, spans, text)
+
+
+def _build(path: Path, table: dict[str, Any], spans: dict[str, Span], text: str) -> Config:
+    root = path.parent
+    lines = text.splitlines()
+
+    def error(key: str, message: str, hint: str | None = None) -> ConfigError:
+        span = spans.get(key, spans.get("", Span(str(path))))
+        source = lines[span.line - 1] if 0 < span.line <= len(lines) else None
+        return ConfigError(message, span, hint=hint, source=source)
+
+    for key in table:
+        if key not in KEYS:
+            close = difflib.get_close_matches(key, KEYS, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(KEYS)}"
+            raise error(key, f"unknown key {key!r}", hint)
+
+    def text_value(key: str) -> str | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise error(key, f"{key} must be a non-empty string, got {_toml_kind(value)}")
+        return value
+
+    def text_list(key: str) -> tuple[str, ...]:
+        value = table.get(key)
+        if value is None:
+            return ()
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(item, str) and item.strip() for item in items):
+            raise error(key, f"{key} must be a string or a list of non-empty strings, got {_toml_kind(value)}")
+        return tuple(items)
+
+    mode = text_value("mode")
+    if mode is not None and not re.fullmatch(r"[^\s,#\"{}()\[\]]+", mode):
+        raise error("mode", f"mode {mode!r} is not a mode name")
+    for pattern in text_list("policies"):
+        if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+            raise error("policies", f"the glob {pattern!r} must be relative and stay inside {root}")
+
+    def resolve(value: str | None) -> Path | None:
+        return None if value is None else (root / value).resolve()
+
+    return Config(
+        path=path,
+        policy=resolve(text_value("policy")),
+        mode=mode,
+        policies=text_list("policies"),
+        tests=tuple((root / entry).resolve() for entry in text_list("tests")),
+        orders=resolve(text_value("orders")),
+        expectations=resolve(text_value("expectations")),
+        spans=spans,
+    )
+
+
+def _toml_kind(value: Any) -> str:
+    return {str: "a string", list: "an array", dict: "a table", bool: "a boolean", int: "an integer"}.get(
+        type(value), type(value).__name__
+    ) + (f" {value!r}" if isinstance(value, (str, bool, int, float)) else "")
+
+
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)$")
+
+
+def _toml_error(error: Exception, path: Path, text: str) -> ConfigError:
+    """tomllib puts the position in the message text; lift it into a proper span."""
+    message = str(error)
+    match = _TOML_POSITION.search(message)
+    if not match:
+        return ConfigError(f"invalid TOML: {message}", Span(str(path)))
+    line, col = int(match.group(1)), int(match.group(2))
+    lines = text.splitlines()
+    source = lines[line - 1] if 0 < line <= len(lines) else None
+    return ConfigError(f"invalid TOML: {message[: match.start()].rstrip()}", Span(str(path), line, col), source=source)
+
+
+_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+_KEY = re.compile(r"""^(\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=\s*""")
+
+
+def _key_spans(text: str, file: str, table: str | None) -> dict[str, Span]:
+    """Line and column of each key's value in ``table`` (``None``: the top level).
+
+    tomllib reports no positions for values, so a light line scan finds them; ``""`` maps to the
+    table header. Keys it cannot place (inline tables, dotted keys) fall back to the header.
+    """
+    spans: dict[str, Span] = {}
+    current: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header and not line.lstrip().startswith("[["):
+            current = re.sub(r"\s*\.\s*", ".", header.group(1)).replace('"', "")
+            if current == table:
+                spans[""] = Span(file, number, line.index("[") + 1)
+            continue
+        if current != table:
+            continue
+        key = _KEY.match(line)
+        if key:
+            name = key.group(2).strip("\"'")
+            spans.setdefault(name, Span(file, number, key.end() + 1))
+    return spans
+

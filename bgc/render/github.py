@@ -1,0 +1,46 @@
+"""Findings as GitHub Actions workflow commands (annotations on the pull request diff).
+
+``::error file=policies/a.bgp,line=3,col=7,title=BGC101::message`` — one line per finding,
+most severe first. Workflow commands are a line protocol, so data and properties are escaped
+exactly as the runner unescapes them: ``%``, CR and LF everywhere, and additionally ``:`` and
+``,`` inside properties (where they would end a value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from bgc.findings import Finding, Severity
+from bgc.render.machine import ordered, shown_path
+
+_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(finding: Finding, root: Path) -> str:
+    span = finding.span
+    properties = [("file", shown_path(span.file, root))]
+    if span.line:
+        properties.append(("line", str(span.line)))
+        if span.end_line:
+            properties.append(("endLine", str(span.end_line)))
+        if span.col:
+            properties.append(("col", str(span.col)))
+            if span.end_col and span.end_line in (0, span.line):
+                properties.append(("endColumn", str(span.end_col)))
+    properties.append(("title", finding.rule_id))
+    message = finding.message if finding.hint is None else f"{finding.message}\nhint: {finding.hint}"
+    props = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
+    return f"::{_COMMAND[finding.severity]} {props}::{escape_data(message)}"
+
+
+def render_github(findings: Sequence[Finding], *, root: Path) -> str:
+    return "".join(annotation(finding, root) + "\n" for finding in ordered(findings))
