@@ -243,6 +243,59 @@ def gate(
     raise typer.Exit(ExitCode.OK if allowed else ExitCode.FINDINGS)
 
 
+@app.command()
+def check(
+    files: Annotated[list[str], typer.Argument(help="Policy files (.bgp); includes are followed.")],
+    output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+) -> None:
+    """Validate policies, lint them and run their inline `expect` lines.
+
+    Exit 0 clean, 1 findings (lint warnings, failing expects), 2 a policy does not load.
+    """
+    from bgc.policy.check import check_paths, findings_json, findings_text
+
+    if output_format not in ("text", "json"):
+        fail(UsageError(f"unknown --format {output_format!r} (expected text or json)"))
+    result = check_paths(files)
+    typer.echo(findings_json(result) if output_format == "json" else findings_text(result))
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def fmt(
+    files: Annotated[list[str], typer.Argument(help="Policy files (.bgp); - formats stdin to stdout.")],
+    check_only: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if a file would change.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Write nothing; print what would change (exit 1 if any).")] = False,
+) -> None:
+    """Rewrite policy files in the canonical layout, comments kept in place.
+
+    Every file is parsed before any is written: if one does not parse, nothing is written (exit 2).
+    """
+    from bgc.errors import InputError, Span
+    from bgc.files import write_atomic
+    from bgc.policy.format import format_file
+
+    try:
+        results = [format_file(path) for path in files]
+    except BgcError as error:
+        fail(error)
+    changed = [result for result in results if result.changed]
+    if check_only or diff:
+        for result in changed:
+            typer.echo(result.diff() if diff else f"would reformat {result.path}", nl=not diff)
+        raise typer.Exit(ExitCode.FINDINGS if changed else ExitCode.OK)
+    for result in results:
+        if result.path == "-":
+            typer.echo(result.formatted, nl=False)
+        elif result.changed:
+            try:
+                write_atomic(result.path, result.formatted.encode("utf-8"))
+            except OSError as error:
+                fail(InputError(f"cannot write: {error.strerror}", Span(result.path)))
+            typer.echo(f"reformatted {result.path}")
+    raise typer.Exit(ExitCode.OK)
+
+
 def main() -> None:
     """Console-script entry point: runs the app and guarantees no traceback reaches a user."""
     try:

@@ -12,9 +12,7 @@ spaces after its statement; ``\\n`` line endings and one final newline.
 from __future__ import annotations
 
 import codecs
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -83,15 +81,17 @@ _PRECEDENCE = {Or: 1, And: 2, Not: 3}
 
 
 def condition_text(condition: Condition) -> str:
-    """A condition with the fewest parentheses that keep its structure (not > and > or)."""
+    """A condition with the fewest parentheses that keep its structure (not > and > or), except
+    that the operand of ``not`` is always in parentheses."""
     if isinstance(condition, Compare):
         return f"{condition.field} {condition.op} {quote_string(condition.value)}"
     if isinstance(condition, InList):
         return f"{condition.field} in [{', '.join(quote_string(value) for value in condition.values)}]"
     if isinstance(condition, Matches):
         return f"{condition.field} matches {quote_pattern(condition.pattern)}"
-    if isinstance(condition, Not):
-        return f"not {_operand(condition.item, _PRECEDENCE[Not] - 1)}"
+    if isinstance(condition, Not):  # `not (a == "x")`: never leave a reader to guess the scope
+        inner = condition_text(condition.item)
+        return f"not {inner}" if isinstance(condition.item, Not) else f"not ({inner})"
     joiner = " or " if isinstance(condition, Or) else " and "
     return joiner.join(_operand(item, _PRECEDENCE[type(condition)]) for item in condition.items)
 
@@ -267,23 +267,3 @@ def format_file(path: str) -> Formatted:
     text = decode_utf8(data, path)
     original = "\ufeff" + text if data.startswith(codecs.BOM_UTF8) else text  # fmt drops a BOM
     return Formatted(path, original, format_text(text, path))
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` all at once: a crash leaves the old file or the new one,
-    never half of either. The file's permission bits are kept."""
-    directory = os.path.dirname(path) or "."
-    mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else None
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -349,6 +349,8 @@ class _FileParser:
         self.check_part(resource, "resource", line, col)
         self.check_part(action, "action", line, col + first + 1)
         start = col + second + 1
+        if rest == '""':
+            self.fail("empty pattern: a pattern must match something", self.at(line, start, 2), "BGC003")
         if rest.startswith('"'):
             return resource, action, rest[1:-1], start + 1
         if '"' in rest:
@@ -400,6 +402,8 @@ class _FileParser:
     def list_pattern(self, tree: Tree) -> tuple[str, Span]:
         token = tree.children[0]
         span = self.token_span(token)
+        if token.value == '""':
+            self.fail("empty pattern: a pattern must match something", span, "BGC003")
         if token.type == "STRING":
             return self.pattern(token.value[1:-1], token.line, token.column + 1), span
         return self.pattern(token.value, token.line, token.column), span

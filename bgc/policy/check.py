@@ -1,0 +1,298 @@
+"""``bgc check``: load policies, lint them, run their inline expects; produce Findings, print nothing.
+
+:func:`check_paths` is the library entry point every output format shares (text and json here;
+sarif and github renderers consume the same :class:`CheckResult`). A policy that cannot be
+loaded becomes one error finding with its BGC0xx id and makes the exit code 2; lints (BGC1xx) and
+failing expects (BGC2xx) are findings, exit 1; notes never fail a check.
+
+Lints decide containment exactly with bgc.glob (no heuristics); when the algebra hits its bound
+the lint says so as a note instead of guessing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bgc.errors import BgcError, ExitCode, Span
+from bgc.findings import Finding, Severity
+from bgc.policy.ast import Expect, Policy, Rule
+
+LINT_CODES: dict[str, str] = {
+    "BGC101": "an allow pattern that can never take effect: it lies entirely inside ask/deny rules",
+    "BGC102": "an ask pattern that can never take effect: it lies entirely inside deny rules",
+    "BGC103": "`deny X/**` without `X` itself: the directory itself stays writable",
+    "BGC104": "an allow of `/**` on write: everything becomes writable",
+    "BGC105": "a second pattern that looks like an atom (`fs:read:/x` after a `,`)",
+    "BGC109": "a lint could not decide (pattern algebra bound hit); the rule was not checked",
+    "BGC201": "an inline expect gave a different effect",
+}
+"""The finding ids ``bgc check`` reports with exit 1 (documented in docs/policy-language.md)."""
+
+_ATOM_LIKE = re.compile(r"[a-z][a-z0-9_.-]*:[a-z*][a-z0-9_.-]*:")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """What ``bgc check`` found: findings (sorted), the policies that loaded, and the load errors
+    (kept as errors too, so a renderer can show their source line)."""
+
+    findings: tuple[Finding, ...]
+    policies: tuple[Policy, ...]
+    errors: tuple[BgcError, ...]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.errors:
+            return ExitCode.BAD_INPUT
+        if any(finding.severity is not Severity.NOTE for finding in self.findings):
+            return ExitCode.FINDINGS
+        return ExitCode.OK
+
+
+def check_paths(paths: Sequence[str], *, run_expects: bool = True) -> CheckResult:
+    """Load each policy (with its includes), lint it and run its expects."""
+    from bgc.policy.parser import load_policy
+
+    findings: list[Finding] = []
+    policies: list[Policy] = []
+    errors: list[BgcError] = []
+    for path in paths:
+        try:
+            policy = load_policy(path)
+        except BgcError as error:
+            errors.append(error)
+            findings.append(error_finding(error, path))
+            continue
+        policies.append(policy)
+        findings.extend(check_policy(policy, run_expects=run_expects))
+    return CheckResult(tuple(sorted(set(findings), key=Finding.sort_key)), tuple(policies), tuple(errors))
+
+
+def error_finding(error: BgcError, path: str) -> Finding:
+    """A load error as a finding (id BGC0xx; BGC015 for an unreadable file)."""
+    code = getattr(error, "code", "BGC015")
+    return Finding(code, Severity.ERROR, error.message, error.span or Span(path), error.hint)
+
+
+def check_policy(policy: Policy, *, run_expects: bool = True) -> list[Finding]:
+    """Lint findings, then the failing expects, of one loaded policy."""
+    findings = lint(policy)
+    if run_expects:
+        findings.extend(expect_findings(policy))
+    return findings
+
+
+# ---- lints --------------------------------------------------------------------------------
+
+
+def _covers(outer: Rule, inner: Rule) -> bool:
+    """Whether ``outer`` applies whenever ``inner`` does (resource, action, mode; no condition)."""
+    return (
+        outer.when is None
+        and outer.resource in ("*", inner.resource)
+        and outer.action in ("*", inner.action)
+        and outer.mode in (None, inner.mode)
+    )
+
+
+def lint(policy: Policy) -> list[Finding]:
+    """Every lint over one policy (BGC101-BGC105, BGC109)."""
+    from bgc import glob
+
+    findings: list[Finding] = []
+    parsed: dict[str, glob.Pattern] = {}
+
+    def pattern(text: str) -> glob.Pattern:
+        if text not in parsed:
+            parsed[text] = glob.parse(text)
+        return parsed[text]
+
+    def subset(text: str, others: Iterable[str], rule: Rule, index: int) -> bool:
+        try:
+            return bool(glob.is_subset(pattern(text), [pattern(other) for other in others]))
+        except glob.AlgebraLimit:
+            findings.append(
+                Finding("BGC109", Severity.NOTE, f"could not decide whether `{text}` is covered: "
+                        "pattern too complex for the lint's bound", _pattern_span(rule, index))
+            )  # fmt: skip
+            return False
+
+    for rule in policy.rules:
+        if rule.effect != "deny":
+            shadows = ("ask", "deny") if rule.effect == "allow" else ("deny",)
+            cover = [other for other in policy.rules if other.effect in shadows and _covers(other, rule)]
+            for index, text in enumerate(rule.patterns):
+                if cover and subset(text, [p for other in cover for p in other.patterns], rule, index):
+                    findings.append(_shadowed(rule, index, text, cover, pattern))
+        else:
+            findings.extend(_directory_itself(policy, rule, subset))
+        if rule.effect == "allow" and rule.action in ("write", "*"):
+            for index, text in enumerate(rule.patterns):
+                if subset("/**", [text], rule, index):
+                    findings.append(
+                        Finding("BGC104", Severity.WARNING,
+                                f"`allow {rule.resource}:{rule.action}:{text}` makes every path writable",
+                                _pattern_span(rule, index), "allow the directories the agent works in, e.g. /src/**")
+                    )  # fmt: skip
+        for index, text in enumerate(rule.patterns[1:], start=1):
+            if _ATOM_LIKE.match(text):
+                findings.append(
+                    Finding("BGC105", Severity.WARNING,
+                            f"`{text}` is read as a pattern of `{rule.resource}:{rule.action}`, not as an atom",
+                            _pattern_span(rule, index), "a rule has one resource:action; write a second rule")
+                )  # fmt: skip
+    return findings
+
+
+def _pattern_span(rule: Rule, index: int) -> Span:
+    return rule.pattern_spans[index] if index < len(rule.pattern_spans) else rule.span
+
+
+def _shadowed(rule: Rule, index: int, text: str, cover: list[Rule], pattern) -> Finding:  # type: ignore[no-untyped-def]
+    from bgc import glob
+
+    single = []
+    for other in cover:
+        try:
+            if glob.is_subset(pattern(text), [pattern(p) for p in other.patterns]):
+                single.append(other)
+        except glob.AlgebraLimit:
+            continue
+    culprits = single[:1] or cover
+    where = ", ".join(f"{other.effect} at {other.span.file}:{other.span.line}" for other in culprits)
+    code = "BGC101" if rule.effect == "allow" else "BGC102"
+    never = "granted" if rule.effect == "allow" else "asked for"
+    return Finding(
+        code,
+        Severity.WARNING,
+        f"`{text}` can never be {never}: everything it matches is taken by {where}",
+        _pattern_span(rule, index),
+        "remove the pattern, or narrow the rule that takes it",
+    )
+
+
+def _directory_itself(policy: Policy, rule: Rule, subset) -> list[Finding]:  # type: ignore[no-untyped-def]
+    findings = []
+    scope = [other for other in policy.rules if other.effect == "deny" and (other.when is None or other.when == rule.when)
+             and other.resource in ("*", rule.resource) and other.action in ("*", rule.action)
+             and other.mode in (None, rule.mode)]  # fmt: skip
+    for index, text in enumerate(rule.patterns):
+        if not text.endswith("/**") or text.endswith("\\/**"):
+            continue
+        base = text[:-3]
+        if base in ("", "*", "**") or base.endswith("/"):
+            continue
+        if subset(base, [p for other in scope for p in other.patterns], rule, index):
+            continue
+        what = "writable" if rule.action in ("write", "*") else f"open to `{rule.action}`"
+        findings.append(
+            Finding(
+                "BGC103",
+                Severity.WARNING,
+                f"`{text}` does not match `{base}` itself: the directory itself stays {what}",
+                _pattern_span(rule, index),
+                f"deny both: {rule.effect} {rule.resource}:{rule.action}:{base}, {text}",
+            )
+        )
+    return findings
+
+
+# ---- inline expects -----------------------------------------------------------------------
+
+
+def expect_findings(policy: Policy) -> list[Finding]:
+    """Run every ``expect`` against the whole policy (includes spliced in); one finding per miss."""
+    if not policy.expects:
+        return []
+    from bgc.compiler import Compiler, decide
+
+    compiler = Compiler(policy)
+    findings = []
+    for expect in policy.expects:
+        decision = decide(
+            policy, expect.resource, expect.action, expect.value, dict(expect.context), expect.mode, compiler=compiler
+        )
+        if decision.effect != expect.effect:
+            findings.append(_missed(expect, decision))
+    return findings
+
+
+def _missed(expect: Expect, decision) -> Finding:  # type: ignore[no-untyped-def]
+    atom = f"{expect.resource}:{expect.action}:{expect.value}"
+    if decision.rules:
+        hint = "decided by " + ", ".join(f"{ref.effect} at {ref.file}:{ref.line}" for ref in decision.rules)
+    else:
+        hint = "no rule applies, so it is denied (fail closed)"
+    return Finding(
+        "BGC201",
+        Severity.ERROR,
+        f"expected {expect.effect} for `{atom}`, got {decision.effect} ({decision.reason})",
+        expect.span,
+        hint,
+    )
+
+
+# ---- output -------------------------------------------------------------------------------
+
+
+def findings_json(result: CheckResult) -> str:
+    """The findings as a JSON list with stable keys (sorted), one object per finding."""
+    rows = [
+        {
+            "rule_id": finding.rule_id,
+            "severity": finding.severity.value,
+            "message": finding.message,
+            "file": finding.span.file,
+            "line": finding.span.line,
+            "col": finding.span.col,
+            "end_line": finding.span.end_line,
+            "end_col": finding.span.end_col,
+            "hint": finding.hint,
+        }
+        for finding in result.findings
+    ]
+    return json.dumps(rows, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def render_finding(finding: Finding, source: str | None) -> str:
+    """``file:line:col: warning[BGC103]: message``, the source line with a caret, the hint."""
+    span = finding.span
+    lines = [f"{span}: {finding.severity.value}[{finding.rule_id}]: {finding.message}"]
+    if source is not None and span.col:
+        lines.append(f"  {source}")
+        width = span.end_col - span.col if span.end_line == span.line and span.end_col > span.col else 1
+        lines.append("  " + " " * (span.col - 1) + "^" * width)
+    if finding.hint:
+        lines.append(f"  hint: {finding.hint}")
+    return "\n".join(lines)
+
+
+def findings_text(result: CheckResult) -> str:
+    """People's view: each finding with its source line, then one summary line per policy."""
+    cache: dict[str, list[str] | None] = {}
+    blocks = [render_finding(finding, _source_line(finding.span, cache)) for finding in result.findings]
+    for policy in result.policies:
+        failing = sum(1 for f in result.findings if f.rule_id == "BGC201" and f.span in _expect_spans(policy))
+        blocks.append(
+            f"{policy.path}: {len(policy.rules)} rules, {len(policy.tools)} tools, "
+            f"{len(policy.expects) - failing}/{len(policy.expects)} expects hold"
+        )
+    return "\n".join(blocks)
+
+
+def _source_line(span: Span, cache: dict[str, list[str] | None]) -> str | None:
+    if span.file not in cache:
+        try:
+            with open(span.file, encoding="utf-8", errors="replace") as handle:
+                cache[span.file] = handle.read().removeprefix("\ufeff").split("\n")
+        except OSError:
+            cache[span.file] = None
+    lines = cache[span.file]
+    return lines[span.line - 1].rstrip("\r") if lines and 0 < span.line <= len(lines) else None
+
+
+def _expect_spans(policy: Policy) -> set[Span]:
+    return {expect.span for expect in policy.expects}
