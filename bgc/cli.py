@@ -246,18 +246,24 @@ def gate(
 @app.command()
 def check(
     files: Annotated[list[str], typer.Argument(help="Policy files (.bgp); includes are followed.")],
-    output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    output_format: Annotated[str, typer.Option("--format", help="text, json, sarif or github.")] = "text",
 ) -> None:
     """Validate policies, lint them and run their inline `expect` lines.
 
     Exit 0 clean, 1 findings (lint warnings, failing expects), 2 a policy does not load.
     """
-    from bgc.policy.check import check_paths, findings_json, findings_text
+    from bgc.policy.check import CODES, check_paths, findings_text
+    from bgc.render.machine import FORMATS, render
 
-    if output_format not in ("text", "json"):
-        fail(UsageError(f"unknown --format {output_format!r} (expected text or json)"))
+    if output_format != "text" and output_format not in FORMATS:
+        fail(UsageError(f"unknown --format {output_format!r} (expected text, {', '.join(FORMATS)})"))
     result = check_paths(files)
-    typer.echo(findings_json(result) if output_format == "json" else findings_text(result))
+    if output_format == "text":
+        typer.echo(findings_text(result))
+    else:
+        from bgc.config import repository_root
+
+        typer.echo(render(result.findings, output_format, root=repository_root(), descriptions=CODES), nl=False)
     raise typer.Exit(result.exit_code)
 
 
@@ -294,6 +300,65 @@ def fmt(
                 fail(InputError(f"cannot write: {error.strerror}", Span(result.path)))
             typer.echo(f"reformatted {result.path}")
     raise typer.Exit(ExitCode.OK)
+
+
+@app.command("match")
+def match_command(
+    pattern: Annotated[str, typer.Argument(help="The pattern, in bgc's glob dialect (quote it for the shell).")],
+    texts: Annotated[
+        Optional[list[str]], typer.Argument(help="Texts to test. None given: read stdin, one per line.")
+    ] = None,
+    raw: Annotated[bool, typer.Option("--raw", help="Match each text exactly as given, without normalising.")] = False,
+    resource: Annotated[
+        Optional[str],
+        typer.Option("--resource", "-r", metavar="R", help="Normalise texts as values of resource R (default: fs)."),
+    ] = None,
+) -> None:
+    """Does my pattern cover this path? Test PATTERN against each TEXT.
+
+    Texts are normalised first, as the gate does: by default as fs paths (absolute; '//' and '.' collapse,
+    '..' removes its parent, a trailing '/' drops). A text the gate rejects (relative path, '..' above '/',
+    control characters, non-NFC Unicode) is reported as rejected, with the reason.
+
+    Output, one tab-separated line per text:
+    match TEXT | no-match TEXT | rejected TEXT REASON
+
+    Dialect (git wildmatch, case-sensitive): '*' and '?' never cross '/'; '**' as a whole segment spans
+    segments ('a/**' is everything below a/); classes \\[abc] \\[a-z] \\[!a] \\[\\[:alpha:]]; '\\x' is a literal x.
+
+    Examples:
+    bgc match '/src/**/*.py' /src/a/b.py /src/../etc/passwd
+    git ls-files | sed 's|^|/repo/|' | bgc match '/repo/**/test_*'
+    bgc match --raw 'https://api.example.com/**' https://api.example.com/v1
+
+    Exit 0 when every text matched, 1 otherwise, 2 for a malformed pattern.
+    """
+    from bgc import glob
+
+    if raw and resource is not None:
+        fail(UsageError("--raw matches texts as given; it cannot be combined with --resource"))
+    try:
+        compiled = glob.parse(pattern)
+    except glob.PatternError as error:
+        fail(error)
+    if texts:
+        values: typing.Iterable[str] = texts
+    else:
+        values = (line[:-1] if line.endswith("\n") else line for line in sys.stdin)
+    seen = 0
+    all_matched = True
+    for text in values:
+        seen += 1
+        verdict = glob.match_value(compiled, text, None if raw else resource or "fs")
+        shown = text.encode("unicode_escape").decode("ascii") if any(c < " " or c == "\x7f" for c in text) else text
+        if isinstance(verdict, glob.Rejection):
+            typer.echo(f"rejected\t{shown}\t{verdict.reason}")
+        else:
+            typer.echo(f"{'match' if verdict else 'no-match'}\t{shown}")
+        all_matched &= verdict is True
+    if not seen:
+        fail(UsageError("no texts to match: give TEXT arguments or lines on stdin"))
+    raise typer.Exit(ExitCode.OK if all_matched else ExitCode.FINDINGS)
 
 
 def main() -> None:

@@ -1,9 +1,9 @@
 """``bgc check``: load policies, lint them, run their inline expects; produce Findings, print nothing.
 
-:func:`check_paths` is the library entry point every output format shares (text and json here;
-sarif and github renderers consume the same :class:`CheckResult`). A policy that cannot be
-loaded becomes one error finding with its BGC0xx id and makes the exit code 2; lints (BGC1xx) and
-failing expects (BGC2xx) are findings, exit 1; notes never fail a check.
+:func:`check_paths` is the library entry point every output format shares: the text view here,
+json, sarif and github through bgc.render.machine, all from the same Finding list. A policy
+that cannot be loaded becomes one error finding with its BGC0xx id and makes the exit code 2;
+lints (BGC1xx) and failing expects (BGC2xx) are findings, exit 1; notes never fail a check.
 
 Lints decide containment exactly with bgc.glob (no heuristics); when the algebra hits its bound
 the lint says so as a note instead of guessing.
@@ -11,7 +11,6 @@ the lint says so as a note instead of guessing.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -28,8 +27,19 @@ LINT_CODES: dict[str, str] = {
     "BGC105": "a second pattern that looks like an atom (`fs:read:/x` after a `,`)",
     "BGC109": "a lint could not decide (pattern algebra bound hit); the rule was not checked",
     "BGC201": "an inline expect gave a different effect",
+    "BGC202": "an inline expect could not be decided (the compiler reported an error)",
 }
 """The finding ids ``bgc check`` reports with exit 1 (documented in docs/policy-language.md)."""
+
+
+def _all_codes() -> dict[str, str]:
+    from bgc.policy.parser import ERROR_CODES
+
+    return {**ERROR_CODES, **LINT_CODES}
+
+
+CODES: dict[str, str] = _all_codes()
+"""Every id ``bgc check`` can report, with its one-line meaning (SARIF rule metadata)."""
 
 _ATOM_LIKE = re.compile(r"[a-z][a-z0-9_.-]*:[a-z*][a-z0-9_.-]*:")
 
@@ -209,15 +219,27 @@ def expect_findings(policy: Policy) -> list[Finding]:
         return []
     from bgc.compiler import Compiler, decide
 
-    compiler = Compiler(policy)
     findings = []
+    try:
+        compiler = Compiler(policy)
+    except BgcError as error:  # e.g. the pattern algebra's bound: unknown is not a pass
+        return [_undecided(expect, error) for expect in policy.expects]
     for expect in policy.expects:
-        decision = decide(
-            policy, expect.resource, expect.action, expect.value, dict(expect.context), expect.mode, compiler=compiler
-        )
+        try:
+            decision = decide(
+                policy, expect.resource, expect.action, expect.value, dict(expect.context), expect.mode,
+                compiler=compiler,
+            )  # fmt: skip
+        except BgcError as error:
+            findings.append(_undecided(expect, error))
+            continue
         if decision.effect != expect.effect:
             findings.append(_missed(expect, decision))
     return findings
+
+
+def _undecided(expect: Expect, error: BgcError) -> Finding:
+    return Finding("BGC202", Severity.ERROR, f"could not decide this expect: {error.message}", expect.span)
 
 
 def _missed(expect: Expect, decision) -> Finding:  # type: ignore[no-untyped-def]
@@ -236,25 +258,6 @@ def _missed(expect: Expect, decision) -> Finding:  # type: ignore[no-untyped-def
 
 
 # ---- output -------------------------------------------------------------------------------
-
-
-def findings_json(result: CheckResult) -> str:
-    """The findings as a JSON list with stable keys (sorted), one object per finding."""
-    rows = [
-        {
-            "rule_id": finding.rule_id,
-            "severity": finding.severity.value,
-            "message": finding.message,
-            "file": finding.span.file,
-            "line": finding.span.line,
-            "col": finding.span.col,
-            "end_line": finding.span.end_line,
-            "end_col": finding.span.end_col,
-            "hint": finding.hint,
-        }
-        for finding in result.findings
-    ]
-    return json.dumps(rows, indent=2, sort_keys=True, ensure_ascii=False)
 
 
 def render_finding(finding: Finding, source: str | None) -> str:

@@ -391,9 +391,10 @@ class _FileParser:
         try:
             return glob.parse(unicodedata.normalize("NFC", text)).text
         except glob.PatternError as error:
-            column = getattr(error, "column", None) or 1
+            column = error.column
+            problem = error.message.removesuffix(f" at column {column}")
             self.fail(
-                f"malformed pattern `{text}`: {error.message}",
+                f"malformed pattern `{text}`: {problem}",
                 self.at(line, col + column - 1),
                 "BGC003",
                 error.hint,
