@@ -1,0 +1,324 @@
+"""Finite automata for patterns: linear-time matching, many-pattern sets, bounded decisions.
+
+Internal to :mod:`bgc.glob`. A pattern's elements become a *position automaton*: a row of
+positions, each with an optional self-loop set, an optional step set (move to the next
+position) and an optional empty move to the next position. A set of positions is a Python
+int used as a bitmask, so one text character costs a handful of integer operations however
+the pattern is written (``*a*a*a*b`` included), and the subset states are cached lazily as a
+DFA (the RE2 approach: build only the states a text or a question actually visits).
+
+The alphabet is reduced to *atoms*: the intervals of code points between the boundaries the
+patterns' character sets draw. Two characters in one atom behave identically in every
+pattern involved, so a question over all of Unicode becomes a question over a few dozen
+symbols. Questions (emptiness, inclusion, examples) are breadth-first searches over tuples of
+lazily built DFA states; every search has a work bound and raises :class:`AlgebraLimit`
+rather than run long.
+
+Hand-written rather than a library (automata-lib, interegular, greenery were measured, see
+docs/patterns.md): the bitmask automaton is what gives linear matching anyway, and searching
+the product lazily answers most questions after a few states instead of building and
+minimising whole automata.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import deque
+from typing import Callable, Sequence
+
+from bgc._glob_syntax import ANY, NOSLASH, SLASH, SLASH_SET, CharSet, DStar, Elems, Segment, Star
+from bgc.errors import BgcError
+
+#: Cached DFA states per automaton; a matcher that needs more goes on without caching.
+MAX_STATES = 20_000
+#: Product states times atoms a single decision may explore before it gives up.
+MAX_WORK = 400_000
+
+
+class AlgebraLimit(BgcError):
+    """A work bound was hit while deciding a question about patterns: the answer is unknown.
+
+    Callers treat it as "not granted" (fail closed).
+    """
+
+
+class _Overflow(Exception):
+    """The DFA cache is full (internal; becomes AlgebraLimit or uncached matching)."""
+
+
+Position = tuple[CharSet | None, CharSet | None, bool]  # (self-loop set, step set, empty move)
+
+
+def positions(elems: Elems) -> list[Position]:
+    """The position automaton of canonical elements, ending with the (inert) accept position.
+
+    Segments are joined by ``/``; a ``DStar`` that is not last absorbs the ``/`` after it:
+    ``DStar(0)`` is ``(.*/)?`` and ``DStar(1)`` is ``.*/`` (``.`` meaning any character,
+    ``/`` included); a last ``DStar`` is ``.*`` (the ``/`` before it belongs to the segment
+    before it, and canonical elements never end in ``DStar(0)`` after other segments).
+    """
+    out: list[Position] = []
+    last = len(elems) - 1
+    for k, e in enumerate(elems):
+        if isinstance(e, Segment):
+            for it in e.items:
+                out.append((NOSLASH, None, True) if isinstance(it, Star) else (None, it.chars, False))
+            if k < last:
+                out.append((None, SLASH_SET, False))
+        elif k == last:
+            out.append((ANY, None, True))
+        elif e.min == 0:
+            out.append((ANY, SLASH_SET, True))
+        else:
+            out.append((ANY, None, True))
+            out.append((None, SLASH_SET, False))
+    out.append((None, None, False))
+    return out
+
+
+class Automaton:
+    """A lazily determinised automaton over one or more position rows laid side by side.
+
+    One row is one pattern; a :class:`Matcher` lays many rows in one bitmask so that a text is
+    scanned once for all of them.
+    """
+
+    def __init__(self, rows: Sequence[list[Position]]) -> None:
+        cuts = {0, SLASH, SLASH + 1}
+        by_set: dict[tuple[CharSet, int], list[int]] = {}  # (set, 0 loop / 1 step) -> bits
+        eps_bits: list[int] = []
+        init_bits: list[int] = []
+        self.accept_bits: list[int] = []
+        base = 0
+        for row in rows:
+            init_bits.append(base)
+            for p, (loop, step, eps) in enumerate(row):
+                for kind, cs in ((0, loop), (1, step)):
+                    if cs is not None:
+                        by_set.setdefault((cs, kind), []).append(base + p)
+                        cuts.update(cs.cuts())
+                if eps:
+                    eps_bits.append(base + p)
+            base += len(row)
+            self.accept_bits.append(base - 1)
+        self.width = base
+        self.cuts = sorted(cuts)
+        self._sets = [(cs, kind, _mask(bits, base)) for (cs, kind), bits in by_set.items()]
+        self.eps = _mask(eps_bits, base)
+        self.accept = _mask(self.accept_bits, base)
+        self._atoms: list[tuple[int, int] | None] = [None] * len(self.cuts)
+        self._char_atom: dict[str, int] = {}
+        universal = 0
+        for cs, kind, m in self._sets:
+            if kind == 0 and cs == ANY:
+                for p in _bits(m):
+                    if self.close(1 << p) & self.accept:
+                        universal |= 1 << p
+        self.universal_mask = universal
+        self.masks: list[int] = []
+        self.index: dict[int, int] = {}
+        self.trans: list[list[int]] = []
+        self.accepting: list[bool] = []
+        self.universal: list[bool] = []
+        self.dead = self.intern(0)
+        self.init = self.intern(self.close(_mask(init_bits, base)))
+
+    def close(self, m: int) -> int:
+        """Add the positions reachable by empty moves."""
+        eps = self.eps
+        while True:
+            grown = m | ((m & eps) << 1)
+            if grown == m:
+                return m
+            m = grown
+
+    def atom(self, cp: int) -> int:
+        return bisect_right(self.cuts, cp) - 1
+
+    def char_atom(self, ch: str) -> int:
+        k = self._char_atom.get(ch)
+        if k is None:
+            k = self.atom(ord(ch))
+            if len(self._char_atom) < 4096:
+                self._char_atom[ch] = k
+        return k
+
+    def _atom_masks(self, k: int) -> tuple[int, int]:
+        masks = self._atoms[k]
+        if masks is None:
+            rep = self.cuts[k]
+            loop = step = 0
+            for cs, kind, m in self._sets:
+                if rep in cs:
+                    if kind:
+                        step |= m
+                    else:
+                        loop |= m
+            masks = self._atoms[k] = (loop, step)
+        return masks
+
+    def move(self, m: int, k: int) -> int:
+        """Positions after reading one character of atom ``k`` from positions ``m``."""
+        loop, step = self._atom_masks(k)
+        return self.close((m & loop) | ((m & step) << 1))
+
+    def intern(self, m: int) -> int:
+        sid = self.index.get(m)
+        if sid is None:
+            if len(self.masks) >= MAX_STATES:
+                raise _Overflow
+            sid = len(self.masks)
+            self.index[m] = sid
+            self.masks.append(m)
+            self.trans.append([-1] * len(self.cuts))
+            self.accepting.append(bool(m & self.accept))
+            self.universal.append(bool(m & self.universal_mask))
+        return sid
+
+    def step(self, sid: int, k: int) -> int:
+        t = self.trans[sid][k]
+        if t < 0:
+            t = self.trans[sid][k] = self.intern(self.move(self.masks[sid], k))
+        return t
+
+    def run(self, text: str) -> int:
+        """The position mask after reading ``text``: linear time, cached where it can be."""
+        sid, trans, dead = self.init, self.trans, self.dead
+        char_atom = self.char_atom
+        for i, ch in enumerate(text):
+            k = char_atom(ch)
+            t = trans[sid][k]
+            if t < 0:
+                try:
+                    t = self.step(sid, k)
+                except _Overflow:
+                    return self._run_uncached(self.masks[sid], text[i:])
+            if t == dead:
+                return 0
+            sid = t
+        return self.masks[sid]
+
+    def _run_uncached(self, m: int, text: str) -> int:
+        for ch in text:
+            m = self.move(m, self.char_atom(ch))
+            if not m:
+                break
+        return m
+
+
+def _mask(bits: Sequence[int], width: int) -> int:
+    buf = bytearray((width + 8) // 8)
+    for b in bits:
+        buf[b >> 3] |= 1 << (b & 7)
+    return int.from_bytes(buf, "little")
+
+
+def _bits(m: int):
+    while m:
+        low = m & -m
+        yield low.bit_length() - 1
+        m ^= low
+
+
+class Matcher:
+    """Many patterns in one automaton: ``matching(text)`` scans the text once."""
+
+    def __init__(self, rows: Sequence[list[Position]]) -> None:
+        self.auto = Automaton(rows)
+        self._index = {bit: i for i, bit in enumerate(self.auto.accept_bits)}
+        self._found: dict[int, frozenset[int]] = {}
+
+    def matching(self, text: str) -> frozenset[int]:
+        hits = self.auto.run(text) & self.auto.accept
+        found = self._found.get(hits)
+        if found is None:
+            found = frozenset(self._index[b] for b in _bits(hits))
+            if len(self._found) < 4096:
+                self._found[hits] = found
+        return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Decisions
+
+
+def _nice_rank(cp: int) -> tuple[int, int]:
+    """Order atoms so that examples read well: letters, digits, then other printable text."""
+    c = chr(cp)
+    if "a" <= c <= "z":
+        return (0, cp)
+    if "0" <= c <= "9":
+        return (1, cp)
+    if "A" <= c <= "Z":
+        return (2, cp)
+    if c in "_-.":
+        return (3, cp)
+    if c.isprintable() and not 0xD800 <= cp <= 0xDFFF:
+        return (4, cp)
+    return (5, cp)
+
+
+def _representative(lo: int, hi: int) -> int:
+    """A readable character in ``[lo, hi]``."""
+    for cand in (ord("a"), ord("0"), ord("A"), ord("_"), ord("-"), ord("."), 0x21, 0xA1, 0x100):
+        if lo <= cand <= hi:
+            return cand
+    best = min(range(lo, min(hi, lo + 64) + 1), key=_nice_rank)
+    return best
+
+
+def search(
+    autos: Sequence[Automaton],
+    bad: Callable[[tuple[int, ...]], bool],
+    hopeless: Callable[[tuple[int, ...]], bool],
+) -> str | None:
+    """A shortest text whose state tuple is ``bad``, or None when there is none.
+
+    Breadth-first over the product of the automata, on the atoms all of them distinguish;
+    ``hopeless`` prunes tuples from which no bad tuple can be reached. Raises
+    :class:`AlgebraLimit` when the work bound is hit.
+    """
+    cuts = sorted(set().union(*(a.cuts for a in autos)))
+    reps = [_representative(lo, hi - 1) for lo, hi in zip(cuts, cuts[1:] + [0x110000])]
+    order = sorted(range(len(cuts)), key=lambda g: _nice_rank(reps[g]))
+    local = [[a.atom(cuts[g]) for g in order] for a in autos]
+    start = tuple(a.init for a in autos)
+    if bad(start):
+        return ""
+    if hopeless(start):
+        return None
+    parent: dict[tuple[int, ...], tuple[tuple[int, ...], int] | None] = {start: None}
+    queue = deque([start])
+    work = 0
+    steps = [a.step for a in autos]
+    width = range(len(autos))
+    try:
+        while queue:
+            state = queue.popleft()
+            work += len(order)
+            if work > MAX_WORK:
+                raise AlgebraLimit(
+                    f"deciding this needs more than {MAX_WORK} automaton steps; the answer is unknown",
+                    hint="simplify the patterns involved (fewer '*' and '**')",
+                )
+            for g in range(len(order)):
+                nxt = tuple(steps[i](state[i], local[i][g]) for i in width)
+                if nxt in parent:
+                    continue
+                parent[nxt] = (state, g)
+                if hopeless(nxt):
+                    continue
+                if bad(nxt):
+                    out = []
+                    cur: tuple[int, ...] | None = nxt
+                    while parent[cur] is not None:
+                        cur, gg = parent[cur]  # type: ignore[misc]
+                        out.append(chr(reps[order[gg]]))
+                    return "".join(reversed(out))
+                queue.append(nxt)
+    except _Overflow:
+        raise AlgebraLimit(
+            f"a pattern automaton needs more than {MAX_STATES} states; the answer is unknown",
+            hint="simplify the patterns involved (fewer '*' and '**')",
+        ) from None
+    return None

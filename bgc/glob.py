@@ -1,0 +1,401 @@
+"""The pattern dialect (DESIGN §2): parsing, linear matching, concrete values, exact set algebra.
+
+Patterns are git's wildmatch with ``WM_PATHNAME``, case-sensitive: ``*`` and ``?`` never
+cross ``/``, ``**`` as a whole segment spans segments, classes never match ``/``. Malformed
+patterns are errors with a column, never silently literal. See docs/patterns.md.
+
+Why it is built this way:
+
+* Matching runs a lazily built DFA over the pattern's position automaton, so it is linear in
+  the text whatever the pattern (no regex built from user input can backtrack here).
+  :class:`PatternSet` scans a text once for any number of patterns.
+* The algebra is exact. :func:`intersect` computes readable globs symbolically and prunes
+  members that others cover; inclusion, emptiness and examples are decided on automata over
+  the character classes the patterns actually distinguish, so any Unicode works. Every
+  decision is bounded: past the bound it raises :class:`AlgebraLimit` ("unknown"), which
+  callers treat as not granted.
+* Results are cached per pattern and per question: the compiler asks the same questions
+  many times.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Sequence
+
+from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, positions, search
+from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, nfc, parse_elems, render
+from bgc._glob_symbolic import intersect_elems
+
+__all__ = [
+    "AlgebraLimit",
+    "Pattern",
+    "PatternError",
+    "PatternSet",
+    "Rejection",
+    "escape",
+    "example",
+    "fold_case",
+    "has_dot_segment",
+    "intersect",
+    "is_empty",
+    "is_subset",
+    "is_subset_terms",
+    "match_value",
+    "normalise",
+    "parse",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """A parsed pattern. ``text`` is the NFC-normalised source; equality and hash use only it.
+
+    Build one with :func:`parse` (cached); ``Pattern(text)`` parses too. The automaton is
+    built on first use and kept with the pattern.
+    """
+
+    text: str
+    _elems: Elems = field(default=(), compare=False, repr=False)
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"a pattern is text, not {type(self.text).__name__}")
+        text = nfc(self.text)
+        object.__setattr__(self, "text", text)
+        if not self._elems:
+            object.__setattr__(self, "_elems", parse_elems(text))
+        prefix, literal = _literal_prefix(self._elems)
+        self._cache["prefix"] = prefix
+        self._cache["literal"] = literal
+        # 'lit/**' is "starts with 'lit/'": the commonest policy shape, matched without automata.
+        tail = self._elems[-1]
+        self._cache["startswith"] = (
+            prefix if isinstance(tail, DStar) and len(prefix) == _literal_length(self._elems[:-1]) else None
+        )
+
+    @property
+    def prefix(self) -> str:
+        """The literal text every match starts with."""
+        return self._cache["prefix"]
+
+    @property
+    def literal(self) -> str | None:
+        """The one text this pattern matches, when it has no wildcards."""
+        return self._cache["literal"]
+
+    def automaton(self) -> Automaton:
+        auto = self._cache.get("auto")
+        if auto is None:
+            auto = self._cache["auto"] = Automaton([positions(self._elems)])
+        return auto
+
+    def is_universal(self) -> bool:
+        """True when the pattern matches every text (``**`` and its spellings)."""
+        auto = self.automaton()
+        return auto.universal[auto.init]
+
+    def matches(self, text: str) -> bool:
+        """Does ``text`` match, exactly as given? Linear in ``len(text)``."""
+        literal = self._cache["literal"]
+        if literal is not None:
+            return text == literal
+        start = self._cache["startswith"]
+        if start is not None:
+            return text.startswith(start)
+        auto = self.automaton()
+        return bool(auto.run(text) & auto.accept)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _literal_length(elems: Elems) -> int:
+    """Characters spelled by ``elems`` if all are literal segments joined by '/', else -1."""
+    total = 0
+    for e in elems:
+        if not isinstance(e, Segment) or any(not isinstance(it, One) or it.chars.single() is None for it in e.items):
+            return -1
+        total += len(e.items) + 1
+    return total
+
+
+def _literal_prefix(elems: Elems) -> tuple[str, str | None]:
+    out: list[str] = []
+    for k, e in enumerate(elems):
+        if not isinstance(e, Segment):
+            return "".join(out), None
+        for it in e.items:
+            cp = it.chars.single() if isinstance(it, One) else None
+            if cp is None:
+                return "".join(out), None
+            out.append(chr(cp))
+        if k < len(elems) - 1:
+            out.append("/")
+    text = "".join(out)
+    return text, text
+
+
+@lru_cache(maxsize=65536)
+def parse(text: str) -> Pattern:
+    """Parse pattern text (NFC-normalised first); raises :class:`PatternError` with the column."""
+    return Pattern(text)
+
+
+def escape(text: str) -> str:
+    """Pattern text that matches exactly ``text`` (for tool-call parameters).
+
+    ``\\``, ``*``, ``?`` and ``[`` are backslash-escaped; nothing else is special outside a
+    class. Total on every string. Patterns are NFC-normalised when parsed, so for a text that
+    is not NFC the pattern matches its NFC form instead; such a value is rejected by
+    :func:`normalise` before it is ever matched (normalise first, then escape). An empty text
+    gives an empty pattern, which :func:`parse` rejects.
+    """
+    return "".join("\\" + c if c in _SPECIAL else c for c in text)
+
+
+_SPECIAL = frozenset("\\*?[")
+
+
+def fold_case(p: Pattern) -> Pattern:
+    """The same pattern with letters case-insensitive (``a`` → ``[Aa]``).
+
+    A text matches the result when some case variant of it matches ``p``, so a folded deny
+    or ask rule catches every spelling a case-insensitive filesystem treats as the same name.
+    Never fold an allow rule: that widens it.
+    """
+    folded = tuple(
+        Segment(tuple(One(it.chars.fold()) if isinstance(it, One) else it for it in e.items))
+        if isinstance(e, Segment)
+        else e
+        for e in p._elems
+    )
+    if folded == p._elems:
+        return p
+    (only,) = _patterns_of(folded)
+    return only
+
+
+def _patterns_of(elems: Elems) -> list[Pattern]:
+    """Patterns for canonical elements, each checked to parse back to the same elements."""
+    out = []
+    for text, part in render(elems):
+        for candidate in (text, render(part, escape_all=True)[0][0]):
+            if nfc(candidate) == candidate:
+                try:
+                    pat = parse(candidate)
+                except PatternError:
+                    continue
+                if pat._elems == part:
+                    out.append(pat)
+                    break
+        else:
+            raise AlgebraLimit(f"a result cannot be written as a pattern ({text!r} changes under NFC)")
+    return out
+
+
+class PatternSet:
+    """Many patterns compiled into one automaton: a text is scanned once for all of them."""
+
+    def __init__(self, patterns: Sequence[Pattern]) -> None:
+        self.patterns = tuple(patterns)
+        self._matcher = Matcher([positions(p._elems) for p in self.patterns])
+
+    def matching(self, text: str) -> frozenset[int]:
+        """Indices (into the patterns given) of the patterns that match ``text``."""
+        return self._matcher.matching(text)
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+
+# ---------------------------------------------------------------------------------------------
+# Concrete values
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A concrete value that must not be matched at all, and why (the gate denies it)."""
+
+    value: str
+    reason: str
+
+
+def _text_problem(value: str) -> str | None:
+    for ch in value:
+        cp = ord(ch)
+        if cp == 0:
+            return "contains NUL"
+        if 0xD800 <= cp <= 0xDFFF:
+            return f"is not valid Unicode (lone surrogate U+{cp:04X})"
+        if unicodedata.category(ch) == "Cc":
+            return f"contains the control character U+{cp:04X}"
+    if not unicodedata.is_normalized("NFC", value):
+        return "is not in Unicode NFC form (a decomposed name could dodge a rule)"
+    return None
+
+
+def normalise(resource: str, value: str) -> str | Rejection:
+    """The value to match for ``resource``, or why it is rejected (DESIGN §2).
+
+    ``fs`` paths are normalised lexically: ``//`` collapses, ``.`` drops, ``..`` removes its
+    parent, a trailing ``/`` drops; relative paths and ``..`` above ``/`` are rejected. Other
+    resources are kept as given but may not have ``.`` or ``..`` segments. For all: NUL,
+    control characters, lone surrogates and non-NFC text are rejected.
+    """
+    problem = _text_problem(value)
+    if problem:
+        return Rejection(value, problem)
+    if resource == "fs":
+        if not value.startswith("/"):
+            return Rejection(value, "is a relative path (fs paths must start with '/')")
+        stack: list[str] = []
+        for seg in value.split("/"):
+            if seg == ".." and not stack:
+                return Rejection(value, "climbs above '/' with '..'")
+            if seg == "..":
+                stack.pop()
+            elif seg not in ("", "."):
+                stack.append(seg)
+        return "/" + "/".join(stack)
+    for seg in value.split("/"):
+        if seg in (".", ".."):
+            return Rejection(value, f"has a '{seg}' segment")
+    return value
+
+
+def match_value(pattern: Pattern, text: str, resource: str | None = "fs") -> bool | Rejection:
+    """Does ``text`` match ``pattern`` once normalised for ``resource`` as the gate does?
+
+    ``resource=None`` matches the text exactly as given. A value the resource rejects is
+    returned as its :class:`Rejection` (the gate denies it whatever the pattern).
+    """
+    if resource is not None:
+        value = normalise(resource, text)
+        if isinstance(value, Rejection):
+            return value
+        text = value
+    return pattern.matches(text)
+
+
+def has_dot_segment(pattern_text: str) -> bool:
+    """Does the pattern have a ``.`` or ``..`` segment (escaped or as ``[.]`` too)?
+
+    Such a pattern is malformed in a request: no normalised value has those segments, and
+    ``/src/../etc`` must not read as if it were under ``/src``. Raises :class:`PatternError`
+    when the text is not a pattern at all.
+    """
+    dot = CharSet.char(".")
+    return any(
+        isinstance(e, Segment) and 1 <= len(e.items) <= 2 and all(it == One(dot) for it in e.items)
+        for e in parse(pattern_text)._elems
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Algebra
+
+
+def _disjoint_prefixes(a: Pattern, b: Pattern) -> bool:
+    """True when no text can match both: their literal prefixes already disagree."""
+    pa, pb = a.prefix, b.prefix
+    return not (pa.startswith(pb) or pb.startswith(pa))
+
+
+def intersect(a: Pattern, b: Pattern) -> list[Pattern]:
+    """Patterns whose union is exactly L(a) ∩ L(b), none covered by the others; [] if empty.
+
+    When one pattern contains the other, the answer is that pattern as written.
+    """
+    return list(_intersect(a, b) if a.text <= b.text else _intersect(b, a))
+
+
+@lru_cache(maxsize=65536)
+def _intersect(a: Pattern, b: Pattern) -> tuple[Pattern, ...]:
+    if a == b:
+        return (a,)
+    if _disjoint_prefixes(a, b):
+        return ()
+    for x, y in ((a, b), (b, a)):
+        if x.literal is not None:
+            return (x,) if y.matches(x.literal) else ()
+    if is_subset(a, [b]):
+        return (a,)
+    if is_subset(b, [a]):
+        return (b,)
+    found: dict[str, Pattern] = {}
+    for elems in intersect_elems(a._elems, b._elems):
+        for pat in _patterns_of(elems):
+            found[pat.text] = pat
+    kept = sorted(found.values(), key=lambda p: (-len(p.text), p.text))
+    for pat in list(kept):
+        others = [q for q in kept if q is not pat]
+        if others and is_subset(pat, others):
+            kept.remove(pat)
+    return tuple(sorted(kept, key=lambda p: p.text))
+
+
+def is_subset(a: Pattern, bs: Sequence[Pattern]) -> bool:
+    """Is every text matching ``a`` matched by some pattern in ``bs``?"""
+    return _counterexample(a, tuple((b, ()) for b in bs)) is None
+
+
+def is_empty(a: Pattern, excepts: Sequence[Pattern] = ()) -> bool:
+    """Is L(a) minus the union of L(e) for the excepts empty?"""
+    return example(a, excepts) is None
+
+
+def example(a: Pattern, excepts: Sequence[Pattern] = ()) -> str | None:
+    """A shortest text matching ``a`` and none of ``excepts``; None when there is none."""
+    return _counterexample(a, tuple((e, ()) for e in excepts))
+
+
+def is_subset_terms(a: Pattern, terms: Sequence[tuple[Pattern, Sequence[Pattern]]]) -> bool:
+    """Is L(a) inside the union of the terms, each ``(pattern, excepts)`` = pattern minus excepts?"""
+    return _counterexample(a, tuple((p, tuple(es)) for p, es in terms)) is None
+
+
+@lru_cache(maxsize=65536)
+def _counterexample(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...]) -> str | None:
+    """A shortest text in L(a) that no term covers, or None (the one decision procedure)."""
+    live = []
+    for p, es in terms:
+        if _disjoint_prefixes(a, p):
+            continue
+        es = tuple(e for e in es if not _disjoint_prefixes(a, e))
+        if not es and (p == a or p.is_universal()):
+            return None
+        live.append((p, es))
+    if a.literal is not None:
+        text = a.literal
+        covered = any(p.matches(text) and not any(e.matches(text) for e in es) for p, es in live)
+        return None if covered else text
+    autos: list[Automaton] = [a.automaton()]
+    slot: dict[Pattern, int] = {a: 0}
+
+    def index(p: Pattern) -> int:
+        if p not in slot:
+            slot[p] = len(autos)
+            autos.append(p.automaton())
+        return slot[p]
+
+    plan = [(index(p), tuple(index(e) for e in es)) for p, es in live]
+    acc = [x.accepting for x in autos]
+    univ = [x.universal for x in autos]
+    dead = [x.dead for x in autos]
+
+    def bad(st: tuple[int, ...]) -> bool:
+        if not acc[0][st[0]]:
+            return False
+        return not any(acc[p][st[p]] and not any(acc[e][st[e]] for e in es) for p, es in plan)
+
+    def hopeless(st: tuple[int, ...]) -> bool:
+        if st[0] == dead[0]:
+            return True
+        return any(univ[p][st[p]] and all(st[e] == dead[e] for e in es) for p, es in plan)
+
+    return search(autos, bad, hopeless)
+
