@@ -316,15 +316,16 @@ def match_command(
 ) -> None:
     """Does my pattern cover this path? Test PATTERN against each TEXT.
 
-    Texts are normalised first, as the gate does: by default as fs paths (absolute; '//' and '.' collapse,
-    '..' removes its parent, a trailing '/' drops). A text the gate rejects (relative path, '..' above '/',
-    control characters, non-NFC Unicode) is reported as rejected, with the reason.
+    Texts are normalised first, as the gate does; by default as fs paths ('//' and '.' collapse).
+
+    A text the gate rejects (relative path, '..' above '/', control character, non-NFC) says why.
 
     Output, one tab-separated line per text:
     match TEXT | no-match TEXT | rejected TEXT REASON
 
-    Dialect (git wildmatch, case-sensitive): '*' and '?' never cross '/'; '**' as a whole segment spans
-    segments ('a/**' is everything below a/); classes \\[abc] \\[a-z] \\[!a] \\[\\[:alpha:]]; '\\x' is a literal x.
+    Dialect (git wildmatch, case-sensitive): '*' and '?' never cross '/'; 'a/**' is all below a/.
+
+    Classes: \\[abc] \\[a-z] \\[!a] \\[\\[:alpha:]]. '\\x' is a literal x. See docs/patterns.md.
 
     Examples:
     bgc match '/src/**/*.py' /src/a/b.py /src/../etc/passwd
