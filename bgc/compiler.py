@@ -174,12 +174,12 @@ class _Accumulator:
             refs = tuple(sorted(set(part.rules) | set(refs)))
         self.parts[key] = (piece, Part(resource, action, piece.text, excepts, refs, approvals))
 
-    def pruned(self) -> tuple[Part, ...]:
+    def pruned(self, cutters: Mapping[str, glob.Pattern]) -> tuple[Part, ...]:
         """The parts, each part inside another one folded into it (its rules kept).
 
-        Excepts need not agree: every cut that is left out of a part's except list was proven
-        disjoint from it, so a part whose pattern lies inside another's is inside that term too.
-        Among parts of equal language the first (in sorted order) is kept.
+        Part ``P except E`` lies inside ``Q except F`` when P ⊆ Q and every cut in F but not in E
+        is disjoint from P; ``cutters`` maps except texts to their (possibly case-folded)
+        patterns. Among parts of equal language the first (in sorted order) is kept.
         """
         items = sorted(self.parts.values(), key=lambda item: (item[1].pattern, item[1].excepts))
         host: dict[int, int] = {}
@@ -189,7 +189,8 @@ class _Accumulator:
                     i != j
                     and other.approvals == part.approvals
                     and _subset(pattern, [other_pattern])
-                    and not (j > i and _subset(other_pattern, [pattern]))
+                    and all(_overlaps(pattern, cutters[text]) == [] for text in set(other.excepts) - set(part.excepts))
+                    and not (j > i and _subset(other_pattern, [pattern]) and set(other.excepts) <= set(part.excepts))
                 ):
                     host[i] = j
                     break
@@ -305,7 +306,7 @@ class Compiler:
         if nonempty(requested, [everything[text] for text in residual]):
             denied.add(atom.resource, atom.action, requested, tuple(residual), None)
 
-        granted_parts, ask_parts = granted.pruned(), asked.pruned()
+        granted_parts, ask_parts = granted.pruned(everything), asked.pruned(everything)
         allow_patterns = [piece for _, pieces in touching["allow"] for piece in pieces]
         complete = (
             not unknown
@@ -315,7 +316,7 @@ class Compiler:
             and _subset(requested, allow_patterns)
         )
         verdict = "granted" if complete else "narrowed" if granted_parts else "ask" if ask_parts else "denied"
-        return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(), unknown)
+        return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything), unknown)
 
     def call(self, call: ToolCall, gate: Gate, requests: Iterable[RequestResult]) -> CallResult:
         """Resolve a call through its tool declaration and check every atom it needs."""
