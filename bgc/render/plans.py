@@ -37,22 +37,49 @@ def _rules(part: Part) -> Line:
     return out
 
 
+HEADER_EXCEPTS = 3
+"""How many excepts the one-line ``asked → granted`` header shows before it abbreviates."""
+
+
+def _short(part: Part) -> str:
+    """A part for the header line: long except lists are abbreviated (the part lines are full)."""
+    if len(part.excepts) <= HEADER_EXCEPTS:
+        return str(part)
+    shown = ", ".join(part.excepts[:HEADER_EXCEPTS])
+    return f"{part.atom} except {shown}, … (+{len(part.excepts) - HEADER_EXCEPTS})"
+
+
+def _grouped(parts: Sequence[Part]) -> list[tuple[str, Part]]:
+    """Parts with the same rules and no excepts shown on one line: ``fs:read:/a, /b``."""
+    groups: dict[tuple[object, ...], list[Part]] = {}
+    out: list[tuple[str, Part]] = []
+    for part in parts:
+        if part.excepts:
+            out.append((str(part), part))
+        else:
+            groups.setdefault((part.rules, part.approvals), []).append(part)
+    for members in groups.values():
+        out.append((members[0].atom + "".join(f", {m.pattern}" for m in members[1:]), members[0]))
+    return sorted(out, key=lambda item: item[0])
+
+
 def _request_lines(request: RequestResult) -> list[Line]:
     mark, style = MARKS[request.verdict]
-    granted = ", ".join(str(part) for part in request.granted) if request.granted else "nothing"
-    head: Line = [(f"  {mark} ", style), (request.atom, "bold"), (f"  {request.verdict}", style)]
+    head: Line = [(f"  {mark} ", style), (request.atom, "bold")]
     if request.verdict == "narrowed":
-        head = [(f"  {mark} ", style), (request.atom, "bold"), (" → ", ""), (granted, style)]
+        head += [(" → ", ""), ("; ".join(_short(part) for part in request.granted), style)]
+    else:
+        head.append((f"  {request.verdict}", style))
     if request.unknown:
         head.append(("  (undecided parts were not granted)", "red"))
     lines = [head]
     for part in request.granted:
         lines.append([("      ✓ ", "green"), (str(part), ""), *_rules(part)])
-    for part in request.ask:
+    for text, part in _grouped(request.ask):
         approvals = f"  needs {part.approvals}" if part.approvals else ""
-        lines.append([("      ? ", "cyan"), (str(part), ""), (approvals, "cyan"), *_rules(part)])
-    for part in request.denied:
-        lines.append([("      ✗ ", "red"), (str(part), ""), *_rules(part)])
+        lines.append([("      ? ", "cyan"), (text, ""), (approvals, "cyan"), *_rules(part)])
+    for text, part in _grouped(request.denied):
+        lines.append([("      ✗ ", "red"), (text, ""), *_rules(part)])
     return lines
 
 

@@ -1,0 +1,126 @@
+"""Golden files: every example order compiled against the default policy, as people see it.
+
+Run with BGC_UPDATE_GOLDEN=1 to rewrite `examples/expected/` after an intended change, then
+review the diff like any other change to the product's face.
+"""
+
+from __future__ import annotations
+
+import os
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bgc.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples" / "orders").glob("*.yaml"))
+EXPECTED = ROOT / "examples" / "expected"
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+@pytest.mark.parametrize("order", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_example_text_output(order: Path) -> None:
+    relative = order.relative_to(ROOT).as_posix()
+    result = runner.invoke(app, ["compile", relative, "-p", "policies/default.bgp"])
+    assert result.exit_code in (0, 1), result.output
+    golden = EXPECTED / f"{order.stem}.txt"
+    if os.environ.get("BGC_UPDATE_GOLDEN"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(result.stdout, encoding="utf-8")
+    assert result.stdout == golden.read_text(encoding="utf-8")
+    assert "\x1b[" not in result.stdout
+    summary = result.stdout.splitlines()[-1]
+    findings = any(word in summary for word in ("narrowed", "ask", "denied", "pending", "uncovered"))
+    assert result.exit_code == (1 if findings else 0)
+
+
+def test_colour_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    coloured = runner.invoke(app, ["compile", "examples/orders/deploy.yaml", "-p", "policies/default.bgp"]).stdout
+    assert "\x1b[" in coloured
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = runner.invoke(app, ["compile", "examples/orders/deploy.yaml", "-p", "policies/default.bgp"]).stdout
+    assert "\x1b[" not in plain
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [("never", 0), ("denied", 1), ("ask", 1), ("narrowed", 1)])
+def test_fail_on_levels(fail_on: str, code: int) -> None:
+    result = runner.invoke(app, ["compile", "examples/orders/upgrade-dependency.yaml", "-p", "policies/default.bgp", "--fail-on", fail_on])
+    # upgrade-dependency: everything asks, nothing is denied
+    assert result.exit_code == (0 if fail_on == "denied" else code)
+
+
+def test_machine_formats_and_output_file(tmp_path: Path) -> None:
+
+    import cbor2
+    import yaml
+
+    args = ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--fail-on", "never"]
+    as_json = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)
+    as_yaml = yaml.safe_load(runner.invoke(app, [*args, "--format", "yaml"]).stdout)
+    out = tmp_path / "plan.cbor"
+    assert runner.invoke(app, [*args, "--format", "cbor", "-o", str(out)]).exit_code == 0
+    assert as_json == as_yaml == cbor2.loads(out.read_bytes())
+    assert as_json["requests"][0]["verdict"] == "narrowed"
+
+
+def test_plan_json_matches_documented_schema() -> None:
+
+    import jsonschema
+
+    schema = json.loads((ROOT / "docs" / "plan.schema.json").read_text())
+    for order in EXAMPLES:
+        result = runner.invoke(app, ["compile", str(order), "-p", "policies/default.bgp", "--format", "json"])
+        jsonschema.validate(json.loads(result.stdout), schema)
+
+
+def test_gate_reads_compiled_plans(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    runner.invoke(app, ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan)])
+    result = runner.invoke(app, ["gate", str(plan), "fs:write:/src/a.py", "fs:write:/.git/config", "fs:write:/package.json"])
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == "allow\tfs:write:/src/a.py"
+    assert lines[1].startswith("deny\tfs:write:/.git/config\tdenied by policies/base.bgp:")
+    assert lines[2] == "ask\tfs:write:/package.json\t1 approval"
+    from_stdin = runner.invoke(app, ["gate", str(plan), "--format", "json"], input="fs:write:/src/a.py\n")
+    assert from_stdin.exit_code == 0
+    assert json.loads(from_stdin.stdout)["decision"] == "allow"
+
+
+def test_gate_refuses_an_edited_plan(tmp_path: Path) -> None:
+
+    plan = tmp_path / "plan.json"
+    runner.invoke(app, ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan)])
+    data = json.loads(plan.read_text())
+    data["requests"][0]["granted"][0]["atom"] = "fs:write:/**"
+    plan.write_text(json.dumps(data))
+    result = runner.invoke(app, ["gate", str(plan), "fs:write:/.git/config"])
+    assert result.exit_code == 2
+    assert "does not match its id" in result.stderr and result.stdout == ""
+
+
+def test_explain_command() -> None:
+    result = runner.invoke(app, ["explain", "examples/orders/overreach.yaml", "fs:write:/**", "-p", "policies/modes.bgp"])
+    assert result.exit_code == 1, result.output
+    assert "deny" in result.stdout and "result" in result.stdout
+
+
+def test_compile_errors_exit_2() -> None:
+    missing_policy = runner.invoke(app, ["compile", "examples/orders/fix-bug.yaml", "-p", "nope.bgp"])
+    assert missing_policy.exit_code == 2 and "nope.bgp" in missing_policy.stderr
+    bad_mode = runner.invoke(app, ["compile", "examples/orders/fix-bug.yaml", "-p", "policies/modes.bgp", "--mode", "admin"])
+    assert bad_mode.exit_code == 2 and "unknown mode 'admin'" in bad_mode.stderr
+    bad_format = runner.invoke(app, ["compile", "examples/orders/fix-bug.yaml", "-p", "policies/default.bgp", "--format", "xml"])
+    assert bad_format.exit_code == 2
