@@ -108,12 +108,18 @@ def _emit(data: bytes, output: str | None) -> None:
         write_atomic(output, data)
 
 
-def _load_policy(policy: str | None) -> "Policy":
+def _load_policy(policy: str | None, mode: str | None) -> "tuple[Policy, str | None]":
+    """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
+    from bgc.config import find_config
     from bgc.policy.parser import load_policy
 
     if policy is None:
-        raise UsageError("no policy: pass -p POLICY (or name one in [tool.bgc] of pyproject.toml or bgc.toml)")
-    return load_policy(policy)
+        config = find_config(".")
+        if config is None or config.policy is None:
+            raise UsageError("no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml")
+        policy = os.path.relpath(config.policy)
+        mode = mode if mode is not None else config.mode
+    return load_policy(policy), mode
 
 
 FAIL_ON = ("denied", "ask", "narrowed", "never")
@@ -162,7 +168,8 @@ def compile_command(
     if fail_on not in FAIL_ON:
         fail(UsageError(f"unknown --fail-on {fail_on!r} (expected one of: {', '.join(FAIL_ON)})"))
     try:
-        compiler = Compiler(_load_policy(policy))
+        loaded, mode = _load_policy(policy, mode)
+        compiler = Compiler(loaded)
         plans = [(compiler.compile(load_order(path), mode), path) for path in orders]
     except BgcError as error:
         fail(error)
@@ -193,7 +200,8 @@ def explain(
     from bgc.render import plans as render
 
     try:
-        compiler = Compiler(_load_policy(policy))
+        loaded, mode = _load_policy(policy, mode)
+        compiler = Compiler(loaded)
         work_order = load_order(order)
         try:
             requested = GrantAtom.parse(atom)

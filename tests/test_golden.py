@@ -124,3 +124,18 @@ def test_compile_errors_exit_2() -> None:
     assert bad_mode.exit_code == 2 and "unknown mode 'admin'" in bad_mode.stderr
     bad_format = runner.invoke(app, ["compile", "examples/orders/fix-bug.yaml", "-p", "policies/default.bgp", "--format", "xml"])
     assert bad_format.exit_code == 2
+
+
+def test_policy_and_mode_from_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.bgc]\npolicy = "p.bgp"\nmode = "edit"\n')
+    (tmp_path / "p.bgp").write_text("mode ro {\n  allow fs:read:/**\n}\nmode edit {\n  allow fs:write:/src/**\n}\ndefault mode ro\n")
+    (tmp_path / "o.yaml").write_text((ROOT / "examples" / "orders" / "fix-bug.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["compile", "o.yaml", "--format", "json"])
+    plan = json.loads(result.stdout)
+    assert plan["mode"] == "edit"
+    assert plan["requests"][1]["granted"][0]["rules"][0]["file"] == "p.bgp"
+    assert json.loads(runner.invoke(app, ["compile", "o.yaml", "--mode", "ro", "--format", "json"]).stdout)["mode"] == "ro"
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    missing = runner.invoke(app, ["compile", "o.yaml"])
+    assert missing.exit_code == 2 and "no policy" in missing.stderr
