@@ -25,8 +25,13 @@ import os
 import pickle
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bgc.policy.ast import Policy, PolicyFile
+    from bgc.policy.check import CheckResult
 
 MAGIC = b"bgc-cache\x001\n"
 _DIGEST_SIZE = 32
@@ -143,3 +148,65 @@ def store_object(namespace: str, key: str, value: Any) -> None:
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return
     store_bytes(namespace, key, payload)
+
+
+# --- what is cached: loaded and checked policies --------------------------------------------------
+
+
+def _unchanged(root: str, files: Iterable[PolicyFile]) -> bool:
+    """True when every file that went into a policy still has the content it had."""
+    base = os.path.dirname(root) or "."
+    for item in files:
+        try:
+            with open(os.path.join(base, item.path), "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return False
+        if "sha256:" + hashlib.sha256(data).hexdigest() != item.digest:
+            return False
+    return True
+
+
+def _policy_key(path: str, extra: str) -> str | None:
+    """The root file's content digest plus how it was named (spans keep the name as given)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    return f"{os.getcwd()}\0{path}\0{extra}\0{hashlib.sha256(data).hexdigest()}"
+
+
+def cached_policy(path: str) -> Policy:
+    """:func:`bgc.policy.parser.load_policy`, reusing the parse of unchanged files.
+
+    The entry is keyed by the root file's digest and valid only while every included file
+    still has the digest recorded in the policy; anything else is parsed afresh.
+    """
+    key = _policy_key(path, "policy")
+    if key is not None:
+        entry = load_object("policy", key)
+        if entry is not None and _unchanged(path, entry.files):
+            return entry  # type: ignore[no-any-return]
+    from bgc.policy.parser import load_policy
+
+    policy = load_policy(path)
+    if key is not None:
+        store_object("policy", key, policy)
+    return policy
+
+
+def cached_check(path: str, *, run_expects: bool = True) -> CheckResult:
+    """:func:`bgc.policy.check.check_paths` for one policy, reusing the result for unchanged
+    files (lints and expects are pure functions of the files). Failures are never cached."""
+    key = _policy_key(path, f"check:{run_expects}")
+    if key is not None:
+        entry = load_object("check", key)
+        if entry is not None and all(_unchanged(path, policy.files) for policy in entry.policies):
+            return entry  # type: ignore[no-any-return]
+    from bgc.policy.check import check_paths
+
+    result = check_paths([path], run_expects=run_expects)
+    if key is not None and not result.errors:
+        store_object("check", key, result)
+    return result

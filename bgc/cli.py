@@ -127,14 +127,9 @@ FAIL_ON = ("denied", "ask", "narrowed", "never")
 
 def plan_exit_code(plans: "list[Plan]", fail_on: str) -> ExitCode:
     """0 when nothing at or above the ``fail_on`` level happened, else 1 (findings)."""
-    if fail_on == "never":
-        return ExitCode.OK
-    bad_verdicts = {"denied": {"denied"}, "ask": {"denied", "ask"}, "narrowed": {"denied", "ask", "narrowed"}}[fail_on]
-    bad_calls = {"uncovered"} if fail_on == "denied" else {"uncovered", "pending"}
-    for plan in plans:
-        if any(r.verdict in bad_verdicts for r in plan.requests) or any(c.status in bad_calls for c in plan.calls):
-            return ExitCode.FINDINGS
-    return ExitCode.OK
+    from bgc.outcomes import fails
+
+    return ExitCode.FINDINGS if any(fails(plan, fail_on) for plan in plans) else ExitCode.OK
 
 
 PolicyOption = Annotated[
@@ -148,7 +143,9 @@ def compile_command(
     orders: Annotated[list[str], typer.Argument(help="Work orders (.yaml/.yml/.json/.cbor).")],
     policy: PolicyOption = None,
     mode: ModeOption = None,
-    output_format: Annotated[str, typer.Option("--format", "-f", help="text, json, yaml or cbor.")] = "text",
+    output_format: Annotated[
+        str, typer.Option("--format", "-f", help="text, json, yaml or cbor (the plans); sarif or github (findings).")
+    ] = "text",
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write to FILE (atomically).")] = None,
     fail_on: Annotated[
         str, typer.Option("--fail-on", help="Exit 1 at this level or worse: denied, ask, narrowed or never.")
@@ -163,8 +160,8 @@ def compile_command(
     from bgc.documents import load_order
     from bgc.render import plans as render
 
-    if output_format not in ("text", *render.DATA_FORMATS):
-        fail(UsageError(f"unknown --format {output_format!r} (expected text, json, yaml or cbor)"))
+    if output_format not in ("text", *render.DATA_FORMATS, "sarif", "github"):
+        fail(UsageError(f"unknown --format {output_format!r} (expected text, json, yaml, cbor, sarif or github)"))
     if fail_on not in FAIL_ON:
         fail(UsageError(f"unknown --fail-on {fail_on!r} (expected one of: {', '.join(FAIL_ON)})"))
     try:
@@ -176,6 +173,11 @@ def compile_command(
     if output_format == "text":
         color = output is None and _use_color(sys.stdout)
         data = render.render_text(plans, color).encode()
+    elif output_format in ("sarif", "github"):
+        from bgc.config import repository_root
+        from bgc.outcomes import render_plans
+
+        data = render_plans(plans, output_format, fail_on=fail_on, root=repository_root()).encode()
     else:
         data = render.render_data(render.plans_data([plan for plan, _ in plans]), output_format)
     _emit(data, output)
@@ -253,26 +255,60 @@ def gate(
 
 @app.command()
 def check(
-    files: Annotated[list[str], typer.Argument(help="Policy files (.bgp); includes are followed.")],
+    paths: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            help="Policies (.bgp), test files (.bgt.yaml), work orders, directories. "
+            "None: everything [tool.bgc] / bgc.toml configures."
+        ),
+    ] = None,
     output_format: Annotated[str, typer.Option("--format", help="text, json, sarif or github.")] = "text",
+    update: Annotated[
+        bool, typer.Option("--update", help="Rewrite the recorded expectations of work orders (like snapshots).")
+    ] = False,
 ) -> None:
-    """Validate policies, lint them and run their inline `expect` lines.
+    """Validate and lint policies, run their inline `expect`s and policy tests, and compare work
+    orders with their recorded expectations.
 
-    Exit 0 clean, 1 findings (lint warnings, failing expects), 2 a policy does not load.
+    Exit 0 clean, 1 findings (lints, failing expects or tests, changed orders), 2 bad input.
     """
-    from bgc.policy.check import CODES, check_paths, findings_text
-    from bgc.render.machine import FORMATS, render
+    from bgc.repository import run_command
 
-    if output_format != "text" and output_format not in FORMATS:
-        fail(UsageError(f"unknown --format {output_format!r} (expected text, {', '.join(FORMATS)})"))
-    result = check_paths(files)
-    if output_format == "text":
-        typer.echo(findings_text(result))
-    else:
-        from bgc.config import repository_root
+    try:
+        text, code = run_command(paths or [], output_format=output_format, update=update)
+    except BgcError as error:
+        fail(error)
+    typer.echo(text, nl=False)
+    raise typer.Exit(code)
 
-        typer.echo(render(result.findings, output_format, root=repository_root(), descriptions=CODES), nl=False)
-    raise typer.Exit(result.exit_code)
+
+@app.command("test")
+def test_command(
+    paths: Annotated[
+        Optional[list[str]],
+        typer.Argument(help="Test files (*.bgt.yaml), policies, directories. None: the configured tests."),
+    ] = None,
+    keyword: Annotated[
+        Optional[str], typer.Option("-k", help="Run only tests whose id matches: substrings with and/or/not.")
+    ] = None,
+    coverage: Annotated[bool, typer.Option("--coverage", help="List the rules no test exercised.")] = False,
+    output_format: Annotated[str, typer.Option("--format", help="text, json, sarif, github or junit.")] = "text",
+    junit_xml: Annotated[Optional[str], typer.Option("--junit-xml", help="Also write a JUnit XML report to FILE.")] = None,
+) -> None:
+    """Run policy tests (*.bgt.yaml) and every policy's inline `expect`s; report like pytest.
+
+    Exit 0 all passed, 1 a test failed, 2 bad input (a malformed test file, an unknown mode).
+    """
+    from bgc.testing import run_command
+
+    try:
+        text, code = run_command(
+            paths or [], keyword=keyword, coverage=coverage, output_format=output_format, junit_xml=junit_xml
+        )
+    except BgcError as error:
+        fail(error)
+    typer.echo(text, nl=False)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -280,6 +316,9 @@ def fmt(
     files: Annotated[list[str], typer.Argument(help="Policy files (.bgp); - formats stdin to stdout.")],
     check_only: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if a file would change.")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Write nothing; print what would change (exit 1 if any).")] = False,
+    output_format: Annotated[
+        str, typer.Option("--format", help="With --check: text, json, sarif or github.")
+    ] = "text",
 ) -> None:
     """Rewrite policy files in the canonical layout, comments kept in place.
 
@@ -294,6 +333,16 @@ def fmt(
     except BgcError as error:
         fail(error)
     changed = [result for result in results if result.changed]
+    if output_format != "text":
+        from bgc.config import repository_root
+        from bgc.outcomes import RULES, unformatted_finding
+        from bgc.render.machine import FORMATS, render
+
+        if output_format not in FORMATS or not check_only:
+            fail(UsageError(f"--format {output_format!r}: use json, sarif or github, with --check"))
+        findings = [unformatted_finding(r.path, r.original, r.formatted) for r in changed]
+        typer.echo(render(findings, output_format, root=repository_root(), descriptions=RULES), nl=False)
+        raise typer.Exit(ExitCode.FINDINGS if changed else ExitCode.OK)
     if check_only or diff:
         for result in changed:
             typer.echo(result.diff() if diff else f"would reformat {result.path}", nl=not diff)

@@ -189,10 +189,13 @@ def find_config(start_dir: str | Path = ".") -> Config | None:
 def repository_root(start_dir: str | Path = ".") -> Path:
     """The directory machine outputs make paths relative to: the configuration's directory,
     else the nearest enclosing git work tree, else ``start_dir`` itself."""
+    config = find_config(start_dir)
+    return config.root if config is not None else git_root(start_dir)
+
+
+def git_root(start_dir: str | Path = ".") -> Path:
+    """The nearest enclosing directory holding ``.git``, else ``start_dir`` itself."""
     directory = Path(start_dir).resolve()
-    config = find_config(directory)
-    if config is not None:
-        return config.root
     for candidate in (directory, *directory.parents):
         if (candidate / ".git").exists():
             return candidate

@@ -1,0 +1,272 @@
+"""What commands found, as findings for CI, and the recorded expectations of work orders.
+
+**Findings** (``bgc compile --format sarif|github``): every request not granted as
+asked and every call not covered becomes a finding located at the request or call in the order
+file. Those at or above the ``--fail-on`` level are errors (they make the exit code 1); the
+others are notes, so "exit 1 ⇔ a non-note finding" holds for every command. ``bgc fmt --check`` reports each
+file that would change (BGC601).
+
+**Recorded expectations** (``bgc check`` in a repository): each order under the configured
+orders directory has a ``<order file name>.expected.json`` holding the *semantic* outcome of
+compiling it: the mode, each requested atom's verdict and parts (``atom``, ``except``,
+``approvals``), each call's tool, server and status. Ids and rule locations are deliberately left
+out, so reformatting or reordering a policy does not churn every recording, while any change in
+what is granted does. ``bgc check --update`` rewrites recordings, like a snapshot tool.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bgc.errors import InputError, Span
+from bgc.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from bgc.compiler import Compiler
+    from bgc.config import Config
+    from bgc.documents import Document
+    from bgc.plan import Plan
+
+RULES = {
+    "BGC401": "A requested atom was narrowed: only part of it is granted",
+    "BGC402": "A requested atom awaits human approval",
+    "BGC403": "A requested atom was denied",
+    "BGC404": "A proposed tool call awaits approval (pending)",
+    "BGC405": "A proposed tool call is not covered by the plan",
+    "BGC501": "An order's result differs from its recorded expectation",
+    "BGC502": "An order has no recorded expectation",
+    "BGC503": "A recorded expectation belongs to no order",
+    "BGC601": "A policy file is not in the canonical layout (bgc fmt would change it)",
+}
+"""The finding ids this module produces, with the one-line meaning SARIF shows."""
+
+_VERDICT_RULE = {"narrowed": "BGC401", "ask": "BGC402", "denied": "BGC403"}
+_CALL_RULE = {"pending": "BGC404", "uncovered": "BGC405"}
+FAIL_ON: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "denied": (frozenset({"denied"}), frozenset({"uncovered"})),
+    "ask": (frozenset({"denied", "ask"}), frozenset({"uncovered", "pending"})),
+    "narrowed": (frozenset({"denied", "ask", "narrowed"}), frozenset({"uncovered", "pending"})),
+    "never": (frozenset(), frozenset()),
+}
+"""``--fail-on`` levels: the request verdicts and call statuses each one counts as failing."""
+EXPECTATION_VERSION = 1
+
+
+# --- plans as findings --------------------------------------------------------------------------
+
+
+def fails(plan: Plan, fail_on: str) -> bool:
+    """Whether ``plan`` has a request or call at or above the ``--fail-on`` level (exit 1)."""
+    bad_verdicts, bad_calls = FAIL_ON[fail_on]
+    return any(r.verdict in bad_verdicts for r in plan.requests) or any(c.status in bad_calls for c in plan.calls)
+
+
+def plan_findings(plan: Plan, document: Document, fail_on: str = "narrowed") -> list[Finding]:
+    """Findings for everything in ``plan`` not granted as asked, located in the order ``document``.
+
+    ``fail_on`` is ``bgc compile --fail-on``: the levels it counts are errors, the rest notes, so
+    a plan has an error finding exactly when :func:`fails` says so.
+    """
+    bad_verdicts, bad_calls = FAIL_ON[fail_on]
+    requests = _request_positions(document)
+    findings = []
+    for request in plan.requests:
+        if request.verdict == "granted":
+            continue
+        granted = ", ".join(str(part) for part in request.granted) or "nothing"
+        detail = {"narrowed": f"only {granted} is granted", "ask": "it awaits approval", "denied": "nothing is granted"}
+        message = f"{request.atom}: {request.verdict}, {detail[request.verdict]}"
+        if request.unknown:
+            message += " (a part could not be decided within bounds and was not granted)"
+        severity = Severity.ERROR if request.verdict in bad_verdicts else Severity.NOTE
+        span = document.span(("requests", requests[request.atom])) if request.atom in requests else Span(document.path)
+        findings.append(Finding(_VERDICT_RULE[request.verdict], severity, message, span))
+    for index, call in enumerate(plan.calls):
+        if call.status == "covered":
+            continue
+        severity = Severity.ERROR if call.status in bad_calls else Severity.NOTE
+        message = f"call {index + 1} ({call.tool}): {call.status}: {call.reason}"
+        findings.append(Finding(_CALL_RULE[call.status], severity, message, document.span(("calls", index))))
+    return findings
+
+
+def _request_positions(document: Document) -> dict[str, int]:
+    """Index of each request in the file, by its normalised atom (plans list them sorted)."""
+    from bgc.model import GrantAtom, ModelError
+
+    positions: dict[str, int] = {}
+    raw = document.data.get("requests", []) if isinstance(document.data, dict) else []
+    for index, text in enumerate(raw if isinstance(raw, list) else []):
+        try:
+            positions.setdefault(str(GrantAtom.parse(text)), index)
+        except ModelError:
+            continue
+    return positions
+
+
+def render_plans(plans: Sequence[tuple[Plan, str]], fmt: str, *, fail_on: str, root: Path) -> str:
+    """``bgc compile --format sarif|github``: the plans' findings, located in their order files."""
+    from bgc.documents import read_document
+    from bgc.render.machine import render
+
+    findings = [f for plan, path in plans for f in plan_findings(plan, read_document(path), fail_on)]
+    return render(findings, fmt, root=root, descriptions=RULES)
+
+
+def unformatted_finding(path: str, original: str, formatted: str) -> Finding:
+    """``bgc fmt --check``: a file that would change, located at its first line that would."""
+    before, after = original.splitlines(), formatted.splitlines()
+    line = next((n for n, (a, b) in enumerate(zip(before, after), start=1) if a != b), min(len(before), len(after)) + 1)
+    return Finding("BGC601", Severity.ERROR, "not in the canonical layout: `bgc fmt` would change this file",
+                   Span(path, line, 1), f"run `bgc fmt {path}`")  # fmt: skip
+
+
+# --- recorded expectations ----------------------------------------------------------------------
+
+
+def expectation_data(plan: Plan) -> dict[str, Any]:
+    """The semantic outcome of a plan: what is recorded and compared (see the module doc)."""
+
+    def parts(items: Iterable[Any]) -> list[dict[str, Any]]:
+        out = []
+        for part in items:
+            entry: dict[str, Any] = {"atom": part.atom, "except": list(part.excepts)}
+            if part.approvals is not None:
+                entry["approvals"] = part.approvals.to_data()
+            out.append(entry)
+        return out
+
+    return {
+        "version": EXPECTATION_VERSION,
+        "mode": plan.mode,
+        "requests": [
+            {
+                "atom": request.atom,
+                "verdict": request.verdict,
+                "granted": parts(request.granted),
+                "ask": parts(request.ask),
+                "denied": parts(request.denied),
+            }
+            for request in plan.requests
+        ],
+        "calls": [{"tool": call.tool, "server": call.server, "status": call.status} for call in plan.calls],
+    }
+
+
+def expectation_text(plan: Plan) -> str:
+    return json.dumps(expectation_data(plan), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def differences(recorded: Mapping[str, Any], actual: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """What changed between a recording and a fresh result, as (place in the order, message)."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    if recorded.get("mode") != actual["mode"]:
+        found.append(((), f"recorded in mode {recorded.get('mode')!r}, now compiled in mode {actual['mode']!r}"))
+    before = {entry.get("atom"): entry for entry in recorded.get("requests", []) if isinstance(entry, dict)}
+    after = {entry["atom"]: entry for entry in actual["requests"]}
+    for atom, entry in after.items():
+        old = before.get(atom)
+        if old is None:
+            found.append((("requests", atom), f"{atom}: not in the recording (now {_outcome(entry)})"))
+        elif old != entry:
+            found.append((("requests", atom), f"{atom}: recorded {_outcome(old)}, now {_outcome(entry)}"))
+    for atom in before.keys() - after.keys():
+        found.append(((), f"{atom}: recorded, but the order no longer requests it"))
+    old_calls = recorded.get("calls") if isinstance(recorded.get("calls"), list) else []
+    new_calls = actual["calls"]
+    for index, call in enumerate(new_calls):
+        old = old_calls[index] if index < len(old_calls) else None
+        if old != call:
+            was = f"{old.get('tool')} {old.get('status')}" if isinstance(old, dict) else "not recorded"
+            found.append((("calls", index), f"call {index + 1}: recorded {was}, now {call['tool']} {call['status']}"))
+    if len(old_calls) > len(new_calls):
+        found.append(((), f"{len(old_calls) - len(new_calls)} recorded calls are no longer in the order"))
+    return found
+
+
+def _outcome(entry: Mapping[str, Any]) -> str:
+    """``narrowed (granted fs:write:/src/** except /src/secrets/**; denied ...)``."""
+    pieces = []
+    for kind in ("granted", "ask", "denied"):
+        parts = [part for part in entry.get(kind) or [] if isinstance(part, dict)]
+        if parts:
+            shown = ", ".join(
+                str(part.get("atom")) + (f" except {', '.join(part['except'])}" if part.get("except") else "")
+                for part in parts
+            )
+            pieces.append(f"{kind} {shown}")
+    verdict = str(entry.get("verdict"))
+    return f"{verdict} ({'; '.join(pieces)})" if pieces else verdict
+
+
+def _compiled(path: Path, compiler: Compiler, mode: str | None) -> tuple[Document, Plan]:
+    from bgc.documents import read_document
+    from bgc.model import WorkOrder
+
+    document = read_document(str(path))
+    return document, compiler.compile(document.build(WorkOrder.from_data), mode)
+
+
+def recording(path: Path, compiler: Compiler, config: Config, *, mode: str | None) -> tuple[Path, str] | None:
+    """The recording ``bgc check --update`` would write for the order at ``path`` (target and
+    text), or ``None`` when the recorded one is already up to date. Writes nothing."""
+    _, plan = _compiled(path, compiler, mode)
+    target = config.expectation_for(path)
+    text = expectation_text(plan)
+    if target.is_file() and target.read_text(encoding="utf-8") == text:
+        return None
+    return target, text
+
+
+def compare(path: Path, compiler: Compiler, config: Config, *, mode: str | None) -> list[Finding]:
+    """Compile the order at ``path`` and compare it with its recording: one finding per change.
+
+    Raises :class:`BgcError` for an order or a recording that cannot be read.
+    """
+    document, plan = _compiled(path, compiler, mode)
+    target = config.expectation_for(path)
+    if not target.is_file():
+        return [
+            Finding("BGC502", Severity.ERROR, f"no recorded expectation {target.name} for this order",
+                    Span(str(path)), "record it with `bgc check --update` and review the file it writes")
+        ]  # fmt: skip
+    positions = _request_positions(document)
+    findings = []
+    for where, message in differences(_read_recording(target), expectation_data(plan)):
+        if where[:1] == ("requests",):
+            span = document.span(("requests", positions[where[1]])) if where[1] in positions else Span(str(path))
+        else:
+            span = document.span(where)
+        findings.append(
+            Finding("BGC501", Severity.ERROR, message, span,
+                    f"if the change is intended, record it with `bgc check --update` ({target.name})")
+        )  # fmt: skip
+    return findings
+
+
+def stale_recordings(config: Config, orders: Sequence[Path]) -> list[Path]:
+    """Recordings under the configured directory that no order in ``orders`` owns."""
+    owned = {config.expectation_for(order) for order in orders}
+    return [path for path in config.expectation_files() if path not in owned]
+
+
+def stale_finding(path: Path) -> Finding:
+    return Finding("BGC503", Severity.ERROR, "this recorded expectation belongs to no order", Span(str(path)),
+                   "delete it, or run `bgc check --update`")  # fmt: skip
+
+
+def _read_recording(path: Path) -> dict[str, Any]:
+    from bgc.documents import read_document
+
+    document = read_document(str(path))
+    data = document.data
+    if not isinstance(data, dict) or data.get("version") != EXPECTATION_VERSION:
+        raise InputError(
+            f"not a version {EXPECTATION_VERSION} expectation recording",
+            Span(str(path)),
+            hint="rewrite it with `bgc check --update`",
+        )
+    return data

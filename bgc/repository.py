@@ -1,0 +1,278 @@
+"""``bgc check`` over a repository: policies, policy tests and recorded work orders, at once.
+
+With paths, each is checked by kind: ``*.bgp`` policies (lints and inline expects),
+``*.bgt.yaml`` test files, work orders (compiled under the configured policy and compared with
+their recorded expectations), and directories (their policies and test files). Without paths
+the configuration (``[tool.bgc]`` / ``bgc.toml``) says what the repository holds, and every
+part of it is checked, including recordings whose order is gone.
+
+Everything becomes :class:`bgc.findings.Finding`s (for the machine formats) plus one text
+report for people. A file that cannot be read is reported and checking goes on, so one bad
+file does not hide the state of the rest; the exit code is then 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bgc.errors import BgcError, ExitCode, Span, UsageError
+from bgc.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from bgc.config import Config
+
+UNREADABLE = "BGC099"
+"""A test file, order or recording that could not be read (the message says why and where)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of a ``bgc check``: findings, the bad-input errors, and the report for people."""
+
+    findings: tuple[Finding, ...]
+    errors: tuple[BgcError, ...]
+    text: str
+    summary: dict[str, Any]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.errors:
+            return ExitCode.BAD_INPUT
+        if any(finding.severity is not Severity.NOTE for finding in self.findings):
+            return ExitCode.FINDINGS
+        return ExitCode.OK
+
+
+def descriptions() -> dict[str, str]:
+    """Every rule id ``check`` can report, with its meaning (SARIF rule metadata)."""
+    from bgc.outcomes import RULES as ORDER_RULES
+    from bgc.policy.check import CODES
+    from bgc.testing import RULES as TEST_RULES
+
+    return {**CODES, **TEST_RULES, **ORDER_RULES, UNREADABLE: "A file could not be read"}
+
+
+@dataclass
+class _Plan:
+    """What one ``bgc check`` run will look at, sorted into kinds."""
+
+    policies: list[str]
+    tests: list[str]
+    orders: list[Path]
+    whole_repository: bool
+
+
+def _sort(paths: Sequence[str], config: Config | None) -> _Plan:
+    from bgc.config import is_order_file, is_test_file, iter_tests
+
+    if not paths:
+        if config is None:
+            raise UsageError(
+                "nothing to check: pass policies, tests or orders, or configure [tool.bgc] in "
+                "pyproject.toml (or bgc.toml) so `bgc check` knows the repository",
+            )
+        return _Plan(
+            [str(path) for path in config.policy_files()],
+            [str(path) for path in config.test_files()],
+            config.order_files(),
+            True,
+        )
+    plan = _Plan([], [], [], False)
+    for entry in paths:
+        path = Path(entry)
+        if path.is_dir():
+            plan.policies.extend(str(p) for p in sorted(path.rglob("*.bgp")) if p.is_file())
+            plan.tests.extend(str(p) for p in sorted(iter_tests(path)))
+        elif entry.endswith(".bgp"):
+            plan.policies.append(entry)
+        elif is_test_file(entry):
+            plan.tests.append(entry)
+        elif is_order_file(entry):
+            plan.orders.append(path)
+        else:
+            raise UsageError(
+                f"{entry}: not a policy (.bgp), a test file (.bgt.yaml), a work order "
+                "(.yaml, .yml, .json, .cbor) or a directory",
+                Span(entry),
+            )
+    return plan
+
+
+def check(paths: Sequence[str], *, config: Config | None, update: bool = False, root: Path) -> Outcome:
+    """Check ``paths`` (or, with none, the configured repository); ``update`` rewrites recordings."""
+    from bgc.cache import cached_check
+    from bgc.policy.check import CheckResult, findings_text
+
+    targets = _sort(paths, config)
+    findings: list[Finding] = []
+    errors: list[BgcError] = []
+    sections: list[str] = []
+    summary: dict[str, Any] = {}
+
+    if targets.policies:
+        results = [cached_check(path) for path in targets.policies]
+        merged = CheckResult(
+            tuple(sorted({f for r in results for f in r.findings}, key=Finding.sort_key)),
+            tuple(p for r in results for p in r.policies),
+            tuple(e for r in results for e in r.errors),
+        )
+        findings.extend(merged.findings)
+        errors.extend(merged.errors)
+        sections.append(findings_text(merged))
+        summary["policies"] = len(targets.policies)
+
+    if targets.tests:
+        sections.append(_tests(targets.tests, config, root, findings, errors, summary))
+
+    if targets.orders or (targets.whole_repository and config is not None and config.orders is not None):
+        text, writes, removals = _orders(targets, config, update, findings, errors, summary)
+        sections.append(text)
+        if errors and (writes or removals):
+            sections.append("nothing was recorded: fix the files that could not be read first")
+        else:
+            sections.extend(_apply(writes, removals))
+
+    if not (targets.policies or targets.tests or targets.orders) and not targets.whole_repository:
+        raise UsageError("nothing to check in " + ", ".join(paths))
+    outcome_line = _closing_line(findings, errors)
+    return Outcome(tuple(findings), tuple(errors), "\n".join([*filter(None, sections), outcome_line]) + "\n", summary)
+
+
+def _tests(
+    tests: Sequence[str],
+    config: Config | None,
+    root: Path,
+    findings: list[Finding],
+    errors: list[BgcError],
+    summary: dict[str, Any],
+) -> str:
+    """Run each test file on its own, so a malformed one is reported and the others still run."""
+    from bgc.testing import TestRun, report, run_tests
+
+    cases = []
+    lines: list[str] = []
+    for path in tests:
+        try:
+            run = run_tests([path], config=config, root=root, expects=False)
+        except BgcError as error:
+            errors.append(error)
+            findings.append(_unreadable(error, path))
+            lines.append(error.render())
+            continue
+        cases.extend(run.cases)
+    total = TestRun(tuple(cases), ())
+    findings.extend(total.findings)
+    summary["tests"] = {"passed": total.passed, "failed": total.failed}
+    return "\n".join([*lines, report(total).rstrip("\n")])
+
+
+def _orders(
+    targets: _Plan,
+    config: Config | None,
+    update: bool,
+    findings: list[Finding],
+    errors: list[BgcError],
+    summary: dict[str, Any],
+) -> tuple[str, list[tuple[Path, str]], list[Path]]:
+    """Compare each order with its recording; with ``update``, say what would be (re)written and
+    removed instead, leaving the writing to the caller (nothing is written when input was bad)."""
+    from bgc.cache import cached_policy
+    from bgc.compiler import Compiler
+    from bgc.outcomes import compare, recording, stale_finding, stale_recordings
+    from bgc.policy.check import render_finding
+
+    if config is None or config.policy is None:
+        where = config.span("orders") if config is not None else None
+        raise UsageError(
+            "checking work orders needs the policy to compile them against: set `policy` in [tool.bgc]", where
+        )
+    try:
+        compiler = Compiler(cached_policy(str(config.policy)))
+    except BgcError as error:
+        if not any(error.span == known.span and error.message == known.message for known in errors):
+            errors.append(error)
+        return f"orders: not checked, the policy {config.policy} does not load", [], []
+    lines: list[str] = []
+    writes: list[tuple[Path, str]] = []
+    order_findings: list[Finding] = []
+    differing = 0  # orders that differ from their recording or could not be read
+    for path in targets.orders:
+        try:
+            if update:
+                pending = recording(path, compiler, config, mode=config.mode)
+                writes.extend([pending] if pending else [])
+                continue
+            found = compare(path, compiler, config, mode=config.mode)
+        except BgcError as error:
+            errors.append(error)
+            findings.append(_unreadable(error, str(path)))
+            lines.append(error.render())
+            differing += 1
+            continue
+        order_findings.extend(found)
+        differing += bool(found)
+    stale = stale_recordings(config, targets.orders) if targets.whole_repository else []
+    if not update:
+        order_findings.extend(stale_finding(path) for path in stale)
+    findings.extend(order_findings)
+    lines.extend(render_finding(finding, None) for finding in sorted(order_findings, key=Finding.sort_key))
+    checked = len(targets.orders)
+    if update:
+        lines.append(f"orders: {checked} checked, {len(writes)} recordings to write, {len(stale)} to remove")
+        summary["orders"] = {"checked": checked, "recorded": len(writes), "removed": len(stale)}
+        return "\n".join(lines), writes, stale
+    lines.append(f"orders: {checked} checked, {checked - differing} match their recorded expectations")
+    summary["orders"] = {"checked": checked, "differ": differing, "stale": len(stale)}
+    return "\n".join(lines), [], []
+
+
+def _apply(writes: Sequence[tuple[Path, str]], removals: Sequence[Path]) -> list[str]:
+    """Write the new recordings and remove the stale ones; the lines that say so."""
+    from bgc.files import write_atomic
+
+    lines = []
+    for target, text in writes:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, text.encode("utf-8"))
+        lines.append(f"recorded {target}")
+    for path in removals:
+        path.unlink(missing_ok=True)
+        lines.append(f"removed {path}")
+    return lines
+
+
+def _unreadable(error: BgcError, path: str) -> Finding:
+    return Finding(getattr(error, "code", UNREADABLE), Severity.ERROR, error.message, error.span or Span(path), error.hint)
+
+
+def _closing_line(findings: Sequence[Finding], errors: Sequence[BgcError]) -> str:
+    if errors:
+        return f"bgc check: {len(errors)} file(s) could not be read"
+    counted = [f for f in findings if f.severity is not Severity.NOTE]
+    if not counted:
+        return "bgc check: all checks passed"
+    errors_n = sum(f.severity is Severity.ERROR for f in counted)
+    return f"bgc check: {len(counted)} findings ({errors_n} errors, {len(counted) - errors_n} warnings)"
+
+
+def run_command(paths: Sequence[str], *, output_format: str = "text", update: bool = False) -> tuple[str, int]:
+    """``bgc check``: what to print and the exit code (0 passed, 1 findings, 2 bad input).
+
+    Shared by the typer command and the fast start-up path (:mod:`bgc.launch`), so both behave
+    identically. Raises :class:`UsageError` for a bad command line or configuration.
+    """
+    from bgc.config import find_config, git_root
+    from bgc.render.machine import FORMATS, render
+
+    if output_format != "text" and output_format not in FORMATS:
+        raise UsageError(f"unknown --format {output_format!r} (expected text, {', '.join(FORMATS)})")
+    config = find_config(".")
+    root = config.root if config is not None else git_root(".")
+    outcome = check(paths, config=config, update=update, root=root)
+    if output_format == "text":
+        return outcome.text, outcome.exit_code
+    text = render(outcome.findings, output_format, root=root, descriptions=descriptions(), summary=outcome.summary)
+    return text, outcome.exit_code

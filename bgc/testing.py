@@ -1,0 +1,607 @@
+"""``bgc test``: policy tests, the policies' inline ``expect``s, and rule coverage.
+
+A policy is code that decides what an agent may touch; a change to it deserves the same safety
+net as code. Test files (``*.bgt.yaml``, documented in docs/ci.md) give a work order (inline or
+by path), optionally a mode, and what must come of it::
+
+    policy: ../../policies/default.bgp        # relative to this file; default: the configured one
+    mode: edit                                # optional, for every test in the file
+    tests:
+      - name: a bug fix is granted as asked
+        order: ../../examples/orders/fix-bug.yaml
+        verdicts: {"fs:write:/src/parse.py": granted}
+        calls: [covered, covered, covered]
+      - name: writing everywhere is narrowed to the source tree
+        order: {intent: {kind: refactor.rename}, requests: ["fs:write:/**"]}
+        plan:
+          requests: [{verdict: narrowed, granted: [{atom: "fs:write:/src/**"}]}]
+
+``plan`` is an excerpt of the plan data (``bgc compile --format json``), matched the way jest's
+``toMatchObject`` does: a map matches when every key it lists matches (others are ignored), a
+list when it has the same length and each item matches in order, anything else by equality.
+
+Each test and each inline ``expect`` is one case; a case fails with located findings (the line
+of the expectation that did not hold). A test file that is malformed is bad input (exit 2),
+not a failing test. Coverage counts the rules that decided some part of some plan or some
+expect (a rule is *exercised* when it is among the deciding rules), and lists the others.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bgc.errors import Span, UsageError
+from bgc.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from bgc.compiler import Compiler
+    from bgc.config import Config
+    from bgc.documents import Document
+    from bgc.model import WorkOrder
+    from bgc.plan import Plan, RuleRef
+    from bgc.policy.ast import Policy
+    from bgc.render.junit import Case
+
+RULES = {
+    "BGC301": "A policy test's expected verdict did not hold",
+    "BGC302": "A policy test's expected call coverage did not hold",
+    "BGC303": "A policy test's expected plan excerpt did not match",
+}
+"""The finding ids this module produces, with the one-line meaning SARIF shows (a failing inline
+expect is ``bgc check``'s BGC201, the same finding whichever command runs it)."""
+
+_FILE_KEYS = ("policy", "mode", "tests")
+_CASE_KEYS = ("name", "order", "mode", "verdicts", "calls", "plan")
+_INLINE_ORIGIN = {"model": "bgc-test", "parents": [], "prompt": "sha256:" + "0" * 64}
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """One executed case: its id (``file::name``), where it is defined, and what it found."""
+
+    file: str
+    name: str
+    span: Span
+    seconds: float
+    findings: tuple[Finding, ...]
+    exercised: frozenset[tuple[str, int]]
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}::{self.name}"
+
+    @property
+    def passed(self) -> bool:
+        return not self.findings
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSite:
+    """A rule of a tested policy, for the coverage report."""
+
+    file: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TestRun:
+    """Everything ``bgc test`` found: the cases in run order and every rule of every policy."""
+
+    cases: tuple[CaseResult, ...]
+    rules: tuple[RuleSite, ...]
+
+    @property
+    def passed(self) -> int:
+        return sum(case.passed for case in self.cases)
+
+    @property
+    def failed(self) -> int:
+        return len(self.cases) - self.passed
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [finding for case in self.cases for finding in case.findings]
+
+    def unexercised(self) -> list[RuleSite]:
+        """The rules no selected case exercised, in file and line order."""
+        hit = set().union(*(case.exercised for case in self.cases))
+        return [rule for rule in self.rules if (_real(rule.file), rule.line) not in hit]
+
+
+# --- selection (-k) -----------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
+
+
+def keyword_filter(expression: str) -> Callable[[str], bool]:
+    """pytest's ``-k``: case-insensitive substrings joined by ``and``, ``or``, ``not``, ``( )``."""
+    tokens = [match.group(1) for match in _TOKEN.finditer(expression)]
+    position = 0
+
+    def peek() -> str | None:
+        return tokens[position] if position < len(tokens) else None
+
+    def take() -> str:
+        nonlocal position
+        token = peek()
+        if token is None:
+            raise UsageError(f"-k {expression!r}: the expression ends too early")
+        position += 1
+        return token
+
+    def disjunction() -> Callable[[str], bool]:
+        terms = [conjunction()]
+        while peek() == "or":
+            take()
+            terms.append(conjunction())
+        return lambda name: any(term(name) for term in terms)
+
+    def conjunction() -> Callable[[str], bool]:
+        terms = [negation()]
+        while peek() == "and":
+            take()
+            terms.append(negation())
+        return lambda name: all(term(name) for term in terms)
+
+    def negation() -> Callable[[str], bool]:
+        if peek() == "not":
+            take()
+            inner = negation()
+            return lambda name: not inner(name)
+        token = take()
+        if token == "(":
+            inner = disjunction()
+            if take() != ")":
+                raise UsageError(f"-k {expression!r}: expected `)`")
+            return inner
+        if token in (")", "and", "or"):
+            raise UsageError(f"-k {expression!r}: unexpected `{token}`")
+        word = token.lower()
+        return lambda name: word in name.lower()
+
+    if not tokens:
+        return lambda name: True
+    selected = disjunction()
+    if peek() is not None:
+        raise UsageError(f"-k {expression!r}: unexpected `{peek()}`")
+    return selected
+
+
+# --- running ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Policies:
+    """Policies loaded once per run (by real path), each with its compiler."""
+
+    loaded: dict[str, tuple[Policy, Compiler]] = field(default_factory=dict)
+
+    def get(self, path: str) -> tuple[Policy, Compiler]:
+        key = _real(path)
+        if key not in self.loaded:
+            from bgc.cache import cached_policy
+            from bgc.compiler import Compiler
+
+            policy = cached_policy(path)
+            self.loaded[key] = (policy, Compiler(policy))
+        return self.loaded[key]
+
+
+def run_tests(
+    test_files: Sequence[str | Path],
+    policy_files: Sequence[str | Path] = (),
+    *,
+    config: Config | None = None,
+    select: Callable[[str], bool] = lambda name: True,
+    root: Path | None = None,
+    expects: bool = True,
+) -> TestRun:
+    """Run every test in ``test_files`` and the inline expects of every policy involved
+    (``policy_files`` plus those the tests use); ``expects=False`` when the caller checks the
+    policies itself (``bgc check``). Raises :class:`BgcError` on bad input."""
+    root = Path(os.path.abspath(root or (config.root if config else ".")))
+    policies = _Policies()
+    cases: list[CaseResult] = []
+    involved: list[str] = [str(path) for path in policy_files]
+    for test_file in test_files:
+        cases.extend(_run_file(str(test_file), policies, config, select, root, involved))
+    seen: set[str] = set()
+    rules: dict[tuple[str, int], RuleSite] = {}
+    for path in involved:
+        if _real(path) in seen:
+            continue
+        seen.add(_real(path))
+        policy, compiler = policies.get(path)
+        if expects:
+            cases.extend(_run_expects(policy, compiler, select, root))
+        for rule in policy.rules:
+            site = RuleSite(_shown(rule.span.file, root), rule.span.line, _rule_text(rule))
+            rules.setdefault((_real(rule.span.file), rule.span.line), site)
+    return TestRun(tuple(cases), tuple(sorted(rules.values(), key=lambda r: (r.file, r.line))))
+
+
+def _run_file(
+    path: str,
+    policies: _Policies,
+    config: Config | None,
+    select: Callable[[str], bool],
+    root: Path,
+    used: list[str],
+) -> list[CaseResult]:
+    from bgc.documents import read_document
+
+    document = read_document(path)
+    shown = _shown(path, root)
+    data = document.data
+    if not isinstance(data, dict):
+        raise document.error_at((), "a test file is a map with `tests` (and optionally `policy`, `mode`)")
+    _only(document, (), data, _FILE_KEYS)
+    policy_path = _policy_path(document, data, config)
+    used.append(policy_path)
+    file_mode = _optional_text(document, ("mode",), data.get("mode"))
+    tests = data.get("tests")
+    if not isinstance(tests, list) or not tests:
+        raise document.error_at(("tests",), "expected a non-empty list of tests")
+    results = []
+    names: dict[str, int] = {}
+    for index, case in enumerate(tests):
+        where: tuple[str | int, ...] = ("tests", index)
+        if not isinstance(case, dict):
+            raise document.error_at(where, "a test is a map with `order` and at least one of `verdicts`, `calls`, `plan`")
+        _only(document, where, case, _CASE_KEYS)
+        name = _optional_text(document, (*where, "name"), case.get("name")) or f"test {index + 1}"
+        if name in names:
+            raise document.error_at((*where, "name"), f"the name {name!r} is already used by test {names[name] + 1}")
+        names[name] = index
+        if not any(key in case for key in ("verdicts", "calls", "plan")):
+            raise document.error_at(where, "a test needs at least one of `verdicts`, `calls`, `plan`")
+        if not select(f"{shown}::{name}"):
+            continue
+        started = time.perf_counter()
+        policy, compiler = policies.get(policy_path)
+        order = _order(document, (*where, "order"), case.get("order"), path)
+        mode = _optional_text(document, (*where, "mode"), case.get("mode")) or file_mode
+        try:
+            plan = compiler.compile(order, mode)
+        except UsageError as error:  # an unknown mode: the test file is wrong, point at it
+            mode_at = (*where, "mode") if "mode" in case else ("mode",)
+            raise document.error_at(mode_at, error.message) from None
+        findings = [
+            *_check_verdicts(document, where, case, plan),
+            *_check_calls(document, where, case, plan),
+            *_check_excerpt(document, where, case, plan),
+        ]
+        results.append(
+            CaseResult(
+                shown,
+                name,
+                document.span(where),
+                time.perf_counter() - started,
+                tuple(findings),
+                _plan_rules(plan),
+            )
+        )
+    return results
+
+
+def _run_expects(policy: Policy, compiler: Compiler, select: Callable[[str], bool], root: Path) -> list[CaseResult]:
+    from bgc.compiler import decide
+    from bgc.policy.check import _missed as missed_expect
+
+    results = []
+    for expect in policy.expects:
+        shown = _shown(expect.span.file, root)
+        name = f"line {expect.span.line}: expect {expect.effect} {expect.resource}:{expect.action}:{expect.value}"
+        if not select(f"{shown}::{name}"):
+            continue
+        started = time.perf_counter()
+        decision = decide(
+            policy, expect.resource, expect.action, expect.value, dict(expect.context), expect.mode, compiler
+        )
+        findings = () if decision.effect == expect.effect else (missed_expect(expect, decision),)
+        exercised = frozenset((_real(rule.file), rule.line) for rule in decision.rules)
+        results.append(CaseResult(shown, name, expect.span, time.perf_counter() - started, findings, exercised))
+    return results
+
+
+# --- expectations -------------------------------------------------------------------------------
+
+
+def _check_verdicts(document: Document, where: tuple[str | int, ...], case: dict[str, Any], plan: Plan) -> list[Finding]:
+    from bgc.model import GrantAtom, ModelError
+    from bgc.plan import VERDICTS
+
+    expected = case.get("verdicts")
+    if expected is None:
+        return []
+    if not isinstance(expected, dict) or not expected:
+        raise document.error_at((*where, "verdicts"), "expected a map of requested atom → verdict")
+    by_atom = {request.atom: request for request in plan.requests}
+    findings = []
+    for text, verdict in expected.items():
+        at = (*where, "verdicts", text)
+        if verdict not in VERDICTS:
+            raise document.error_at(at, f"unknown verdict {verdict!r} (expected one of: {', '.join(VERDICTS)})")
+        try:
+            atom = str(GrantAtom.parse(text))
+        except ModelError as error:
+            raise document.error_at(at, error.message) from None
+        request = by_atom.get(atom)
+        if request is None:
+            message = f"{atom}: the order does not request it (it requests: {', '.join(by_atom) or 'nothing'})"
+        elif request.verdict != verdict:
+            message = f"{atom}: expected {verdict}, got {request.verdict}" + _parts_summary(request)
+        else:
+            continue
+        findings.append(Finding("BGC301", Severity.ERROR, message, document.span(at)))
+    return findings
+
+
+def _parts_summary(request: Any) -> str:
+    pieces = [f"{kind} {', '.join(str(part) for part in parts)}" for kind, parts in
+              (("granted", request.granted), ("ask", request.ask), ("denied", request.denied)) if parts]
+    return f" ({'; '.join(pieces)})" if pieces else ""
+
+
+def _check_calls(document: Document, where: tuple[str | int, ...], case: dict[str, Any], plan: Plan) -> list[Finding]:
+    expected = case.get("calls")
+    if expected is None:
+        return []
+    statuses = ("covered", "pending", "uncovered")
+    if not isinstance(expected, list) or not all(item in statuses for item in expected):
+        raise document.error_at((*where, "calls"), f"expected a list with one of {', '.join(statuses)} per call")
+    if len(expected) != len(plan.calls):
+        message = f"expected {len(expected)} call statuses, the order has {len(plan.calls)} calls"
+        return [Finding("BGC302", Severity.ERROR, message, document.span((*where, "calls")))]
+    findings = []
+    for index, (status, call) in enumerate(zip(expected, plan.calls)):
+        if status != call.status:
+            message = f"call {index + 1} ({call.tool}): expected {status}, got {call.status} ({call.reason})"
+            findings.append(Finding("BGC302", Severity.ERROR, message, document.span((*where, "calls", index))))
+    return findings
+
+
+def _check_excerpt(document: Document, where: tuple[str | int, ...], case: dict[str, Any], plan: Plan) -> list[Finding]:
+    expected = case.get("plan")
+    if expected is None:
+        return []
+    if not isinstance(expected, dict):
+        raise document.error_at((*where, "plan"), "expected a map: an excerpt of the plan data")
+    from bgc.canonical import format_path
+
+    findings = []
+    for path, message in mismatches(expected, plan.to_data()):
+        at = (*where, "plan", *path)
+        findings.append(Finding("BGC303", Severity.ERROR, f"plan.{format_path(path)}: {message}", document.span(at)))
+    return findings
+
+
+def mismatches(expected: Any, actual: Any, path: tuple[str | int, ...] = ()) -> Iterable[tuple[tuple[str | int, ...], str]]:
+    """Where ``actual`` fails to match the excerpt ``expected`` (jest ``toMatchObject`` rules)."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            yield path, f"expected a map, got {actual!r}"
+            return
+        for key, value in expected.items():
+            if key not in actual:
+                yield (*path, key), f"the plan has no field {key!r} here (it has: {', '.join(sorted(actual))})"
+            else:
+                yield from mismatches(value, actual[key], (*path, key))
+    elif isinstance(expected, list):
+        if not isinstance(actual, list):
+            yield path, f"expected a list, got {actual!r}"
+        elif len(expected) != len(actual):
+            yield path, f"expected {len(expected)} items, got {len(actual)}: {_brief(actual)}"
+        else:
+            for index, (item, got) in enumerate(zip(expected, actual)):
+                yield from mismatches(item, got, (*path, index))
+    elif expected != actual or type(expected) is not type(actual):
+        yield path, f"expected {expected!r}, got {actual!r}"
+
+
+def _brief(items: list[Any]) -> str:
+    shown = [item.get("atom", item) if isinstance(item, dict) else item for item in items]
+    return repr(shown)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _plan_rules(plan: Plan) -> frozenset[tuple[str, int]]:
+    refs: list[RuleRef] = [rule for request in plan.requests for rule in request.rules]
+    return frozenset((_real(rule.file), rule.line) for rule in refs)
+
+
+def _order(document: Document, at: tuple[str | int, ...], value: Any, test_file: str) -> WorkOrder:
+    from bgc.canonical import DataModelError
+    from bgc.documents import load_order
+    from bgc.model import WorkOrder
+
+    if isinstance(value, str):
+        target = os.path.join(os.path.dirname(test_file), value)
+        if not os.path.isfile(target):
+            raise document.error_at(at, f"no such order file {target!r}")
+        return load_order(target)
+    if isinstance(value, dict):
+        data = {"origin": _INLINE_ORIGIN, **value}
+        try:
+            return WorkOrder.from_data(data)
+        except DataModelError as error:
+            raise document.error_at((*at, *error.path), error.message) from None
+    raise document.error_at(at, "expected an order: a path (relative to this file) or an inline map")
+
+
+def _policy_path(document: Document, data: dict[str, Any], config: Config | None) -> str:
+    value = data.get("policy")
+    if value is None:
+        if config is not None and config.policy is not None:
+            return str(config.policy)
+        raise document.error_at(
+            (), "no policy: give `policy:` (relative to this file) or name one in [tool.bgc] / bgc.toml"
+        )
+    if not isinstance(value, str) or not value:
+        raise document.error_at(("policy",), "expected the path of a policy file")
+    target = os.path.join(os.path.dirname(document.path), value)
+    if not os.path.isfile(target):
+        raise document.error_at(("policy",), f"no such policy file {target!r}")
+    return target
+
+
+def _only(document: Document, where: tuple[str | int, ...], data: Mapping[str, Any], keys: Sequence[str]) -> None:
+    import difflib
+
+    for key in data:
+        if key not in keys:
+            close = difflib.get_close_matches(key, keys, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (expected one of: {', '.join(keys)})"
+            raise document.error_at((*where, key), f"unknown key {key!r}{hint}")
+
+
+def _optional_text(document: Document, at: tuple[str | int, ...], value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise document.error_at(at, f"expected text, got {value!r}")
+    return value
+
+
+def _rule_text(rule: Any) -> str:
+    return f"{rule.effect} {rule.resource}:{rule.action}:{', '.join(rule.patterns)}"
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _shown(path: str, root: Path) -> str:
+    from bgc.render.machine import shown_path
+
+    return shown_path(path, root)
+
+
+# --- the report people read ---------------------------------------------------------------------
+
+
+def report(run: TestRun, *, coverage: bool = False) -> str:
+    """The pytest-style report: a progress line per file, failures, summary, coverage."""
+    lines: list[str] = []
+    by_file: dict[str, list[CaseResult]] = {}
+    for case in run.cases:
+        by_file.setdefault(case.file, []).append(case)
+    for file, cases in by_file.items():
+        lines.append(f"{file} " + "".join("." if case.passed else "F" for case in cases))
+    failed = [case for case in run.cases if not case.passed]
+    if failed:
+        lines += ["", " FAILURES ".center(72, "=")]
+        for case in failed:
+            lines.append(f" {case.id} ".center(72, "_"))
+            for finding in case.findings:
+                lines.append(f"{finding.span}: {finding.message}")
+                lines += [f"  hint: {finding.hint}"] if finding.hint else []
+        lines += ["", " short test summary info ".center(72, "=")]
+        lines += [f"FAILED {case.id} - {case.findings[0].message}" for case in failed]
+    if coverage:
+        missing = run.unexercised()
+        total = len(run.rules)
+        lines += ["", f"rule coverage: {total - len(missing)} of {total} rules exercised"]
+        lines += [f"  not exercised: {rule.file}:{rule.line}  {rule.text}" for rule in missing]
+    lines.append(f"{run.passed} passed, {run.failed} failed")
+    return "\n".join(lines) + "\n"
+
+
+def summary(run: TestRun, *, coverage: bool = False) -> dict[str, Any]:
+    """Counts for the machine formats (``summary`` in the JSON output)."""
+    data: dict[str, Any] = {"passed": run.passed, "failed": run.failed}
+    if coverage:
+        missing = run.unexercised()
+        data["coverage"] = {
+            "rules": len(run.rules),
+            "exercised": len(run.rules) - len(missing),
+            "not_exercised": [{"file": r.file, "line": r.line, "rule": r.text} for r in missing],
+        }
+    return data
+
+
+def junit_cases(run: TestRun) -> list[Case]:
+    from bgc.render.junit import Case
+
+    return [Case(case.file, case.name, case.seconds, case.findings) for case in run.cases]
+
+
+def find_in(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
+    """Split command-line paths into test files and policy files; directories are searched."""
+    from bgc.config import is_test_file, iter_tests
+
+    tests: list[Path] = []
+    policies: list[Path] = []
+    for entry in map(Path, paths):
+        if entry.is_dir():
+            tests.extend(sorted(iter_tests(entry)))
+            policies.extend(sorted(path.resolve() for path in entry.rglob("*.bgp") if path.is_file()))
+        elif is_test_file(entry) and entry.is_file():
+            tests.append(entry)
+        elif entry.suffix == ".bgp" and entry.is_file():
+            policies.append(entry)
+        else:
+            raise UsageError(
+                f"{entry}: not a test file (*.bgt.yaml), a policy (*.bgp) or a directory",
+                Span(str(entry)),
+            )
+    return tests, policies
+
+
+
+def run_command(
+    paths: Sequence[str],
+    *,
+    keyword: str | None = None,
+    coverage: bool = False,
+    output_format: str = "text",
+    junit_xml: str | None = None,
+) -> tuple[str, int]:
+    """``bgc test``: what to print and the exit code. Raises :class:`BgcError` on bad input.
+
+    Without paths, the configuration's ``tests`` directories and policies are run.
+    """
+    from bgc.config import find_config
+    from bgc.errors import ExitCode
+    from bgc.render.machine import FORMATS, render
+
+    if output_format not in ("text", "junit", *FORMATS):
+        raise UsageError(f"unknown --format {output_format!r} (expected text, junit, {', '.join(FORMATS)})")
+    config = find_config(".")
+    if paths:
+        tests, policies = find_in(paths)
+    elif config is not None:
+        tests, policies = config.test_files(), config.policy_files()
+    else:
+        raise UsageError("nothing to test: pass test files (*.bgt.yaml), policies or directories, or configure [tool.bgc]")
+    root = config.root if config is not None else Path.cwd()
+    select = keyword_filter(keyword) if keyword else (lambda name: True)
+    run = run_tests(tests, policies, config=config, select=select, root=root)
+    junit = None
+    if junit_xml is not None or output_format == "junit":
+        from bgc.render.junit import render_junit
+
+        junit = render_junit(junit_cases(run), root=root)
+    if junit_xml is not None:
+        from bgc.files import write_atomic
+
+        write_atomic(junit_xml, junit.encode("utf-8"))  # type: ignore[union-attr]
+    if output_format == "text":
+        text = report(run, coverage=coverage)
+    elif junit is not None and output_format == "junit":
+        text = junit
+    else:
+        from bgc.policy.check import CODES
+
+        text = render(run.findings, output_format, root=root, descriptions={**CODES, **RULES},
+                      summary=summary(run, coverage=coverage))  # fmt: skip
+    return text, ExitCode.FINDINGS if run.failed else ExitCode.OK
