@@ -242,6 +242,40 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
 _COMMENT_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|(#[^\n]*)')
 
 
+class _Located:
+    """Pattern text cut from a source line, with the source column of each of its characters.
+
+    In a quoted pattern ``\\"`` becomes ``"`` (the same literal to the glob, and the one spelling
+    the formatter writes), so characters and columns can drift apart; errors use the map.
+    """
+
+    __slots__ = ("text", "line", "cols")
+
+    def __init__(self, raw: str, line: int, col: int, quoted: bool) -> None:
+        chars: list[str] = []
+        cols: list[int] = []
+        index = 0
+        while index < len(raw):
+            pair = raw[index : index + 2]
+            if quoted and pair == '\\"':
+                chars.append('"')
+                cols.append(col + index)
+                index += 2
+                continue
+            step = 2 if raw[index] == "\\" and len(pair) == 2 else 1
+            for offset in range(step):
+                chars.append(raw[index + offset])
+                cols.append(col + index + offset)
+            index += step
+        self.text = "".join(chars)
+        self.line = line
+        self.cols = cols or [col]
+
+    def col(self, index: int) -> int:
+        """Source column of character ``index`` (0-based; past the end: just after it)."""
+        return self.cols[index] if index < len(self.cols) else self.cols[-1] + 1
+
+
 def parse_source(text: str, path: str) -> SourceFile:
     """Parse one policy file as written (includes are not followed). Raises PolicyError."""
     return _FileParser(text, path).parse()
@@ -320,9 +354,8 @@ class _FileParser:
 
     # -- atoms and patterns --
 
-    def split_atom(self, token: Token) -> tuple[str, str, str, int]:
-        """``resource``, ``action``, pattern text (quotes removed, escapes kept) and the column
-        where the pattern text starts."""
+    def split_atom(self, token: Token) -> tuple[str, str, _Located]:
+        """``resource``, ``action`` and the pattern text (quotes removed, glob escapes kept)."""
         text = token.value
         line, col = token.line, token.column
         first = text.find(":")
@@ -352,7 +385,7 @@ class _FileParser:
         if rest == '""':
             self.fail("empty pattern: a pattern must match something", self.at(line, start, 2), "BGC003")
         if rest.startswith('"'):
-            return resource, action, rest[1:-1], start + 1
+            return resource, action, _Located(rest[1:-1], line, start + 1, quoted=True)
         if '"' in rest:
             quote = rest.index('"')
             self.fail(
@@ -368,7 +401,7 @@ class _FileParser:
                 "BGC003",
                 "no space is allowed between the action and the pattern",
             )
-        return resource, action, rest, start
+        return resource, action, _Located(rest, line, start, quoted=False)
 
     def check_part(self, value: str, part: str, line: int, col: int) -> None:
         if value == "*" or _NAME.fullmatch(value):
@@ -384,21 +417,23 @@ class _FileParser:
             hint,
         )
 
-    def pattern(self, text: str, line: int, col: int) -> str:
+    def pattern(self, located: _Located) -> str:
         """Validate a pattern in the bgc.glob dialect; the error points inside the pattern."""
         from bgc import glob
 
         try:
-            return glob.parse(unicodedata.normalize("NFC", text)).text
+            return glob.parse(unicodedata.normalize("NFC", located.text)).text
         except glob.PatternError as error:
-            column = error.column
-            problem = error.message.removesuffix(f" at column {column}")
+            problem = error.message.removesuffix(f" at column {error.column}")
             self.fail(
-                f"malformed pattern `{text}`: {problem}",
-                self.at(line, col + column - 1),
+                f"malformed pattern `{located.text}`: {problem}",
+                self.at(located.line, located.col(error.column - 1)),
                 "BGC003",
                 error.hint,
             )
+
+    def quoted(self, token: Token) -> _Located:
+        return _Located(token.value[1:-1], token.line, token.column + 1, quoted=True)
 
     def list_pattern(self, tree: Tree) -> tuple[str, Span]:
         token = tree.children[0]
@@ -406,8 +441,8 @@ class _FileParser:
         if token.value == '""':
             self.fail("empty pattern: a pattern must match something", span, "BGC003")
         if token.type == "STRING":
-            return self.pattern(token.value[1:-1], token.line, token.column + 1), span
-        return self.pattern(token.value, token.line, token.column), span
+            return self.pattern(self.quoted(token)), span
+        return self.pattern(_Located(token.value, token.line, token.column, quoted=False)), span
 
     # -- strings --
 
@@ -444,9 +479,9 @@ class _FileParser:
 
     def rule(self, tree: Tree, mode: str | None) -> Rule:
         effect_token, atom_token, *rest = tree.children
-        resource, action, text, col = self.split_atom(atom_token)
-        patterns = [self.pattern(text, atom_token.line, col)]
-        spans = [Span(self.path, atom_token.line, col, atom_token.end_line, atom_token.end_column)]
+        resource, action, located = self.split_atom(atom_token)
+        patterns = [self.pattern(located)]
+        spans = [Span(self.path, atom_token.line, located.col(0), atom_token.end_line, atom_token.end_column)]
         when: Condition | None = None
         because: str | None = None
         approvals: Approvals | None = None
@@ -532,7 +567,7 @@ class _FileParser:
             return InList(field, tuple(self.string(token) for token in tree.children[2:]), span)
         if kind == "matches":
             token = tree.children[2]
-            return Matches(field, self.pattern(token.value[1:-1], token.line, token.column + 1), span)
+            return Matches(field, self.pattern(self.quoted(token)), span)
         raise AssertionError(f"grammar produced an unknown condition {kind!r}")
 
     def field(self, token: Token) -> str:
@@ -559,7 +594,8 @@ class _FileParser:
         return ToolDecl(name_token.value, needs, self.tree_span(tree), self.token_span(name_token))
 
     def template(self, token: Token) -> AtomTemplate:
-        resource, action, text, col = self.split_atom(token)
+        resource, action, located = self.split_atom(token)
+        text = located.text
         for value, part, offset in ((resource, "resource", 0), (action, "action", len(resource) + 1)):
             if value == "*":
                 self.fail(
@@ -579,7 +615,7 @@ class _FileParser:
             if char == "}":
                 self.fail(
                     "`}` without a matching `{`",
-                    self.at(token.line, col + index),
+                    self.at(token.line, located.col(index)),
                     "BGC006",
                     "write `\\}` for a literal brace",
                 )
@@ -592,7 +628,7 @@ class _FileParser:
             if close < 0 or (0 <= nested < close):
                 self.fail(
                     "unclosed `{`: a placeholder is `{name}`",
-                    self.at(token.line, col + index),
+                    self.at(token.line, located.col(index)),
                     "BGC006",
                     "write `\\{` for a literal brace",
                 )
@@ -601,13 +637,13 @@ class _FileParser:
                 self.fail(
                     f"`{{{name}}}` is not a parameter: a placeholder names one call parameter, "
                     f"like `{{path}}`",
-                    self.at(token.line, col + index, close - index + 1),
+                    self.at(token.line, located.col(index), located.col(close) - located.col(index) + 1),
                     "BGC006",
                 )
             if name in params:
                 self.fail(
                     f"parameter `{{{name}}}` appears twice in one atom",
-                    self.at(token.line, col + index, close - index + 1),
+                    self.at(token.line, located.col(index), located.col(close) - located.col(index) + 1),
                     "BGC006",
                     "a list-valued parameter expands to one atom per element, so each "
                     "parameter may appear once per atom",
@@ -615,7 +651,7 @@ class _FileParser:
             params.append(name)
             probe.append("x" * (close - index + 1))  # same width: pattern errors keep their column
             index = close + 1
-        self.pattern("".join(probe), token.line, col)
+        self.pattern(_Located("".join(probe), token.line, located.col(0), quoted=False))
         return AtomTemplate(
             resource, action, unicodedata.normalize("NFC", text), tuple(params), self.token_span(token)
         )
@@ -652,7 +688,7 @@ class _FileParser:
 
     def expect(self, tree: Tree) -> Expect:
         effect_token, atom_token = tree.children[1], tree.children[2]
-        resource, action, text, col = self.split_atom(atom_token)
+        resource, action, located = self.split_atom(atom_token)
         for value, part, offset in ((resource, "resource", 0), (action, "action", len(resource) + 1)):
             if value == "*":
                 self.fail(
@@ -660,7 +696,7 @@ class _FileParser:
                     self.at(atom_token.line, atom_token.column + offset),
                     "BGC009",
                 )
-        value = self.concrete(text, atom_token.line, col)
+        value = self.concrete(located)
         context: tuple[tuple[str, str], ...] = ()
         mode: str | None = None
         mode_span: Span | None = None
@@ -679,22 +715,23 @@ class _FileParser:
             effect_token.value, resource, action, value, context, mode, self.tree_span(tree), mode_span
         )
 
-    def concrete(self, text: str, line: int, col: int) -> str:
+    def concrete(self, located: _Located) -> str:
         """An expect's value: literal text; ``\\x`` is ``x``, wildcards are refused."""
+        text = located.text
         out: list[str] = []
         index = 0
         while index < len(text):
             char = text[index]
             if char == "\\":
                 if index + 1 == len(text):
-                    self.fail("trailing `\\` escapes nothing", self.at(line, col + index), "BGC009")
+                    self.fail("trailing `\\` escapes nothing", self.at(located.line, located.col(index)), "BGC009")
                 out.append(text[index + 1])
                 index += 2
                 continue
             if char in "*?[":
                 self.fail(
                     f"an expect checks one concrete value, not a pattern: `{char}` is a wildcard",
-                    self.at(line, col + index),
+                    self.at(located.line, located.col(index)),
                     "BGC009",
                     f"write `\\{char}` for a literal `{char}`",
                 )

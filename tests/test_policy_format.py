@@ -1,0 +1,342 @@
+"""``bgc fmt``: one canonical layout, comments kept, idempotent, never a half-written file."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from bgc import glob
+from bgc.cli import app
+from bgc.errors import Span
+from bgc.policy.ast import (
+    FIELDS,
+    And,
+    Approvals,
+    AtomTemplate,
+    Compare,
+    Condition,
+    DefaultMode,
+    Expect,
+    Filesystem,
+    Include,
+    InList,
+    Matches,
+    ModeBlock,
+    Not,
+    Or,
+    Rule,
+    SourceFile,
+    Statement,
+    ToolDecl,
+)
+from bgc.policy.format import format_source, format_text
+from bgc.policy.parser import parse_source
+
+ROOT = Path(__file__).parent.parent
+
+
+def roundtrip(text: str) -> str:
+    """Format, check the result parses to the same statements and comments, and is a fixpoint."""
+    formatted = format_text(text, "t.bgp")
+    before, after = parse_source(text, "t.bgp"), parse_source(formatted, "t.bgp")
+    assert after == before
+    assert [c.text for c in after.comments] == [c.text.rstrip() for c in before.comments]
+    assert format_text(formatted, "t.bgp") == formatted
+    return formatted
+
+
+# ---- one construct at a time: exact canonical text ----------------------------------------
+
+CANONICAL = [
+    ("allow   fs:write:/src/**", "allow fs:write:/src/**\n"),
+    ('allow fs:write:"/src/**"', "allow fs:write:/src/**\n"),
+    ('allow fs:write:"/src/my dir/**"', 'allow fs:write:"/src/my dir/**"\n'),
+    ("allow fs:write:/src/**,/tests/**", "allow fs:write:/src/**, /tests/**\n"),
+    ('allow fs:read:/a, "b c", "d,e", "f#g"', 'allow fs:read:/a, "b c", "d,e", "f#g"\n'),
+    (r'deny fs:write:"/q\"x"', r'deny fs:write:"/q\"x"' + "\n"),
+    ("deny *:*:/etc/**", "deny *:*:/etc/**\n"),
+    ('deny fs:*:/.env because   "secrets"', 'deny fs:*:/.env because "secrets"\n'),
+    ('deny fs:*:/.env because "a \\"b\\" \\\\"', 'deny fs:*:/.env because "a \\"b\\" \\\\"\n'),
+    ('allow fs:read:/x when intent.kind=="a"', 'allow fs:read:/x when intent.kind == "a"\n'),
+    ('allow fs:read:/x when origin.model!="m"', 'allow fs:read:/x when origin.model != "m"\n'),
+    ('allow fs:read:/x when call.tool in ["a","b"]', 'allow fs:read:/x when call.tool in ["a", "b"]\n'),
+    ('allow fs:read:/x when origin.model matches "claude-*"', 'allow fs:read:/x when origin.model matches "claude-*"\n'),
+    (
+        'allow fs:read:/x when ((intent.kind == "a") and (intent.kind == "b" or intent.kind == "c"))',
+        'allow fs:read:/x when intent.kind == "a" and (intent.kind == "b" or intent.kind == "c")\n',
+    ),
+    (
+        'allow fs:read:/x when not intent.kind == "a" or not not (intent.kind == "b")',
+        'allow fs:read:/x when not (intent.kind == "a") or not not (intent.kind == "b")\n',
+    ),
+    (
+        'ask pkg:install:* because "r" approvals 2 of [alice,bob , "c d"] when intent.kind == "k"',
+        'ask pkg:install:* when intent.kind == "k" approvals 2 of [alice, bob, "c d"] because "r"\n',
+    ),
+    ("tool fs.move needs fs:write:{src},fs:write:{dst}", "tool fs.move needs fs:write:{src}, fs:write:{dst}\n"),
+    ('tool fs.save needs fs:write:"/my dir/{name}"', 'tool fs.save needs fs:write:"/my dir/{name}"\n'),
+    ("mode   edit   {\n  allow fs:write:/src/**\n\n\n  deny fs:write:/x\n}", "mode edit {\n    allow fs:write:/src/**\n\n    deny fs:write:/x\n}\n"),  # noqa: E501
+    ("mode readonly {\n}", "mode readonly {}\n"),
+    ("default   mode edit\nmode edit {}", "default mode edit\nmode edit {}\n"),
+    ("include   'x'".replace("'", '"'), 'include "x"\n'),
+    ("filesystem  case-insensitive", "filesystem case-insensitive\n"),
+    ("expect allow fs:write:/src/a.py", "expect allow fs:write:/src/a.py\n"),
+    (r"expect deny fs:write:/src/\a\*", r"expect deny fs:write:/src/a\*" + "\n"),
+    ('expect deny fs:write:"/my dir/x"', 'expect deny fs:write:"/my dir/x"\n'),
+    (
+        'mode m {}\nexpect deny fs:write:/k  when intent.kind=="x" and origin.model == "y"  in  mode m',
+        'mode m {}\nexpect deny fs:write:/k when intent.kind == "x" and origin.model == "y" in mode m\n',
+    ),
+    ("\n\n# only a comment   \n\n", "# only a comment\n"),
+    ("", ""),
+    ("allow fs:read:/**\r\ndeny fs:*:/.env\r\n", "allow fs:read:/**\ndeny fs:*:/.env\n"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CANONICAL)
+def test_canonical_layout_of_each_construct(text: str, expected: str) -> None:
+    assert roundtrip(text) == expected
+
+
+def test_comments_stay_where_they_were() -> None:
+    text = (
+        "# header\n"
+        "\n\n\n"
+        "allow fs:read:/**    # trailing\n"
+        "mode edit {   # about edit\n"
+        "\n"
+        "        # before the rule\n"
+        "   allow fs:write:/src/**  # why\n"
+        "\n"
+        "} # end of edit\n"
+        "mode empty {}   # nothing\n"
+        "# footer\n"
+        "\n"
+    )
+    assert roundtrip(text) == (
+        "# header\n"
+        "\n"
+        "allow fs:read:/**  # trailing\n"
+        "mode edit {  # about edit\n"
+        "    # before the rule\n"
+        "    allow fs:write:/src/**  # why\n"
+        "}  # end of edit\n"
+        "mode empty {}  # nothing\n"
+        "# footer\n"
+    )
+
+
+def test_bundled_policies_are_formatted() -> None:
+    files = sorted((ROOT / "policies").glob("*.bgp")) + sorted((ROOT / "examples").rglob("*.bgp"))
+    assert len(files) >= 3
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert roundtrip(text) == text, f"{path} is not in canonical layout (run bgc fmt)"
+
+
+# ---- generated policies -------------------------------------------------------------------
+
+DUMMY = Span("gen")
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6)
+_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"), blacklist_characters="\x85"),
+    min_size=1,
+    max_size=12,
+).filter(lambda s: s.strip() != "")
+
+
+def _valid_pattern(text: str) -> str | None:
+    """A pattern as the parser stores it: valid, NFC, and a quote never spelled ``\\"``."""
+    try:
+        parsed = glob.parse(unicodedata.normalize("NFC", text)).text
+    except glob.PatternError:
+        return None
+    pairs = re.findall(r"\\.|.", parsed)
+    return None if '\\"' in pairs else parsed
+
+
+PATTERNS = st.one_of(
+    st.sampled_from(["/src/**", "/**/.env", "**", "/a b/**", "/x,y", "/h#t", "https://pypi.org/**", r"/a\*b", "/[a-z]*.py"]),
+    st.text(alphabet='ab/*?[]!\\ ,#"é:-{}', min_size=1, max_size=10).map(_valid_pattern).filter(bool),
+)
+RESOURCES = st.sampled_from(["fs", "net", "proc", "pkg.x", "*"])
+ACTIONS = st.sampled_from(["read", "write", "connect", "exec", "*"])
+
+
+def conditions(depth: int = 2) -> st.SearchStrategy[Condition]:
+    fields = st.sampled_from(FIELDS)
+    leaf = st.one_of(
+        st.builds(Compare, fields, st.sampled_from(["==", "!="]), _TEXT, st.just(DUMMY)),
+        st.builds(InList, fields, st.lists(_TEXT, min_size=1, max_size=3).map(tuple), st.just(DUMMY)),
+        st.builds(Matches, fields, PATTERNS, st.just(DUMMY)),
+    )
+    if depth == 0:
+        return leaf
+    inner = conditions(depth - 1)
+
+    def flat(node: type[And] | type[Or]):  # type: ignore[no-untyped-def]
+        return st.lists(inner.filter(lambda c: not isinstance(c, node)), min_size=2, max_size=3).map(
+            lambda items: node(tuple(items), DUMMY)
+        )
+
+    return st.one_of(leaf, st.builds(Not, inner, st.just(DUMMY)), flat(And), flat(Or))
+
+
+@st.composite
+def rules(draw: st.DrawFn, mode: str | None = None) -> Rule:
+    effect = draw(st.sampled_from(["allow", "ask", "deny"]))
+    approvals = None
+    if effect == "ask" and draw(st.booleans()):
+        names = draw(st.lists(st.one_of(_WORD, _TEXT), min_size=1, max_size=3, unique=True))
+        approvals = Approvals(draw(st.integers(1, len(names))), tuple(names), DUMMY)
+    return Rule(
+        effect,
+        draw(RESOURCES),
+        draw(ACTIONS),
+        tuple(draw(st.lists(PATTERNS, min_size=1, max_size=3))),
+        draw(st.none() | conditions()),
+        draw(st.none() | _TEXT),
+        approvals,
+        mode,
+        DUMMY,
+    )
+
+
+@st.composite
+def templates(draw: st.DrawFn) -> AtomTemplate:
+    params = draw(st.lists(st.sampled_from(["path", "src", "dst", "url", "argv0"]), max_size=2, unique=True))
+    pieces = draw(st.lists(st.sampled_from(["/", "x", "my dir/", r"\{", "*", "-"]), max_size=3))
+    text = "".join(pieces + [f"{{{name}}}/" for name in params]) or "/"
+    return AtomTemplate(draw(st.sampled_from(["fs", "net"])), draw(st.sampled_from(["read", "write"])), text, tuple(params), DUMMY)
+
+
+@st.composite
+def source_files(draw: st.DrawFn) -> SourceFile:
+    statements: list[Statement] = []
+    modes = draw(st.lists(_WORD, max_size=2, unique=True))
+    tools = draw(st.lists(st.sampled_from(["fs.read", "fs.write", "net.fetch", "shell.run"]), max_size=3, unique=True))
+    for tool in tools:
+        statements.append(ToolDecl(tool, tuple(draw(st.lists(templates(), min_size=1, max_size=2))), DUMMY))
+    for mode in modes:
+        statements.append(ModeBlock(mode, tuple(draw(st.lists(rules(mode), max_size=2))), DUMMY))
+    statements += draw(st.lists(rules(), max_size=4))
+    if modes and draw(st.booleans()):
+        statements.append(DefaultMode(modes[0], DUMMY))
+    if draw(st.booleans()):
+        statements.append(Include(draw(_TEXT.filter(lambda s: not s.startswith("/"))), DUMMY))
+    if draw(st.booleans()):
+        statements.append(Filesystem(draw(st.booleans()), DUMMY))
+    for _ in range(draw(st.integers(0, 2))):
+        context = draw(st.lists(st.tuples(st.sampled_from(FIELDS), _TEXT), max_size=3, unique_by=lambda p: p[0]))
+        statements.append(
+            Expect(
+                draw(st.sampled_from(["allow", "ask", "deny"])),
+                draw(st.sampled_from(["fs", "net"])),
+                draw(st.sampled_from(["read", "write"])),
+                draw(_TEXT),
+                tuple(context),
+                draw(st.none() | st.sampled_from(modes)) if modes else None,
+                DUMMY,
+            )
+        )
+    return SourceFile("gen.bgp", tuple(draw(st.permutations(statements))))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(source_files())
+def test_generated_policies_round_trip(source: SourceFile) -> None:
+    text = format_source(source)
+    parsed = parse_source(text, "gen.bgp")
+    assert parsed == source
+    assert format_source(parsed) == text
+
+
+@st.composite
+def messy_layouts(draw: st.DrawFn) -> str:
+    """A formatted policy re-spaced at random: blank lines, indentation, comments anywhere."""
+    lines = format_source(draw(source_files())).splitlines()
+    out: list[str] = []
+    for line in lines:
+        out.extend([""] * draw(st.integers(0, 2)))
+        if draw(st.booleans()):
+            out.append(" " * draw(st.integers(0, 3)) + "# " + draw(_TEXT))
+        pad = " " * draw(st.integers(0, 4))
+        trailing = ("  #" + draw(_TEXT)) if draw(st.booleans()) else ""
+        out.append(pad + line.strip() + trailing + " " * draw(st.integers(0, 2)))
+    return "\n".join(out) + draw(st.sampled_from(["", "\n", "\n\n"]))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(messy_layouts())
+def test_fmt_is_idempotent_and_keeps_every_comment(text: str) -> None:
+    roundtrip(text)
+
+
+# ---- the command --------------------------------------------------------------------------
+
+MESSY = "allow   fs:read:/**   # read\ndeny fs:*:/.env\n"
+CLEAN = "allow fs:read:/**  # read\ndeny fs:*:/.env\n"
+
+
+def test_fmt_rewrites_files(tmp_path: Path) -> None:
+    messy, clean = tmp_path / "a.bgp", tmp_path / "b.bgp"
+    messy.write_text(MESSY)
+    clean.write_text(CLEAN)
+    messy.chmod(0o640)
+    result = CliRunner().invoke(app, ["fmt", str(messy), str(clean)])
+    assert result.exit_code == 0
+    assert result.output == f"reformatted {messy}\n"
+    assert messy.read_text() == CLEAN
+    assert messy.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == sorted(["a.bgp", "b.bgp"]) or len(list(tmp_path.iterdir())) == 2
+
+
+def test_fmt_check_lists_files_and_writes_nothing(tmp_path: Path) -> None:
+    messy, clean = tmp_path / "a.bgp", tmp_path / "b.bgp"
+    messy.write_text(MESSY)
+    clean.write_text(CLEAN)
+    result = CliRunner().invoke(app, ["fmt", "--check", str(messy), str(clean)])
+    assert result.exit_code == 1
+    assert result.output == f"would reformat {messy}\n"
+    assert messy.read_text() == MESSY
+    assert CliRunner().invoke(app, ["fmt", "--check", str(clean)]).exit_code == 0
+
+
+def test_fmt_diff(tmp_path: Path) -> None:
+    messy = tmp_path / "a.bgp"
+    messy.write_text(MESSY)
+    result = CliRunner().invoke(app, ["fmt", "--diff", str(messy)])
+    assert result.exit_code == 1
+    assert "-allow   fs:read:/**   # read\n+allow fs:read:/**  # read\n" in result.output
+    assert messy.read_text() == MESSY
+
+
+def test_fmt_writes_nothing_when_any_file_is_bad(tmp_path: Path) -> None:
+    messy, bad = tmp_path / "a.bgp", tmp_path / "z.bgp"
+    messy.write_text(MESSY)
+    bad.write_text("allow fs:read:/**\nalow fs:write:/x\n")
+    result = CliRunner().invoke(app, ["fmt", str(messy), str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}:2:1:" in result.output
+    assert messy.read_text() == MESSY
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.bgp", "z.bgp"]
+
+
+def test_fmt_stdin_to_stdout() -> None:
+    result = CliRunner().invoke(app, ["fmt", "-"], input=MESSY)
+    assert result.exit_code == 0
+    assert result.output == CLEAN
+
+
+def test_fmt_drops_a_byte_order_mark(tmp_path: Path) -> None:
+    path = tmp_path / "a.bgp"
+    path.write_bytes(b"\xef\xbb\xbf" + CLEAN.encode())
+    assert CliRunner().invoke(app, ["fmt", "--check", str(path)]).exit_code == 1
+    assert CliRunner().invoke(app, ["fmt", str(path)]).exit_code == 0
+    assert path.read_bytes() == CLEAN.encode()
