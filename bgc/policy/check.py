@@ -223,7 +223,7 @@ def expect_findings(policy: Policy) -> list[Finding]:
     try:
         compiler = Compiler(policy)
     except BgcError as error:  # e.g. the pattern algebra's bound: unknown is not a pass
-        return [_undecided(expect, error) for expect in policy.expects]
+        return [_undecided(expect, error, policy) for expect in policy.expects]
     for expect in policy.expects:
         try:
             decision = decide(
@@ -231,18 +231,25 @@ def expect_findings(policy: Policy) -> list[Finding]:
                 compiler=compiler,
             )  # fmt: skip
         except BgcError as error:
-            findings.append(_undecided(expect, error))
+            findings.append(_undecided(expect, error, policy))
             continue
         if decision.effect != expect.effect:
-            findings.append(_missed(expect, decision))
+            findings.append(_missed(expect, decision, policy))
     return findings
 
 
-def _undecided(expect: Expect, error: BgcError) -> Finding:
-    return Finding("BGC202", Severity.ERROR, f"could not decide this expect: {error.message}", expect.span)
+def _in_policy(expect: Expect, policy: Policy | None) -> str:
+    """`` (in policy P)`` for an expect that came in through an include: the same line of a
+    shared base can hold in one including policy and fail in another."""
+    return "" if policy is None or expect.span.file == policy.path else f" (in policy {policy.path})"
 
 
-def _missed(expect: Expect, decision) -> Finding:  # type: ignore[no-untyped-def]
+def _undecided(expect: Expect, error: BgcError, policy: Policy | None = None) -> Finding:
+    message = f"could not decide this expect: {error.message}{_in_policy(expect, policy)}"
+    return Finding("BGC202", Severity.ERROR, message, expect.span)
+
+
+def _missed(expect: Expect, decision, policy: Policy | None = None) -> Finding:  # type: ignore[no-untyped-def]
     atom = f"{expect.resource}:{expect.action}:{expect.value}"
     if decision.rules:
         hint = "decided by " + ", ".join(f"{ref.effect} at {ref.file}:{ref.line}" for ref in decision.rules)
@@ -251,7 +258,7 @@ def _missed(expect: Expect, decision) -> Finding:  # type: ignore[no-untyped-def
     return Finding(
         "BGC201",
         Severity.ERROR,
-        f"expected {expect.effect} for `{atom}`, got {decision.effect} ({decision.reason})",
+        f"expected {expect.effect} for `{atom}`, got {decision.effect} ({decision.reason}){_in_policy(expect, policy)}",
         expect.span,
         hint,
     )
@@ -278,7 +285,7 @@ def findings_text(result: CheckResult) -> str:
     cache: dict[str, list[str] | None] = {}
     blocks = [render_finding(finding, _source_line(finding.span, cache)) for finding in result.findings]
     for policy in result.policies:
-        failing = sum(1 for f in result.findings if f.rule_id == "BGC201" and f.span in _expect_spans(policy))
+        failing = sum(1 for finding in result.findings if _failed_expect_of(finding, policy))
         blocks.append(
             f"{policy.path}: {len(policy.rules)} rules, {len(policy.tools)} tools, "
             f"{len(policy.expects) - failing}/{len(policy.expects)} expects hold"
@@ -297,5 +304,16 @@ def _source_line(span: Span, cache: dict[str, list[str] | None]) -> str | None:
     return lines[span.line - 1].rstrip("\r") if lines and 0 < span.line <= len(lines) else None
 
 
-def _expect_spans(policy: Policy) -> set[Span]:
-    return {expect.span for expect in policy.expects}
+def _failed_expect_of(finding: Finding, policy: Policy) -> bool:
+    """Whether ``finding`` is a failed expect of ``policy`` (not of another policy that
+    includes the same file)."""
+    if finding.rule_id not in ("BGC201", "BGC202"):
+        return False
+    for expect in policy.expects:
+        if expect.span == finding.span:
+            suffix = _in_policy(expect, policy)
+            return finding.message.endswith(suffix) if suffix else _INCLUDED.search(finding.message) is None
+    return False
+
+
+_INCLUDED = re.compile(r" \(in policy [^()]*\)$")
