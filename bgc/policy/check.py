@@ -32,14 +32,15 @@ LINT_CODES: dict[str, str] = {
 """The finding ids ``bgc check`` reports with exit 1 (documented in docs/policy-language.md)."""
 
 
-def _all_codes() -> dict[str, str]:
+def __getattr__(name: str) -> dict[str, str]:
+    """``CODES``: every id ``bgc check`` can report, with its one-line meaning (SARIF rule
+    metadata). Computed on first use: it needs the parser module, which a cached ``bgc check``
+    otherwise never imports (start-up time of the pre-commit hook)."""
+    if name != "CODES":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from bgc.policy.parser import ERROR_CODES
 
     return {**ERROR_CODES, **LINT_CODES}
-
-
-CODES: dict[str, str] = _all_codes()
-"""Every id ``bgc check`` can report, with its one-line meaning (SARIF rule metadata)."""
 
 _ATOM_LIKE = re.compile(r"[a-z][a-z0-9_.-]*:[a-z*][a-z0-9_.-]*:")
 
