@@ -46,33 +46,35 @@ class _Overflow(Exception):
     """The DFA cache is full (internal; becomes AlgebraLimit or uncached matching)."""
 
 
-Position = tuple[CharSet | None, CharSet | None, bool]  # (self-loop set, step set, empty move)
+#: (self-loop set, step set, empty moves: 0 none, 1 to the next position, 3 to the next two)
+Position = tuple[CharSet | None, CharSet | None, int]
 
 
 def positions(elems: Elems) -> list[Position]:
     """The position automaton of canonical elements, ending with the (inert) accept position.
 
     Segments are joined by ``/``; a ``DStar`` that is not last absorbs the ``/`` after it:
-    ``DStar(0)`` is ``(.*/)?`` and ``DStar(1)`` is ``.*/`` (``.`` meaning any character,
-    ``/`` included); a last ``DStar`` is ``.*`` (the ``/`` before it belongs to the segment
-    before it, and canonical elements never end in ``DStar(0)`` after other segments).
+    ``DStar(0)`` is ``(.*/)?`` (an empty-move fork that skips or enters ``.*/``) and
+    ``DStar(1)`` is ``.*/`` (``.`` meaning any character, ``/`` included); a last ``DStar``
+    is ``.*`` (the ``/`` before it belongs to the segment before it, and canonical elements
+    never end in ``DStar(0)`` after other segments). A self-loop with an empty move onward is
+    ``X*``; that is why ``(.*/)?`` needs its own fork position.
     """
     out: list[Position] = []
     last = len(elems) - 1
     for k, e in enumerate(elems):
         if isinstance(e, Segment):
             for it in e.items:
-                out.append((NOSLASH, None, True) if isinstance(it, Star) else (None, it.chars, False))
+                out.append((NOSLASH, None, 1) if isinstance(it, Star) else (None, it.chars, 0))
             if k < last:
-                out.append((None, SLASH_SET, False))
+                out.append((None, SLASH_SET, 0))
         elif k == last:
-            out.append((ANY, None, True))
-        elif e.min == 0:
-            out.append((ANY, SLASH_SET, True))
+            out.append((ANY, None, 1))
         else:
-            out.append((ANY, None, True))
-            out.append((None, SLASH_SET, False))
-    out.append((None, None, False))
+            if e.min == 0:
+                out.append((None, None, 3))
+            out.append((ANY, SLASH_SET, 0))
+    out.append((None, None, 0))
     return out
 
 
@@ -87,6 +89,7 @@ class Automaton:
         cuts = {0, SLASH, SLASH + 1}
         by_set: dict[tuple[CharSet, int], list[int]] = {}  # (set, 0 loop / 1 step) -> bits
         eps_bits: list[int] = []
+        skip_bits: list[int] = []
         init_bits: list[int] = []
         self.accept_bits: list[int] = []
         base = 0
@@ -99,12 +102,15 @@ class Automaton:
                         cuts.update(cs.cuts())
                 if eps:
                     eps_bits.append(base + p)
+                if eps == 3:
+                    skip_bits.append(base + p)
             base += len(row)
             self.accept_bits.append(base - 1)
         self.width = base
         self.cuts = sorted(cuts)
         self._sets = [(cs, kind, _mask(bits, base)) for (cs, kind), bits in by_set.items()]
         self.eps = _mask(eps_bits, base)
+        self.skip = _mask(skip_bits, base)
         self.accept = _mask(self.accept_bits, base)
         self._atoms: list[tuple[int, int] | None] = [None] * len(self.cuts)
         self._char_atom: dict[str, int] = {}
@@ -125,9 +131,9 @@ class Automaton:
 
     def close(self, m: int) -> int:
         """Add the positions reachable by empty moves."""
-        eps = self.eps
+        eps, skip = self.eps, self.skip
         while True:
-            grown = m | ((m & eps) << 1)
+            grown = m | ((m & eps) << 1) | ((m & skip) << 2)
             if grown == m:
                 return m
             m = grown

@@ -327,7 +327,11 @@ def _intersect(a: Pattern, b: Pattern) -> tuple[Pattern, ...]:
     if is_subset(b, [a]):
         return (b,)
     found: dict[str, Pattern] = {}
+    empty_text = False  # the term matching only "": no pattern spells it (the empty pattern is an error)
     for elems in intersect_elems(a._elems, b._elems):
+        if elems == (Segment(()),):
+            empty_text = True
+            continue
         for pat in _patterns_of(elems):
             found[pat.text] = pat
     kept = sorted(found.values(), key=lambda p: (-len(p.text), p.text))
@@ -335,6 +339,11 @@ def _intersect(a: Pattern, b: Pattern) -> tuple[Pattern, ...]:
         others = [q for q in kept if q is not pat]
         if others and is_subset(pat, others):
             kept.remove(pat)
+    if empty_text and not any(p.matches("") for p in kept):
+        raise AlgebraLimit(
+            f"{a.text!r} and {b.text!r} both match the empty text, which no pattern can spell; "
+            "the intersection cannot be written exactly"
+        )
     return tuple(sorted(kept, key=lambda p: p.text))
 
 

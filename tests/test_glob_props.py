@@ -1,0 +1,215 @@
+"""Property tests: bgc.glob against brute force on a small alphabet.
+
+The reference matcher below is written from git's description of wildmatch (``**/`` is
+"nothing, or anything ending in '/'", a trailing ``**`` is "anything"), directly on the
+pattern text by recursion, and shares no code with bgc's segment model or automata. Every
+string over {a, b, c, /} up to length 5 is enumerated; 'c' stands for "any other character",
+so for the generated patterns these strings decide every question up to that length.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bgc.glob import (
+    AlgebraLimit,
+    PatternSet,
+    example,
+    intersect,
+    is_empty,
+    is_subset,
+    is_subset_terms,
+    parse,
+)
+
+ALPHABET = "abc/"
+MAX_LEN = 5
+STRINGS = tuple("".join(p) for n in range(MAX_LEN + 1) for p in itertools.product(ALPHABET, repeat=n))
+
+
+def _tokens(pattern: str) -> tuple[tuple, ...]:
+    """Tokens: ('lit', c), ('one', chars, negated), ('star',), ('dslash',) = '**/', ('dend',)."""
+    out: list[tuple] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            out.append(("lit", pattern[i + 1]))
+            i += 2
+        elif c == "?":
+            out.append(("one", frozenset(), True))
+            i += 1
+        elif c == "[":
+            j = i + 1
+            negated = pattern[j] in "!^"
+            j += negated
+            members: set[str] = set()
+            first = True
+            while first or pattern[j] != "]":
+                first = False
+                lo = pattern[j + 1] if pattern[j] == "\\" else pattern[j]
+                j += 2 if pattern[j] == "\\" else 1
+                if pattern[j] == "-" and pattern[j + 1] != "]":
+                    hi = pattern[j + 2] if pattern[j + 1] == "\\" else pattern[j + 1]
+                    j += 3 if pattern[j + 1] == "\\" else 2
+                    members.update(chr(x) for x in range(ord(lo), ord(hi) + 1))
+                else:
+                    members.add(lo)
+            out.append(("one", frozenset(members), negated))
+            i = j + 1
+        elif c == "*":
+            j = i
+            while j < n and pattern[j] == "*":
+                j += 1
+            whole = (i == 0 or pattern[i - 1] == "/") and (j == n or pattern[j] == "/")
+            if j - i >= 2 and whole:
+                if j == n:
+                    out.append(("dend",))
+                else:
+                    out.append(("dslash",))
+                    j += 1
+            else:
+                out.append(("star",))
+            i = j
+        else:
+            out.append(("lit", c))
+            i += 1
+    return tuple(out)
+
+
+def ref_match(pattern: str, text: str) -> bool:
+    tokens = _tokens(pattern)
+
+    @lru_cache(maxsize=None)
+    def go(i: int, j: int) -> bool:
+        if i == len(tokens):
+            return j == len(text)
+        tok = tokens[i]
+        kind = tok[0]
+        if kind == "dend":
+            return True
+        if kind == "dslash":
+            return go(i + 1, j) or any(text[k - 1] == "/" and go(i + 1, k) for k in range(j + 1, len(text) + 1))
+        if kind == "star":
+            k = j
+            while True:
+                if go(i + 1, k):
+                    return True
+                if k == len(text) or text[k] == "/":
+                    return False
+                k += 1
+        if j == len(text):
+            return False
+        ch = text[j]
+        if kind == "lit":
+            return ch == tok[1] and go(i + 1, j + 1)
+        _, members, negated = tok
+        return ch != "/" and ((ch in members) != negated) and go(i + 1, j + 1)
+
+    return go(0, 0)
+
+
+@lru_cache(maxsize=4096)
+def lang(pattern: str) -> frozenset[str]:
+    return frozenset(s for s in STRINGS if ref_match(pattern, s))
+
+
+TOKEN = st.sampled_from(["a", "b", "?", "*", "[ab]", "[!a]"])
+SEGMENT = st.one_of(st.just("**"), st.lists(TOKEN, min_size=0, max_size=3).map("".join))
+
+
+@st.composite
+def patterns(draw: st.DrawFn) -> str:
+    segments = draw(st.lists(SEGMENT, min_size=1, max_size=3))
+    text = ("/" if draw(st.booleans()) else "") + "/".join(segments)
+    return text or "*"
+
+
+PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _check_witness(a: str, excepts: list[str], found: str | None) -> None:
+    """``found`` is a shortest member of L(a) minus the excepts, or None when that is empty."""
+    inside = sorted(lang(a) - frozenset().union(*(lang(e) for e in excepts)), key=len)
+    if found is None:
+        assert inside == [], (a, excepts, inside[:3])
+        return
+    assert ref_match(a, found) and not any(ref_match(e, found) for e in excepts), (a, excepts, found)
+    if inside:
+        assert len(found) == len(inside[0]), (a, excepts, found, inside[0])
+    else:
+        assert len(found) > MAX_LEN or set(found) - set(ALPHABET), (a, excepts, found)
+
+
+@PROPS
+@given(patterns(), st.lists(st.text(alphabet=ALPHABET, max_size=8), max_size=6))
+def test_match_agrees_with_reference(p: str, extra: list[str]) -> None:
+    pattern = parse(p)
+    for s in STRINGS[:341] + tuple(extra):
+        assert pattern.matches(s) == ref_match(p, s), (p, s)
+
+
+@PROPS
+@given(st.lists(patterns(), min_size=1, max_size=5))
+def test_pattern_set_agrees_with_each_pattern(ps: list[str]) -> None:
+    compiled = [parse(p) for p in ps]
+    pset = PatternSet(compiled)
+    for s in STRINGS[:341]:
+        assert pset.matching(s) == frozenset(i for i, p in enumerate(compiled) if p.matches(s)), s
+
+
+@PROPS
+@given(patterns(), patterns())
+def test_intersect_is_exact_readable_and_never_widens(a: str, b: str) -> None:
+    pa, pb = parse(a), parse(b)
+    try:
+        result = intersect(pa, pb)
+    except AlgebraLimit as error:
+        # only when "" is in both and nothing else covers it: no pattern spells the empty text
+        assert "" in lang(a) & lang(b) and "empty text" in error.message, (a, b)
+        return
+    union = frozenset().union(*(lang(r.text) for r in result))
+    assert union == lang(a) & lang(b), (a, b, [r.text for r in result])
+    for r in result:
+        assert parse(r.text) == r  # a readable glob of the dialect
+        assert is_subset(r, [pa]) and is_subset(r, [pb]), (a, b, r.text)  # never widens
+        assert not is_subset(r, [q for q in result if q != r]), (a, b, r.text)  # nothing subsumed
+    # exact beyond the enumeration: L(a) ∩ L(b) ⊆ ∪ result, i.e. L(a) ⊆ ∪ result ∪ (everything − L(b))
+    assert is_subset_terms(pa, [(r, ()) for r in result] + [(parse("**"), [pb])])
+    assert intersect(pb, pa) == result
+
+
+@PROPS
+@given(patterns(), st.lists(patterns(), max_size=3))
+def test_is_subset_and_example_agree_with_enumeration(a: str, bs: list[str]) -> None:
+    pa, pbs = parse(a), [parse(b) for b in bs]
+    subset = is_subset(pa, pbs)
+    witness = example(pa, pbs)
+    assert subset == (witness is None) == is_empty(pa, pbs)
+    _check_witness(a, bs, witness)
+
+
+@PROPS
+@given(patterns(), st.lists(st.tuples(patterns(), st.lists(patterns(), max_size=2)), max_size=3))
+def test_is_subset_terms_agrees_with_enumeration(a: str, terms: list[tuple[str, list[str]]]) -> None:
+    covered = frozenset().union(
+        *(lang(p) - frozenset().union(*(lang(e) for e in es)) for p, es in terms)
+    )
+    answer = is_subset_terms(parse(a), [(parse(p), [parse(e) for e in es]) for p, es in terms])
+    if not lang(a) <= covered:
+        assert answer is False, (a, terms)
+    if answer is False:
+        return
+    # True must hold on every enumerated string
+    assert lang(a) <= covered, (a, terms)
+
+
+def test_reference_matcher_agrees_with_known_cases() -> None:
+    # the reference itself, on the dialect's defining examples (DESIGN §2)
+    assert ref_match("a/**/b", "a/b") and ref_match("a/**/b", "a/x/y/b")
+    assert ref_match("**/b", "b") and not ref_match("a/**", "a") and ref_match("a/**", "a/")
+    assert ref_match("*", ".env") and not ref_match("*", "a/b") and ref_match("a**b", "axb")
