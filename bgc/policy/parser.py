@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import difflib
 import functools
-import hashlib
 import os
 import re
-import sys
-import tempfile
 import unicodedata
 from collections.abc import Iterable, Sequence
 from importlib import resources
@@ -109,53 +106,29 @@ def grammar_text() -> str:
     return (resources.files("bgc.grammar") / "policy.lark").read_text(encoding="utf-8")
 
 
-def cache_dir() -> Path | None:
-    """Where the built parser is kept: ``$BGC_CACHE_DIR`` (empty disables), else the user's
-    cache directory. Never a shared temporary directory: the cache is unpickled."""
-    configured = os.environ.get("BGC_CACHE_DIR")
-    if configured is not None:
-        return Path(configured) if configured else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "bgc"
-
-
 @functools.cache
 def parser() -> Lark:
-    """The LALR parser, loaded from the cache when a build for this exact grammar exists."""
+    """The LALR parser, loaded from bgc's verified on-disk cache when this exact grammar (and
+    Lark, and Python) was built before; built and stored otherwise."""
+    import io
+
     import lark
 
+    from bgc import cache
+
     grammar = grammar_text()
-    key = hashlib.sha256(
-        "\0".join([grammar, lark.__version__, sys.version, repr(sorted(_LARK_OPTIONS.items()))]).encode()
-    ).hexdigest()[:32]
-    directory = cache_dir()
-    cached = directory / f"policy-parser-{key}.pickle" if directory else None
-    if cached is not None:
+    key = "\0".join([grammar, lark.__version__, repr(sorted(_LARK_OPTIONS.items()))])
+    payload = cache.load_bytes("parser", key)
+    if payload is not None:
         try:
-            with open(cached, "rb") as handle:
-                return lark.Lark.load(handle)
-        except Exception:  # noqa: BLE001 - a missing or damaged cache only means: build it
+            return lark.Lark.load(io.BytesIO(payload))
+        except Exception:  # noqa: BLE001 - verified bytes that still fail to load are only a miss
             pass
     built = lark.Lark(grammar, **_LARK_OPTIONS)
-    if cached is not None:
-        _save_parser(built, cached)
+    buffer = io.BytesIO()
+    built.save(buffer)
+    cache.store_bytes("parser", key, buffer.getvalue())
     return built
-
-
-def _save_parser(built: Lark, path: Path) -> None:
-    """Write the cache atomically (temp file + rename) so a concurrent run never reads half."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".policy-parser-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                built.save(handle)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        pass  # an unwritable cache costs start-up time, nothing else
 
 
 # ---- words --------------------------------------------------------------------------------

@@ -1,0 +1,220 @@
+"""``bgc check`` for policies: lints (exact, via bgc.glob), inline expects, exit codes, outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bgc.cli import app
+from bgc.errors import ExitCode
+from bgc.findings import Severity
+from bgc.policy.check import CODES, check_paths, findings_text
+
+ROOT = Path(__file__).parent.parent
+BUNDLED = sorted(str(path) for path in (ROOT / "policies").glob("*.bgp"))
+
+
+def check_text(tmp_path: Path, text: str, name: str = "p.bgp"):  # type: ignore[no-untyped-def]
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return check_paths([str(path)])
+
+
+def ids(result) -> list[tuple[str, int, int]]:  # type: ignore[no-untyped-def]
+    return sorted((f.rule_id, f.span.line, f.span.col) for f in result.findings)
+
+
+# ---- the bundled policies -----------------------------------------------------------------
+
+
+def test_bundled_policies_check_clean_and_run_their_expects() -> None:
+    result = check_paths(BUNDLED)
+    assert [f"{f.span}: {f.rule_id} {f.message}" for f in result.findings] == []
+    assert result.exit_code == ExitCode.OK
+    assert {Path(p.path).name for p in result.policies} >= {"default.bgp", "strict.bgp", "modes.bgp"}
+    assert all(policy.expects for policy in result.policies)
+
+
+def test_bundled_expects_really_run(tmp_path: Path) -> None:
+    """Flip one expect of the default policy: check must now fail on exactly that line."""
+    for name in ("default.bgp", "base.bgp"):
+        (tmp_path / name).write_text((ROOT / "policies" / name).read_text())
+    default = tmp_path / "default.bgp"
+    lines = default.read_text().splitlines()
+    index = lines.index("expect allow fs:write:/src/parse.py")
+    lines[index] = "expect deny fs:write:/src/parse.py"
+    default.write_text("\n".join(lines) + "\n")
+    result = check_paths([str(default)])
+    assert ids(result) == [("BGC201", index + 1, 1)]
+    assert result.exit_code == ExitCode.FINDINGS
+
+
+# ---- lints --------------------------------------------------------------------------------
+
+
+def test_allow_inside_deny_never_takes_effect(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        "deny fs:write:/secrets, /secrets/**\n"
+        "allow fs:write:/src/**, /secrets/keys/**\n",
+    )
+    assert ids(result) == [("BGC101", 2, 25)]
+    (finding,) = result.findings
+    assert "deny at" in finding.message and ":1" in finding.message
+    assert finding.severity is Severity.WARNING
+
+
+def test_allow_inside_an_ask_or_a_union_of_denies(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        "ask fs:write:/a/**\n"
+        "deny fs:write:/b/*.py\n"
+        "deny fs:write:/b/*.txt\n"
+        "allow fs:write:/a/x/**\n"  # inside the ask
+        "allow fs:write:/b/*.py\n"  # inside one deny
+        "allow fs:write:/b/*.md\n",  # in no rule
+    )
+    assert [f[:2] for f in ids(result)] == [("BGC101", 4), ("BGC101", 5)]
+
+
+def test_shadowing_respects_conditions_modes_and_wildcards(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        "mode edit {\n"
+        "    deny fs:write:/m, /m/**\n"
+        "}\n"
+        'deny fs:write:/c, /c/** when intent.kind == "x"\n'
+        "deny *:*:/w, /w/**\n"
+        "allow fs:write:/m/a\n"  # the deny only holds in one mode
+        "allow fs:write:/c/a\n"  # the deny holds only under a condition
+        "allow fs:write:/w/a\n"  # `*:*` covers fs:write
+        "mode other {\n"
+        "    allow fs:write:/m/a\n"  # the deny does not hold in this mode
+        "}\n",
+    )
+    assert [f[:2] for f in ids(result)] == [("BGC101", 8)]
+
+
+def test_ask_inside_deny(tmp_path: Path) -> None:
+    result = check_text(tmp_path, "deny fs:write:/.git, /.git/**\nask fs:write:/.git/hooks/**\n")
+    assert [f[:2] for f in ids(result)] == [("BGC102", 2)]
+
+
+def test_deny_of_contents_without_the_directory(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        "deny fs:write:/.github/**\n"  # warned: /.github itself stays writable
+        "deny fs:write:/.git, /.git/**\n"  # fine
+        "deny fs:*:/ci/**\n"
+        "deny *:*:/ci\n"  # `*:*` covers /ci
+        "deny proc:exec:/**\n",  # the root: nothing to add
+    )
+    assert ids(result) == [("BGC103", 1, 15)]
+    (finding,) = result.findings
+    assert "`/.github` itself" in finding.message and "writable" in finding.message
+    assert finding.hint == "deny both: deny fs:write:/.github, /.github/**"
+
+
+def test_allow_everything_on_write(tmp_path: Path) -> None:
+    result = check_text(tmp_path, "allow fs:write:/**\nallow *:*:**\nallow fs:read:/**\nallow fs:write:/src/**\n")
+    assert [f[:2] for f in ids(result)] == [("BGC104", 1), ("BGC104", 2)]
+
+
+def test_second_pattern_that_looks_like_an_atom(tmp_path: Path) -> None:
+    result = check_text(tmp_path, "allow fs:write:/src/**, fs:read:/docs/**\nallow net:connect:https://a/**, https://b/**\n")
+    assert ids(result) == [("BGC105", 1, 25)]
+
+
+# ---- expects ------------------------------------------------------------------------------
+
+
+def test_failing_expect_names_the_deciding_rules(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        "allow fs:write:/src/**\n"
+        'deny fs:write:/src/secrets, /src/secrets/** when intent.kind == "x"\n'
+        "expect allow fs:write:/src/a.py\n"
+        'expect deny fs:write:/src/secrets/k when intent.kind == "x"\n'
+        'expect allow fs:write:/src/secrets/k when intent.kind == "y"\n'
+        "expect deny fs:write:/src/secrets/k\n"  # unknown intent: the conditional deny still applies
+        "expect allow fs:write:/src/b.py\n"
+        "expect deny fs:write:/src/../etc/passwd\n"
+        "expect allow fs:write:/docs/x\n",  # fails: no rule
+    )
+    assert ids(result) == [("BGC201", 9, 1)]
+    (finding,) = result.findings
+    assert finding.message == "expected allow for `fs:write:/docs/x`, got deny (denied)"
+    assert finding.hint == "no rule applies, so it is denied (fail closed)"
+
+
+def test_expects_in_modes(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        "default mode ro\n"
+        "mode ro {}\n"
+        "mode edit {\n"
+        "    allow fs:write:/src/**\n"
+        "}\n"
+        "expect deny fs:write:/src/a\n"
+        "expect allow fs:write:/src/a in mode edit\n"
+        "expect allow fs:write:/src/a in mode ro\n",
+    )
+    assert ids(result) == [("BGC201", 8, 1)]
+
+
+def test_expect_failing_only_through_an_include_names_the_policy(tmp_path: Path) -> None:
+    (tmp_path / "base.bgp").write_text("allow fs:read:/docs/**\nexpect allow fs:read:/docs/a\n")
+    (tmp_path / "ok.bgp").write_text('include "base.bgp"\n')
+    (tmp_path / "tight.bgp").write_text('include "base.bgp"\ndeny fs:read:/docs/a\n')
+    result = check_paths([str(tmp_path / name) for name in ("base.bgp", "ok.bgp", "tight.bgp")])
+    (finding,) = result.findings
+    assert finding.span.file.endswith("base.bgp")
+    assert finding.message.endswith(f"(in policy {tmp_path / 'tight.bgp'})")
+    summary = findings_text(result).splitlines()[-3:]
+    assert [line.split(": ", 1)[1] for line in summary] == [
+        "1 rules, 0 tools, 1/1 expects hold",
+        "1 rules, 0 tools, 1/1 expects hold",
+        "2 rules, 0 tools, 0/1 expects hold",
+    ]
+
+
+# ---- results and exit codes ---------------------------------------------------------------
+
+
+def test_exit_codes(tmp_path: Path) -> None:
+    assert check_text(tmp_path, "allow fs:read:/**\n").exit_code == ExitCode.OK
+    assert check_text(tmp_path, "allow fs:write:/**\n").exit_code == ExitCode.FINDINGS
+    assert check_text(tmp_path, "alow fs:write:/**\n").exit_code == ExitCode.BAD_INPUT
+
+
+def test_a_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
+    (tmp_path / "bad.bgp").write_text("allow fs:write:/src/[\n")
+    (tmp_path / "good.bgp").write_text("allow fs:write:/**\n")
+    result = check_paths([str(tmp_path / "bad.bgp"), str(tmp_path / "missing.bgp"), str(tmp_path / "good.bgp")])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert sorted(f.rule_id for f in result.findings) == ["BGC003", "BGC015", "BGC104"]
+    assert len(result.errors) == 2 and len(result.policies) == 1
+    assert all(f.rule_id in CODES for f in result.findings)
+
+
+def test_cli_text_and_json(tmp_path: Path) -> None:
+    path = tmp_path / "p.bgp"
+    path.write_text("deny fs:write:/.github/**\nexpect deny fs:write:/.github/x\n")
+    runner = CliRunner()
+    text = runner.invoke(app, ["check", str(path)])
+    assert text.exit_code == 1
+    assert f"{path}:1:15: warning[BGC103]:" in text.output
+    assert "  deny fs:write:/.github/**\n                ^^^^^^^^^^^\n" in text.output
+    machine = runner.invoke(app, ["check", "--format", "json", str(path)])
+    assert machine.exit_code == 1
+    (finding,) = json.loads(machine.output)["findings"]
+    assert (finding["rule"], finding["line"], finding["col"], finding["severity"]) == ("BGC103", 1, 15, "warning")
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_every_id_is_documented(code: str) -> None:
+    docs = (ROOT / "docs" / "policy-language.md").read_text(encoding="utf-8")
+    assert f"`{code}`" in docs
