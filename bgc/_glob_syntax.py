@@ -135,8 +135,10 @@ def _case_table() -> tuple[list[int], list[tuple[int, ...]]]:
     """Sorted cased code points and, for each, its case-equivalence class (built once, lazily).
 
     Two characters are equivalent when one is the single-character upper or lower case of the
-    other (closed transitively, so ``s``, ``S`` and ``ſ`` form one class). Cased letters all lie
-    below U+20000, which keeps the one-time scan short.
+    other (closed transitively, so ``s``, ``S`` and ``ſ`` form one class). Characters that NFC
+    replaces (the Kelvin, Ohm and Angstrom signs) are left out: no pattern text can hold them
+    and no accepted value contains them. Cased letters all lie below U+20000, which keeps the
+    one-time scan short.
     """
     global _CASE_TABLE
     if _CASE_TABLE is None:
@@ -150,7 +152,7 @@ def _case_table() -> tuple[list[int], list[tuple[int, ...]]]:
         for cp in range(0x20000):
             ch = chr(cp)
             for other in (ch.lower(), ch.upper()):
-                if len(other) == 1 and other != ch:
+                if len(other) == 1 and other != ch and nfc(ch) == ch and nfc(other) == other:
                     parent[find(cp)] = find(ord(other))
         groups: dict[int, list[int]] = {}
         for cp in parent:
