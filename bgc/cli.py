@@ -420,23 +420,14 @@ def match_command(
 
 
 def main() -> None:
-    """Console-script entry point: runs the app and guarantees no traceback reaches a user."""
-    try:
-        app()
-    except BgcError as error:  # a stage raised outside a command's own handling
-        typer.echo(error.render(), err=True)
-        sys.exit(ExitCode.BAD_INPUT)
-    except KeyboardInterrupt:
-        typer.echo("bgc: interrupted", err=True)
-        sys.exit(130)
-    except Exception as error:  # noqa: BLE001 - the edge: never show a traceback
-        if os.environ.get("BGC_DEBUG"):
-            raise
-        typer.echo(
-            f"bgc: internal error: {type(error).__name__}: {error} (set BGC_DEBUG=1 for details)",
-            err=True,
-        )
-        sys.exit(ExitCode.BAD_INPUT)
+    """Run the typer app; :func:`bgc.launch.guarded` keeps every traceback from the user.
+
+    The ``bgc`` script enters through :func:`bgc.launch.main`, which runs plain ``bgc check``
+    without importing typer and hands everything else to this function.
+    """
+    from bgc.launch import guarded
+
+    guarded(app)
 
 
 if __name__ == "__main__":  # pragma: no cover

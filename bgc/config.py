@@ -21,10 +21,9 @@ default: a typo in a key would otherwise switch a check off.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,7 @@ class ConfigError(InputError):
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """A loaded configuration. Paths are absolute; ``spans`` locates each key for later errors."""
+    """A loaded configuration. Paths are absolute (resolved against :attr:`root`)."""
 
     path: Path
     policy: Path | None = None
@@ -55,25 +54,19 @@ class Config:
     tests: tuple[Path, ...] = ()
     orders: Path | None = None
     expectations: Path | None = None
-    spans: Mapping[str, Span] = field(default_factory=dict)
 
     @property
     def root(self) -> Path:
         """The repository root: the directory holding the configuration file."""
         return self.path.parent
 
-    def span(self, key: str) -> Span:
-        return self.spans.get(key, Span(str(self.path)))
-
     def error(self, key: str, message: str, hint: str | None = None) -> ConfigError:
-        """A located error about the value of ``key`` (with its source line for the caret)."""
-        span = self.span(key)
+        """A located error about the value of ``key`` (located on demand: only errors need it)."""
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
-            lines = []
-        source = lines[span.line - 1] if 0 < span.line <= len(lines) else None
-        return ConfigError(f"{key}: {message}", span, hint=hint, source=source)
+            text = ""
+        return _located(self.path, text, key, f"{key}: {message}", hint)
 
     def policy_files(self) -> list[Path]:
         """``policy`` and every file the ``policies`` globs match, sorted, without duplicates.
@@ -217,32 +210,42 @@ def load_config(path: str | Path) -> Config | None:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise _toml_error(error, path, text) from None
-    is_pyproject = path.name == "pyproject.toml"
-    if is_pyproject:
+    if _table(path) is not None:
         tool = document.get("tool", {})
         if not isinstance(tool, dict) or "bgc" not in tool:
             return None
         table = tool["bgc"]
     else:
         table = document
-    spans = _key_spans(text, str(path), "tool.bgc" if is_pyproject else None)
-    where = spans.get("", Span(str(path)))
-    if not isinstance(table, dict):
-        raise ConfigError("[tool.bgc] must be a table", where)
-    return _build(path, table, spans, text)
+    return _build(path, table, text)
 
 
-def _build(path: Path, table: dict[str, Any], spans: dict[str, Span], text: str) -> Config:
-    root = path.parent
+def _table(path: Path) -> str | None:
+    """The TOML table holding bgc's keys: ``tool.bgc`` in pyproject.toml, the top of bgc.toml."""
+    return "tool.bgc" if path.name == "pyproject.toml" else None
+
+
+def _located(path: Path, text: str, key: str, message: str, hint: str | None = None) -> ConfigError:
+    """An error at ``key``'s value in ``text`` (the table header when the key is not found)."""
+    spans = _key_spans(text, str(path), _table(path))
+    span = spans.get(key, spans.get("", Span(str(path))))
     lines = text.splitlines()
+    source = lines[span.line - 1] if 0 < span.line <= len(lines) else None
+    return ConfigError(message, span, hint=hint, source=source)
+
+
+def _build(path: Path, table: Any, text: str) -> Config:
+    root = path.parent
 
     def error(key: str, message: str, hint: str | None = None) -> ConfigError:
-        span = spans.get(key, spans.get("", Span(str(path))))
-        source = lines[span.line - 1] if 0 < span.line <= len(lines) else None
-        return ConfigError(message, span, hint=hint, source=source)
+        return _located(path, text, key, message, hint)
 
+    if not isinstance(table, dict):
+        raise error("", "[tool.bgc] must be a table")
     for key in table:
         if key not in KEYS:
+            import difflib
+
             close = difflib.get_close_matches(key, KEYS, n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(KEYS)}"
             raise error(key, f"unknown key {key!r}", hint)
@@ -282,7 +285,6 @@ def _build(path: Path, table: dict[str, Any], spans: dict[str, Span], text: str)
         tests=tuple((root / entry).resolve() for entry in text_list("tests")),
         orders=resolve(text_value("orders")),
         expectations=resolve(text_value("expectations")),
-        spans=spans,
     )
 
 
@@ -292,13 +294,10 @@ def _toml_kind(value: Any) -> str:
     ) + (f" {value!r}" if isinstance(value, (str, bool, int, float)) else "")
 
 
-_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)$")
-
-
 def _toml_error(error: Exception, path: Path, text: str) -> ConfigError:
     """tomllib puts the position in the message text; lift it into a proper span."""
     message = str(error)
-    match = _TOML_POSITION.search(message)
+    match = re.search(r"\(at line (\d+), column (\d+)\)$", message)
     if not match:
         return ConfigError(f"invalid TOML: {message}", Span(str(path)))
     line, col = int(match.group(1)), int(match.group(2))
@@ -307,8 +306,8 @@ def _toml_error(error: Exception, path: Path, text: str) -> ConfigError:
     return ConfigError(f"invalid TOML: {message[: match.start()].rstrip()}", Span(str(path), line, col), source=source)
 
 
-_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
-_KEY = re.compile(r"""^(\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=\s*""")
+_HEADER = r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$"
+_KEY = r"""^(\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=\s*"""
 
 
 def _key_spans(text: str, file: str, table: str | None) -> dict[str, Span]:
@@ -320,7 +319,7 @@ def _key_spans(text: str, file: str, table: str | None) -> dict[str, Span]:
     spans: dict[str, Span] = {}
     current: str | None = None
     for number, line in enumerate(text.splitlines(), start=1):
-        header = _HEADER.match(line)
+        header = re.match(_HEADER, line)
         if header and not line.lstrip().startswith("[["):
             current = re.sub(r"\s*\.\s*", ".", header.group(1)).replace('"', "")
             if current == table:
@@ -328,7 +327,7 @@ def _key_spans(text: str, file: str, table: str | None) -> dict[str, Span]:
             continue
         if current != table:
             continue
-        key = _KEY.match(line)
+        key = re.match(_KEY, line)
         if key:
             name = key.group(2).strip("\"'")
             spans.setdefault(name, Span(file, number, key.end() + 1))

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from bgc.errors import BgcError, ExitCode, Span, UsageError
 from bgc.findings import Finding, Severity
@@ -55,8 +55,7 @@ def descriptions() -> dict[str, str]:
     return {**CODES, **TEST_RULES, **ORDER_RULES, UNREADABLE: "A file could not be read"}
 
 
-@dataclass
-class _Plan:
+class _Plan(NamedTuple):
     """What one ``bgc check`` run will look at, sorted into kinds."""
 
     policies: list[str]
@@ -185,10 +184,8 @@ def _orders(
     from bgc.policy.check import render_finding
 
     if config is None or config.policy is None:
-        where = config.span("orders") if config is not None else None
-        raise UsageError(
-            "checking work orders needs the policy to compile them against: set `policy` in [tool.bgc]", where
-        )
+        message = "checking work orders needs the policy to compile them against: set `policy` in [tool.bgc]"
+        raise config.error("orders", message) if config is not None else UsageError(message)
     try:
         compiler = Compiler(cached_policy(str(config.policy)))
     except BgcError as error:
