@@ -11,10 +11,13 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from bgc.cli import app
-from bgc.policy.parser import ERROR_CODES, PolicyError, load_policy
+from bgc.policy.format import format_text
+from bgc.policy.parser import ERROR_CODES, PolicyError, load_policy, parse_policy
 
 CORPUS = Path(__file__).parent / "policies_bad"
 FILES = sorted(CORPUS.glob("*.bgp"))
@@ -61,3 +64,29 @@ def test_caret_sits_under_the_offending_text() -> None:
     assert rendered[1] == "  alow fs:write:/src/**"
     assert rendered[2] == "  ^^^^"
     assert rendered[3] == "  hint: did you mean `allow`?"
+
+
+# ---- no input crashes the front end -------------------------------------------------------
+
+_PIECES = [
+    "allow", "ask", "deny", "tool", "needs", "mode", "default", "include", "expect", "filesystem",
+    "case-insensitive", "when", "because", "approvals", "of", "in", "and", "or", "not", "matches",
+    "intent.kind", "origin.model", "call.tool", "fs:write:/src/**", "*:*:/x", '"a b"', '"', "{", "}",
+    "[", "]", "(", ")", ",", "==", "!=", "#c", "\n", "  ", "{path}", "fs:read:{p}", "2", "\\", "/**",
+    "\x00", "\t", "\r", "é",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=3)), max_size=30).map(" ".join))
+def test_any_text_is_a_policy_or_a_located_error(text: str) -> None:
+    """Whatever the text: a Policy (which then formats idempotently) or a PolicyError with a
+    real line and column, never another exception."""
+    try:
+        parse_policy(text, "/nonexistent-bgc-dir/f.bgp")
+    except PolicyError as error:
+        assert error.span is not None and error.span.line >= 1 and error.span.col >= 1
+        assert error.render()
+        return
+    formatted = format_text(text, "f.bgp")
+    assert format_text(formatted, "f.bgp") == formatted

@@ -133,6 +133,9 @@ def parser() -> Lark:
 
 # ---- words --------------------------------------------------------------------------------
 
+MAX_CONDITION_DEPTH = 64
+"""Nesting bound for conditions (``not not ...``, parentheses alternating ``and``/``or``)."""
+
 _NAME = re.compile(r"[a-z][a-z0-9_.-]*")
 _TOOL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
 _MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -518,20 +521,22 @@ class _FileParser:
 
     # -- conditions --
 
-    def condition(self, tree: Tree) -> Condition:
+    def condition(self, tree: Tree, depth: int = 0) -> Condition:
         kind = tree.data
         span = self.tree_span(tree)
+        if depth > MAX_CONDITION_DEPTH:  # evaluation and formatting recurse: bound them here
+            self.fail(f"condition nested more than {MAX_CONDITION_DEPTH} levels deep", span, "BGC001")
         if kind in ("or_cond", "and_cond"):
             node = Or if kind == "or_cond" else And
             items: list[Condition] = []
             for child in tree.children:
                 if not hasattr(child, "data"):
                     continue  # the `and` / `or` keyword
-                item = self.condition(child)
+                item = self.condition(child, depth + 1)
                 items.extend(item.items if isinstance(item, node) else (item,))
             return node(tuple(items), span)
         if kind == "not_cond":
-            return Not(self.condition(tree.children[1]), span)
+            return Not(self.condition(tree.children[1], depth + 1), span)
         field = self.field(tree.children[0])
         if kind == "compare":
             op = tree.children[1].value
