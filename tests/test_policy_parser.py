@@ -369,3 +369,13 @@ def test_importing_the_front_end_does_not_import_lark() -> None:
     code = "import sys, bgc.cli, bgc.policy.parser, bgc.policy.check; print('lark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_every_example_in_the_reference_parses() -> None:
+    import re
+
+    docs = Path(__file__).parent.parent / "docs" / "policy-language.md"
+    blocks = re.findall(r"```bgp\n(.*?)```", docs.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) >= 8
+    for index, block in enumerate(blocks):
+        parse_source(block, f"policy-language.md#example-{index}")
