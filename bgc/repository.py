@@ -13,6 +13,7 @@ file does not hide the state of the rest; the exit code is then 2.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,9 +75,9 @@ def _sort(paths: Sequence[str], config: Config | None) -> _Plan:
                 "pyproject.toml (or bgc.toml) so `bgc check` knows the repository",
             )
         return _Plan(
-            [str(path) for path in config.policy_files()],
-            [str(path) for path in config.test_files()],
-            config.order_files(),
+            [_display(path) for path in config.policy_files()],
+            [_display(path) for path in config.test_files()],
+            [Path(_display(path)) for path in config.order_files()],
             True,
         )
     plan = _Plan([], [], [], False)
@@ -98,6 +99,12 @@ def _sort(paths: Sequence[str], config: Config | None) -> _Plan:
                 Span(entry),
             )
     return plan
+
+
+def _display(path: Path) -> str:
+    """A configured (absolute) path as people would type it: relative to the working directory
+    when below it. Spans, and so every message, carry this form."""
+    return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def check(paths: Sequence[str], *, config: Config | None, update: bool = False, root: Path) -> Outcome:
@@ -218,7 +225,7 @@ def _orders(
     lines.extend(render_finding(finding, None) for finding in sorted(order_findings, key=Finding.sort_key))
     checked = len(targets.orders)
     if update:
-        lines.append(f"orders: {checked} checked, {len(writes)} recordings to write, {len(stale)} to remove")
+        lines.append(f"orders: {checked} checked, {len(writes)} recordings out of date, {len(stale)} stale")
         summary["orders"] = {"checked": checked, "recorded": len(writes), "removed": len(stale)}
         return "\n".join(lines), writes, stale
     lines.append(f"orders: {checked} checked, {checked - differing} match their recorded expectations")
@@ -234,10 +241,10 @@ def _apply(writes: Sequence[tuple[Path, str]], removals: Sequence[Path]) -> list
     for target, text in writes:
         target.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(target, text.encode("utf-8"))
-        lines.append(f"recorded {target}")
+        lines.append(f"recorded {_display(target)}")
     for path in removals:
         path.unlink(missing_ok=True)
-        lines.append(f"removed {path}")
+        lines.append(f"removed {_display(path)}")
     return lines
 
 

@@ -299,6 +299,8 @@ def _run_expects(policy: Policy, compiler: Compiler, select: Callable[[str], boo
     for expect in policy.expects:
         shown = _shown(expect.span.file, root)
         name = f"line {expect.span.line}: expect {expect.effect} {expect.resource}:{expect.action}:{expect.value}"
+        if _real(expect.span.file) != _real(policy.path):  # an included file's expect, run in this policy
+            name += f" (in {_shown(policy.path, root)})"
         if not select(f"{shown}::{name}"):
             continue
         started = time.perf_counter()
