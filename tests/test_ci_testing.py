@@ -1,0 +1,243 @@
+"""`bgc test`: policy test files, inline expects, -k, coverage, machine formats, exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from bgc.cli import app
+from bgc.testing import keyword_filter, mismatches
+
+runner = CliRunner()
+PROMPT = "sha256:" + "ab" * 32
+
+POLICY = """\
+allow fs:read:/**
+allow fs:write:/src/** because "source"
+deny fs:write:/src/secrets/** because "secrets"
+allow fs:write:/docs/**
+tool fs.write needs fs:write:{path}
+mode review {
+  deny fs:write:/**
+}
+expect deny fs:write:/src/secrets/key
+"""
+
+ORDER = f"""\
+intent: {{kind: patch.apply}}
+calls:
+  - {{tool: fs.write, params: {{path: /src/a.py}}}}
+  - {{tool: fs.write, params: {{path: /etc/passwd}}}}
+requests: ["fs:write:/src/**", "fs:write:/etc/passwd"]
+origin: {{model: m, parents: [], prompt: "{PROMPT}"}}
+"""
+
+TESTS = """\
+policy: p.bgp
+tests:
+  - name: writes source
+    order: order.yaml
+    verdicts:
+      "fs:write:/src/**": narrowed
+      "fs:write:/etc/passwd": denied
+    calls: [covered, uncovered]
+  - name: review mode denies
+    mode: review
+    order: {intent: {kind: patch.apply}, requests: ["fs:write:/src/a.py"]}
+    verdicts: {"fs:write:/src/a.py": denied}
+"""
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "p.bgp").write_text(POLICY)
+    (tmp_path / "order.yaml").write_text(ORDER)
+    (tmp_path / "a.bgt.yaml").write_text(TESTS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path / ".cache"))
+    return tmp_path
+
+
+def bgc(*args: str):  # type: ignore[no-untyped-def]
+    result = runner.invoke(app, list(args))
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def test_all_pass_pytest_style(project: Path) -> None:
+    result = bgc("test", "a.bgt.yaml")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == ["a.bgt.yaml ..", "p.bgp .", "3 passed, 0 failed"]
+
+
+def test_failures_are_located_and_exit_1(project: Path) -> None:
+    (project / "a.bgt.yaml").write_text(
+        TESTS.replace('"fs:write:/etc/passwd": denied', '"fs:write:/etc/passwd": granted').replace(
+            "[covered, uncovered]", "[covered, covered]"
+        )
+    )
+    result = bgc("test", "a.bgt.yaml")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == "a.bgt.yaml F."
+    assert lines[-1] == "2 passed, 1 failed"
+    assert "a.bgt.yaml:7:31: fs:write:/etc/passwd: expected granted, got denied" in result.stdout
+    assert "a.bgt.yaml:8:22: call 2 (fs.write): expected covered, got uncovered" in result.stdout
+    assert "FAILED a.bgt.yaml::writes source - fs:write:/etc/passwd: expected granted, got denied" in result.stdout
+
+
+def test_inline_expects_are_cases_and_fail_with_check_s_id(project: Path) -> None:
+    (project / "p.bgp").write_text(POLICY + "expect allow fs:write:/src/secrets/other\n")
+    result = bgc("test", "p.bgp", "--format", "json")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["summary"] == {"passed": 1, "failed": 1}
+    (finding,) = document["findings"]
+    assert finding["rule"] == "BGC201" and (finding["file"], finding["line"], finding["col"]) == ("p.bgp", 10, 1)
+
+
+def test_keyword_selects_by_id(project: Path) -> None:
+    result = bgc("test", "a.bgt.yaml", "-k", "review and not source")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == ["a.bgt.yaml .", "1 passed, 0 failed"]
+    assert bgc("test", "a.bgt.yaml", "-k", "expect").stdout.splitlines()[-1] == "1 passed, 0 failed"
+    bad = bgc("test", "a.bgt.yaml", "-k", "review and")
+    assert bad.exit_code == 2 and "ends too early" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("expression", "selected"),
+    [
+        ("src", {"a::src write", "b::SRC"}),
+        ("src and not write", {"b::SRC"}),
+        ("(a:: or b::) and not SRC", {"a::docs"}),
+        ("not (src or docs)", set()),
+        ("docs or b::", {"a::docs", "b::SRC"}),
+    ],
+)
+def test_keyword_expressions(expression: str, selected: set[str]) -> None:
+    names = ["a::src write", "a::docs", "b::SRC"]
+    assert {name for name in names if keyword_filter(expression)(name)} == selected
+
+
+def test_coverage_counts_exactly_and_lists_the_rest(project: Path) -> None:
+    result = bgc("test", "a.bgt.yaml", "--coverage")
+    # the three tests exercise allow /src/** and deny /src/secrets/** (narrowed write, expect),
+    # and the review-mode deny; nothing reads, nothing writes /docs
+    assert "rule coverage: 3 of 5 rules exercised" in result.stdout
+    assert "  not exercised: p.bgp:1  allow fs:read:/**" in result.stdout
+    assert "  not exercised: p.bgp:4  allow fs:write:/docs/**" in result.stdout
+    only_review = bgc("test", "a.bgt.yaml", "--coverage", "-k", "review", "--format", "json")
+    coverage = json.loads(only_review.stdout)["summary"]["coverage"]
+    assert (coverage["exercised"], coverage["rules"]) == (1, 5)
+    assert [item["line"] for item in coverage["not_exercised"]] == [1, 2, 3, 4]
+
+
+def test_plan_excerpt_matches_like_to_match_object(project: Path) -> None:
+    (project / "b.bgt.yaml").write_text(textwrap.dedent("""\
+        policy: p.bgp
+        tests:
+          - order: order.yaml
+            plan:
+              mode: null
+              requests:
+                - {atom: "fs:write:/etc/passwd", verdict: denied}
+                - granted: [{atom: "fs:write:/src/**", except: ["/src/secrets/**"]}]
+          - order: order.yaml
+            plan:
+              requests:
+                - {verdict: denied}
+    """))
+    result = bgc("test", "b.bgt.yaml")
+    assert result.exit_code == 1
+    assert "b.bgt.yaml::test 2" in result.stdout and "b.bgt.yaml .F" in result.stdout
+    assert "b.bgt.yaml:12:9: plan.requests: expected 1 items, got 2" in result.stdout
+
+
+def test_mismatches_semantics() -> None:
+    actual = {"a": [1, {"b": 2, "c": 3}], "d": None}
+    assert list(mismatches({"a": [1, {"b": 2}]}, actual)) == []
+    assert list(mismatches({"a": [1]}, actual)) == [(("a",), "expected 1 items, got 2: [1, {'b': 2, 'c': 3}]")]
+    assert list(mismatches({"a": [1, {"b": 5}]}, actual)) == [(("a", 1, "b"), "expected 5, got 2")]
+    assert list(mismatches({"x": 1}, actual))[0][0] == ("x",)
+    assert list(mismatches({"d": False}, actual)) == [(("d",), "expected False, got None")]
+    assert list(mismatches({"a": [True, {}]}, actual)) == [(("a", 0), "expected True, got 1")]  # 1 is not True
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(json_values)
+def test_a_value_matches_itself_and_any_map_excerpt_of_itself(value: object) -> None:
+    assert list(mismatches(value, value)) == []
+    if isinstance(value, dict) and value:
+        first = next(iter(value))
+        assert list(mismatches({first: value[first]}, value)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "col", "words"),
+    [
+        ("policy: p.bgp\ntests:\n  - order: order.yaml\n    verdict: {}\n", 4, 14, "unknown key 'verdict' (did you mean 'verdicts'?)"),
+        ("policy: p.bgp\ntests:\n  - order: order.yaml\n    mode: admin\n    calls: []\n", 4, 11, "unknown mode 'admin'"),
+        ("policy: p.bgp\ntests:\n  - order: order.yaml\n    verdicts: {\"fs:write:/src/**\": allowed}\n", 4, 36, "unknown verdict 'allowed'"),
+        ("policy: p.bgp\ntests:\n  - order: {intent: {kind: x}, requests: [\"fs:write:relative/..\"]}\n    calls: []\n", 3, 43, "requests[0]"),
+        ("policy: p.bgp\ntests:\n  - order: missing.yaml\n    calls: []\n", 3, 12, "no such order file"),
+        ("policy: nope.bgp\ntests: []\n", 1, 9, "no such policy file"),
+        ("tests:\n  - order: order.yaml\n    calls: []\n", 1, 1, "no policy"),
+        ("policy: p.bgp\ntests:\n  - order: order.yaml\n", 3, 5, "at least one of"),
+    ],
+)
+def test_malformed_test_files_are_bad_input(project: Path, text: str, line: int, col: int, words: str) -> None:
+    (project / "bad.bgt.yaml").write_text(text)
+    result = bgc("test", "bad.bgt.yaml")
+    assert result.exit_code == 2
+    assert f"bad.bgt.yaml:{line}:{col}:" in result.stderr and words in result.stderr, result.stderr
+
+
+def test_junit_file_and_format(project: Path) -> None:
+    (project / "a.bgt.yaml").write_text(TESTS.replace("[covered, uncovered]", "[covered, covered]"))
+    result = bgc("test", "a.bgt.yaml", "--junit-xml", "report.xml")
+    assert result.exit_code == 1 and result.stdout.endswith("2 passed, 1 failed\n")
+    suite = ElementTree.parse(project / "report.xml").getroot().find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("3", "1")
+    names = [case.get("name") for case in suite.findall("testcase")]
+    assert names == ["writes source", "review mode denies", "line 9: expect deny fs:write:/src/secrets/key"]
+    untimed = lambda text: re.sub(r' time="[0-9.]+"', "", text)  # noqa: E731
+    assert untimed(bgc("test", "a.bgt.yaml", "--format", "junit").stdout) == untimed((project / "report.xml").read_text())
+
+
+def test_without_paths_runs_the_configuration(project: Path) -> None:
+    (project / "tests").mkdir()
+    (project / "a.bgt.yaml").rename(project / "tests" / "a.bgt.yaml")
+    (project / "tests" / "a.bgt.yaml").write_text(TESTS.replace("p.bgp", "../p.bgp").replace("order.yaml", "../order.yaml"))
+    assert bgc("test").exit_code == 2  # nothing configured: usage error
+    (project / "bgc.toml").write_text('policies = ["*.bgp"]\ntests = ["tests"]\n')
+    result = bgc("test")
+    assert result.exit_code == 0 and result.stdout.splitlines() == [
+        "tests/a.bgt.yaml ..", "p.bgp .", "3 passed, 0 failed"
+    ]
+
+
+def test_expects_of_an_include_name_the_including_policy(project: Path) -> None:
+    (project / "base.bgp").write_text("deny fs:*:/**/.env\nexpect deny fs:read:/.env\n")
+    (project / "one.bgp").write_text('include "base.bgp"\nallow fs:read:/**\n')
+    (project / "two.bgp").write_text('include "base.bgp"\n')
+    result = bgc("test", "one.bgp", "two.bgp", "-k", "expect", "--format", "junit")
+    names = sorted(case.get("name") for case in ElementTree.fromstring(result.stdout.split("\n", 1)[1]).iter("testcase"))
+    assert names == ["line 2: expect deny fs:read:/.env (in one.bgp)", "line 2: expect deny fs:read:/.env (in two.bgp)"]
