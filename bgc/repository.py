@@ -220,7 +220,7 @@ def _orders(
         differing += bool(found)
     stale = stale_recordings(config, targets.orders) if targets.whole_repository else []
     if not update:
-        order_findings.extend(stale_finding(path) for path in stale)
+        order_findings.extend(stale_finding(Path(_display(path))) for path in stale)
     findings.extend(order_findings)
     lines.extend(render_finding(finding, None) for finding in sorted(order_findings, key=Finding.sort_key))
     checked = len(targets.orders)

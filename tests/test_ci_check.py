@@ -1,0 +1,268 @@
+"""`bgc check` over a repository (config, recorded expectations, --update), machine formats of
+every finding-producing command, and one exit-code table for all of them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bgc.cli import app
+from bgc.launch import fast_check_arguments
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+PROMPT = "sha256:" + "ab" * 32
+
+POLICY = """\
+allow fs:read:/**
+allow fs:write:/src/** because "source"
+deny fs:write:/src/secrets, /src/secrets/** because "secrets"
+tool fs.write needs fs:write:{path}
+expect deny fs:write:/src/secrets/key
+"""
+
+ORDER = f"""\
+intent: {{kind: patch.apply}}
+calls:
+  - {{tool: fs.write, params: {{path: /src/a.py}}}}
+requests:
+  - "fs:read:/docs/**"
+  - "fs:write:/src/**"
+origin: {{model: m, parents: [], prompt: "{PROMPT}"}}
+"""
+
+TESTS = """\
+policy: ../policies/p.bgp
+tests:
+  - name: source
+    order: ../orders/one.yaml
+    verdicts: {"fs:write:/src/**": narrowed}
+"""
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / ".git").mkdir()
+    for name, text in {
+        "policies/p.bgp": POLICY,
+        "orders/one.yaml": ORDER,
+        "tests/p.bgt.yaml": TESTS,
+        "bgc.toml": 'policy = "policies/p.bgp"\npolicies = ["policies/*.bgp"]\ntests = ["tests"]\norders = "orders"\n',
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path / ".cache"))
+    monkeypatch.setenv("NO_COLOR", "1")
+    return tmp_path
+
+
+def bgc(*args: str):  # type: ignore[no-untyped-def]
+    result = runner.invoke(app, list(args))
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+RECORDING = "orders/one.yaml.expected.json"
+
+
+def test_record_then_pass_then_catch_a_change(repo: Path) -> None:
+    first = bgc("check")
+    assert first.exit_code == 1
+    assert "orders/one.yaml: error[BGC502]: no recorded expectation one.yaml.expected.json" in first.stdout
+    updated = bgc("check", "--update")
+    assert updated.exit_code == 0, updated.stdout
+    assert f"recorded {RECORDING}" in updated.stdout
+    recorded = json.loads((repo / RECORDING).read_text())
+    assert [(r["atom"], r["verdict"]) for r in recorded["requests"]] == [
+        ("fs:read:/docs/**", "granted"), ("fs:write:/src/**", "narrowed")
+    ]
+    assert "rules" not in json.dumps(recorded)  # semantics only: moving a rule does not churn
+    clean = bgc("check")
+    assert clean.exit_code == 0
+    assert clean.stdout.splitlines()[-2:] == ["orders: 1 checked, 1 match their recorded expectations",
+                                              "bgc check: all checks passed"]
+    # reordering the policy changes no outcome: still clean
+    (repo / "policies/p.bgp").write_text("\n".join(reversed(POLICY.splitlines())) + "\n")
+    assert bgc("check").exit_code == 0
+    # a real change is caught, located at the request it changed
+    (repo / "policies/p.bgp").write_text(POLICY.replace("allow fs:read:/**", "allow fs:read:/src/**"))
+    changed = bgc("check")
+    assert changed.exit_code == 1
+    assert ("orders/one.yaml:5:5: error[BGC501]: fs:read:/docs/**: recorded granted (granted fs:read:/docs/**), "
+            "now denied (denied fs:read:/docs/**)") in changed.stdout
+    assert bgc("check", "--update").exit_code == 0
+    assert json.loads((repo / RECORDING).read_text())["requests"][0]["verdict"] == "denied"
+
+
+def test_stale_recordings_and_a_configured_directory(repo: Path) -> None:
+    (repo / "bgc.toml").write_text((repo / "bgc.toml").read_text() + 'expectations = "expected"\n')
+    assert bgc("check", "--update").exit_code == 0
+    assert (repo / "expected/one.yaml.expected.json").is_file()
+    (repo / "expected/sub").mkdir()
+    (repo / "expected/one.yaml.expected.json").rename(repo / "expected/sub/gone.yaml.expected.json")
+    stale = bgc("check")
+    assert stale.exit_code == 1
+    assert "expected/sub/gone.yaml.expected.json: error[BGC503]" in stale.stdout
+    assert "orders/one.yaml: error[BGC502]" in stale.stdout
+    assert bgc("check", "--update").exit_code == 0
+    assert sorted(p.relative_to(repo).as_posix() for p in (repo / "expected").rglob("*.json")) == [
+        "expected/one.yaml.expected.json"
+    ]
+
+
+def test_bad_input_exits_2_and_update_writes_nothing(repo: Path) -> None:
+    (repo / "orders/broken.yaml").write_text("intent: {kind: x\n")
+    result = bgc("check", "--update")
+    assert result.exit_code == 2
+    assert "orders/broken.yaml:2:1: error: invalid YAML" in result.stdout
+    assert "nothing was recorded" in result.stdout
+    assert not (repo / RECORDING).exists()
+    sarif = json.loads(bgc("check", "--format", "sarif").stdout)
+    assert "BGC099" in {r["ruleId"] for r in sarif["runs"][0]["results"]}
+
+
+def test_nothing_to_check_without_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    result = bgc("check")
+    assert result.exit_code == 2 and "nothing to check" in result.stderr
+    (tmp_path / "x.txt").write_text("")
+    other = bgc("check", "x.txt")
+    assert other.exit_code == 2 and "not a policy (.bgp)" in other.stderr
+
+
+def test_paths_by_kind(repo: Path) -> None:
+    bgc("check", "--update")
+    result = bgc("check", "policies/p.bgp", "tests/p.bgt.yaml", "orders/one.yaml")
+    assert result.exit_code == 0
+    assert "policies/p.bgp: 3 rules" in result.stdout
+    assert "tests/p.bgt.yaml ." in result.stdout
+    assert "orders: 1 checked, 1 match" in result.stdout
+
+
+# --- machine formats -----------------------------------------------------------------------------
+
+
+def test_check_formats(repo: Path) -> None:
+    (repo / "policies/p.bgp").write_text(POLICY + "expect allow fs:write:/src/secrets/x\n")
+    document = json.loads(bgc("check", "--format", "json").stdout)
+    assert {f["rule"] for f in document["findings"]} == {"BGC201", "BGC502"}
+    assert document["summary"]["tests"] == {"passed": 1, "failed": 0}
+    sarif = json.loads(bgc("check", "--format", "sarif").stdout)
+    rules = {rule["id"]: rule["shortDescription"]["text"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["BGC502"] == "An order has no recorded expectation"
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
+    assert uris == {"policies/p.bgp", "orders/one.yaml"}
+    github = bgc("check", "--format", "github").stdout.splitlines()
+    assert [line.split("::")[1].split(",")[0] for line in github] == ["error file=orders/one.yaml", "error file=policies/p.bgp"]
+    assert github[1].startswith("::error file=policies/p.bgp,line=6,endLine=6,col=1,endColumn=")
+
+
+def test_compile_sarif_and_github_agree_with_the_exit_code(repo: Path) -> None:
+    for fail_on, code in (("narrowed", 1), ("denied", 0)):
+        result = bgc("compile", "orders/one.yaml", "--format", "github", "--fail-on", fail_on)
+        assert result.exit_code == code
+        line = result.stdout.strip()
+        level = "error" if code else "notice"
+        assert line == (f"::{level} file=orders/one.yaml,line=6,col=5,title=BGC401::fs:write:/src/**: narrowed, "
+                        "only fs:write:/src/** except /src/secrets, /src/secrets/** is granted")
+    sarif = json.loads(bgc("compile", "orders/one.yaml", "--format", "sarif").stdout)
+    (result,) = sarif["runs"][0]["results"]
+    assert result["ruleId"] == "BGC401" and result["level"] == "error"
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 6, "startColumn": 5}
+
+
+def test_fmt_check_formats(repo: Path) -> None:
+    (repo / "policies/p.bgp").write_text(POLICY.replace("allow fs:write:/src/**", "allow   fs:write:/src/**"))
+    result = bgc("fmt", "--check", "--format", "github", "policies/p.bgp")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("::error file=policies/p.bgp,line=2,col=1,title=BGC601::not in the canonical layout")
+    assert bgc("fmt", "--format", "json", "policies/p.bgp").exit_code == 2  # formats go with --check
+    bgc("fmt", "policies/p.bgp")
+    clean = json.loads(bgc("fmt", "--check", "--format", "json", "policies/p.bgp").stdout)
+    assert clean["findings"] == [] and bgc("fmt", "--check", "policies/p.bgp").exit_code == 0
+
+
+def test_one_exit_code_table_for_every_command(repo: Path) -> None:
+    """0 clean, 1 findings, 2 bad input — whatever the command."""
+    bgc("check", "--update")
+    (repo / "good.bgt.yaml").write_text(TESTS.replace("../", ""))
+    (repo / "bad.bgp").write_text("allow fs:write:/src/[\n")
+    (repo / "fail.bgt.yaml").write_text(TESTS.replace("../", "").replace("narrowed", "granted"))
+    (repo / "ugly.bgp").write_text("allow   fs:read:/**\n")
+    (repo / "granted.yaml").write_text(ORDER.replace('  - "fs:write:/src/**"\n', '  - "fs:write:/src/a.py"\n'))
+    cases = {
+        "check": (["check"], ["check", "ugly.bgp", "fail.bgt.yaml"], ["check", "bad.bgp"]),
+        "test": (["test", "good.bgt.yaml"], ["test", "fail.bgt.yaml"], ["test", "bad.bgp"]),
+        "compile": (["compile", "granted.yaml"], ["compile", "orders/one.yaml"], ["compile", "bad.bgt.yaml"]),
+        "fmt --check": (["fmt", "--check", "policies/p.bgp"], ["fmt", "--check", "ugly.bgp"], ["fmt", "--check", "bad.bgp"]),
+    }
+    for command, (clean, findings, bad) in cases.items():
+        assert [bgc(*args).exit_code for args in (clean, findings, bad)] == [0, 1, 2], command
+        assert bgc(*bad, "--format", "nope").exit_code == 2, command
+
+
+# --- the fast start-up path ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "parsed"),
+    [
+        (["check"], ([], "text", False)),
+        (["check", "a.bgp", "--format", "sarif", "b.bgt.yaml"], (["a.bgp", "b.bgt.yaml"], "sarif", False)),
+        (["check", "--format=github", "--update"], ([], "github", True)),
+        (["check", "--help"], None),
+        (["check", "--format"], None),
+        (["check", "--update", "--update"], None),
+        (["check", "-"], None),
+        (["compile", "x.yaml"], None),
+        ([], None),
+    ],
+)
+def test_fast_path_recognises_only_plain_check(argv: list[str], parsed: object) -> None:
+    assert fast_check_arguments(argv) == parsed
+
+
+def test_fast_path_and_typer_print_the_same(repo: Path) -> None:
+    """The console script (fast path) and the typer command: same bytes, same exit code."""
+    (repo / "policies/p.bgp").write_text(POLICY + "expect allow fs:write:/src/secrets/x\n")
+    env = {**os.environ, "BGC_CACHE_DIR": str(repo / ".cache")}
+    for args in (["check"], ["check", "--format", "sarif"], ["check", "policies/p.bgp"]):
+        script = subprocess.run(
+            [sys.executable, "-c", "from bgc.launch import main; main()", *args],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert "typer" not in script.stderr
+        typed = bgc(*args)
+        assert (script.returncode, script.stdout) == (typed.exit_code, typed.stdout), args
+
+
+def test_fast_path_never_imports_typer_or_lark_on_a_warm_cache(repo: Path) -> None:
+    env = {**os.environ, "BGC_CACHE_DIR": str(repo / ".cache")}
+    probe = (
+        "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', 'check', 'policies/p.bgp']\n"
+        "try:\n    main()\nfinally:\n"
+        "    heavy = sorted(m for m in ('typer', 'click', 'rich', 'lark', 'yaml', 'pydantic') if m in sys.modules)\n"
+        "    print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    first = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    second = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    assert first.returncode == second.returncode == 0, first.stderr
+    assert "HEAVY ['lark']" in first.stderr  # the cold cache parses with lark
+    assert "HEAVY []" in second.stderr, second.stderr
+
+
+def test_this_repository_passes_its_own_check(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """bgc.toml at the root: bundled policies, their tests and every example order's recording."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path))
+    result = bgc("check")
+    assert result.exit_code == 0, result.stdout + "\n(if the change is intended: bgc check --update)"
