@@ -352,21 +352,22 @@ class Compiler:
         return self._need_pattern(resource, action, text, requests)
 
     def _need_pattern(self, resource: str, action: str, text: str, requests: Iterable[RequestResult]) -> NeedResult:
-        """A templated need with wildcards of its own: covered only inside one granted part."""
+        """A templated need with wildcards of its own: covered when inside the granted terms."""
         atom = f"{resource}:{action}:{text}"
         if glob.has_dot_segment(text) or any(ord(char) < 32 or ord(char) == 127 for char in text):
             return NeedResult(atom, "deny", "rejected: a '.'/'..' segment or a control character")
-        needed = glob.parse(text)
-        for request in requests:
-            for part in request.granted:
-                if (part.resource, part.action) != (resource, action):
-                    continue
-                excepts = [glob.parse(e) for e in part.excepts]
-                if self.policy.case_insensitive and resource == "fs":
-                    excepts = [glob.fold_case(e) for e in excepts]
-                if _subset(needed, [glob.parse(part.pattern)]) and all(_overlaps(needed, e) == [] for e in excepts):
-                    return NeedResult(atom, "allow", "granted")
-        return NeedResult(atom, "deny", "not granted by the plan")
+        fold = self.policy.case_insensitive and resource == "fs"
+        terms = [
+            (glob.parse(part.pattern), [glob.fold_case(glob.parse(e)) if fold else glob.parse(e) for e in part.excepts])
+            for request in requests
+            for part in request.granted
+            if (part.resource, part.action) == (resource, action)
+        ]
+        try:
+            covered = bool(terms) and glob.is_subset_terms(glob.parse(text), terms)
+        except glob.AlgebraLimit:
+            return NeedResult(atom, "deny", "undecided within the work bound: not granted")
+        return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
 
 
 def _approvals(rule: Rule) -> Approvals:

@@ -352,3 +352,13 @@ def test_never_widen_against_brute_force(generated: list[tuple[str, str]], reque
 def test_module_level_compile_matches_compiler() -> None:
     policy = parse_policy(BASE, "p.bgp")
     assert compiler.compile(order("fs:write:/**"), policy) == Compiler(policy).compile(order("fs:write:/**"))
+
+
+def test_templated_need_with_wildcards_must_lie_inside_the_granted_terms() -> None:
+    text = "tool fs.glob_write needs fs:write:/src/{dir}/*.py\nallow fs:write:/src/**\ndeny fs:write:/src/gen/x.py\n"
+    ok = plan_for(text, "fs:write:/src/**", calls=(ToolCall("fs.glob_write", None, {"dir": "lib"}),))
+    cut = plan_for(text, "fs:write:/src/**", calls=(ToolCall("fs.glob_write", None, {"dir": "gen"}),))
+    climb = plan_for(text, "fs:write:/src/**", calls=(ToolCall("fs.glob_write", None, {"dir": ".."}),))
+    assert ok.calls[0].status == "covered"
+    assert cut.calls[0].status == "uncovered"  # /src/gen/*.py includes the denied /src/gen/x.py
+    assert climb.calls[0].status == "uncovered" and "rejected" in climb.calls[0].needs[0].reason
