@@ -266,6 +266,9 @@ def check(
     update: Annotated[
         bool, typer.Option("--update", help="Rewrite the recorded expectations of work orders (like snapshots).")
     ] = False,
+    orders_only: Annotated[
+        bool, typer.Option("--orders", help="Only compare work orders with their recordings (all configured ones).")
+    ] = False,
 ) -> None:
     """Validate and lint policies, run their inline `expect`s and policy tests, and compare work
     orders with their recorded expectations.
@@ -275,7 +278,7 @@ def check(
     from bgc.repository import run_command
 
     try:
-        text, code = run_command(paths or [], output_format=output_format, update=update)
+        text, code = run_command(paths or [], output_format=output_format, update=update, orders_only=orders_only)
     except BgcError as error:
         fail(error)
     typer.echo(text, nl=False)

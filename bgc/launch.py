@@ -4,7 +4,7 @@ A pre-commit hook runs ``bgc check`` on every commit, so its cold start is part 
 Importing typer costs more than the whole check of a cached policy (typer 0.2x pulls in click
 and, while parsing arguments, pydantic: ~50 ms measured with ``python -X importtime``). So this
 module, which imports nothing heavy, recognises the plain forms of ``check`` —
-``bgc check [--format F] [--update] [PATH...]`` — and runs them directly through
+``bgc check [--format F] [--update] [--orders] [PATH...]`` — and runs them directly through
 :func:`bgc.repository.run_command`, the same function the typer command calls. Anything else
 (``--help``, other commands, unusual spellings) goes to :mod:`bgc.cli` unchanged.
 
@@ -18,31 +18,31 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-_VALUE_OPTIONS = ("--format",)
-_FLAGS = ("--update",)
+_FLAGS = ("--update", "--orders")
 
 
-def fast_check_arguments(argv: Sequence[str]) -> tuple[list[str], str, bool] | None:
-    """``(paths, format, update)`` when ``argv`` is a plain ``check`` invocation, else ``None``."""
+def fast_check_arguments(argv: Sequence[str]) -> tuple[list[str], str, dict[str, bool]] | None:
+    """``(paths, format, flags)`` when ``argv`` is a plain ``check`` invocation, else ``None``;
+    ``flags`` maps ``update`` and ``orders_only`` to whether they were given."""
     if not argv or argv[0] != "check":
         return None
     paths: list[str] = []
     output_format: str | None = None
-    update = False
+    given: set[str] = set()
     rest = list(argv[1:])
     while rest:
         token = rest.pop(0)
-        if token in _FLAGS and not update:
-            update = True
+        if token in _FLAGS and token not in given:
+            given.add(token)
         elif token.startswith("--format=") and output_format is None:
             output_format = token.partition("=")[2]
-        elif token in _VALUE_OPTIONS and rest and output_format is None:
+        elif token == "--format" and rest and output_format is None:
             output_format = rest.pop(0)
         elif token.startswith("-"):
             return None  # help, a repeated or unknown option: typer explains it
         else:
             paths.append(token)
-    return paths, output_format or "text", update
+    return paths, output_format or "text", {"update": "--update" in given, "orders_only": "--orders" in given}
 
 
 def guarded(run: Callable[[], object]) -> NoReturn:
@@ -67,10 +67,10 @@ def guarded(run: Callable[[], object]) -> NoReturn:
     sys.exit(result if isinstance(result, int) else 0)
 
 
-def _check(paths: list[str], output_format: str, update: bool) -> int:
+def _check(paths: list[str], output_format: str, flags: dict[str, bool]) -> int:
     from bgc.repository import run_command
 
-    text, code = run_command(paths, output_format=output_format, update=update)
+    text, code = run_command(paths, output_format=output_format, **flags)
     sys.stdout.write(text)
     sys.stdout.flush()
     return code

@@ -65,7 +65,7 @@ class _Plan(NamedTuple):
     whole_repository: bool
 
 
-def _sort(paths: Sequence[str], config: Config | None) -> _Plan:
+def _sort(paths: Sequence[str], config: Config | None, orders_only: bool) -> _Plan:
     from bgc.config import is_order_file, is_test_file, iter_tests
 
     if not paths:
@@ -74,12 +74,19 @@ def _sort(paths: Sequence[str], config: Config | None) -> _Plan:
                 "nothing to check: pass policies, tests or orders, or configure [tool.bgc] in "
                 "pyproject.toml (or bgc.toml) so `bgc check` knows the repository",
             )
+        orders = [Path(_display(path)) for path in config.order_files()]
+        if orders_only:
+            if config.orders is None:
+                raise config.error("orders", "`bgc check --orders` needs the orders directory: set `orders`")
+            return _Plan([], [], orders, True)
         return _Plan(
             [_display(path) for path in config.policy_files()],
             [_display(path) for path in config.test_files()],
-            [Path(_display(path)) for path in config.order_files()],
+            orders,
             True,
         )
+    if orders_only and not all(is_order_file(entry) for entry in paths):
+        raise UsageError("with --orders, every path must be a work order (.yaml, .yml, .json, .cbor)")
     plan = _Plan([], [], [], False)
     for entry in paths:
         path = Path(entry)
@@ -107,12 +114,15 @@ def _display(path: Path) -> str:
     return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
 
 
-def check(paths: Sequence[str], *, config: Config | None, update: bool = False, root: Path) -> Outcome:
-    """Check ``paths`` (or, with none, the configured repository); ``update`` rewrites recordings."""
+def check(
+    paths: Sequence[str], *, config: Config | None, update: bool = False, orders_only: bool = False, root: Path
+) -> Outcome:
+    """Check ``paths`` (or, with none, the configured repository); ``update`` rewrites recordings;
+    ``orders_only`` leaves policies and tests out (the ``bgc-compile`` pre-commit hook)."""
     from bgc.cache import cached_check
     from bgc.policy.check import CheckResult, findings_text
 
-    targets = _sort(paths, config)
+    targets = _sort(paths, config, orders_only)
     findings: list[Finding] = []
     errors: list[BgcError] = []
     sections: list[str] = []
@@ -262,7 +272,9 @@ def _closing_line(findings: Sequence[Finding], errors: Sequence[BgcError]) -> st
     return f"bgc check: {len(counted)} findings ({errors_n} errors, {len(counted) - errors_n} warnings)"
 
 
-def run_command(paths: Sequence[str], *, output_format: str = "text", update: bool = False) -> tuple[str, int]:
+def run_command(
+    paths: Sequence[str], *, output_format: str = "text", update: bool = False, orders_only: bool = False
+) -> tuple[str, int]:
     """``bgc check``: what to print and the exit code (0 passed, 1 findings, 2 bad input).
 
     Shared by the typer command and the fast start-up path (:mod:`bgc.launch`), so both behave
@@ -275,7 +287,7 @@ def run_command(paths: Sequence[str], *, output_format: str = "text", update: bo
         raise UsageError(f"unknown --format {output_format!r} (expected text, {', '.join(FORMATS)})")
     config = find_config(".")
     root = config.root if config is not None else git_root(".")
-    outcome = check(paths, config=config, update=update, root=root)
+    outcome = check(paths, config=config, update=update, orders_only=orders_only, root=root)
     if output_format == "text":
         return outcome.text, outcome.exit_code
     text = render(outcome.findings, output_format, root=root, descriptions=descriptions(), summary=outcome.summary)

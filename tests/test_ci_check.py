@@ -139,6 +139,16 @@ def test_nothing_to_check_without_configuration(tmp_path: Path, monkeypatch: pyt
     assert other.exit_code == 2 and "not a policy (.bgp)" in other.stderr
 
 
+def test_orders_only(repo: Path) -> None:
+    (repo / "tests/p.bgt.yaml").write_text("not: [a test file")  # not looked at
+    result = bgc("check", "--orders")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0].startswith("orders/one.yaml: error[BGC502]")
+    assert bgc("check", "--orders", "--update").exit_code == 0
+    assert bgc("check", "--orders", "orders/one.yaml").exit_code == 0
+    assert bgc("check", "--orders", "policies/p.bgp").exit_code == 2
+
+
 def test_paths_by_kind(repo: Path) -> None:
     bgc("check", "--update")
     result = bgc("check", "policies/p.bgp", "tests/p.bgt.yaml", "orders/one.yaml")
@@ -216,9 +226,10 @@ def test_one_exit_code_table_for_every_command(repo: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "parsed"),
     [
-        (["check"], ([], "text", False)),
-        (["check", "a.bgp", "--format", "sarif", "b.bgt.yaml"], (["a.bgp", "b.bgt.yaml"], "sarif", False)),
-        (["check", "--format=github", "--update"], ([], "github", True)),
+        (["check"], ([], "text", {"update": False, "orders_only": False})),
+        (["check", "a.bgp", "--format", "sarif", "b.bgt.yaml"],
+         (["a.bgp", "b.bgt.yaml"], "sarif", {"update": False, "orders_only": False})),
+        (["check", "--format=github", "--update", "--orders"], ([], "github", {"update": True, "orders_only": True})),
         (["check", "--help"], None),
         (["check", "--format"], None),
         (["check", "--update", "--update"], None),
@@ -235,7 +246,7 @@ def test_fast_path_and_typer_print_the_same(repo: Path) -> None:
     """The console script (fast path) and the typer command: same bytes, same exit code."""
     (repo / "policies/p.bgp").write_text(POLICY + "expect allow fs:write:/src/secrets/x\n")
     env = {**os.environ, "BGC_CACHE_DIR": str(repo / ".cache")}
-    for args in (["check"], ["check", "--format", "sarif"], ["check", "policies/p.bgp"]):
+    for args in (["check"], ["check", "--format", "sarif"], ["check", "policies/p.bgp"], ["check", "--orders"]):
         script = subprocess.run(
             [sys.executable, "-c", "from bgc.launch import main; main()", *args],
             cwd=repo, env=env, capture_output=True, text=True, timeout=60,
