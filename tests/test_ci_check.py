@@ -176,6 +176,18 @@ def test_check_formats(repo: Path) -> None:
     assert github[1].startswith("::error file=policies/p.bgp,line=6,endLine=6,col=1,endColumn=")
 
 
+def test_real_sarif_outputs_validate(repo: Path) -> None:
+    from tests.test_ci_render import validate_sarif
+
+    (repo / "policies/p.bgp").write_text(POLICY + "expect allow fs:write:/src/secrets/x\n")
+    (repo / "ugly.bgp").write_text("allow   fs:read:/**\n")
+    for args in (["check"], ["compile", "orders/one.yaml"], ["fmt", "--check", "ugly.bgp"], ["test", "tests"]):
+        result = bgc(*args, "--format", "sarif")
+        document = json.loads(result.stdout)
+        assert document["runs"][0]["results"], args
+        validate_sarif(document)
+
+
 def test_compile_sarif_and_github_agree_with_the_exit_code(repo: Path) -> None:
     for fail_on, code in (("narrowed", 1), ("denied", 0)):
         result = bgc("compile", "orders/one.yaml", "--format", "github", "--fail-on", fail_on)
