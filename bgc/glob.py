@@ -23,7 +23,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, positions, search
 from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, nfc, parse_elems, render
@@ -299,6 +299,36 @@ def has_dot_segment(pattern_text: str) -> bool:
 # Algebra
 
 
+_T = TypeVar("_T")
+
+
+def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
+    """Cache answers *and* AlgebraLimit: a question that hit the bound is not worked again.
+
+    The compiler asks the same questions many times; an undecidable one would otherwise
+    spend its whole work bound on every asking.
+    """
+    memo: dict[tuple, _T | AlgebraLimit] = {}
+
+    def wrapper(*args: object) -> _T:
+        hit = memo.get(args, memo)
+        if hit is memo:
+            try:
+                hit = fn(*args)
+            except AlgebraLimit as error:
+                hit = error
+            if len(memo) >= 65536:
+                memo.clear()
+            memo[args] = hit
+        if isinstance(hit, AlgebraLimit):
+            raise AlgebraLimit(hit.message, hit.span, hint=hit.hint)  # a fresh one: no traceback pile-up
+        return hit  # type: ignore[return-value]
+
+    wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
+    wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
+    return wrapper
+
+
 def _disjoint_prefixes(a: Pattern, b: Pattern) -> bool:
     """True when no text can match both: their literal prefixes already disagree."""
     pa, pb = a.prefix, b.prefix
@@ -313,7 +343,7 @@ def intersect(a: Pattern, b: Pattern) -> list[Pattern]:
     return list(_intersect(a, b) if a.text <= b.text else _intersect(b, a))
 
 
-@lru_cache(maxsize=65536)
+@_memo
 def _intersect(a: Pattern, b: Pattern) -> tuple[Pattern, ...]:
     if a == b:
         return (a,)
@@ -367,7 +397,7 @@ def is_subset_terms(a: Pattern, terms: Sequence[tuple[Pattern, Sequence[Pattern]
     return _counterexample(a, tuple((p, tuple(es)) for p, es in terms)) is None
 
 
-@lru_cache(maxsize=65536)
+@_memo
 def _counterexample(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...]) -> str | None:
     """A shortest text in L(a) that no term covers, or None (the one decision procedure)."""
     live = []
