@@ -289,3 +289,42 @@ def test_this_repository_passes_its_own_check(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path))
     result = bgc("check")
     assert result.exit_code == 0, result.stdout + "\n(if the change is intended: bgc check --update)"
+
+
+# --- the CI examples -------------------------------------------------------------------------------
+
+
+def _bgc_commands(lines: list[str]) -> list[list[str]]:
+    """The bgc invocations in workflow ``run``/``script`` lines (redirections and fallbacks cut)."""
+    import shlex
+
+    commands = []
+    for line in lines:
+        for part in line.split("||")[0].split("&&"):
+            words = shlex.split(part.split(">")[0].split("#")[0])
+            if words[:1] == ["bgc"]:
+                commands.append(words[1:])
+    return commands
+
+
+def test_ci_examples_run_against_this_repository(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / "examples/ci/github-actions.yml").read_text())
+    steps = workflow["jobs"]["bgc"]["steps"]
+    assert workflow["jobs"]["bgc"]["permissions"]["security-events"] == "write"
+    sarif_step = next(step for step in steps if "--format sarif" in step.get("run", ""))
+    upload = next(step for step in steps if step.get("uses", "").startswith("github/codeql-action/upload-sarif"))
+    assert sarif_step["run"].split(">")[1].strip() == upload["with"]["sarif_file"]
+    assert upload["if"].startswith("always()")
+    assert steps[-1]["run"] == "bgc check --format github"  # the verdict comes last
+    gitlab = yaml.safe_load((ROOT / "examples/ci/gitlab-ci.yml").read_text())["bgc"]
+    assert gitlab["artifacts"]["reports"]["junit"] in " ".join(gitlab["script"])
+    commands = _bgc_commands([step.get("run", "") for step in steps] + gitlab["script"])
+    assert len(commands) == 6
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path / "cache"))
+    for args in commands:
+        args = [str(tmp_path / "junit.xml") if arg.endswith(".xml") else arg for arg in args]
+        result = bgc(*args)
+        assert result.exit_code == 0, (args, result.stdout)
