@@ -123,6 +123,8 @@ def check(
     from bgc.policy.check import CheckResult, findings_text
 
     targets = _sort(paths, config, orders_only)
+    if not (targets.policies or targets.tests or targets.orders or targets.whole_repository):
+        raise UsageError("nothing to check in " + ", ".join(paths))
     findings: list[Finding] = []
     errors: list[BgcError] = []
     sections: list[str] = []
@@ -151,8 +153,6 @@ def check(
         else:
             sections.extend(_apply(writes, removals))
 
-    if not (targets.policies or targets.tests or targets.orders) and not targets.whole_repository:
-        raise UsageError("nothing to check in " + ", ".join(paths))
     outcome_line = _closing_line(findings, errors)
     return Outcome(tuple(findings), tuple(errors), "\n".join([*filter(None, sections), outcome_line]) + "\n", summary)
 
@@ -174,9 +174,7 @@ def _tests(
         try:
             run = run_tests([path], config=config, root=root, expects=False)
         except BgcError as error:
-            errors.append(error)
-            findings.append(_unreadable(error, path))
-            lines.append(error.render())
+            lines.append(_report(error, path, errors, findings) or f"{path}: not run (the error above)")
             continue
         cases.extend(run.cases)
     total = TestRun(tuple(cases), ())
@@ -203,12 +201,13 @@ def _orders(
     if config is None or config.policy is None:
         message = "checking work orders needs the policy to compile them against: set `policy` in [tool.bgc]"
         raise config.error("orders", message) if config is not None else UsageError(message)
+    policy = _display(config.policy)
     try:
-        compiler = Compiler(cached_policy(str(config.policy)))
+        compiler = Compiler(cached_policy(policy))
     except BgcError as error:
-        if not any(error.span == known.span and error.message == known.message for known in errors):
-            errors.append(error)
-        return f"orders: not checked, the policy {config.policy} does not load", [], []
+        rendered = _report(error, policy, errors, findings)
+        closing = f"orders: not checked, the policy {policy} does not load"
+        return (f"{rendered}\n{closing}" if rendered else closing), [], []
     lines: list[str] = []
     writes: list[tuple[Path, str]] = []
     order_findings: list[Finding] = []
@@ -221,9 +220,7 @@ def _orders(
                 continue
             found = compare(path, compiler, config, mode=config.mode)
         except BgcError as error:
-            errors.append(error)
-            findings.append(_unreadable(error, str(path)))
-            lines.append(error.render())
+            lines.append(_report(error, str(path), errors, findings) or f"{path}: not checked (the error above)")
             differing += 1
             continue
         order_findings.extend(found)
@@ -258,8 +255,18 @@ def _apply(writes: Sequence[tuple[Path, str]], removals: Sequence[Path]) -> list
     return lines
 
 
-def _unreadable(error: BgcError, path: str) -> Finding:
-    return Finding(getattr(error, "code", UNREADABLE), Severity.ERROR, error.message, error.span or Span(path), error.hint)
+def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[Finding]) -> str | None:
+    """Record a file that could not be read and return its rendering, or ``None`` when the same
+    error is already recorded (a broken policy that several tests use is one error, not many)."""
+    where = error.span or Span(path)
+    key = (os.path.realpath(where.file), where.line, where.col, error.message)
+    for known in errors:
+        seen = known.span or Span("")
+        if (os.path.realpath(seen.file), seen.line, seen.col, known.message) == key:
+            return None
+    errors.append(error)
+    findings.append(Finding(getattr(error, "code", UNREADABLE), Severity.ERROR, error.message, where, error.hint))
+    return error.render()
 
 
 def _closing_line(findings: Sequence[Finding], errors: Sequence[BgcError]) -> str:

@@ -427,7 +427,7 @@ def _order(document: Document, at: tuple[str | int, ...], value: Any, test_file:
     from bgc.model import WorkOrder
 
     if isinstance(value, str):
-        target = os.path.join(os.path.dirname(test_file), value)
+        target = os.path.normpath(os.path.join(os.path.dirname(test_file), value))
         if not os.path.isfile(target):
             raise document.error_at(at, f"no such order file {target!r}")
         return load_order(target)
@@ -450,7 +450,7 @@ def _policy_path(document: Document, data: dict[str, Any], config: Config | None
         )
     if not isinstance(value, str) or not value:
         raise document.error_at(("policy",), "expected the path of a policy file")
-    target = os.path.join(os.path.dirname(document.path), value)
+    target = os.path.normpath(os.path.join(os.path.dirname(document.path), value))
     if not os.path.isfile(target):
         raise document.error_at(("policy",), f"no such policy file {target!r}")
     return target

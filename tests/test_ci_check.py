@@ -328,3 +328,15 @@ def test_ci_examples_run_against_this_repository(monkeypatch: pytest.MonkeyPatch
         args = [str(tmp_path / "junit.xml") if arg.endswith(".xml") else arg for arg in args]
         result = bgc(*args)
         assert result.exit_code == 0, (args, result.stdout)
+
+
+def test_orders_with_a_broken_policy(repo: Path) -> None:
+    (repo / "policies/p.bgp").write_text("allow fs:read:/[\n")
+    for args in (["check"], ["check", "--orders"]):
+        result = bgc(*args)
+        assert result.exit_code == 2
+        assert result.stdout.count("policies/p.bgp:1:16: error") == 1, result.stdout  # reported once
+        assert "1 file(s) could not be read" in result.stdout
+        assert "orders: not checked, the policy policies/p.bgp does not load" in result.stdout
+    sarif = json.loads(bgc("check", "--orders", "--format", "sarif").stdout)
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["BGC003"]
