@@ -31,8 +31,9 @@ from bgc.errors import BgcError
 
 #: Cached DFA states per automaton; a matcher that needs more goes on without caching.
 MAX_STATES = 20_000
-#: Product states times atoms a single decision may explore before it gives up.
-MAX_WORK = 400_000
+#: Automaton steps (product states × atoms × automata) one decision may take before it gives
+#: up: about half a second of work.
+MAX_WORK = 2_000_000
 
 
 class AlgebraLimit(BgcError):
@@ -301,7 +302,7 @@ def search(
     try:
         while queue:
             state = queue.popleft()
-            work += len(order)
+            work += len(order) * len(autos)
             if work > MAX_WORK:
                 raise AlgebraLimit(
                     f"deciding this needs more than {MAX_WORK} automaton steps; the answer is unknown",
