@@ -166,7 +166,7 @@ def _tests(
     summary: dict[str, Any],
 ) -> str:
     """Run each test file on its own, so a malformed one is reported and the others still run."""
-    from bgc.testing import TestRun, report, run_tests
+    from bgc.testing import PolicyTestRun, report, run_tests
 
     cases = []
     lines: list[str] = []
@@ -177,7 +177,7 @@ def _tests(
             lines.append(_report(error, path, errors, findings) or f"{path}: not run (the error above)")
             continue
         cases.extend(run.cases)
-    total = TestRun(tuple(cases), ())
+    total = PolicyTestRun(tuple(cases), ())
     findings.extend(total.findings)
     summary["tests"] = {"passed": total.passed, "failed": total.failed}
     return "\n".join([*lines, report(total).rstrip("\n")])

@@ -83,15 +83,17 @@ class CaseResult:
 
 @dataclass(frozen=True, slots=True)
 class RuleSite:
-    """A rule of a tested policy, for the coverage report."""
+    """A rule of a tested policy, for the coverage report: where people find it (``file``,
+    relative to the root) and the real path that identifies it."""
 
     file: str
     line: int
     text: str
+    real: str
 
 
 @dataclass(frozen=True, slots=True)
-class TestRun:
+class PolicyTestRun:
     """Everything ``bgc test`` found: the cases in run order and every rule of every policy."""
 
     cases: tuple[CaseResult, ...]
@@ -112,7 +114,7 @@ class TestRun:
     def unexercised(self) -> list[RuleSite]:
         """The rules no selected case exercised, in file and line order."""
         hit = set().union(*(case.exercised for case in self.cases))
-        return [rule for rule in self.rules if (_real(rule.file), rule.line) not in hit]
+        return [rule for rule in self.rules if (rule.real, rule.line) not in hit]
 
 
 # --- selection (-k) -----------------------------------------------------------------------------
@@ -202,7 +204,7 @@ def run_tests(
     select: Callable[[str], bool] = lambda name: True,
     root: Path | None = None,
     expects: bool = True,
-) -> TestRun:
+) -> PolicyTestRun:
     """Run every test in ``test_files`` and the inline expects of every policy involved
     (``policy_files`` plus those the tests use); ``expects=False`` when the caller checks the
     policies itself (``bgc check``). Raises :class:`BgcError` on bad input."""
@@ -222,9 +224,9 @@ def run_tests(
         if expects:
             cases.extend(_run_expects(policy, compiler, select, root))
         for rule in policy.rules:
-            site = RuleSite(_shown(rule.span.file, root), rule.span.line, _rule_text(rule))
-            rules.setdefault((_real(rule.span.file), rule.span.line), site)
-    return TestRun(tuple(cases), tuple(sorted(rules.values(), key=lambda r: (r.file, r.line))))
+            real = _real(rule.span.file)
+            rules.setdefault((real, rule.span.line), RuleSite(_shown(rule.span.file, root), rule.span.line, _rule_text(rule), real))
+    return PolicyTestRun(tuple(cases), tuple(sorted(rules.values(), key=lambda r: (r.file, r.line))))
 
 
 def _run_file(
@@ -491,7 +493,7 @@ def _shown(path: str, root: Path) -> str:
 # --- the report people read ---------------------------------------------------------------------
 
 
-def report(run: TestRun, *, coverage: bool = False) -> str:
+def report(run: PolicyTestRun, *, coverage: bool = False) -> str:
     """The pytest-style report: a progress line per file, failures, summary, coverage."""
     lines: list[str] = []
     by_file: dict[str, list[CaseResult]] = {}
@@ -518,7 +520,7 @@ def report(run: TestRun, *, coverage: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def summary(run: TestRun, *, coverage: bool = False) -> dict[str, Any]:
+def summary(run: PolicyTestRun, *, coverage: bool = False) -> dict[str, Any]:
     """Counts for the machine formats (``summary`` in the JSON output)."""
     data: dict[str, Any] = {"passed": run.passed, "failed": run.failed}
     if coverage:
@@ -531,7 +533,7 @@ def summary(run: TestRun, *, coverage: bool = False) -> dict[str, Any]:
     return data
 
 
-def junit_cases(run: TestRun) -> list[Case]:
+def junit_cases(run: PolicyTestRun) -> list[Case]:
     from bgc.render.junit import Case
 
     return [Case(case.file, case.name, case.seconds, case.findings) for case in run.cases]

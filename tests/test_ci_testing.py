@@ -234,6 +234,15 @@ def test_without_paths_runs_the_configuration(project: Path) -> None:
     ]
 
 
+def test_coverage_is_the_same_from_a_subdirectory(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "bgc.toml").write_text('policy = "p.bgp"\ntests = ["."]\n')
+    at_root = bgc("test", "--coverage").stdout
+    (project / "sub").mkdir()
+    monkeypatch.chdir(project / "sub")
+    assert bgc("test", "--coverage").stdout == at_root
+    assert "rule coverage: 3 of 5 rules exercised" in at_root
+
+
 def test_expects_of_an_include_name_the_including_policy(project: Path) -> None:
     (project / "base.bgp").write_text("deny fs:*:/**/.env\nexpect deny fs:read:/.env\n")
     (project / "one.bgp").write_text('include "base.bgp"\nallow fs:read:/**\n')
