@@ -259,7 +259,7 @@ def check(
         Optional[list[str]],
         typer.Argument(
             help="Policies (.bgp), test files (.bgt.yaml), work orders, directories. "
-            "None: everything [tool.bgc] / bgc.toml configures."
+            "None: everything \\[tool.bgc] / bgc.toml configures."
         ),
     ] = None,
     output_format: Annotated[str, typer.Option("--format", help="text, json, sarif or github.")] = "text",
