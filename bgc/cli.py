@@ -111,7 +111,7 @@ def _emit(data: bytes, output: str | None) -> None:
 def _load_policy(policy: str | None, mode: str | None) -> "tuple[Policy, str | None]":
     """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
     from bgc.config import find_config
-    from bgc.policy.parser import load_policy
+    from bgc.cache import cached_policy
 
     if policy is None:
         config = find_config(".")
@@ -119,7 +119,7 @@ def _load_policy(policy: str | None, mode: str | None) -> "tuple[Policy, str | N
             raise UsageError("no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml")
         policy = os.path.relpath(config.policy)
         mode = mode if mode is not None else config.mode
-    return load_policy(policy), mode
+    return cached_policy(policy), mode
 
 
 FAIL_ON = ("denied", "ask", "narrowed", "never")
