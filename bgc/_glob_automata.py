@@ -26,7 +26,7 @@ from bisect import bisect_right
 from collections import deque
 from typing import Callable, Sequence
 
-from bgc._glob_syntax import ANY, NOSLASH, SLASH, SLASH_SET, CharSet, DStar, Elems, Segment, Star
+from bgc._glob_syntax import ANY, NOSLASH, SLASH, SLASH_SET, CharSet, Elems, Segment, Star
 from bgc.errors import BgcError
 
 #: Cached DFA states per automaton; a matcher that needs more goes on without caching.

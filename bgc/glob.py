@@ -94,7 +94,11 @@ class Pattern:
         return auto
 
     def is_universal(self) -> bool:
-        """True when the pattern matches every text (``**`` and its spellings)."""
+        """True when the pattern plainly matches every text (``**``, ``**/**``).
+
+        A fast path only: ``False`` is not a proof (``**/*`` matches everything too, which
+        the decision procedures find out).
+        """
         auto = self.automaton()
         return auto.universal[auto.init]
 

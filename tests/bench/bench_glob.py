@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bgc import glob  # noqa: E402
-from bgc._glob_syntax import MAX_CP, NOSLASH, DStar, Segment, Star  # noqa: E402
+from bgc._glob_syntax import NOSLASH, DStar, Star  # noqa: E402
 
 SIZES = (256, 512, 1024, 2048, 4096)
 LIMIT_S = 10.0
