@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from bgc.errors import BgcError, ExitCode, Span, UsageError
+from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 from bgc.findings import Finding, Severity
 
 if TYPE_CHECKING:
@@ -246,8 +246,11 @@ def _apply(writes: Sequence[tuple[Path, str]], removals: Sequence[Path]) -> list
 
     lines = []
     for target, text in writes:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, text.encode("utf-8"))
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, text.encode("utf-8"))
+        except OSError as error:
+            raise InputError(f"cannot write the recording: {error.strerror}", Span(_display(target))) from None
         lines.append(f"recorded {_display(target)}")
     for path in removals:
         path.unlink(missing_ok=True)

@@ -596,9 +596,13 @@ def run_command(
 
         junit = render_junit(junit_cases(run), root=root)
     if junit_xml is not None:
+        from bgc.errors import InputError
         from bgc.files import write_atomic
 
-        write_atomic(junit_xml, junit.encode("utf-8"))  # type: ignore[union-attr]
+        try:
+            write_atomic(junit_xml, junit.encode("utf-8"))  # type: ignore[union-attr]
+        except OSError as error:
+            raise InputError(f"cannot write the JUnit report: {error.strerror}", Span(junit_xml)) from None
     if output_format == "text":
         text = report(run, coverage=coverage)
     elif junit is not None and output_format == "junit":

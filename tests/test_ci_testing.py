@@ -222,6 +222,12 @@ def test_junit_file_and_format(project: Path) -> None:
     assert untimed(bgc("test", "a.bgt.yaml", "--format", "junit").stdout) == untimed((project / "report.xml").read_text())
 
 
+def test_an_unwritable_junit_report_is_bad_input(project: Path) -> None:
+    result = bgc("test", "a.bgt.yaml", "--junit-xml", "no/such/dir/report.xml")
+    assert result.exit_code == 2
+    assert "no/such/dir/report.xml: error: cannot write the JUnit report" in result.stderr
+
+
 def test_without_paths_runs_the_configuration(project: Path) -> None:
     (project / "tests").mkdir()
     (project / "a.bgt.yaml").rename(project / "tests" / "a.bgt.yaml")
