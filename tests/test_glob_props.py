@@ -19,6 +19,7 @@ from bgc.glob import (
     AlgebraLimit,
     PatternSet,
     example,
+    fold_case,
     intersect,
     is_empty,
     is_subset,
@@ -213,3 +214,17 @@ def test_reference_matcher_agrees_with_known_cases() -> None:
     assert ref_match("a/**/b", "a/b") and ref_match("a/**/b", "a/x/y/b")
     assert ref_match("**/b", "b") and not ref_match("a/**", "a") and ref_match("a/**", "a/")
     assert ref_match("*", ".env") and not ref_match("*", "a/b") and ref_match("a**b", "axb")
+
+
+CASED = st.lists(st.sampled_from(["a", "A", "b", "?", "*", "[a-b]", "[!A]", "**", "/"]), min_size=1, max_size=5)
+
+
+@PROPS
+@given(CASED.map("".join))
+def test_fold_case_matches_exactly_the_case_variants(p: str) -> None:
+    pattern = parse(p)
+    folded = fold_case(pattern)
+    strings = ("".join(t) for n in range(5) for t in itertools.product("aAbB/", repeat=n))
+    for s in strings:
+        variants = ("".join(v) for v in itertools.product(*({c, c.swapcase()} for c in s)))
+        assert folded.matches(s) == any(pattern.matches(v) for v in variants), (p, s, folded.text)
