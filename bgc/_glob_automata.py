@@ -270,8 +270,7 @@ def _representative(lo: int, hi: int) -> int:
     for cand in (ord("a"), ord("0"), ord("A"), ord("_"), ord("-"), ord("."), 0x21, 0xA1, 0x100):
         if lo <= cand <= hi:
             return cand
-    best = min(range(lo, min(hi, lo + 64) + 1), key=_nice_rank)
-    return best
+    return min(range(lo, min(hi, lo + 64) + 1), key=_nice_rank)
 
 
 def search(
