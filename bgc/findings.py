@@ -8,10 +8,11 @@ the machine renderers (json, sarif, github) consume only this type.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from bgc.errors import Span
+from bgc.errors import ExitCode, Span
 
 
 class Severity(str, Enum):
@@ -38,3 +39,12 @@ class Finding:
 
     def sort_key(self) -> tuple[int, str, int, int, str]:
         return (self.severity.rank, self.span.file, self.span.line, self.span.col, self.rule_id)
+
+
+def exit_code(findings: Iterable[Finding], errors: Sequence[object] = ()) -> ExitCode:
+    """The exit code of a finding-producing run: 2 on any error, 1 on a non-note finding, else 0."""
+    if errors:
+        return ExitCode.BAD_INPUT
+    if any(finding.severity is not Severity.NOTE for finding in findings):
+        return ExitCode.FINDINGS
+    return ExitCode.OK

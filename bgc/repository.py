@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 from bgc.findings import Finding, Severity
+from bgc.findings import exit_code as findings_exit_code
 
 if TYPE_CHECKING:
     from bgc.config import Config
@@ -40,11 +41,7 @@ class Outcome:
 
     @property
     def exit_code(self) -> ExitCode:
-        if self.errors:
-            return ExitCode.BAD_INPUT
-        if any(finding.severity is not Severity.NOTE for finding in self.findings):
-            return ExitCode.FINDINGS
-        return ExitCode.OK
+        return findings_exit_code(self.findings, self.errors)
 
 
 def descriptions() -> dict[str, str]:

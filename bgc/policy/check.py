@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from bgc.errors import BgcError, ExitCode, Span
 from bgc.findings import Finding, Severity
+from bgc.findings import exit_code as findings_exit_code
 from bgc.policy.ast import Expect, Policy, Rule
 
 LINT_CODES: dict[str, str] = {
@@ -56,11 +57,7 @@ class CheckResult:
 
     @property
     def exit_code(self) -> ExitCode:
-        if self.errors:
-            return ExitCode.BAD_INPUT
-        if any(finding.severity is not Severity.NOTE for finding in self.findings):
-            return ExitCode.FINDINGS
-        return ExitCode.OK
+        return findings_exit_code(self.findings, self.errors)
 
 
 def check_paths(paths: Sequence[str], *, run_expects: bool = True) -> CheckResult:
