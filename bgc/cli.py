@@ -28,6 +28,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -58,17 +59,21 @@ def fail(error: BgcError) -> NoReturn:
     raise typer.Exit(ExitCode.BAD_INPUT)
 
 
+InputFormatOption = Annotated[
+    Optional[str], typer.Option("--input-format", metavar="FORMAT", help="Format of orders read from - (stdin): yaml, json or cbor.")
+]
+
+
 @app.command()
 def digest(
     files: Annotated[list[str], typer.Argument(help="Order files (.yaml/.yml/.json/.cbor); - reads stdin.")],
-    output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
-    input_format: Annotated[
-        Optional[str], typer.Option("--input-format", help="Format of stdin (yaml, json or cbor).")
-    ] = None,
+    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text or json.")] = "text",
+    input_format: InputFormatOption = None,
 ) -> None:
     """Print each work order's content id (sha256 of its canonical CBOR).
 
     The same order in YAML, JSON or CBOR has the same id; key order and whitespace never matter.
+    Exit 0 on success, 2 on a file that is not a valid work order (nothing is printed then).
     """
     from bgc.documents import load_order
 
@@ -133,23 +138,24 @@ def plan_exit_code(plans: "list[Plan]", fail_on: str) -> ExitCode:
 
 
 PolicyOption = Annotated[
-    Optional[str], typer.Option("--policy", "-p", help="Policy file (.bgp); defaults to the configured one.")
+    Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="Policy file (.bgp); defaults to the configured one.")
 ]
-ModeOption = Annotated[Optional[str], typer.Option("--mode", "-m", help="Mode to compile in (default: the policy's).")]
+ModeOption = Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="Mode to compile in (default: the policy's).")]
 
 
 @app.command("compile")
 def compile_command(
-    orders: Annotated[list[str], typer.Argument(help="Work orders (.yaml/.yml/.json/.cbor).")],
+    orders: Annotated[list[str], typer.Argument(help="Work orders (.yaml/.yml/.json/.cbor); - reads stdin.")],
     policy: PolicyOption = None,
     mode: ModeOption = None,
     output_format: Annotated[
-        str, typer.Option("--format", "-f", help="text, json, yaml or cbor (the plans); sarif or github (findings).")
+        str, typer.Option("--format", "-f", metavar="FORMAT", help="text, json, yaml or cbor (the plans); sarif or github (findings).")
     ] = "text",
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write to FILE (atomically).")] = None,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically).")] = None,
     fail_on: Annotated[
-        str, typer.Option("--fail-on", help="Exit 1 at this level or worse: denied, ask, narrowed or never.")
+        str, typer.Option("--fail-on", metavar="LEVEL", help="Exit 1 at this level or worse: denied, ask, narrowed or never.")
     ] = "narrowed",
+    input_format: InputFormatOption = None,
 ) -> None:
     """Compile work orders against a policy into granted plans; show asked vs granted.
 
@@ -167,7 +173,7 @@ def compile_command(
     try:
         loaded, mode = _load_policy(policy, mode)
         compiler = Compiler(loaded)
-        plans = [(compiler.compile(load_order(path), mode), path) for path in orders]
+        plans = [(compiler.compile(load_order(path, input_format), mode), path) for path in orders]
     except BgcError as error:
         fail(error)
     if output_format == "text":
@@ -194,7 +200,8 @@ def explain(
     """Show every rule that touched ATOM, in precedence order, and why the result is what it is.
 
     For an atom not granted in full, also say what every other mode would give: a person may
-    switch modes; the proposal cannot.
+    switch modes; the proposal cannot. Exit 0 when the atom is granted as asked, 1 otherwise,
+    2 on bad input.
     """
     from bgc.compiler import Compiler, explain as explain_atom
     from bgc.documents import load_order
@@ -221,9 +228,9 @@ def gate(
     plan: Annotated[str, typer.Argument(help="A plan written by `bgc compile --format json|yaml|cbor`.")],
     atoms: Annotated[Optional[list[str]], typer.Argument(help="Concrete atoms; read from stdin when none.")] = None,
     root: Annotated[
-        Optional[str], typer.Option("--root", help="Resolve symbolic links under DIR first; a link leaving DIR is denied.")
+        Optional[str], typer.Option("--root", metavar="DIR", help="Resolve symbolic links under DIR first; a link leaving DIR is denied.")
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", help="text or json (one object per line).")] = "text",
+    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text or json (one object per line).")] = "text",
 ) -> None:
     """Decide concrete atoms against a plan: allow, ask or deny, one line each.
 
@@ -262,7 +269,7 @@ def check(
             "None: everything \\[tool.bgc] / bgc.toml configures."
         ),
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", help="text, json, sarif or github.")] = "text",
+    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text, json, sarif or github.")] = "text",
     update: Annotated[
         bool, typer.Option("--update", help="Rewrite the recorded expectations of work orders (like snapshots).")
     ] = False,
@@ -292,11 +299,11 @@ def test_command(
         typer.Argument(help="Test files (*.bgt.yaml), policies, directories. None: the configured tests."),
     ] = None,
     keyword: Annotated[
-        Optional[str], typer.Option("-k", help="Run only tests whose id matches: substrings with and/or/not.")
+        Optional[str], typer.Option("-k", metavar="EXPR", help="Run only tests whose id matches: substrings with and/or/not.")
     ] = None,
     coverage: Annotated[bool, typer.Option("--coverage", help="List the rules no test exercised.")] = False,
-    output_format: Annotated[str, typer.Option("--format", help="text, json, sarif, github or junit.")] = "text",
-    junit_xml: Annotated[Optional[str], typer.Option("--junit-xml", help="Also write a JUnit XML report to FILE.")] = None,
+    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text, json, sarif, github or junit.")] = "text",
+    junit_xml: Annotated[Optional[str], typer.Option("--junit-xml", metavar="FILE", help="Also write a JUnit XML report to FILE.")] = None,
 ) -> None:
     """Run policy tests (*.bgt.yaml) and every policy's inline `expect`s; report like pytest.
 
@@ -320,12 +327,14 @@ def fmt(
     check_only: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if a file would change.")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Write nothing; print what would change (exit 1 if any).")] = False,
     output_format: Annotated[
-        str, typer.Option("--format", help="With --check: text, json, sarif or github.")
+        str, typer.Option("--format", metavar="FORMAT", help="With --check: text, json, sarif or github.")
     ] = "text",
 ) -> None:
     """Rewrite policy files in the canonical layout, comments kept in place.
 
-    Every file is parsed before any is written: if one does not parse, nothing is written (exit 2).
+    Every file is parsed before any is written: if one does not parse, nothing is written.
+    Exit 0 done (or nothing to change), 1 with --check/--diff when a file would change, 2 when a
+    file does not parse.
     """
     from bgc.errors import InputError, Span
     from bgc.files import write_atomic
@@ -374,23 +383,23 @@ def match_command(
         typer.Option("--resource", "-r", metavar="R", help="Normalise texts as values of resource R (default: fs)."),
     ] = None,
 ) -> None:
-    """Does my pattern cover this path? Test PATTERN against each TEXT.
+    r"""Does my pattern cover this path? Test PATTERN against each TEXT.
 
-    Texts are normalised first, as the gate does; by default as fs paths ('//' and '.' collapse).
+    Texts are normalised first, as the gate does; by default as fs paths (`//` and `.` collapse).
+    A text the gate rejects (relative path, `..` above `/`, control character, non-NFC) says why.
 
-    A text the gate rejects (relative path, '..' above '/', control character, non-NFC) says why.
+    Output, one tab-separated line per text: `match TEXT`, `no-match TEXT` or
+    `rejected TEXT REASON`.
 
-    Output, one tab-separated line per text:
-    match TEXT | no-match TEXT | rejected TEXT REASON
-
-    Dialect (git wildmatch, case-sensitive): '*' and '?' never cross '/'; 'a/**' is all below a/.
-
-    Classes: \\[abc] \\[a-z] \\[!a] \\[\\[:alpha:]]. '\\x' is a literal x. See docs/patterns.md.
+    Dialect (git wildmatch, case-sensitive): `*` and `?` never cross `/`; `a/**` is all below
+    `a/`. Classes: `[abc]` `[a-z]` `[!a]` `[[:alpha:]]`; `\x` is a literal `x`. See
+    docs/patterns.md.
 
     Examples:
-    bgc match '/src/**/*.py' /src/a/b.py /src/../etc/passwd
-    git ls-files | sed 's|^|/repo/|' | bgc match '/repo/**/test_*'
-    bgc match --raw 'https://api.example.com/**' https://api.example.com/v1
+
+    * `bgc match '/src/**/*.py' /src/a/b.py /src/../etc/passwd`
+    * `git ls-files | sed 's|^|/repo/|' | bgc match '/repo/**/test_*'`
+    * `bgc match --raw 'https://api.example.com/**' https://api.example.com/v1`
 
     Exit 0 when every text matched, 1 otherwise, 2 for a malformed pattern.
     """
