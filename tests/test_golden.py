@@ -139,3 +139,8 @@ def test_policy_and_mode_from_configuration(tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     missing = runner.invoke(app, ["compile", "o.yaml"])
     assert missing.exit_code == 2 and "no policy" in missing.stderr
+
+
+def test_readme_shows_real_output() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert (EXPECTED / "deploy.txt").read_text(encoding="utf-8") in readme

@@ -72,6 +72,10 @@ def _request_lines(request: RequestResult) -> list[Line]:
         head.append((f"  {request.verdict}", style))
     if request.unknown:
         head.append(("  (undecided parts were not granted)", "red"))
+    parts = (*request.granted, *request.ask, *request.denied)
+    if len(parts) == 1 and str(parts[0]) == request.atom:  # one part, the request itself: one line
+        approvals = f"  needs {parts[0].approvals}" if parts[0].approvals else ""
+        return [[*head, (approvals, "cyan"), *_rules(parts[0])]]
     lines = [head]
     for part in request.granted:
         lines.append([("      ✓ ", "green"), (str(part), ""), *_rules(part)])
