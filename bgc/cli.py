@@ -240,14 +240,12 @@ def gate(
     import json
 
     from bgc.documents import read_document
-    from bgc.plan import Gate, plan_from_data
+    from bgc.plan import Gate, plans_from_data
 
     if output_format not in ("text", "json"):
         fail(UsageError(f"unknown --format {output_format!r} (expected text or json)"))
     try:
-        document = read_document(plan)
-        items = document.data if isinstance(document.data, list) else [document.data]
-        plans = [document.build(lambda _, item=item: plan_from_data(item)) for item in items]
+        plans = read_document(plan).build(plans_from_data)
     except BgcError as error:
         fail(error)
     checker = Gate(plans, root)

@@ -261,10 +261,25 @@ def _split_atom(text: str, path: tuple[str | int, ...]) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
+def plans_from_data(data: Any) -> tuple[Plan, ...]:
+    """One plan or a list of plans (as ``bgc compile`` writes them), each verified."""
+    if not isinstance(data, list):
+        return (plan_from_data(data),)
+    plans = []
+    for index, item in enumerate(data):
+        try:
+            plans.append(plan_from_data(item))
+        except DataModelError as error:
+            raise PlanError(error.message, (index, *error.path)) from None
+    return tuple(plans)
+
+
 def plan_from_data(data: Any) -> Plan:
     """Rebuild a plan from data and verify it: the recorded id must match the content."""
-    if _get(data, "type", str, ()) != PLAN_TAG or _get(data, "version", int, ()) != PLAN_VERSION:
-        raise PlanError(f"not a {PLAN_TAG} version {PLAN_VERSION} document")
+    if not isinstance(data, Mapping) or data.get("type") != PLAN_TAG:
+        raise PlanError("not a bgc plan (expected the output of `bgc compile --format json|yaml|cbor`)")
+    if data.get("version") != PLAN_VERSION:
+        raise PlanError(f"unsupported plan version {data.get('version')!r} (this bgc reads version {PLAN_VERSION})", ("version",))
     requests = []
     for i, item in enumerate(_get(data, "requests", list, ())):
         where: tuple[str | int, ...] = ("requests", i)

@@ -362,3 +362,17 @@ def test_templated_need_with_wildcards_must_lie_inside_the_granted_terms() -> No
     assert ok.calls[0].status == "covered"
     assert cut.calls[0].status == "uncovered"  # /src/gen/*.py includes the denied /src/gen/x.py
     assert climb.calls[0].status == "uncovered" and "rejected" in climb.calls[0].needs[0].reason
+
+
+def test_plans_from_data_locates_the_bad_plan_in_a_list() -> None:
+    from bgc.plan import plans_from_data
+
+    good = plan_for(BASE, "fs:write:/src/**").to_data()
+    bad = plan_for(BASE, "fs:write:/**").to_data()
+    bad["mode"] = "edit"
+    assert len(plans_from_data([good, good])) == 2
+    with pytest.raises(PlanError) as caught:
+        plans_from_data([good, bad])
+    assert caught.value.path == (1, "id")
+    with pytest.raises(PlanError, match="not a bgc plan"):
+        plans_from_data({"requests": []})
