@@ -133,29 +133,39 @@ class _PrefixTrie:
 
 
 class RuleIndex:
-    """A policy's rules indexed by (resource, action) and literal prefix, built once."""
+    """A policy's rules indexed by literal prefix, one trie per requested (resource, action).
+
+    A trie is built on first use for each resource/action pair that requests name, from the
+    rules whose resource and action match it (``*`` included), so a lookup walks one trie. On a
+    case-insensitive filesystem the ``fs`` tries hold deny and ask patterns case-folded — also
+    those of ``*:…`` rules, which a request for ``fs`` meets like any ``fs`` rule — filed under
+    the empty prefix, since a folded pattern has no case-exact prefix.
+    """
 
     def __init__(self, policy: Policy) -> None:
+        self.policy = policy
         self._tries: dict[tuple[str, str], _PrefixTrie] = {}
+
+    def _trie(self, resource: str, action: str) -> _PrefixTrie:
+        trie = self._tries.get((resource, action))
+        if trie is not None:
+            return trie
+        trie = self._tries[(resource, action)] = _PrefixTrie()
         order = 0
-        for rule in policy.rules:
-            fold = policy.case_insensitive and rule.effect != "allow" and rule.resource == "fs"
-            trie = self._tries.setdefault((rule.resource, rule.action), _PrefixTrie())
+        for rule in self.policy.rules:
+            if rule.resource not in (resource, "*") or rule.action not in (action, "*"):
+                order += len(rule.patterns)
+                continue
+            fold = self.policy.case_insensitive and rule.effect != "allow" and resource == "fs"
             for text in rule.patterns:
-                pattern = glob.parse(text)
-                if fold:
-                    pattern = glob.fold_case(pattern)
+                pattern = glob.fold_case(glob.parse(text)) if fold else glob.parse(text)
                 trie.add("" if fold else literal_prefix(text), _Entry(rule, text, pattern, order))
                 order += 1
+        return trie
 
     def candidates(self, resource: str, action: str, pattern_text: str) -> list[_Entry]:
         """Entries that may overlap the pattern, in policy order."""
-        prefix = literal_prefix(pattern_text)
-        found: list[_Entry] = []
-        for key in ((resource, action), (resource, "*"), ("*", action), ("*", "*")):
-            trie = self._tries.get(key)
-            if trie is not None:
-                found.extend(trie.compatible(prefix))
+        found = self._trie(resource, action).compatible(literal_prefix(pattern_text))
         return sorted(found, key=lambda entry: entry.order)
 
 

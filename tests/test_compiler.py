@@ -376,3 +376,11 @@ def test_plans_from_data_locates_the_bad_plan_in_a_list() -> None:
     assert caught.value.path == (1, "id")
     with pytest.raises(PlanError, match="not a bgc plan"):
         plans_from_data({"requests": []})
+
+
+def test_case_insensitive_folds_wildcard_resource_denies_for_fs_only() -> None:
+    text = "filesystem case-insensitive\nallow *:*:/**\ndeny *:write:/.env\n"
+    gate = Gate([plan_for(text, "fs:write:/**", "net:write:/**")])
+    assert gate.decide("fs:write:/.ENV").effect == "deny"  # a `*` deny still meets fs requests folded
+    assert gate.decide("net:write:/.ENV").effect == "allow"  # folding is about file names only
+    assert gate.decide("net:write:/.env").effect == "deny"
