@@ -128,6 +128,17 @@ def test_second_pattern_that_looks_like_an_atom(tmp_path: Path) -> None:
     assert ids(result) == [("BGC105", 1, 25)]
 
 
+def test_allow_on_call_tool_grants_nothing(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        'allow fs:write:/docs/** when intent.kind == "docs" and not call.tool == "shell.run"\n'
+        'deny fs:write:/src/gen, /src/gen/** when call.tool == "codegen.run"\n'  # fine: a deny may use it
+        'allow fs:read:/** when origin.model == "m"\n',
+    )
+    assert [f[:2] for f in ids(result)] == [("BGC106", 1)]
+    assert "never grants anything" in result.findings[0].message
+
+
 # ---- expects ------------------------------------------------------------------------------
 
 

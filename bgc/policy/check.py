@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from bgc.errors import BgcError, ExitCode, Span
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code
-from bgc.policy.ast import Expect, Policy, Rule
+from bgc.policy.ast import And, Condition, Expect, Not, Or, Policy, Rule
 
 LINT_CODES: dict[str, str] = {
     "BGC101": "an allow pattern that can never take effect: it lies entirely inside ask/deny rules",
@@ -26,6 +26,7 @@ LINT_CODES: dict[str, str] = {
     "BGC103": "`deny X/**` without `X` itself: the directory itself stays writable",
     "BGC104": "an allow of `/**` on write: everything becomes writable",
     "BGC105": "a second pattern that looks like an atom (`fs:read:/x` after a `,`)",
+    "BGC106": "an allow conditioned on `call.tool`: requests are compiled without a call, so it grants nothing",
     "BGC109": "a lint could not decide (pattern algebra bound hit); the rule was not checked",
     "BGC201": "an inline expect gave a different effect",
     "BGC202": "an inline expect could not be decided (the compiler reported an error)",
@@ -107,7 +108,7 @@ def _covers(outer: Rule, inner: Rule) -> bool:
 
 
 def lint(policy: Policy) -> list[Finding]:
-    """Every lint over one policy (BGC101-BGC105, BGC109)."""
+    """Every lint over one policy (BGC101-BGC106, BGC109)."""
     from bgc import glob
 
     findings: list[Finding] = []
@@ -145,6 +146,13 @@ def lint(policy: Policy) -> list[Finding]:
                                 f"`allow {rule.resource}:{rule.action}:{text}` makes every path writable",
                                 _pattern_span(rule, index), "allow the directories the agent works in, e.g. /src/**")
                     )  # fmt: skip
+        if rule.effect == "allow" and rule.when is not None and "call.tool" in _fields(rule.when):
+            findings.append(
+                Finding("BGC106", Severity.WARNING,
+                        "this allow depends on `call.tool`, which is unknown while requests are compiled "
+                        "(a grant may serve any call), so it never grants anything",
+                        rule.when.span, "condition allows on intent.kind or origin.model; use call.tool in deny/ask")
+            )  # fmt: skip
         for index, text in enumerate(rule.patterns[1:], start=1):
             if _ATOM_LIKE.match(text):
                 findings.append(
@@ -153,6 +161,15 @@ def lint(policy: Policy) -> list[Finding]:
                             _pattern_span(rule, index), "a rule has one resource:action; write a second rule")
                 )  # fmt: skip
     return findings
+
+
+def _fields(condition: Condition) -> set[str]:
+    """The context fields a condition reads."""
+    if isinstance(condition, (And, Or)):
+        return set().union(*(_fields(item) for item in condition.items))
+    if isinstance(condition, Not):
+        return _fields(condition.item)
+    return {condition.field}
 
 
 def _pattern_span(rule: Rule, index: int) -> Span:

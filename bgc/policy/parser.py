@@ -727,6 +727,14 @@ class _FileParser:
                     "BGC009",
                     "an expect describes one situation, so it cannot use `or`, `not`, `!=`, `in` or `matches`",
                 )
+            if item.field == "call.tool":
+                self.fail(
+                    "an expect cannot set `call.tool`: it decides a request, and requests are compiled "
+                    "without a call",
+                    item.span,
+                    "BGC009",
+                    "give intent.kind and origin.model; bgc test checks call coverage",
+                )
             if item.field in pairs:
                 self.fail(f"`{item.field}` is given twice", item.span, "BGC009")
             pairs[item.field] = item.value
