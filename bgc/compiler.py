@@ -240,11 +240,10 @@ class Compiler:
         self.index = RuleIndex(policy)
         self._cache: dict[tuple[Any, ...], RequestResult] = {}
 
-    def context(self, order: WorkOrder, call: ToolCall | None = None) -> dict[str, str]:
-        ctx = {"intent.kind": order.intent.kind, "origin.model": order.origin.model}
-        if call is not None:
-            ctx["call.tool"] = call.tool
-        return ctx
+    @staticmethod
+    def context(order: WorkOrder) -> dict[str, str]:
+        """What conditions may know of an order; ``call.tool`` is never known while compiling."""
+        return {"intent.kind": order.intent.kind, "origin.model": order.origin.model}
 
     def compile(self, order: WorkOrder, mode: str | None = None) -> Plan:
         mode = resolve_mode(self.policy, mode)
