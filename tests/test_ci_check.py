@@ -14,18 +14,10 @@ from typer.testing import CliRunner
 
 from bgc.cli import app
 from bgc.launch import fast_check_arguments
+from tests.samples import POLICY, PROMPT
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
-PROMPT = "sha256:" + "ab" * 32
-
-POLICY = """\
-allow fs:read:/**
-allow fs:write:/src/** because "source"
-deny fs:write:/src/secrets, /src/secrets/** because "secrets"
-tool fs.write needs fs:write:{path}
-expect deny fs:write:/src/secrets/key
-"""
 
 ORDER = f"""\
 intent: {{kind: patch.apply}}

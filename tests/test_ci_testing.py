@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from bgc.cli import app
 from bgc.testing import keyword_filter, mismatches
+from tests.samples import PROMPT
 
 runner = CliRunner()
-PROMPT = "sha256:" + "ab" * 32
 
 POLICY = """\
 allow fs:read:/**

@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from bgc.cli import app
+from tests.samples import PROMPT
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDERS = ROOT / "examples" / "orders"
-PROMPT = "sha256:" + "ab" * 32
 runner = CliRunner()
 
 GOOD = f"""\

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from bgc import canonical
 from bgc.documents import load_order, parse_document
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
+from tests.samples import PROMPT
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDERS = ROOT / "examples" / "orders"
-PROMPT = "sha256:" + "ab" * 32
 
 
 def order_data(**changes: object) -> dict:

@@ -17,17 +17,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.samples import POLICY, PROMPT
 
 ROOT = Path(__file__).resolve().parent.parent
-PROMPT = "sha256:" + "ab" * 32
 
-POLICY = """\
-allow fs:read:/**
-allow fs:write:/src/** because "source"
-deny fs:write:/src/secrets, /src/secrets/** because "secrets"
-tool fs.write needs fs:write:{path}
-expect deny fs:write:/src/secrets/key
-"""
 
 ORDER = f"""\
 intent: {{kind: patch.apply}}
