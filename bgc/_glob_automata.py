@@ -6,6 +6,9 @@ position) and an optional empty move to the next position. A set of positions is
 int used as a bitmask, so one text character costs a handful of integer operations however
 the pattern is written (``*a*a*a*b`` included), and the subset states are cached lazily as a
 DFA (the RE2 approach: build only the states a text or a question actually visits).
+Matching a text then costs one dict lookup per character: each cached state keeps a row from
+the characters it has seen to the next state's row (bounded; past the bound the atom table
+below serves, still linear).
 
 The alphabet is reduced to *atoms*: the intervals of code points between the boundaries the
 patterns' character sets draw. Two characters in one atom behave identically in every
@@ -24,13 +27,16 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import deque
-from typing import Callable, Sequence
+from itertools import chain
+from typing import Callable, Hashable, Iterable, Sequence
 
 from bgc._glob_syntax import ANY, NOSLASH, SLASH, SLASH_SET, CharSet, Elems, Segment, Star
 from bgc.errors import BgcError
 
 #: Cached DFA states per automaton; a matcher that needs more goes on without caching.
 MAX_STATES = 20_000
+#: Cached character transitions per automaton; past it matching goes on through the atom table.
+MAX_ROW_ENTRIES = 65_536
 #: Automaton steps (product states × atoms × automata) one decision may take before it gives
 #: up: about half a second of work.
 MAX_WORK = 2_000_000
@@ -86,7 +92,7 @@ class Automaton:
     scanned once for all of them.
     """
 
-    def __init__(self, rows: Sequence[list[Position]]) -> None:
+    def __init__(self, rows: Sequence[Sequence[Position]]) -> None:
         cuts = {0, SLASH, SLASH + 1}
         by_set: dict[tuple[CharSet, int], list[int]] = {}  # (set, 0 loop / 1 step) -> bits
         eps_bits: list[int] = []
@@ -100,7 +106,6 @@ class Automaton:
                 for kind, cs in ((0, loop), (1, step)):
                     if cs is not None:
                         by_set.setdefault((cs, kind), []).append(base + p)
-                        cuts.update(cs.cuts())
                 if eps:
                     eps_bits.append(base + p)
                 if eps == 3:
@@ -108,6 +113,8 @@ class Automaton:
             base += len(row)
             self.accept_bits.append(base - 1)
         self.width = base
+        for cs, _ in by_set:
+            cuts.update(cs.cuts())
         self.cuts = sorted(cuts)
         self._sets = [(cs, kind, _mask(bits, base)) for (cs, kind), bits in by_set.items()]
         self.eps = _mask(eps_bits, base)
@@ -125,9 +132,12 @@ class Automaton:
         self.masks: list[int] = []
         self.index: dict[int, int] = {}
         self.trans: list[list[int]] = []
+        self._char_rows: list[dict[str | None, object]] = []  # see state()
+        self._row_entries = 0
         self.accepting: list[bool] = []
         self.universal: list[bool] = []
         self.dead = self.intern(0)
+        self._dead_row = self._char_rows[self.dead]
         self.init = self.intern(self.close(_mask(init_bits, base)))
 
     def close(self, m: int) -> int:
@@ -178,6 +188,7 @@ class Automaton:
             self.index[m] = sid
             self.masks.append(m)
             self.trans.append([-1] * len(self.cuts))
+            self._char_rows.append({None: sid})
             self.accepting.append(bool(m & self.accept))
             self.universal.append(bool(m & self.universal_mask))
         return sid
@@ -188,29 +199,72 @@ class Automaton:
             t = self.trans[sid][k] = self.intern(self.move(self.masks[sid], k))
         return t
 
-    def run(self, text: str) -> int:
-        """The position mask after reading ``text``: linear time, cached where it can be."""
-        sid, trans, dead = self.init, self.trans, self.dead
-        char_atom = self.char_atom
-        for i, ch in enumerate(text):
+    def state(self, text: str) -> int:
+        """The state after reading ``text`` (linear time), or -1 when the state cache is full.
+
+        The hot loop is one dict lookup per character: each state's row maps a character
+        straight to the next state's row (``None`` maps to the state's id), and the dead
+        state ends the scan early. A character a row has not seen yet raises KeyError once
+        and is learned through the atom table; once the automaton holds MAX_ROW_ENTRIES
+        learned characters, the rest of the text goes through the atom table instead.
+        """
+        row, dead = self._char_rows[self.init], self._dead_row
+        chars = iter(text)
+        while True:
+            try:
+                for ch in chars:
+                    row = row[ch]
+                    if row is dead:
+                        return self.dead
+                return row[None]
+            except KeyError:
+                sid = row[None]
+                if self._row_entries >= MAX_ROW_ENTRIES:
+                    return self._state_by_atoms(sid, chain((ch,), chars))
+                try:
+                    t = self.step(sid, self.char_atom(ch))
+                except _Overflow:
+                    return -1
+                nxt = self._char_rows[t]
+                row[ch] = nxt
+                row = nxt
+                self._row_entries += 1
+                if row is dead:
+                    return self.dead
+
+    def _state_by_atoms(self, sid: int, chars: Iterable[str]) -> int:
+        """Go on from state ``sid`` through the atom table; -1 when the state cache is full."""
+        trans, dead, char_atom = self.trans, self.dead, self.char_atom
+        for ch in chars:
             k = char_atom(ch)
             t = trans[sid][k]
             if t < 0:
                 try:
                     t = self.step(sid, k)
                 except _Overflow:
-                    return self._run_uncached(self.masks[sid], text[i:])
+                    return -1
             if t == dead:
-                return 0
+                return dead
             sid = t
-        return self.masks[sid]
+        return sid
 
-    def _run_uncached(self, m: int, text: str) -> int:
+    def uncached(self, text: str) -> int:
+        """The position mask after reading ``text`` without caching states (linear time).
+
+        For texts that :meth:`state` cannot finish because the state cache is full: reading
+        the text again this way is at most twice the work.
+        """
+        m = self.masks[self.init]
         for ch in text:
             m = self.move(m, self.char_atom(ch))
             if not m:
                 break
         return m
+
+    def accepts(self, text: str) -> bool:
+        """Does the automaton (of one pattern) accept ``text``? Linear time."""
+        sid = self.state(text)
+        return self.accepting[sid] if sid >= 0 else bool(self.uncached(text) & self.accept)
 
 
 def _mask(bits: Sequence[int], width: int) -> int:
@@ -228,20 +282,40 @@ def _bits(m: int):
 
 
 class Matcher:
-    """Many patterns in one automaton: ``matching(text)`` scans the text once."""
+    """Many patterns in one automaton: ``matching(text)`` scans the text once for all of them.
 
-    def __init__(self, rows: Sequence[list[Position]]) -> None:
-        self.auto = Automaton(rows)
-        self._index = {bit: i for i, bit in enumerate(self.auto.accept_bits)}
+    ``keys`` name the rows (equal keys promise equal rows): rows with equal keys share one
+    lane of the bitmask, since a gate's plans repeat the same patterns many times and every
+    extra lane makes each new state dearer to build.
+    """
+
+    def __init__(self, rows: Sequence[Sequence[Position]], keys: Sequence[Hashable]) -> None:
+        lane: dict[Hashable, int] = {}
+        distinct: list[Sequence[Position]] = []
+        owners: list[list[int]] = []
+        for i, (row, key) in enumerate(zip(rows, keys, strict=True)):
+            j = lane.setdefault(key, len(distinct))
+            if j == len(distinct):
+                distinct.append(row)
+                owners.append([])
+            owners[j].append(i)
+        self.auto = Automaton(distinct)
+        self._owners = dict(zip(self.auto.accept_bits, owners))
         self._found: dict[int, frozenset[int]] = {}
 
     def matching(self, text: str) -> frozenset[int]:
-        hits = self.auto.run(text) & self.auto.accept
-        found = self._found.get(hits)
+        """Indices (into the rows given) of the patterns that match ``text``. Linear time.
+
+        The answer is remembered per final state, so a cached scan ends in one dict lookup.
+        """
+        auto = self.auto
+        sid = auto.state(text)
+        found = self._found.get(sid)
         if found is None:
-            found = frozenset(self._index[b] for b in _bits(hits))
-            if len(self._found) < 4096:
-                self._found[hits] = found
+            hits = (auto.masks[sid] if sid >= 0 else auto.uncached(text)) & auto.accept
+            found = frozenset(i for b in _bits(hits) for i in self._owners[b])
+            if sid >= 0:
+                self._found[sid] = found
         return found
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Sequence, TypeVar
 
-from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, positions, search
+from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions, search
 from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, nfc, parse_elems, render
 from bgc._glob_symbolic import intersect_elems
 
@@ -90,8 +90,15 @@ class Pattern:
     def automaton(self) -> Automaton:
         auto = self._cache.get("auto")
         if auto is None:
-            auto = self._cache["auto"] = Automaton([positions(self._elems)])
+            auto = self._cache["auto"] = Automaton([self._positions()])
         return auto
+
+    def _positions(self) -> tuple[Position, ...]:
+        """The position automaton's row, kept with the pattern: every pattern set reuses it."""
+        row = self._cache.get("positions")
+        if row is None:
+            row = self._cache["positions"] = tuple(positions(self._elems))
+        return row
 
     def is_universal(self) -> bool:
         """True when the pattern plainly matches every text (``**``, ``**/**``).
@@ -110,8 +117,7 @@ class Pattern:
         start = self._cache["startswith"]
         if start is not None:
             return text.startswith(start)
-        auto = self.automaton()
-        return bool(auto.run(text) & auto.accept)
+        return self.automaton().accepts(text)
 
     def __str__(self) -> str:
         return self.text
@@ -201,16 +207,16 @@ def _patterns_of(elems: Elems) -> list[Pattern]:
     return out
 
 
-class PatternSet:
-    """Many patterns compiled into one automaton: a text is scanned once for all of them."""
+class PatternSet(Matcher):
+    """Many patterns compiled into one automaton: a text is scanned once for all of them.
+
+    ``matching(text)`` gives the indices (into the patterns given) of the patterns that
+    match; a pattern given twice is one lane of the automaton.
+    """
 
     def __init__(self, patterns: Sequence[Pattern]) -> None:
         self.patterns = tuple(patterns)
-        self._matcher = Matcher([positions(p._elems) for p in self.patterns])
-
-    def matching(self, text: str) -> frozenset[int]:
-        """Indices (into the patterns given) of the patterns that match ``text``."""
-        return self._matcher.matching(text)
+        super().__init__([p._positions() for p in self.patterns], self.patterns)
 
     def __len__(self) -> int:
         return len(self.patterns)

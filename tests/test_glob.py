@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bgc import _glob_automata
 from bgc.errors import BgcError
 from bgc.glob import (
     AlgebraLimit,
@@ -127,6 +128,28 @@ def test_pattern_set_scales_to_thousands_of_patterns() -> None:
         assert pset.matching("/p17/x/y/z.3") == {17, 3000}
         assert pset.matching("/p2999/q.3") == {2999} and pset.matching("/p2999/q.5") == frozenset()
     assert time.perf_counter() - start < 2.0
+
+
+def test_pattern_set_reports_every_index_of_a_repeated_pattern() -> None:
+    # a gate's plans repeat patterns; equal ones share a lane but each index is an answer
+    patterns = [parse(p) for p in ["/src/**", "/etc/*", "/src/**", "/**/*.py", "/src/**"]]
+    pset = PatternSet(patterns)
+    assert len(pset) == 5
+    assert pset.matching("/src/a.py") == {0, 2, 3, 4}
+    assert pset.matching("/etc/x") == {1}
+    assert pset.matching("/var/x") == frozenset()
+
+
+def test_learned_characters_stay_bounded_and_matching_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    # hundreds of distinct characters must not grow the per-state character rows past the bound
+    monkeypatch.setattr(_glob_automata, "MAX_ROW_ENTRIES", 8)
+    pset = PatternSet([parse("/**/x*"), parse("/*/[à-ÿ]*")])
+    for i in range(300):
+        c, d = chr(0x100 + i), chr(0xE0 + i % 32)
+        assert pset.matching(f"/{c}/x{d}") == {0}
+        assert pset.matching(f"/{c}/{d}x") == {1}
+        assert pset.matching(f"/{c}{d}") == frozenset()
+    assert pset.auto._row_entries <= 8
 
 
 # --- escaping and case ------------------------------------------------------------------------

@@ -12,11 +12,14 @@ from __future__ import annotations
 import itertools
 from functools import lru_cache
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bgc import _glob_automata
 from bgc.glob import (
     AlgebraLimit,
+    Pattern,
     PatternSet,
     example,
     fold_case,
@@ -161,6 +164,59 @@ def test_pattern_set_agrees_with_each_pattern(ps: list[str]) -> None:
     pset = PatternSet(compiled)
     for s in STRINGS[:341]:
         assert pset.matching(s) == frozenset(i for i, p in enumerate(compiled) if p.matches(s)), s
+
+
+#: (learned characters, cached states) per automaton: the default bounds, then each way
+#: matching goes on past them (atom table, uncached bitmasks), from the start or mid-text.
+TIERS = st.sampled_from([(None, None), (0, None), (3, None), (None, 3), (0, 2), (2, 4)])
+
+
+def _bound(patch: pytest.MonkeyPatch, tier: tuple[int | None, int | None]) -> None:
+    rows, states = tier
+    if rows is not None:
+        patch.setattr(_glob_automata, "MAX_ROW_ENTRIES", rows)
+    if states is not None:
+        patch.setattr(_glob_automata, "MAX_STATES", states)
+
+
+@PROPS
+@given(st.lists(patterns(), min_size=1, max_size=4), st.data(), TIERS)
+def test_matching_agrees_with_reference_past_every_cache_bound(
+    ps: list[str], data: st.DataObject, tier: tuple[int | None, int | None]
+) -> None:
+    # a pattern given twice shares one lane of the set and must still be reported twice
+    ps = ps + data.draw(st.lists(st.sampled_from(ps), max_size=3))
+    with pytest.MonkeyPatch.context() as patch:
+        _bound(patch, tier)
+        fresh = [Pattern(p) for p in ps]  # not parse(): its cached automata were built unbounded
+        pset = PatternSet(fresh)
+        for _ in range(2):  # the second round runs on what the first one learned
+            for s in STRINGS[:341]:
+                expected = frozenset(i for i, p in enumerate(ps) if ref_match(p, s))
+                assert pset.matching(s) == expected, (ps, s, tier)
+                assert all(fresh[i].matches(s) == (i in expected) for i in range(len(ps))), (ps, s, tier)
+
+
+WIDE_TOKEN = st.sampled_from(["a", "é", "?", "*", "[à-ÿ]", "[!中]", "😀"])
+WIDE_SEGMENT = st.one_of(st.just("**"), st.lists(WIDE_TOKEN, min_size=0, max_size=3).map("".join))
+WIDE_TEXT = st.text(alphabet="aéàÿ中😀b/", max_size=8)
+
+
+@PROPS
+@given(st.lists(WIDE_SEGMENT, min_size=1, max_size=3).map("/".join), st.lists(WIDE_TEXT, max_size=30), TIERS)
+def test_matching_beyond_ascii_agrees_with_reference(
+    p: str, texts: list[str], tier: tuple[int | None, int | None]
+) -> None:
+    # characters of one atom (é, à, ÿ for [à-ÿ]) are learned one by one: each must agree
+    p = p or "*"
+    with pytest.MonkeyPatch.context() as patch:
+        _bound(patch, tier)
+        fresh = Pattern(p)
+        pset = PatternSet([fresh, Pattern("/**")])
+        for s in texts + ["", "/", "é/à", "中😀"]:
+            expected = ref_match(p, s)
+            assert fresh.matches(s) == expected, (p, s, tier)
+            assert pset.matching(s) == ({0} if expected else set()) | ({1} if s.startswith("/") else set()), (p, s)
 
 
 @PROPS
