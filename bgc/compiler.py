@@ -25,6 +25,7 @@ a request grows with the rules that can overlap it, not with the size of the pol
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,8 +72,20 @@ def resolve_mode(policy: Policy, mode: str | None) -> str | None:
     return mode
 
 
-def rule_ref(rule: Rule) -> RuleRef:
-    return RuleRef(rule.span.file, rule.span.line, rule.effect, rule.because)
+def rule_ref(policy: Policy, rule: Rule) -> RuleRef:
+    """A rule's place as plans record it: the file relative to the root policy's directory.
+
+    Plans must not depend on how the policy's path was typed or where bgc ran, so a rule in
+    ``policies/base.bgp`` included by ``policies/default.bgp`` is ``base.bgp:18`` whether the
+    user wrote ``-p policies/default.bgp``, ``-p ./policies/default.bgp`` or ran elsewhere.
+    """
+    relative = os.path.relpath(rule.span.file, os.path.dirname(policy.path) or ".")
+    return RuleRef(relative.replace(os.sep, "/"), rule.span.line, rule.effect, rule.because)
+
+
+def rule_source(policy: Policy, ref: RuleRef) -> str:
+    """The path of a :class:`RuleRef`'s file as seen from here (the inverse of :func:`rule_ref`)."""
+    return os.path.normpath(os.path.join(os.path.dirname(policy.path), ref.file))
 
 
 def _applies(rule: Rule, context: Mapping[str, str], mode: str | None) -> bool:
@@ -175,10 +188,10 @@ class _Accumulator:
 
     parts: dict[tuple[Any, ...], tuple[glob.Pattern, Part]] = field(default_factory=dict)
 
-    def add(self, resource: str, action: str, piece: glob.Pattern, excepts: tuple[str, ...], rule: Rule | None,
+    def add(self, resource: str, action: str, piece: glob.Pattern, excepts: tuple[str, ...], rule: RuleRef | None,
             approvals: Approvals | None = None) -> None:
         key = (piece.text, excepts, approvals)
-        refs = (rule_ref(rule),) if rule is not None else ()
+        refs = (rule,) if rule is not None else ()
         if key in self.parts:
             pattern, part = self.parts[key]
             refs = tuple(sorted(set(part.rules) | set(refs)))
@@ -239,6 +252,14 @@ class Compiler:
         self.policy = policy
         self.index = RuleIndex(policy)
         self._cache: dict[tuple[Any, ...], RequestResult] = {}
+        self._refs: dict[int, RuleRef] = {}
+
+    def ref(self, rule: Rule) -> RuleRef:
+        """The rule's :class:`RuleRef` (memoised: every part of every request cites rules)."""
+        ref = self._refs.get(id(rule))
+        if ref is None:
+            ref = self._refs[id(rule)] = rule_ref(self.policy, rule)
+        return ref
 
     @staticmethod
     def context(order: WorkOrder) -> dict[str, str]:
@@ -300,16 +321,16 @@ class Compiler:
             for piece in pieces:
                 excepts, cut_patterns = cuts(piece, ("ask", "deny"))
                 if nonempty(piece, cut_patterns):
-                    granted.add(atom.resource, atom.action, piece, excepts, entry.rule)
+                    granted.add(atom.resource, atom.action, piece, excepts, self.ref(entry.rule))
         for entry, pieces in touching["ask"]:
             approvals = _approvals(entry.rule)
             for piece in pieces:
                 excepts, cut_patterns = cuts(piece, ("deny",))
                 if nonempty(piece, cut_patterns):
-                    asked.add(atom.resource, atom.action, piece, excepts, entry.rule, approvals)
+                    asked.add(atom.resource, atom.action, piece, excepts, self.ref(entry.rule), approvals)
         for entry, pieces in touching["deny"]:
             for piece in pieces:
-                denied.add(atom.resource, atom.action, piece, (), entry.rule)
+                denied.add(atom.resource, atom.action, piece, (), self.ref(entry.rule))
         everything = {entry.text: entry.pattern for effect in touching.values() for entry, _ in effect}
         residual = sorted(everything)
         if nonempty(requested, [everything[text] for text in residual]):
@@ -482,7 +503,7 @@ def explain(compiler: Compiler, order: WorkOrder, atom: GrantAtom, mode: str | N
                 why = "applies; the overlap could not be computed within bounds (not granted)"
             else:
                 why = "applies to " + ", ".join(piece.text for piece in overlap)
-        traces.append(RuleTrace(rule_ref(rule), entry.text, applies, why))
+        traces.append(RuleTrace(compiler.ref(rule), entry.text, applies, why))
     result = compiler.request(atom, context, mode)
     others: list[tuple[str, str]] = []
     if result.verdict != "granted":

@@ -287,14 +287,14 @@ def _run_file(
                 document.span(where),
                 time.perf_counter() - started,
                 tuple(findings),
-                _plan_rules(plan),
+                _plan_rules(plan, policy),
             )
         )
     return results
 
 
 def _run_expects(policy: Policy, compiler: Compiler, select: Callable[[str], bool], root: Path) -> list[CaseResult]:
-    from bgc.compiler import decide
+    from bgc.compiler import decide, rule_source
     from bgc.policy.check import _missed as missed_expect
 
     results = []
@@ -310,7 +310,7 @@ def _run_expects(policy: Policy, compiler: Compiler, select: Callable[[str], boo
             policy, expect.resource, expect.action, expect.value, dict(expect.context), expect.mode, compiler
         )
         findings = () if decision.effect == expect.effect else (missed_expect(expect, decision),)
-        exercised = frozenset((_real(rule.file), rule.line) for rule in decision.rules)
+        exercised = frozenset((_real(rule_source(policy, rule)), rule.line) for rule in decision.rules)
         results.append(CaseResult(shown, name, expect.span, time.perf_counter() - started, findings, exercised))
     return results
 
@@ -418,9 +418,11 @@ def _brief(items: list[Any]) -> str:
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def _plan_rules(plan: Plan) -> frozenset[tuple[str, int]]:
+def _plan_rules(plan: Plan, policy: Policy) -> frozenset[tuple[str, int]]:
+    from bgc.compiler import rule_source
+
     refs: list[RuleRef] = [rule for request in plan.requests for rule in request.rules]
-    return frozenset((_real(rule.file), rule.line) for rule in refs)
+    return frozenset((_real(rule_source(policy, rule)), rule.line) for rule in refs)
 
 
 def _order(document: Document, at: tuple[str | int, ...], value: Any, test_file: str) -> WorkOrder:

@@ -92,7 +92,7 @@ def test_gate_reads_compiled_plans(tmp_path: Path) -> None:
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0] == "allow\tfs:write:/src/a.py"
-    assert lines[1].startswith("deny\tfs:write:/.git/config\tdenied by policies/base.bgp:")
+    assert lines[1].startswith("deny\tfs:write:/.git/config\tdenied by base.bgp:")
     assert lines[2] == "ask\tfs:write:/package.json\t1 approval"
     from_stdin = runner.invoke(app, ["gate", str(plan), "--format", "json"], input="fs:write:/src/a.py\n")
     assert from_stdin.exit_code == 0
@@ -144,3 +144,14 @@ def test_policy_and_mode_from_configuration(tmp_path: Path, monkeypatch: pytest.
 def test_readme_shows_real_output() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert (EXPECTED / "deploy.txt").read_text(encoding="utf-8") in readme
+
+
+def test_plan_does_not_depend_on_how_the_policy_path_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    def plan_id(*args: str) -> str:
+        return json.loads(runner.invoke(app, ["compile", *args, "--format", "json"]).stdout)["id"]
+
+    here = plan_id("examples/orders/fix-bug.yaml", "-p", "policies/default.bgp")
+    assert plan_id("examples/orders/fix-bug.yaml", "-p", "./policies/default.bgp") == here
+    assert plan_id("examples/orders/fix-bug.yaml", "-p", str(ROOT / "policies" / "default.bgp")) == here
+    monkeypatch.chdir(ROOT / "policies")
+    assert plan_id("../examples/orders/fix-bug.yaml", "-p", "default.bgp") == here

@@ -265,9 +265,12 @@ def _undecided(expect: Expect, error: BgcError, policy: Policy | None = None) ->
 
 
 def _missed(expect: Expect, decision, policy: Policy | None = None) -> Finding:  # type: ignore[no-untyped-def]
+    from bgc.compiler import rule_source
+
     atom = f"{expect.resource}:{expect.action}:{expect.value}"
     if decision.rules:
-        hint = "decided by " + ", ".join(f"{ref.effect} at {ref.file}:{ref.line}" for ref in decision.rules)
+        where = (lambda ref: f"{rule_source(policy, ref)}:{ref.line}") if policy is not None else str
+        hint = "decided by " + ", ".join(f"{ref.effect} at {where(ref)}" for ref in decision.rules)
     else:
         hint = "no rule applies, so it is denied (fail closed)"
     return Finding(
