@@ -225,17 +225,23 @@ def explain(
 
 @app.command()
 def gate(
-    plan: Annotated[str, typer.Argument(help="A plan written by `bgc compile --format json|yaml|cbor`.")],
-    atoms: Annotated[Optional[list[str]], typer.Argument(help="Concrete atoms; read from stdin when none.")] = None,
+    plan: Annotated[str, typer.Argument(help="A plan written by `bgc compile --format json|yaml|cbor`; - reads stdin.")],
+    atoms: Annotated[Optional[list[str]], typer.Argument(help="Concrete atoms; read from stdin, one per line, when none.")] = None,
     root: Annotated[
-        Optional[str], typer.Option("--root", metavar="DIR", help="Resolve symbolic links under DIR first; a link leaving DIR is denied.")
+        Optional[str],
+        typer.Option("--root", metavar="DIR", help="Resolve symbolic links under DIR first; a link leaving DIR is denied."),
     ] = None,
     output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text or json (one object per line).")] = "text",
+    input_format: Annotated[
+        Optional[str], typer.Option("--input-format", metavar="FORMAT", help="Format of a plan read from - (stdin): yaml, json or cbor.")
+    ] = None,
 ) -> None:
     """Decide concrete atoms against a plan: allow, ask or deny, one line each.
 
     Atoms are concrete values, not patterns (`/src/*` is a file named `*`), normalised before
-    deciding. Exit 0 if all were allowed, 1 otherwise, 2 on a bad plan file.
+    deciding. Fields are tab-separated; backslashes, control characters and line separators in
+    an echoed atom are backslash-escaped, so every atom gives exactly one line. Exit 0 if all
+    were allowed, 1 otherwise, 2 on a bad plan file, a bad --root or no atoms at all.
     """
     import json
 
@@ -244,12 +250,18 @@ def gate(
 
     if output_format not in ("text", "json"):
         fail(UsageError(f"unknown --format {output_format!r} (expected text or json)"))
+    if root is not None and not os.path.isdir(root):
+        fail(UsageError(f"--root {root!r} is not a directory"))
+    if plan == "-" and not atoms:
+        fail(UsageError("the plan is read from stdin, so the atoms must be given as arguments"))
     try:
-        plans = read_document(plan).build(plans_from_data)
+        plans = read_document(plan, input_format).build(plans_from_data)
     except BgcError as error:
         fail(error)
     checker = Gate(plans, root)
     texts = atoms if atoms else [line.rstrip("\r\n") for line in sys.stdin if line.strip()]
+    if not texts:
+        fail(UsageError("no atoms to decide: give ATOM arguments or lines on stdin"))
     allowed = True
     for text in texts:
         decision = checker.decide(text)
@@ -402,9 +414,13 @@ def match_command(
     Exit 0 when every text matched, 1 otherwise, 2 for a malformed pattern.
     """
     from bgc import glob
+    from bgc.model import ATOM_NAME
+    from bgc.render.fields import escape_field
 
     if raw and resource is not None:
         fail(UsageError("--raw matches texts as given; it cannot be combined with --resource"))
+    if resource is not None and not ATOM_NAME.fullmatch(resource):
+        fail(UsageError(f"--resource {resource!r}: a resource name matches [a-z][a-z0-9_.-]*"))
     try:
         compiled = glob.parse(pattern)
     except glob.PatternError as error:
@@ -418,7 +434,7 @@ def match_command(
     for text in values:
         seen += 1
         verdict = glob.match_value(compiled, text, None if raw else resource or "fs")
-        shown = text.encode("unicode_escape").decode("ascii") if any(c < " " or c == "\x7f" for c in text) else text
+        shown = escape_field(text)
         if isinstance(verdict, glob.Rejection):
             typer.echo(f"rejected\t{shown}\t{verdict.reason}")
         else:

@@ -21,6 +21,7 @@ Why it is built this way:
 from __future__ import annotations
 
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Sequence, TypeVar
@@ -274,6 +275,12 @@ def normalise(resource: str, value: str) -> str | Rejection:
     for seg in value.split("/"):
         if seg in (".", ".."):
             return Rejection(value, f"has a '{seg}' segment")
+    # A URL parser decodes %2e to '.' and treats '\\' as '/' (WHATWG, RFC 3986 §6.2.2), so
+    # `v1/%2e%2e/admin` and `v1/..\\admin` reach /admin: refuse what decodes to a dot segment.
+    decoded = urllib.parse.unquote(value).replace("\\", "/")
+    for seg in decoded.split("/"):
+        if seg in (".", ".."):
+            return Rejection(value, f"has a segment that decodes to '{seg}' (percent-encoding or '\\')")
     return value
 
 

@@ -17,7 +17,7 @@ from bgc import canonical
 from bgc.canonical import DataModelError, FrozenMap, freeze, thaw
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
+ATOM_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
 
 T = TypeVar("T")
@@ -119,7 +119,7 @@ class GrantAtom:
 
     def __post_init__(self) -> None:
         for what, value in (("resource", self.resource), ("action", self.action)):
-            if not isinstance(value, str) or not _NAME.fullmatch(value):
+            if not isinstance(value, str) or not ATOM_NAME.fullmatch(value):
                 raise ModelError(f"atom {what} must match [a-z][a-z0-9_.-]*, got {value!r}")
         from bgc import glob
 

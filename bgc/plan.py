@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from bgc import canonical, glob
 from bgc.canonical import DataModelError
-from bgc.model import Digest
+from bgc.model import ATOM_NAME, Digest
 
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1
@@ -274,12 +274,24 @@ def plans_from_data(data: Any) -> tuple[Plan, ...]:
     return tuple(plans)
 
 
+_PLAN_KEYS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls")
+
+
 def plan_from_data(data: Any) -> Plan:
     """Rebuild a plan from data and verify it: the recorded id must match the content."""
     if not isinstance(data, Mapping) or data.get("type") != PLAN_TAG:
         raise PlanError("not a bgc plan (expected the output of `bgc compile --format json|yaml|cbor`)")
     if data.get("version") != PLAN_VERSION:
         raise PlanError(f"unsupported plan version {data.get('version')!r} (this bgc reads version {PLAN_VERSION})", ("version",))
+    for key in data:
+        if key not in _PLAN_KEYS:
+            raise PlanError(f"unknown field {key!r} in a plan", (key,))
+    for key in ("id", "order", "policy"):
+        text = _get(data, key, str, ())
+        try:
+            Digest(text)
+        except DataModelError as error:
+            raise PlanError(error.message, (key,)) from None
     requests = []
     for i, item in enumerate(_get(data, "requests", list, ())):
         where: tuple[str | int, ...] = ("requests", i)
@@ -343,12 +355,15 @@ class GateDecision:
     approvals: tuple[Approvals, ...] = ()
 
     def line(self) -> str:
-        """The tab-separated line ``bgc gate`` prints."""
+        """The tab-separated line ``bgc gate`` prints (fields escaped: one input, one line)."""
+        from bgc.render.fields import escape_field
+
+        atom = escape_field(self.atom)
         if self.effect == "allow":
-            return f"allow\t{self.atom}"
+            return f"allow\t{atom}"
         if self.effect == "ask":
-            return f"ask\t{self.atom}\t" + "; ".join(str(a) for a in self.approvals)
-        return f"deny\t{self.atom}\t{self.reason}"
+            return f"ask\t{atom}\t" + escape_field("; ".join(str(a) for a in self.approvals))
+        return f"deny\t{atom}\t{escape_field(self.reason)}"
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -405,17 +420,20 @@ class Gate:
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
         parts = atom.split(":", 2)
-        if len(parts) != 3 or not all(parts[:2]):
+        if len(parts) != 3:
             return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
         resource, action, raw = parts
+        for what, name in (("resource", resource), ("action", action)):
+            if not ATOM_NAME.fullmatch(name):
+                return GateDecision(atom, "deny", f"not an atom: the {what} must match [a-z][a-z0-9_.-]*")
         value = glob.normalise(resource, raw)
         if isinstance(value, glob.Rejection):
             return GateDecision(atom, "deny", f"rejected: {value.reason}")
         values = [value]
         if resource == "fs" and self._root is not None:
-            resolved = self._resolve(value)
-            if resolved is None:
-                return GateDecision(atom, "deny", f"a symbolic link leaves the root {self._root}")
+            resolved = self._resolve(raw)
+            if isinstance(resolved, glob.Rejection):
+                return GateDecision(atom, "deny", resolved.reason)
             if resolved != value:
                 values.append(resolved)  # both the name and its target must be allowed
         decisions = [self._decide_value(atom, resource, action, v) for v in values]
@@ -425,12 +443,24 @@ class Gate:
                     return decision
         return decisions[0]
 
-    def _resolve(self, value: str) -> str | None:
+    def _resolve(self, raw: str) -> str | glob.Rejection:
+        """Where the value really lands under the root, following links as the OS would.
+
+        The *raw* value is resolved, not the lexically normalised one: after a link, ``..``
+        climbs from the link's target (``/src/link/../x`` may be ``/.git/x``), which lexical
+        normalisation cannot know. The target is normalised again (a link may name a
+        decomposed, non-NFC file) and must stay under the root.
+        """
         assert self._root is not None
-        real = os.path.realpath(self._root + value)
-        if real != self._root and not real.startswith(self._root.rstrip("/") + "/"):
-            return None
-        return "/" + os.path.relpath(real, self._root) if real != self._root else "/"
+        real = os.path.realpath(self._root + raw)
+        inside = real == self._root or real.startswith(self._root.rstrip("/") + "/")
+        if not inside:
+            return glob.Rejection(raw, f"a symbolic link leaves the root {self._root}")
+        target = "/" + os.path.relpath(real, self._root) if real != self._root else "/"
+        normalised = glob.normalise("fs", target)
+        if isinstance(normalised, glob.Rejection):
+            return glob.Rejection(raw, f"rejected: the link target {normalised.reason}")
+        return normalised
 
     def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
         key = (resource, action)

@@ -384,3 +384,47 @@ def test_case_insensitive_folds_wildcard_resource_denies_for_fs_only() -> None:
     assert gate.decide("fs:write:/.ENV").effect == "deny"  # a `*` deny still meets fs requests folded
     assert gate.decide("net:write:/.ENV").effect == "allow"  # folding is about file names only
     assert gate.decide("net:write:/.env").effect == "deny"
+
+
+def test_gate_root_follows_links_before_dot_dot(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").touch()
+    (tmp_path / "src" / "g").symlink_to("../.git")
+    gate = Gate([plan_for(BASE + "deny fs:write:/.git/**\n", "fs:write:/**")], root=str(tmp_path))
+    # lexically /src/g/../.git/config is /src/.git/config, but the OS lands in /.git/config
+    decision = gate.decide("fs:write:/src/g/../.git/config")
+    assert decision.effect == "deny"
+    assert "p.bgp:9" in decision.reason
+
+
+def test_gate_refuses_percent_encoded_dot_segments() -> None:
+    gate = Gate([plan_for("allow net:connect:https://api.example.com/v1/**\n", "net:connect:https://api.example.com/v1/**")])
+    assert gate.decide("net:connect:https://api.example.com/v1/items").effect == "allow"
+    for sneaky in ("/v1/%2e%2e/admin", "/v1/%2E%2E/admin", "/v1/..%2fadmin", "/v1/..\\admin", "/v1/.%2e/admin"):
+        decision = gate.decide("net:connect:https://api.example.com" + sneaky)
+        assert decision.effect == "deny" and "decodes to '..'" in decision.reason, sneaky
+
+
+def test_gate_lines_cannot_be_forged() -> None:
+    gate = Gate([plan_for(BASE, "fs:write:/**")])
+    for forged in ("fs:write:/.git/x\u2028allow\tfs:write:/src/a", "fs:write:/.git/x\nallow\tfs:write:/src/a", "fs:write:/a\x85b"):
+        line = gate.decide(forged).line()
+        assert len(line.splitlines()) == 1 and line.count("\t") == 2, line
+        assert line.startswith("deny\t")
+    assert gate.decide("fs:write:/src/a\\b").line() == "allow\tfs:write:/src/a\\\\b"
+
+
+def test_gate_names_malformed_atoms() -> None:
+    gate = Gate([plan_for(BASE, "fs:write:/**")])
+    for bad in ("fs:Write:/src/a", "*:*:/src/a", "  fs:write:/src/a", "fs:/src/a"):
+        decision = gate.decide(bad)
+        assert decision.effect == "deny" and decision.reason.startswith("not an atom"), bad
+
+
+def test_plan_reading_is_strict() -> None:
+    data = plan_for(BASE, "fs:write:/**").to_data()
+    with pytest.raises(PlanError, match="unknown field 'extra'"):
+        plan_from_data({**data, "extra": 1})
+    with pytest.raises(PlanError, match="expected a digest"):
+        plan_from_data({**data, "order": data["order"].upper().replace("SHA256", "sha256")})

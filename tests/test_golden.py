@@ -155,3 +155,16 @@ def test_plan_does_not_depend_on_how_the_policy_path_is_written(monkeypatch: pyt
     assert plan_id("examples/orders/fix-bug.yaml", "-p", str(ROOT / "policies" / "default.bgp")) == here
     monkeypatch.chdir(ROOT / "policies")
     assert plan_id("../examples/orders/fix-bug.yaml", "-p", "default.bgp") == here
+
+
+def test_gate_command_input_errors(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    runner.invoke(app, ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan)])
+    not_dir = runner.invoke(app, ["gate", "--root", str(plan), str(plan), "fs:write:/src/a"])
+    assert not_dir.exit_code == 2 and "is not a directory" in not_dir.stderr
+    empty = runner.invoke(app, ["gate", str(plan)], input="")
+    assert empty.exit_code == 2 and "no atoms to decide" in empty.stderr
+    from_stdin = runner.invoke(app, ["gate", "-", "--input-format", "json", "fs:write:/src/a"], input=plan.read_text())
+    assert from_stdin.exit_code == 0 and from_stdin.stdout == "allow\tfs:write:/src/a\n"
+    no_atoms = runner.invoke(app, ["gate", "-", "--input-format", "json"], input=plan.read_text())
+    assert no_atoms.exit_code == 2 and "must be given as arguments" in no_atoms.stderr
