@@ -108,9 +108,13 @@ def _emit(data: bytes, output: str | None) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     else:
+        from bgc.errors import InputError, Span
         from bgc.files import write_atomic
 
-        write_atomic(output, data)
+        try:
+            write_atomic(output, data)
+        except OSError as error:
+            fail(InputError(f"cannot write the output: {error.strerror or error}", Span(output)))
 
 
 def _load_policy(policy: str | None, mode: str | None) -> "tuple[Policy, str | None]":

@@ -59,6 +59,12 @@ def guarded(run: Callable[[], object]) -> NoReturn:
         sys.exit(130)
     except SystemExit:
         raise
+    except BrokenPipeError:  # the reader went away (`bgc … | head`): nothing left to say to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(ExitCode.FINDINGS)
+    except OSError as error:  # writing the output failed (disk full, closed stream)
+        print(f"bgc: cannot write output: {error.strerror or error}", file=sys.stderr)
+        sys.exit(ExitCode.BAD_INPUT)
     except Exception as error:  # noqa: BLE001 - the edge: never show a traceback
         if os.environ.get("BGC_DEBUG"):
             raise

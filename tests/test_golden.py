@@ -168,3 +168,27 @@ def test_gate_command_input_errors(tmp_path: Path) -> None:
     assert from_stdin.exit_code == 0 and from_stdin.stdout == "allow\tfs:write:/src/a\n"
     no_atoms = runner.invoke(app, ["gate", "-", "--input-format", "json"], input=plan.read_text())
     assert no_atoms.exit_code == 2 and "must be given as arguments" in no_atoms.stderr
+
+
+def test_output_that_cannot_be_written_is_a_located_error(tmp_path: Path) -> None:
+    args = ["compile", "examples/orders/fix-bug.yaml", "-p", "policies/default.bgp", "--format", "json"]
+    missing_dir = runner.invoke(app, [*args, "-o", str(tmp_path / "no" / "plan.json")])
+    assert missing_dir.exit_code == 2
+    assert missing_dir.stderr.startswith(f"{tmp_path / 'no' / 'plan.json'}: error: cannot write the output")
+    assert runner.invoke(app, [*args, "-o", str(tmp_path)]).exit_code == 2
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_full_disk_on_stdout_is_reported_without_traceback() -> None:
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-c", "from bgc.launch import main; main()", "compile", "examples/orders/fix-bug.yaml",
+             "-p", "policies/default.bgp", "--format", "json"],
+            cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True,
+        )
+    assert result.returncode == 2
+    assert result.stderr.startswith("bgc: cannot write output:") and "Traceback" not in result.stderr
