@@ -122,13 +122,20 @@ def _load_policy(policy: str | None, mode: str | None) -> "tuple[Policy, str | N
     from bgc.config import find_config
     from bgc.cache import cached_policy
 
-    if policy is None:
-        config = find_config(".")
-        if config is None or config.policy is None:
-            raise UsageError("no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml")
-        policy = os.path.relpath(config.policy)
-        mode = mode if mode is not None else config.mode
-    return cached_policy(policy), mode
+    if policy is not None:
+        return cached_policy(policy), mode
+    config = find_config(".")
+    if config is None or config.policy is None:
+        raise UsageError("no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml")
+    loaded = cached_policy(os.path.relpath(config.policy))
+    if mode is None and config.mode is not None:
+        from bgc.compiler import resolve_mode
+
+        try:
+            mode = resolve_mode(loaded, config.mode)
+        except UsageError as error:
+            raise config.error("mode", error.message) from None
+    return loaded, mode
 
 
 FAIL_ON = ("denied", "ask", "narrowed", "never")

@@ -192,3 +192,13 @@ def test_full_disk_on_stdout_is_reported_without_traceback() -> None:
         )
     assert result.returncode == 2
     assert result.stderr.startswith("bgc: cannot write output:") and "Traceback" not in result.stderr
+
+
+def test_unknown_configured_mode_points_at_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "bgc.toml").write_text('policy = "p.bgp"\nmode = "nope"\n')
+    (tmp_path / "p.bgp").write_text("mode ro {\n  allow fs:read:/**\n}\n")
+    (tmp_path / "o.yaml").write_text((ROOT / "examples" / "orders" / "fix-bug.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["compile", "o.yaml"])
+    assert result.exit_code == 2
+    assert "bgc.toml:2:" in result.stderr and "unknown mode 'nope'" in result.stderr
