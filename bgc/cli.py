@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import typing
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, Optional
 
 import typer
 
@@ -60,14 +60,14 @@ def fail(error: BgcError) -> NoReturn:
 
 
 InputFormatOption = Annotated[
-    Optional[str], typer.Option("--input-format", metavar="FORMAT", help="Format of orders read from - (stdin): yaml, json or cbor.")
+    Optional[Literal["yaml", "json", "cbor"]], typer.Option("--input-format", metavar="FORMAT", help="Format of orders read from - (stdin): yaml, json or cbor.")
 ]
 
 
 @app.command()
 def digest(
     files: Annotated[list[str], typer.Argument(help="Order files (.yaml/.yml/.json/.cbor); - reads stdin.")],
-    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text or json.")] = "text",
+    output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text or json.")] = "text",
     input_format: InputFormatOption = None,
 ) -> None:
     """Print each work order's content id (sha256 of its canonical CBOR).
@@ -77,8 +77,6 @@ def digest(
     """
     from bgc.documents import load_order
 
-    if output_format not in ("text", "json"):
-        fail(UsageError(f"unknown --format {output_format!r} (expected text or json)"))
     try:
         ids = [(str(load_order(path, input_format).id()), path) for path in files]
     except BgcError as error:
@@ -138,9 +136,6 @@ def _load_policy(policy: str | None, mode: str | None) -> "tuple[Policy, str | N
     return loaded, mode
 
 
-FAIL_ON = ("denied", "ask", "narrowed", "never")
-
-
 def plan_exit_code(plans: "list[Plan]", fail_on: str) -> ExitCode:
     """0 when nothing at or above the ``fail_on`` level happened, else 1 (findings)."""
     from bgc.outcomes import fails
@@ -160,11 +155,13 @@ def compile_command(
     policy: PolicyOption = None,
     mode: ModeOption = None,
     output_format: Annotated[
-        str, typer.Option("--format", "-f", metavar="FORMAT", help="text, json, yaml or cbor (the plans); sarif or github (findings).")
+        Literal["text", "json", "yaml", "cbor", "sarif", "github"],
+        typer.Option("--format", "-f", metavar="FORMAT", help="text (asked vs granted); json, yaml or cbor (the plans); sarif or github (findings)."),
     ] = "text",
     output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically).")] = None,
     fail_on: Annotated[
-        str, typer.Option("--fail-on", metavar="LEVEL", help="Exit 1 at this level or worse: denied, ask, narrowed or never.")
+        Literal["denied", "ask", "narrowed", "never"],
+        typer.Option("--fail-on", metavar="LEVEL", help="Exit 1 at this level or worse: denied, ask, narrowed (anything not granted as asked) or never."),
     ] = "narrowed",
     input_format: InputFormatOption = None,
 ) -> None:
@@ -177,10 +174,6 @@ def compile_command(
     from bgc.documents import load_order
     from bgc.render import plans as render
 
-    if output_format not in ("text", *render.DATA_FORMATS, "sarif", "github"):
-        fail(UsageError(f"unknown --format {output_format!r} (expected text, json, yaml, cbor, sarif or github)"))
-    if fail_on not in FAIL_ON:
-        fail(UsageError(f"unknown --fail-on {fail_on!r} (expected one of: {', '.join(FAIL_ON)})"))
     try:
         loaded, mode = _load_policy(policy, mode)
         compiler = Compiler(loaded)
@@ -242,9 +235,9 @@ def gate(
         Optional[str],
         typer.Option("--root", metavar="DIR", help="Resolve symbolic links under DIR first; a link leaving DIR is denied."),
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text or json (one object per line).")] = "text",
+    output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text, or json (one object per line).")] = "text",
     input_format: Annotated[
-        Optional[str], typer.Option("--input-format", metavar="FORMAT", help="Format of a plan read from - (stdin): yaml, json or cbor.")
+        Optional[Literal["yaml", "json", "cbor"]], typer.Option("--input-format", metavar="FORMAT", help="Format of a plan read from - (stdin): yaml, json or cbor.")
     ] = None,
 ) -> None:
     """Decide concrete atoms against a plan: allow, ask or deny, one line each.
@@ -259,8 +252,6 @@ def gate(
     from bgc.documents import read_document
     from bgc.plan import Gate, plans_from_data
 
-    if output_format not in ("text", "json"):
-        fail(UsageError(f"unknown --format {output_format!r} (expected text or json)"))
     if root is not None and not os.path.isdir(root):
         fail(UsageError(f"--root {root!r} is not a directory"))
     if plan == "-" and not atoms:
@@ -290,7 +281,9 @@ def check(
             "None: everything \\[tool.bgc] / bgc.toml configures."
         ),
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text, json, sarif or github.")] = "text",
+    output_format: Annotated[
+        Literal["text", "json", "sarif", "github"], typer.Option("--format", metavar="FORMAT", help="text, json, sarif or github.")
+    ] = "text",
     update: Annotated[
         bool, typer.Option("--update", help="Rewrite the recorded expectations of work orders (like snapshots).")
     ] = False,
@@ -323,7 +316,10 @@ def test_command(
         Optional[str], typer.Option("-k", metavar="EXPR", help="Run only tests whose id matches: substrings with and/or/not.")
     ] = None,
     coverage: Annotated[bool, typer.Option("--coverage", help="List the rules no test exercised.")] = False,
-    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text, json, sarif, github or junit.")] = "text",
+    output_format: Annotated[
+        Literal["text", "json", "sarif", "github", "junit"],
+        typer.Option("--format", metavar="FORMAT", help="text, json, sarif, github or junit."),
+    ] = "text",
     junit_xml: Annotated[Optional[str], typer.Option("--junit-xml", metavar="FILE", help="Also write a JUnit XML report to FILE.")] = None,
 ) -> None:
     """Run policy tests (*.bgt.yaml) and every policy's inline `expect`s; report like pytest.
@@ -348,7 +344,8 @@ def fmt(
     check_only: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if a file would change.")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Write nothing; print what would change (exit 1 if any).")] = False,
     output_format: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="With --check: text, json, sarif or github.")
+        Literal["text", "json", "sarif", "github"],
+        typer.Option("--format", metavar="FORMAT", help="With --check: text, json, sarif or github."),
     ] = "text",
 ) -> None:
     """Rewrite policy files in the canonical layout, comments kept in place.
