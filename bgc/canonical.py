@@ -6,9 +6,10 @@ lengths, no tags, map keys sorted by their encoded bytes). Because the data mode
 *text* map keys, cbor2's ``canonical=True`` (length-first) key order is the same as RFC 8949's
 bytewise order, so cbor2 does the encoding and this module guards the data model around it.
 
-The data model is: int, finite float, text, bytes, bool, null, list, and maps with text keys.
-``1`` and ``1.0`` are different values. Anything else (NaN, infinities, sets, datetimes, tags)
-is rejected with the path of the offending value, never coerced.
+The data model is: int in the range of CBOR major types 0/1 (``-2**64 .. 2**64-1``), finite
+float, text of Unicode scalar values, bytes, bool, null, list, and maps with text keys. ``1`` and
+``1.0`` are different values. Anything else (NaN, infinities, lone surrogates, bigger integers,
+sets, datetimes, tags) is rejected with the path of the offending value, never coerced.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ import cbor2
 
 MAX_DEPTH = 64
 """Nesting deeper than this is refused: no honest order needs it, and it bounds recursion."""
+MIN_INT = -(2**64)
+MAX_INT = 2**64 - 1
+"""The integers CBOR encodes without a tag; cbor2 would write anything beyond as a bignum (tag 2/3)."""
 
 
 class DataModelError(ValueError):
@@ -44,6 +48,22 @@ def format_path(path: tuple[str | int, ...]) -> str:
     return out or "(top level)"
 
 
+def check_text(text: str, path: tuple[str | int, ...] = (), what: str = "text") -> None:
+    """Raise :class:`DataModelError` unless ``text`` is valid Unicode (no lone surrogates).
+
+    Python strings may hold lone surrogates (JSON ``"\\ud800"``, YAML ``"\\ud800"``) that have no
+    UTF-8 encoding; caught here they become a located error instead of a crash in the encoder.
+    Readers check map keys with this before a key joins a field path, so every path is printable.
+    """
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = ord(text[error.start])
+        raise DataModelError(f"{what} is not valid Unicode (lone surrogate U+{bad:04X})", path) from None
+
+
 def check_value(value: Any, path: tuple[str | int, ...] = (), depth: int = 0) -> None:
     """Raise :class:`DataModelError` unless ``value`` lies inside the canonical data model.
 
@@ -53,7 +73,14 @@ def check_value(value: Any, path: tuple[str | int, ...] = (), depth: int = 0) ->
     if depth > MAX_DEPTH:
         raise DataModelError(f"nesting deeper than {MAX_DEPTH} levels", path)
     kind = type(value)
-    if value is None or kind in (bool, int, str, bytes):
+    if value is None or kind in (bool, bytes):
+        return
+    if kind is int:
+        if not MIN_INT <= value <= MAX_INT:
+            raise DataModelError("integer out of range for the canonical encoding (-2**64 .. 2**64-1)", path)
+        return
+    if kind is str:
+        check_text(value, path)
         return
     if kind is float:
         if not math.isfinite(value):
@@ -67,6 +94,7 @@ def check_value(value: Any, path: tuple[str | int, ...] = (), depth: int = 0) ->
         for key, item in value.items():
             if type(key) is not str:
                 raise DataModelError(f"map key {key!r} is not text", path)
+            check_text(key, path, f"map key {key!r}")
             check_value(item, (*path, key), depth + 1)
         return
     raise DataModelError(f"a {kind.__name__} value is not allowed here", path)

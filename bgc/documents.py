@@ -1,24 +1,27 @@
 """Reading data documents (YAML, JSON, CBOR) into the canonical data model, with locations.
 
 Orders, plans and test files all arrive as documents. This module turns bytes into plain data
-and keeps, for YAML, the line and column of every value, so a later stage's complaint about
-``requests[2]`` can point at the exact place in the file. It is strict where a loose reader
+and keeps, for YAML and JSON, the line and column of every value, so a later stage's complaint
+about ``requests[2]`` can point at the exact place in the file. It is strict where a loose reader
 would be dangerous: YAML is loaded without object-building tags, aliases are bounded, dates stay
-strings, duplicate keys are errors; CBOR refuses indefinite lengths, duplicate keys and tags;
-NaN and infinities are refused everywhere; input size and nesting depth are bounded.
+strings; duplicate keys are errors in every format; CBOR refuses indefinite lengths and tags;
+NaN, infinities, lone surrogates and integers beyond CBOR's untagged range are refused
+everywhere; input size and nesting depth are bounded.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import sys
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bgc.canonical import MAX_DEPTH, DataModelError, check_value, format_path
+from bgc.canonical import MAX_DEPTH, MAX_INT, MIN_INT, DataModelError, check_text, check_value, format_path
 from bgc.errors import InputError, Span
 
 if TYPE_CHECKING:
@@ -149,48 +152,170 @@ def parse_document(data: bytes, path: str, fmt: str) -> Document:
 
 # --- JSON -------------------------------------------------------------------------------------
 
-
-def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _JsonDuplicate(key)
-        result[key] = value
-    return result
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|NaN|-?Infinity")
+"""Every scalar token json.loads accepts except strings (NaN and Infinity are Python extensions)."""
 
 
-class _JsonDuplicate(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
+def _skip_space(text: str, pos: int) -> int:
+    """The offset of the first non-space character at or after ``pos`` (JSON's four whitespace characters)."""
+    return _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]  # '*' matches anywhere
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a finite number")
+def _locator(text: str) -> Callable[[int], Location]:
+    """Offset → 1-based (line, column), breaking lines exactly as ``str.splitlines`` does.
+
+    :meth:`Document.source_line` uses ``splitlines``, so counting the same way keeps the quoted
+    line and the caret in agreement even around ``\r`` or ``U+2028`` inside a JSON string.
+    """
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def locate(offset: int) -> Location:
+        line = bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    return locate
+
+
+def _json_int(literal: str) -> int:
+    """Integer literals longer than 20 digits are beyond ``2**64`` whatever they say.
+
+    Python refuses (unlocated) to convert literals over 4300 digits, so such a literal stands
+    for the nearest out-of-range integer and :func:`check_value` reports it at its place.
+    """
+    if len(literal.lstrip("-")) > 20:
+        return MIN_INT - 1 if literal.startswith("-") else MAX_INT + 1
+    return int(literal)
+
+
+def _json_locations(
+    text: str, locate: Callable[[int], Location], fail: Callable[[str, int], DocumentError]
+) -> dict[tuple[str | int, ...], Location]:
+    """Where each value of well-formed JSON ``text`` starts, by field path.
+
+    ``json.loads`` gives no positions, so this walks the text it has just accepted a second
+    time, token by token, with an explicit stack (any nesting json accepted is fine). Map keys
+    are checked here, before they join a path: duplicates (which ``json.loads`` would silently
+    merge) are refused at the second key, and keys that are not valid Unicode at the key.
+    """
+    scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+    locations: dict[tuple[str | int, ...], Location] = {}
+    stack: list[tuple[tuple[str | int, ...], set[str] | None, list[int]]] = []  # path, keys seen, count
+
+    def member(pos: int) -> tuple[tuple[str | int, ...], int]:
+        """The path of the next member of the innermost container, and where its value starts."""
+        container, keys, count = stack[-1]
+        count[0] += 1
+        if keys is None:
+            return (*container, count[0] - 1), pos
+        key, end = scanstring(text, pos + 1)
+        try:
+            check_text(key, container, f"map key {key!r}")
+        except DataModelError as error:
+            raise fail(f"{format_path(container)}: {error.message}", pos) from None
+        if key in keys:
+            raise fail(f"{format_path((*container, key))}: duplicate key {key!r}", pos)
+        keys.add(key)
+        colon = _skip_space(text, end)
+        return (*container, key), _skip_space(text, colon + 1)
+
+    where: tuple[str | int, ...] = ()
+    pos = _skip_space(text, 0)
+    while True:
+        locations[where] = locate(pos)
+        opener = text[pos]
+        if opener in "{[":
+            pos = _skip_space(text, pos + 1)
+            if text[pos] not in "}]":
+                stack.append((where, set() if opener == "{" else None, [0]))
+                where, pos = member(pos)
+                continue
+            pos += 1
+        elif opener == '"':
+            pos = scanstring(text, pos + 1)[1]
+        else:
+            pos = _JSON_SCALAR.match(text, pos).end()  # type: ignore[union-attr]  # json.loads accepted it
+        pos = _skip_space(text, pos)
+        while stack and text[pos] in "}]":
+            stack.pop()
+            pos = _skip_space(text, pos + 1)
+        if not stack:
+            return locations
+        where, pos = member(_skip_space(text, pos + 1))  # past the ','
 
 
 def _load_json(text: str, path: str) -> Document:
     lines = text.splitlines()
+    locate = _locator(text)
+
+    def fail(message: str, offset: int) -> DocumentError:
+        line, col = locate(offset)
+        return DocumentError(message, Span(path, line, col), source=lines[line - 1] if line <= len(lines) else None)
+
     try:
-        data = json.loads(text, object_pairs_hook=_json_pairs, parse_constant=_reject_constant)
+        data = json.loads(text, parse_int=_json_int)
     except json.JSONDecodeError as error:
-        line = lines[error.lineno - 1] if 0 < error.lineno <= len(lines) else None
-        raise DocumentError(f"invalid JSON: {error.msg}", Span(path, error.lineno, error.colno), source=line) from None
-    except _JsonDuplicate as error:
-        raise DocumentError(f"duplicate key {error.key!r} in a JSON object", Span(path)) from None
-    except ValueError as error:
-        raise DocumentError(f"invalid JSON: {error}", Span(path)) from None
+        raise fail(f"invalid JSON: {error.msg}", error.pos) from None
     except RecursionError:
         raise DocumentError(f"nesting deeper than {MAX_DEPTH} levels", Span(path)) from None
-    return Document(path, data, text)
+    return Document(path, data, text, _json_locations(text, locate, fail))
 
 
 # --- CBOR -------------------------------------------------------------------------------------
+
+_CBOR_TAG_NAMES = {
+    0: "a datetime string",
+    1: "an epoch datetime",
+    2: "a bignum",
+    3: "a negative bignum",
+    258: "a set",
+    55799: "the self-describe marker",
+}
+"""Tags cbor2 would quietly turn into Python values; named so the refusal says what was meant."""
+
+
+def _refuse_cbor_tags(data: bytes, path: str) -> None:
+    """Refuse a tag (major type 6) anywhere in the first CBOR item, with its number and offset.
+
+    cbor2 interprets several tags itself (bignums, epoch datetimes, self-describe…) before any
+    hook could refuse them, so this walks the item heads first: major type and argument, skipping
+    string bodies and counting the items arrays and maps still owe. It stops quietly at anything
+    malformed (truncation, reserved or indefinite lengths), which the decoder then reports itself.
+    """
+    pos, pending, size = 0, 1, len(data)
+    while pending and pos < size:
+        start, head = pos, data[pos]
+        major, info = head >> 5, head & 0x1F
+        if info < 24:
+            argument, pos = info, pos + 1
+        elif info < 28:
+            pos = start + 1 + (1 << (info - 24))
+            if pos > size:
+                return
+            argument = int.from_bytes(data[start + 1 : pos], "big")
+        else:
+            return
+        if major == 6:
+            name = _CBOR_TAG_NAMES.get(argument)
+            detail = f", {name}" if name else ""
+            raise DocumentError(
+                f"CBOR tags are not allowed (tag {argument} at byte offset {start}{detail})", Span(path)
+            )
+        pending -= 1
+        if major in (2, 3):
+            pos += argument
+        elif major == 4:
+            pending += argument
+        elif major == 5:
+            pending += 2 * argument
 
 
 def _load_cbor(data: bytes, path: str) -> Any:
     import cbor2
 
+    _refuse_cbor_tags(data, path)
     stream = io.BytesIO(data)
     try:
         decoder = cbor2.CBORDecoder(
@@ -289,6 +414,10 @@ def _load_yaml(text: str, path: str) -> Document:
             key = convert(key_node, where, depth + 1)
             if not isinstance(key, str):
                 raise fail(f"{format_path(where)}: map key {key!r} is not text", key_node.start_mark)
+            try:
+                check_text(key, where, f"map key {key!r}")
+            except DataModelError as error:
+                raise fail(f"{format_path(where)}: {error.message}", key_node.start_mark) from None
             if key in result:
                 raise fail(f"{format_path((*where, key))}: duplicate key {key!r}", key_node.start_mark)
             result[key] = convert(value_node, (*where, key), depth + 1)

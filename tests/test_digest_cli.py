@@ -24,6 +24,20 @@ requests: ["fs:write:/src/**"]
 origin: {{model: claude-opus-5, parents: [], prompt: "{PROMPT}"}}
 """
 
+GOOD_JSON = f"""\
+{{
+  "intent": {{"kind": "patch.apply", "payload": "fix"}},
+  "requests": ["fs:write:/src/**", "fs:write:/doc/**"],
+  "origin": {{"model": "claude-opus-5", "prompt": "{PROMPT}"}}
+}}
+"""
+
+
+def cbor_order(payload_hex: str) -> bytes:
+    """A CBOR order whose ``intent.payload`` is the raw item ``payload_hex`` (at a known offset)."""
+    head = cbor2.dumps({"intent": {"kind": "a.b", "payload": 0}})[:-1]  # drop the placeholder 0
+    return head + bytes.fromhex(payload_hex)
+
 
 def run(*args: str, stdin: bytes | None = None):  # type: ignore[no-untyped-def]
     result = runner.invoke(app, list(args), input=stdin)
@@ -77,7 +91,7 @@ MALFORMED = [
     ("syntax.yaml", "intent: {kind: patch.apply\nrequests: []\n", ":2:", "invalid YAML"),
     ("syntax.json", '{"intent": {"kind": "a.b"},\n  "requests": [1,,]}', ":2:", "invalid JSON"),
     ("dup.yaml", GOOD + "requests: []\n", ":6:1", "duplicate key 'requests'"),
-    ("dup.json", '{"requests": [], "requests": []}', "", "duplicate key 'requests'"),
+    ("dup.json", '{"requests": [], "requests": []}', ":1:18", "duplicate key 'requests'"),
     ("tag.yaml", GOOD.replace('"fix"', "!!python/object/apply:os.system [ls]"), ":1:", "tag"),
     ("custom-tag.yaml", GOOD.replace('"fix"', "!secret x"), ":1:", "tag"),
     ("merge.yaml", "base: &b {kind: a.b}\nintent:\n  <<: *b\n", ":3:3", "merge keys"),
@@ -85,7 +99,7 @@ MALFORMED = [
     ("deep.yaml", "intent: " + "[" * 100 + "]" * 100 + "\n", ":1:", "nesting deeper"),
     ("deep.json", '{"intent": ' + "[" * 5000 + "]" * 5000 + "}", "", "nesting deeper"),
     ("nan.yaml", GOOD.replace('"fix"', ".nan"), ":1:", "intent.payload: nan is not a finite number"),
-    ("inf.json", '{"intent": {"kind": "a.b", "payload": Infinity}}', "", "not a finite number"),
+    ("inf.json", '{"intent": {"kind": "a.b", "payload": Infinity}}', ":1:39", "not a finite number"),
     ("latin1.yaml", GOOD.replace('"fix"', '"caf\xe9"').encode("latin-1"), ":1:", "not valid UTF-8"),
     ("empty.yaml", "", "", "empty document"),
     ("list.yaml", "- a\n- b\n", ":1:1", "expected a map, got a list"),
@@ -101,6 +115,32 @@ MALFORMED = [
     ("params.yaml", GOOD.replace("{path: /src/parse.py}", "[/src/parse.py]"), ":3:", "calls[0].params: expected a map"),
     ("reqs.yaml", GOOD.replace('["fs:write:/src/**"]', "fs:write:/src/**"), ":4:", "requests: expected a list"),
     ("date.yaml", GOOD.replace('"fix"', "{when: 2026-01-01, at: 2026-01-01T10:00:00}"), "", None),
+    # lone surrogates: text must be Unicode scalar values (DESIGN §1: valid UTF-8)
+    ("surrogate.json", GOOD_JSON.replace('"fix"', '"ok \\ud800"'), ":2:48", "intent.payload: text is not valid Unicode (lone surrogate U+D800)"),
+    ("surrogate.yaml", GOOD.replace('"fix"', '"\\udfff"'), ":1:38", "intent.payload: text is not valid Unicode (lone surrogate U+DFFF)"),
+    ("surrogate-key.json", GOOD_JSON.replace('"fix"', '{"\\udc00": 1}'), ":2:49", "intent.payload: map key '\\udc00' is not valid Unicode"),
+    ("surrogate-key.yaml", GOOD.replace('"fix"', '{"\\udc00": 1}'), ":1:39", "intent.payload: map key '\\udc00' is not valid Unicode"),
+    ("surrogate-dup.json", '{"\\ud800": {"a": 1, "a": 2}}', ":1:2", "map key '\\ud800' is not valid Unicode"),
+    ("surrogate-dup.yaml", '"\\ud800": {a: 1, a: 2}\n', ":1:1", "map key '\\ud800' is not valid Unicode"),
+    # JSON semantic errors are located like YAML ones
+    ("atom.json", GOOD_JSON.replace('"fs:write:/doc/**"', '"fs-write"'), ":3:36", "requests[1]: expected an atom"),
+    ("kind.json", GOOD_JSON.replace('"patch.apply"', '\n    "patch apply"'), ":3:5", "intent.kind: expected a dotted name"),
+    ("dup-nested.json", GOOD_JSON.replace('"fix"}', '"fix",\n  "kind": "b.c"}'), ":3:3", "intent.kind: duplicate key 'kind'"),
+    ("dup-escaped.json", '{"a": 1,\n "\\u0061": 2}', ":2:2", "a: duplicate key 'a'"),
+    ("huge-float.json", GOOD_JSON.replace('"fix"', "[1, 1e400]"), ":2:52", "intent.payload[1]: inf is not a finite number"),
+    ("nan.json", GOOD_JSON.replace('"fix"', "NaN"), ":2:48", "intent.payload: nan is not a finite number"),
+    ("neg-inf.json", GOOD_JSON.replace('"fix"', "-Infinity"), ":2:48", "intent.payload: -inf is not a finite number"),
+    # integers beyond CBOR's untagged range (cbor2 would write a bignum tag)
+    ("bigint.json", GOOD_JSON.replace('"fix"', "18446744073709551616"), ":2:48", "intent.payload: integer out of range for the canonical encoding"),
+    ("negint.json", GOOD_JSON.replace('"fix"', "-18446744073709551617"), ":2:48", "integer out of range"),
+    ("hugeint.json", GOOD_JSON.replace('"fix"', "-" + "9" * 5000), ":2:48", "integer out of range"),
+    ("bigint.yaml", GOOD.replace('"fix"', "0x10000000000000000"), ":1:38", "intent.payload: integer out of range"),
+    ("maxint.json", GOOD_JSON.replace('"fix"', "[18446744073709551615, -18446744073709551616]"), "", None),
+    # CBOR tags, whether cbor2 would decode them itself or not
+    ("epoch.cbor", cbor_order("c11a514b67b0"), "", "CBOR tags are not allowed (tag 1 at byte offset 26, an epoch datetime)"),
+    ("bignum.cbor", cbor_order("c249010000000000000000"), "", "CBOR tags are not allowed (tag 2 at byte offset 26, a bignum)"),
+    ("selfdescribe.cbor", bytes.fromhex("d9d9f7") + cbor2.dumps({"a": 1}), "", "CBOR tags are not allowed (tag 55799 at byte offset 0"),
+    ("deeptag.cbor", cbor_order("83" + "4401020304" + "4278c1" + "a1616ad82001"), "", "(tag 32 at byte offset 38)"),
     ("trailing.cbor", cbor2.dumps({"a": 1}) + b"\x00", "", "bytes after the first value"),
     ("truncated.cbor", cbor2.dumps({"intent": {"kind": "a.b"}})[:-3], "", "invalid CBOR"),
     ("indefinite.cbor", bytes.fromhex("bf616101ff"), "", "indefinite"),
@@ -155,6 +195,16 @@ def test_caret_under_the_column(tmp_path: Path) -> None:
     assert lines[0] == f"{path}:4:12: error: requests[0]: expected an atom 'resource:action:pattern', got 'fs-write'"
     assert lines[1] == '  requests: ["fs-write"]'
     assert lines[2] == "  " + " " * 11 + "^"
+
+
+def test_json_error_quotes_the_line_with_a_caret(tmp_path: Path) -> None:
+    path = write(tmp_path, "atom.json", GOOD_JSON.replace('"fs:write:/doc/**"', '"fs-write"'))
+    result = run("digest", path)
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"{path}:3:36: error: requests[1]: expected an atom 'resource:action:pattern', got 'fs-write'"
+    assert lines[1] == '    "requests": ["fs:write:/src/**", "fs-write"],'
+    assert lines[2] == "  " + " " * 35 + "^"
 
 
 def test_version_and_help() -> None:

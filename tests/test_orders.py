@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc import canonical
-from bgc.documents import load_order, parse_document
+from bgc.documents import DocumentError, load_order, parse_document
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
 from tests.samples import PROMPT
 
@@ -137,7 +137,7 @@ def test_ids_do_not_depend_on_hash_seed() -> None:
 
 names = st.from_regex(r"[a-z][a-z0-9]{0,5}(\.[a-z][a-z0-9]{0,5}){0,2}", fullmatch=True)
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8)
+    st.none(), st.booleans(), st.integers(canonical.MIN_INT, canonical.MAX_INT), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8)
 )
 payloads = st.recursive(
     scalars,
@@ -240,3 +240,77 @@ def test_origin_parents_are_digests() -> None:
     origin = ProposalOrigin("m", (Digest.of(b"p"),), Digest.of(b"q"))
     assert origin.to_data()["parents"] == [str(Digest.of(b"p"))]
 
+
+
+# --- the data model's edges: text, integers, tags ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "message"),
+    [
+        ({"a": ["ok", "x\ud800y"]}, ("a", 1), "text is not valid Unicode (lone surrogate U+D800)"),
+        ({"a": {"\udfff": 1}}, ("a",), "map key '\\udfff' is not valid Unicode (lone surrogate U+DFFF)"),
+        ({"a": [canonical.MAX_INT + 1]}, ("a", 0), "integer out of range for the canonical encoding"),
+        ({"a": canonical.MIN_INT - 1}, ("a",), "integer out of range for the canonical encoding"),
+    ],
+)
+def test_check_value_refuses_with_the_path(value: object, path: tuple, message: str) -> None:
+    with pytest.raises(canonical.DataModelError) as caught:
+        canonical.check_value(value)
+    assert caught.value.path == path
+    assert caught.value.message.startswith(message)
+    with pytest.raises(canonical.DataModelError):
+        canonical.encode(value)
+
+
+def test_extreme_integers_encode_without_a_tag() -> None:
+    assert canonical.encode(canonical.MAX_INT) == bytes.fromhex("1bffffffffffffffff")
+    assert canonical.encode(canonical.MIN_INT) == bytes.fromhex("3bffffffffffffffff")
+    assert canonical.encode("é\U0001f600") == b"\x66" + "é\U0001f600".encode("utf-8")  # 6 bytes of text
+
+
+def walk(value: object, path: tuple = ()):  # type: ignore[no-untyped-def]
+    """Every (path, value) pair of plain data, the container before its members."""
+    yield path, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from walk(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from walk(item, (*path, index))
+
+
+tricky_text = st.text(alphabet=st.sampled_from('a"\\/\u2028\x85\r\n\té{}[],: '), max_size=6)
+json_values = st.recursive(
+    st.one_of(scalars, tricky_text),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(tricky_text, inner, max_size=3)),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(json_values, st.sampled_from([None, 0, 2]), st.booleans(), st.sampled_from([(",", ":"), (" , ", " :  ")]))
+def test_json_locations_point_at_each_value(value: object, indent: int | None, ascii_only: bool, separators: tuple) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii_only, separators=separators)
+    document = parse_document(("\n " + text + " \n").encode(), "doc.json", "json")
+    starts = [0]
+    for line in document.text.splitlines(keepends=True):  # type: ignore[union-attr]
+        starts.append(starts[-1] + len(line))
+    decoder = json.JSONDecoder()
+    paths = dict(walk(value))
+    assert set(document.locations) == set(paths)
+    for path, expected in paths.items():
+        line, col = document.locations[path]
+        found, _ = decoder.raw_decode(document.text, starts[line - 1] + col - 1)  # type: ignore[arg-type]
+        assert found == expected and type(found) is type(expected), path
+
+
+@settings(max_examples=60, deadline=None)
+@given(payloads, st.sampled_from([0, 1, 2, 3, 24, 32, 258, 55799, 2**32]))
+def test_cbor_tags_are_refused_at_their_offset(before: object, tag: int) -> None:
+    untagged = bytes([0x82]) + cbor2.dumps(before) + cbor2.dumps(0)
+    assert parse_document(untagged, "doc.cbor", "cbor").data == [before, 0]
+    tagged = bytes([0x82]) + cbor2.dumps(before) + cbor2.dumps(cbor2.CBORTag(tag, 0))
+    with pytest.raises(DocumentError) as caught:
+        parse_document(tagged, "doc.cbor", "cbor")
+    assert f"CBOR tags are not allowed (tag {tag} at byte offset {1 + len(cbor2.dumps(before))}" in caught.value.message
