@@ -9,8 +9,10 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from bgc import canonical
+from bgc import canonical, glob
 from bgc.model import Digest
 from bgc.policy import parser as policy_parser
 from bgc.policy.ast import (
@@ -67,9 +69,89 @@ def test_keyword_words_are_patterns_after_a_comma() -> None:
     assert one_rule("allow fs:read:/a, when, because").patterns == ("/a", "when", "because")
 
 
-def test_comment_ends_a_bare_pattern() -> None:
-    rule = one_rule("allow fs:write:/src/**#not part of it")
-    assert rule.patterns == ("/src/**",)
+def test_comment_after_a_space_ends_a_bare_pattern() -> None:
+    assert one_rule("allow fs:write:/src/** #not part of it").patterns == ("/src/**",)
+    assert one_rule("allow fs:write:/src/**, /docs/**\t# two").patterns == ("/src/**", "/docs/**")
+
+
+@pytest.mark.parametrize(
+    ("text", "col", "hint"),
+    [
+        ("allow fs:write:/src/a#b", 22, 'fs:write:"/src/a#b"'),
+        ("deny fs:write:/src/**#not part of it", 22, 'fs:write:"/src/**#not"'),
+        ("deny fs:write:/a, /b#c because \"x\"", 21, '"/b#c"'),
+        ("deny fs:write:#x", 15, 'fs:write:"#x"'),
+        ("tool t needs fs:write:/{p}#q", 27, 'fs:write:"/{p}#q"'),
+        ("expect deny fs:write:/a#b", 24, 'fs:write:"/a#b"'),
+    ],
+)
+def test_hash_glued_to_a_bare_pattern_is_an_error(text: str, col: int, hint: str) -> None:
+    """`/src/a#b` would silently be `/src/a` plus a comment: a deny cut short protects less."""
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text + "\n", "p.bgp")
+    error = caught.value
+    assert (error.span.line, error.span.col, error.code) == (1, col, "BGC003")
+    assert error.message == "`#` starts a comment here; quote the pattern to include it"
+    assert f"write `{hint}`" in (error.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "col", "width", "segment"),
+    [
+        ("deny fs:write:/src/../.git/**", 20, 2, ".."),
+        ("allow fs:write:/src/**/../x", 24, 2, ".."),
+        ("allow fs:write:/a/./b", 19, 1, "."),
+        ('allow fs:write:/x, "/a/[.]/b"', 24, 3, "[.]"),
+        ("allow fs:write:/a/\\.\\./b", 19, 4, "\\.\\."),
+        ("allow fs:write:/a\\/..\\/b", 20, 2, ".."),  # an escaped `/` separates too
+        ("deny *:*:https://h/../x", 20, 2, ".."),
+        ("allow fs:write:..", 16, 2, ".."),
+        ("tool t needs fs:write:{p}/..", 27, 2, ".."),
+        ("tool t needs fs:write:/./{p}", 24, 1, "."),
+    ],
+)
+def test_dot_segment_in_a_pattern_is_an_error(text: str, col: int, width: int, segment: str) -> None:
+    """No normalised value has a `.`/`..` segment: such a deny would protect nothing."""
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text + "\n", "p.bgp")
+    error = caught.value
+    assert (error.code, error.span.line, error.span.col, error.span.end_col - error.span.col) == (
+        "BGC003", 1, col, width
+    )
+    assert error.message.startswith(f"`{segment}` segment in pattern `")
+    assert "could never match" in error.message
+
+
+@pytest.mark.parametrize("pattern", ["/a/.env", "/a/.../b", "/a/..x/b", "/a/.*", "/a/*./b", "/**/.git/**", "/a.b/c"])
+def test_dots_that_are_not_a_whole_segment_are_fine(pattern: str) -> None:
+    assert one_rule(f"deny fs:write:{pattern}").patterns == (pattern,)
+
+
+def test_an_expect_value_may_have_dot_segments() -> None:
+    """An expect is a concrete value the gate normalises: it may show what `..` becomes."""
+    (expect,) = parse_policy("deny fs:write:/.git/**\nexpect deny fs:write:/src/../.git/config\n", "p.bgp").expects
+    assert expect.value == "/src/../.git/config"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="a./\\*[]", min_size=1, max_size=8))
+def test_dot_segment_errors_agree_with_the_request_rule(pattern: str) -> None:
+    """A policy pattern is refused for its dots exactly when a request's would be."""
+    try:
+        dotted = glob.has_dot_segment(pattern)
+    except glob.PatternError:
+        return
+    try:
+        parse_policy(f'allow fs:write:"{pattern}"\n', "p.bgp")
+    except PolicyError as error:
+        assert dotted and "segment in pattern" in error.message, error.render()
+    else:
+        assert not dotted
+
+
+def test_quoted_pattern_keeps_its_hash() -> None:
+    assert one_rule('allow fs:write:"/src/a#b"').patterns == ("/src/a#b",)
+    assert one_rule('allow fs:write:/x, "/src/a#b"#c').patterns == ("/x", "/src/a#b")
 
 
 def test_patterns_are_nfc_normalised() -> None:
@@ -206,6 +288,25 @@ def test_unusable_parameter_raises(params: dict[str, object]) -> None:
     with pytest.raises(TemplateError) as caught:
         template("fs:write:{path}").expand(params)
     assert caught.value.param == "path"
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        (canonical.FrozenMap({"a": 1}), "a map"),
+        ({"a": 1}, "a map"),
+        ([["a"]], "a list"),
+        (1.5, "a number"),
+        (True, "true"),
+        (None, "null"),
+        (b"\x00", "bytes"),
+    ],
+)
+def test_unusable_parameter_is_named_in_the_order_s_words(value: object, kind: str) -> None:
+    """The author of a YAML order knows maps and lists, not ``FrozenMap``."""
+    with pytest.raises(TemplateError) as caught:
+        template("fs:write:{path}").expand({"path": value})
+    assert str(caught.value) == f"parameter 'path' is not text or an integer (got {kind})"
 
 
 # ---- modes, filesystem --------------------------------------------------------------------

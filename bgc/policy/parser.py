@@ -251,6 +251,23 @@ class _Located:
         return self.cols[index] if index < len(self.cols) else self.cols[-1] + 1
 
 
+def _segments(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each ``/``-separated segment of pattern text. ``\\/`` separates too
+    (it matches ``/``), any other ``\\x`` is one character, and classes cannot hold ``/``."""
+    found: list[tuple[int, int]] = []
+    start = index = 0
+    while index < len(text):
+        pair = text[index : index + 2]
+        if pair == "\\/" or text[index] == "/":
+            found.append((start, index))
+            index += len(pair) if pair == "\\/" else 1
+            start = index
+        else:
+            index += 2 if text[index] == "\\" else 1
+    found.append((start, len(text)))
+    return found
+
+
 def parse_source(text: str, path: str) -> SourceFile:
     """Parse one policy file as written (includes are not followed). Raises PolicyError."""
     return _FileParser(text, path).parse()
@@ -331,6 +348,7 @@ class _FileParser:
 
     def split_atom(self, token: Token) -> tuple[str, str, _Located]:
         """``resource``, ``action`` and the pattern text (quotes removed, glob escapes kept)."""
+        self.glued_comment(token)
         text = token.value
         line, col = token.line, token.column
         first = text.find(":")
@@ -392,8 +410,9 @@ class _FileParser:
             hint,
         )
 
-    def pattern(self, located: _Located) -> str:
-        """Validate a pattern in the bgc.glob dialect; the error points inside the pattern."""
+    def pattern(self, located: _Located, shown: str | None = None) -> str:
+        """Validate a pattern in the bgc.glob dialect; the error points inside the pattern.
+        ``shown`` is the pattern as written when ``located`` stands in for it (a template)."""
         from bgc import glob
 
         try:
@@ -401,11 +420,60 @@ class _FileParser:
         except glob.PatternError as error:
             problem = error.message.removesuffix(f" at column {error.column}")
             self.fail(
-                f"malformed pattern `{located.text}`: {problem}",
+                f"malformed pattern `{shown or located.text}`: {problem}",
                 self.at(located.line, located.col(error.column - 1)),
                 "BGC003",
                 error.hint,
             )
+
+    def path_pattern(self, located: _Located, shown: str | None = None) -> str:
+        """A rule's or tool template's pattern: valid, and without a ``.`` or ``..`` segment.
+
+        Values are normalised before they are matched (the gate turns ``/src/../.git`` into
+        ``/.git``), so no value has such a segment: a deny of ``/src/../.git/**`` would protect
+        nothing, and ``/src/**/../x`` must not read as if it were under ``/src``. The same rule
+        holds for requests (``bgc.glob.has_dot_segment``).
+        """
+        from bgc import glob
+
+        text = self.pattern(located, shown)
+        for start, end in _segments(located.text):
+            segment = located.text[start:end]
+            if segment and glob.has_dot_segment(unicodedata.normalize("NFC", segment)):
+                self.fail(
+                    f"`{segment}` segment in pattern `{shown or located.text}`: values are normalised before "
+                    "they are matched, so no value has a `.` or `..` segment and this pattern could never match",
+                    self.at(located.line, located.col(start), located.col(end - 1) - located.col(start) + 1),
+                    "BGC003",
+                    "write the path the pattern means: `/a/./b` is `/a/b`, `/a/x/../b` is `/a/b`",
+                )
+        return text
+
+    def glued_comment(self, token: Token) -> None:
+        """Refuse a ``#`` right after a bare pattern (``fs:write:/src/a#b``).
+
+        The lexer ends a bare pattern at ``#`` and reads the rest as a comment, so the rule would
+        silently mean ``/src/a``: for a deny, a shorter pattern than the author wrote. Whitespace
+        before ``#`` says "comment"; quotes say "part of the pattern"; anything else is ambiguous.
+        """
+        is_atom = token.type == "ATOM"
+        if token.value.endswith('"') or (is_atom and token.value.count(":") < 2):
+            return  # a quoted pattern, or an atom too broken to have a pattern (split_atom says why)
+        line = self.lines[token.end_line - 1]
+        if line[token.end_column - 1 : token.end_column] != "#":
+            return
+        whole = token.value + re.split(r'[\s,"]', line[token.end_column - 1 :], maxsplit=1)[0]
+        if is_atom:
+            resource, action, pattern = whole.split(":", 2)
+            suggestion = f'{resource}:{action}:"{pattern}"'
+        else:
+            suggestion = f'"{whole}"'
+        self.fail(
+            "`#` starts a comment here; quote the pattern to include it",
+            self.at(token.end_line, token.end_column),
+            "BGC003",
+            f"write `{suggestion}`, or put a space before `#` to start a comment",
+        )
 
     def quoted(self, token: Token) -> _Located:
         return _Located(token.value[1:-1], token.line, token.column + 1, quoted=True)
@@ -416,8 +484,9 @@ class _FileParser:
         if token.value == '""':
             self.fail("empty pattern: a pattern must match something", span, "BGC003")
         if token.type == "STRING":
-            return self.pattern(self.quoted(token)), span
-        return self.pattern(_Located(token.value, token.line, token.column, quoted=False)), span
+            return self.path_pattern(self.quoted(token)), span
+        self.glued_comment(token)
+        return self.path_pattern(_Located(token.value, token.line, token.column, quoted=False)), span
 
     # -- strings --
 
@@ -455,7 +524,7 @@ class _FileParser:
     def rule(self, tree: Tree, mode: str | None) -> Rule:
         effect_token, atom_token, *rest = tree.children
         resource, action, located = self.split_atom(atom_token)
-        patterns = [self.pattern(located)]
+        patterns = [self.path_pattern(located)]
         spans = [Span(self.path, atom_token.line, located.col(0), atom_token.end_line, atom_token.end_column)]
         when: Condition | None = None
         because: str | None = None
@@ -628,7 +697,7 @@ class _FileParser:
             params.append(name)
             probe.append("x" * (close - index + 1))  # same width: pattern errors keep their column
             index = close + 1
-        self.pattern(_Located("".join(probe), token.line, located.col(0), quoted=False))
+        self.path_pattern(_Located("".join(probe), token.line, located.col(0), quoted=False), text)
         return AtomTemplate(
             resource, action, unicodedata.normalize("NFC", text), tuple(params), self.token_span(token)
         )
