@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
+
+from bgc import glob
 
 from bgc.cli import app
 from bgc.errors import ExitCode
 from bgc.findings import Severity
-from bgc.policy.check import CODES, check_paths, findings_text
+from bgc.policy.check import CODES, NOT_FS_PATHS, check_paths, findings_text
 
 ROOT = Path(__file__).parent.parent
 BUNDLED = sorted(str(path) for path in (ROOT / "policies").glob("*.bgp"))
@@ -126,6 +131,38 @@ def test_allow_everything_on_write(tmp_path: Path) -> None:
 def test_second_pattern_that_looks_like_an_atom(tmp_path: Path) -> None:
     result = check_text(tmp_path, "allow fs:write:/src/**, fs:read:/docs/**\nallow net:connect:https://a/**, https://b/**\n")
     assert ids(result) == [("BGC105", 1, 25)]
+
+
+@pytest.mark.parametrize("pattern", ["src/**", "//etc/**", "/src/", "/a//b", "*", "?", "/x/*/", "[!a]/x", "a/**/b"])
+def test_fs_pattern_that_can_never_match_a_normalised_path(tmp_path: Path, pattern: str) -> None:
+    result = check_text(tmp_path, f"deny fs:write:/x, {pattern}\n")
+    assert ids(result) == [("BGC107", 1, 19)]  # not BGC103 either: it would suggest such a pattern
+    (finding,) = result.findings
+    assert finding.severity is Severity.WARNING
+    assert finding.message == f"`{pattern}` can never match a normalised fs path, so this deny has no effect"
+
+
+@pytest.mark.parametrize("pattern", ["/", "/src/**", "/**/", "**", "**/x", "*/x", "**//x", "/src/*.py", "/*"])
+def test_fs_patterns_that_can_match_are_not_flagged(tmp_path: Path, pattern: str) -> None:
+    """`*/x` matches `/x` (`*` may be empty), `/**/` matches `/`: exact, not a guess."""
+    result = check_text(tmp_path, f"allow fs:read:{pattern}\n")
+    assert "BGC107" not in {rule for rule, _, _ in ids(result)}
+
+
+def test_only_fs_rules_are_held_to_fs_paths(tmp_path: Path) -> None:
+    result = check_text(tmp_path, "allow net:connect:https://h//x/\nallow *:read:src/a\nallow pkg:install:*\n")
+    assert ids(result) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="a/*?", min_size=1, max_size=5))
+def test_not_fs_paths_is_exact(pattern: str) -> None:
+    """BGC107's decision agrees with the gate: a pattern lies inside NOT_FS_PATHS exactly when
+    no value the gate leaves unchanged by normalisation matches it (every witness is short)."""
+    parsed = glob.parse(pattern)
+    values = ("".join(chars) for size in range(1, 11) for chars in itertools.product("a/", repeat=size))
+    can_match = any(glob.normalise("fs", value) == value and parsed.matches(value) for value in values)
+    assert bool(glob.is_subset(parsed, [glob.parse(text) for text in NOT_FS_PATHS])) == (not can_match)
 
 
 def test_allow_on_call_tool_grants_nothing(tmp_path: Path) -> None:

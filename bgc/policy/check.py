@@ -27,6 +27,7 @@ LINT_CODES: dict[str, str] = {
     "BGC104": "an allow of `/**` on write: everything becomes writable",
     "BGC105": "a second pattern that looks like an atom (`fs:read:/x` after a `,`)",
     "BGC106": "an allow conditioned on `call.tool`: requests are compiled without a call, so it grants nothing",
+    "BGC107": "an fs pattern that can never match a normalised fs path (relative, `//`, trailing `/`)",
     "BGC109": "a lint could not decide (pattern algebra bound hit); the rule was not checked",
     "BGC201": "an inline expect gave a different effect",
     "BGC202": "an inline expect could not be decided (the compiler reported an error)",
@@ -45,6 +46,14 @@ def __getattr__(name: str) -> dict[str, str]:
     return {**ERROR_CODES, **LINT_CODES}
 
 _ATOM_LIKE = re.compile(r"[a-z][a-z0-9_.-]*:[a-z*][a-z0-9_.-]*:")
+
+NOT_FS_PATHS = ("*", "?*/**", "//**", "**/?*//**", "**/?*/")
+"""Patterns that together match exactly the texts no normalised fs path looks like: relative ones
+(a first segment that is not empty: ``*``, ``?*/**``), those with an empty segment (``//`` at the
+start: ``//**``, or after a segment: ``**/?*//**``) and those ending in ``/`` other than ``/``
+itself (``**/?*/``). The gate normalises every fs value to an absolute path without empty
+segments or a trailing ``/`` before any rule sees it, so an fs pattern inside these matches
+nothing (BGC107). ``.``/``..`` segments are parse errors already."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +117,7 @@ def _covers(outer: Rule, inner: Rule) -> bool:
 
 
 def lint(policy: Policy) -> list[Finding]:
-    """Every lint over one policy (BGC101-BGC106, BGC109)."""
+    """Every lint over one policy (BGC101-BGC107, BGC109)."""
     from bgc import glob
 
     findings: list[Finding] = []
@@ -138,6 +147,18 @@ def lint(policy: Policy) -> list[Finding]:
                     findings.append(_shadowed(rule, index, text, cover, pattern))
         else:
             findings.extend(_directory_itself(policy, rule, subset))
+        if rule.resource == "fs":
+            for index, text in enumerate(rule.patterns):
+                if index and _ATOM_LIKE.match(text):
+                    continue  # BGC105 says what went wrong with `, fs:read:/x`
+                if subset(text, NOT_FS_PATHS, rule, index):
+                    findings.append(
+                        Finding("BGC107", Severity.WARNING,
+                                f"`{text}` can never match a normalised fs path, so this {rule.effect} has no effect",
+                                _pattern_span(rule, index),
+                                "fs values are absolute and normalised before they are matched (`//` collapses, "
+                                "a trailing `/` drops): write the pattern that way, e.g. `/src/**`")
+                    )  # fmt: skip
         if rule.effect == "allow" and rule.action in ("write", "*"):
             for index, text in enumerate(rule.patterns):
                 if subset("/**", [text], rule, index):
@@ -210,6 +231,8 @@ def _directory_itself(policy: Policy, rule: Rule, subset) -> list[Finding]:  # t
         base = text[:-3]
         if base in ("", "*", "**") or base.endswith("/"):
             continue
+        if rule.resource == "fs" and subset(base, NOT_FS_PATHS, rule, index):
+            continue  # `X` matches no fs path (and `X/**` none either: BGC107), so suggest nothing
         if subset(base, [p for other in scope for p in other.patterns], rule, index):
             continue
         what = "writable" if rule.action in ("write", "*") else f"open to `{rule.action}`"
@@ -312,12 +335,20 @@ def findings_text(result: CheckResult) -> str:
 
 
 def _source_line(span: Span, cache: dict[str, list[str] | None]) -> str | None:
+    """The line a finding points at; ``None`` for a finding about a whole file (one too large
+    to read, say) or a file that is gone. Reading is bounded like every policy read."""
+    from bgc.documents import MAX_BYTES
+
+    if not span.line:
+        return None
     if span.file not in cache:
         try:
-            with open(span.file, encoding="utf-8", errors="replace") as handle:
-                cache[span.file] = handle.read().removeprefix("\ufeff").split("\n")
+            with open(span.file, "rb") as handle:
+                data = handle.read(MAX_BYTES + 1)
         except OSError:
-            cache[span.file] = None
+            data = None
+        text = data.decode("utf-8", errors="replace") if data is not None and len(data) <= MAX_BYTES else None
+        cache[span.file] = text.removeprefix("\ufeff").split("\n") if text is not None else None
     lines = cache[span.file]
     return lines[span.line - 1].rstrip("\r") if lines and 0 < span.line <= len(lines) else None
 
