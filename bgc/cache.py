@@ -157,22 +157,30 @@ def _unchanged(root: str, files: Iterable[PolicyFile]) -> bool:
     """True when every file that went into a policy still has the content it had."""
     base = os.path.dirname(root) or "."
     for item in files:
-        try:
-            with open(os.path.join(base, item.path), "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return False
-        if "sha256:" + hashlib.sha256(data).hexdigest() != item.digest:
+        data = _read_policy_bytes(os.path.join(base, item.path))
+        if data is None or "sha256:" + hashlib.sha256(data).hexdigest() != item.digest:
             return False
     return True
 
 
-def _policy_key(path: str, extra: str) -> str | None:
-    """The root file's content digest plus how it was named (spans keep the name as given)."""
+def _read_policy_bytes(path: str) -> bytes | None:
+    """A policy file's bytes, or ``None`` when it cannot be read or is larger than a policy may
+    be (``bgc.documents.MAX_BYTES``): reading is bounded, so ``/dev/zero`` named as a policy is a
+    miss here and the loader's located "too large" error, not a process that eats all memory."""
+    from bgc.documents import MAX_BYTES
+
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(MAX_BYTES + 1)
     except OSError:
+        return None
+    return data if len(data) <= MAX_BYTES else None
+
+
+def _policy_key(path: str, extra: str) -> str | None:
+    """The root file's content digest plus how it was named (spans keep the name as given)."""
+    data = _read_policy_bytes(path)
+    if data is None:
         return None
     return f"{os.getcwd()}\0{path}\0{extra}\0{hashlib.sha256(data).hexdigest()}"
 

@@ -8,13 +8,16 @@ from pathlib import Path
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it into place.
+    """Write ``data`` to a temporary file beside the target, then rename it into place.
 
     The rename is atomic on POSIX, so readers see the old content or the new, never a mix, and
-    an error (disk full, interrupt) leaves the old file untouched.
+    an error (disk full, interrupt) leaves the old file untouched. A symlink is written
+    *through*: the file it points to gets the new content (and keeps its permissions) and the
+    link stays a link; renaming over the link itself would replace it by a regular file and
+    leave its target as it was.
     """
-    target = Path(path)
-    handle, temporary = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
+    target = Path(os.path.realpath(path))
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -342,3 +345,59 @@ def test_fmt_drops_a_byte_order_mark(tmp_path: Path) -> None:
     assert CliRunner().invoke(app, ["fmt", "--check", str(path)]).exit_code == 1
     assert CliRunner().invoke(app, ["fmt", str(path)]).exit_code == 0
     assert path.read_bytes() == CLEAN.encode()
+
+
+def test_fmt_writes_through_a_symlink(tmp_path: Path) -> None:
+    """The link stays a link and its target gets the formatted text, with its permissions."""
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "policy.bgp"
+    target.write_text(MESSY)
+    target.chmod(0o640)
+    link = tmp_path / "link.bgp"
+    link.symlink_to(Path("real") / "policy.bgp")
+    result = CliRunner().invoke(app, ["fmt", str(link)])
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and os.readlink(link) == os.path.join("real", "policy.bgp")
+    assert target.read_text() == CLEAN
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["policy.bgp"]  # no temporary left
+
+
+def test_write_atomic_through_a_dangling_symlink_creates_the_target(tmp_path: Path) -> None:
+    from bgc.files import write_atomic
+
+    link = tmp_path / "out.json"
+    link.symlink_to("made.json")
+    write_atomic(link, b"{}\n")
+    assert link.is_symlink() and (tmp_path / "made.json").read_bytes() == b"{}\n"
+    assert (tmp_path / "made.json").stat().st_mode & 0o777 == 0o644
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))
+
+
+def test_a_policy_larger_than_the_limit_is_refused_without_reading_it_all(tmp_path: Path) -> None:
+    """`bgc check` of /dev/zero used to read forever; every policy read stops at MAX_BYTES + 1."""
+    from bgc.documents import MAX_BYTES
+
+    big = tmp_path / "big.bgp"
+    with open(big, "wb") as handle:
+        handle.truncate(MAX_BYTES + 1)
+    links = [big]
+    if os.path.exists("/dev/zero"):
+        zero = tmp_path / "zero.bgp"
+        zero.symlink_to("/dev/zero")
+        links.append(zero)
+    for path in links:
+        for args in (["check", str(path)], ["fmt", "--check", str(path)], ["test", str(path)]):
+            result = subprocess.run(
+                [sys.executable, "-c", "from bgc.launch import main; main()", *args],
+                capture_output=True, text=True, timeout=60, env={**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache")},
+                preexec_fn=_limit_memory,  # a regression fails this test instead of exhausting the machine
+            )  # fmt: skip
+            assert result.returncode == 2, (args, result.stdout, result.stderr)
+            assert f"{path}: error" in result.stdout + result.stderr
+            assert "larger than 8 MiB" in result.stdout + result.stderr
