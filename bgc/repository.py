@@ -96,10 +96,11 @@ def _sort(paths: Sequence[str], config: Config | None, orders_only: bool) -> _Pl
             plan.tests.append(entry)
         elif is_order_file(entry):
             plan.orders.append(path)
+        elif not path.exists():
+            raise InputError("no such file", Span(entry))
         else:
             raise UsageError(
-                f"{entry}: not a policy (.bgp), a test file (.bgt.yaml), a work order "
-                "(.yaml, .yml, .json, .cbor) or a directory",
+                "not a policy (.bgp), a test file (.bgt.yaml), a work order (.yaml, .yml, .json, .cbor) or a directory",
                 Span(entry),
             )
     return plan
@@ -271,12 +272,38 @@ def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[F
 
 def _closing_line(findings: Sequence[Finding], errors: Sequence[BgcError]) -> str:
     if errors:
-        return f"bgc check: {len(errors)} file(s) could not be read"
+        unreadable = {_error_file(error) for error in errors if _unreadable(error)}
+        unparsed = {_error_file(error) for error in errors} - unreadable
+        parts = [f"{_count(len(unreadable), 'file')} could not be read"] if unreadable else []
+        parts += [f"{_count(len(unparsed), 'file')} could not be parsed"] if unparsed else []
+        return "bgc check: " + ", ".join(parts)
     counted = [f for f in findings if f.severity is not Severity.NOTE]
     if not counted:
         return "bgc check: all checks passed"
     errors_n = sum(f.severity is Severity.ERROR for f in counted)
-    return f"bgc check: {len(counted)} findings ({errors_n} errors, {len(counted) - errors_n} warnings)"
+    return (
+        f"bgc check: {_count(len(counted), 'finding')} "
+        f"({_count(errors_n, 'error')}, {_count(len(counted) - errors_n, 'warning')})"
+    )
+
+
+def _unreadable(error: BgcError) -> bool:
+    """Whether the file behind ``error`` could not be read at all rather than read and found
+    malformed. A policy says so by its id (BGC015: missing, a directory, too large, not UTF-8);
+    for test files and orders, a read error (missing, a directory, too large) is about the whole
+    file and carries no line, while everything found in the content is located."""
+    code = getattr(error, "code", None)
+    if code is not None:
+        return bool(code == "BGC015")
+    return error.span is None or not error.span.line
+
+
+def _error_file(error: BgcError) -> str:
+    return os.path.realpath(error.span.file) if error.span is not None else ""
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def run_command(

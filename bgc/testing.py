@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bgc.errors import Span, UsageError
+from bgc.errors import InputError, Span, UsageError
 from bgc.findings import Finding, Severity
 
 if TYPE_CHECKING:
@@ -548,16 +548,18 @@ def find_in(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     tests: list[Path] = []
     policies: list[Path] = []
     for entry in map(Path, paths):
+        if not entry.exists():
+            raise InputError("no such file", Span(str(entry)))
         if entry.is_dir():
             tests.extend(sorted(iter_tests(entry)))
             policies.extend(sorted(path.resolve() for path in entry.rglob("*.bgp") if path.is_file()))
-        elif is_test_file(entry) and entry.is_file():
+        elif is_test_file(entry):
             tests.append(entry)
-        elif entry.suffix == ".bgp" and entry.is_file():
+        elif entry.suffix == ".bgp":
             policies.append(entry)
         else:
             raise UsageError(
-                f"{entry}: not a test file (*.bgt.yaml), a policy (*.bgp) or a directory",
+                "not a test file (*.bgt.yaml), a policy (*.bgp) or a directory",
                 Span(str(entry)),
             )
     return tests, policies
@@ -598,7 +600,6 @@ def run_command(
 
         junit = render_junit(junit_cases(run), root=root)
     if junit_xml is not None:
-        from bgc.errors import InputError
         from bgc.files import write_atomic
 
         try:

@@ -328,7 +328,37 @@ def test_orders_with_a_broken_policy(repo: Path) -> None:
         result = bgc(*args)
         assert result.exit_code == 2
         assert result.stdout.count("policies/p.bgp:1:16: error") == 1, result.stdout  # reported once
-        assert "1 file(s) could not be read" in result.stdout
+        assert "bgc check: 1 file could not be parsed" in result.stdout
         assert "orders: not checked, the policy policies/p.bgp does not load" in result.stdout
     sarif = json.loads(bgc("check", "--orders", "--format", "sarif").stdout)
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["BGC003"]
+
+
+def test_closing_line_says_what_went_wrong_and_counts_properly(repo: Path) -> None:
+    policies = repo / "policies"
+    (policies / "bad.bgp").write_text("alow fs:read:/**\n")
+    (policies / "worse.bgp").write_text("allow fs:read:/[\n")
+    (policies / "a.bgp").write_text('include "bad.bgp"\n')
+    (policies / "b.bgp").write_text('include "bad.bgp"\n')
+    (policies / "warn.bgp").write_text("deny fs:write:/.github/**\n")
+    cases = {
+        ("policies/bad.bgp",): "bgc check: 1 file could not be parsed",
+        ("policies/bad.bgp", "policies/worse.bgp"): "bgc check: 2 files could not be parsed",
+        ("policies/bad.bgp", "policies/gone.bgp"): "bgc check: 1 file could not be read, 1 file could not be parsed",
+        ("policies/a.bgp", "policies/b.bgp"): "bgc check: 1 file could not be parsed",  # one broken base
+        ("policies/warn.bgp",): "bgc check: 1 finding (0 errors, 1 warning)",
+    }
+    for paths, closing in cases.items():
+        result = bgc("check", *paths)
+        assert result.stdout.splitlines()[-1] == closing, result.stdout
+        assert "(s)" not in result.stdout
+
+
+def test_a_missing_path_is_no_such_file(repo: Path) -> None:
+    for path in ("nope", "nope.txt", "/nonexistent"):
+        result = bgc("check", path)
+        assert result.exit_code == 2
+        assert result.stderr == f"{path}: error: no such file\n"
+    (repo / "x.txt").write_text("")
+    other = bgc("check", "x.txt")
+    assert other.stderr.startswith("x.txt: error: not a policy (.bgp)") and other.stderr.count("x.txt") == 1

@@ -256,3 +256,21 @@ def test_expects_of_an_include_name_the_including_policy(project: Path) -> None:
     result = bgc("test", "one.bgp", "two.bgp", "-k", "expect", "--format", "junit")
     names = sorted(case.get("name") for case in ElementTree.fromstring(result.stdout.split("\n", 1)[1]).iter("testcase"))
     assert names == ["line 2: expect deny fs:read:/.env (in one.bgp)", "line 2: expect deny fs:read:/.env (in two.bgp)"]
+
+
+@pytest.mark.parametrize("path", ["/nonexistent", "nope.bgt.yaml", "nope.bgp"])
+def test_a_missing_path_is_no_such_file(project: Path, path: str) -> None:
+    result = bgc("test", path)
+    assert result.exit_code == 2
+    assert result.stderr == f"{path}: error: no such file\n"
+
+
+def test_a_parameter_of_the_wrong_kind_is_named_in_the_order_s_words(project: Path) -> None:
+    (project / "a.bgt.yaml").write_text(
+        "policy: p.bgp\ntests:\n  - order: {intent: {kind: x}, requests: [], calls: "
+        "[{tool: fs.write, params: {path: {nested: /src/a.py}}}]}\n    calls: [covered]\n"
+    )
+    result = bgc("test", "a.bgt.yaml")
+    assert result.exit_code == 1
+    assert "call 1 (fs.write): expected covered, got uncovered (parameter 'path' is not text or an integer (got a map))" in result.stdout
+    assert "FrozenMap" not in result.stdout
