@@ -28,7 +28,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from itertools import chain
-from typing import Callable, Hashable, Iterable, Sequence
+from typing import Callable, Hashable, Iterable, Iterator, Sequence
 
 from bgc._glob_syntax import ANY, NOSLASH, SLASH, SLASH_SET, CharSet, Elems, Segment, Star
 from bgc.errors import BgcError
@@ -37,6 +37,8 @@ from bgc.errors import BgcError
 MAX_STATES = 20_000
 #: Cached character transitions per automaton; past it matching goes on through the atom table.
 MAX_ROW_ENTRIES = 65_536
+#: Different answers (sets of matching patterns) a pattern set remembers.
+MAX_ANSWERS = 4096
 #: Automaton steps (product states × atoms × automata) one decision may take before it gives
 #: up: about half a second of work.
 MAX_WORK = 2_000_000
@@ -200,7 +202,11 @@ class Automaton:
         return t
 
     def state(self, text: str) -> int:
-        """The state after reading ``text`` (linear time), or -1 when the state cache is full.
+        """The state after reading ``text``, in linear time.
+
+        A state id (>= 0) while the state cache has room; past MAX_STATES the rest of the
+        text is read without caching and the result is ``~mask`` (< 0) of the positions
+        reached: :meth:`mask` reads both.
 
         The hot loop is one dict lookup per character: each state's row maps a character
         straight to the next state's row (``None`` maps to the state's id), and the dead
@@ -224,7 +230,7 @@ class Automaton:
                 try:
                     t = self.step(sid, self.char_atom(ch))
                 except _Overflow:
-                    return -1
+                    return self._uncached(self.masks[sid], chain((ch,), chars))
                 nxt = self._char_rows[t]
                 row[ch] = nxt
                 row = nxt
@@ -232,8 +238,8 @@ class Automaton:
                 if row is dead:
                     return self.dead
 
-    def _state_by_atoms(self, sid: int, chars: Iterable[str]) -> int:
-        """Go on from state ``sid`` through the atom table; -1 when the state cache is full."""
+    def _state_by_atoms(self, sid: int, chars: Iterator[str]) -> int:
+        """Go on from state ``sid`` through the atom table (see :meth:`state`)."""
         trans, dead, char_atom = self.trans, self.dead, self.char_atom
         for ch in chars:
             k = char_atom(ch)
@@ -242,29 +248,28 @@ class Automaton:
                 try:
                     t = self.step(sid, k)
                 except _Overflow:
-                    return -1
+                    return self._uncached(self.masks[sid], chain((ch,), chars))
             if t == dead:
                 return dead
             sid = t
         return sid
 
-    def uncached(self, text: str) -> int:
-        """The position mask after reading ``text`` without caching states (linear time).
-
-        For texts that :meth:`state` cannot finish because the state cache is full: reading
-        the text again this way is at most twice the work.
-        """
-        m = self.masks[self.init]
-        for ch in text:
+    def _uncached(self, m: int, chars: Iterable[str]) -> int:
+        """Go on from positions ``m`` without caching states: ``~mask``, or the dead state."""
+        for ch in chars:
             m = self.move(m, self.char_atom(ch))
             if not m:
-                break
-        return m
+                return self.dead
+        return ~m
+
+    def mask(self, state: int) -> int:
+        """The positions of a result of :meth:`state`."""
+        return self.masks[state] if state >= 0 else ~state
 
     def accepts(self, text: str) -> bool:
         """Does the automaton (of one pattern) accept ``text``? Linear time."""
         sid = self.state(text)
-        return self.accepting[sid] if sid >= 0 else bool(self.uncached(text) & self.accept)
+        return self.accepting[sid] if sid >= 0 else bool(~sid & self.accept)
 
 
 def _mask(bits: Sequence[int], width: int) -> int:
@@ -301,19 +306,27 @@ class Matcher:
             owners[j].append(i)
         self.auto = Automaton(distinct)
         self._owners = dict(zip(self.auto.accept_bits, owners))
-        self._found: dict[int, frozenset[int]] = {}
+        self._found: dict[int, frozenset[int]] = {}  # final state -> answer
+        self._answers: dict[int, frozenset[int]] = {}  # accepted lanes -> answer, shared by states
 
     def matching(self, text: str) -> frozenset[int]:
         """Indices (into the rows given) of the patterns that match ``text``. Linear time.
 
-        The answer is remembered per final state, so a cached scan ends in one dict lookup.
+        The answer is remembered per final state, so a cached scan ends in one dict lookup;
+        states that accept the same lanes share one answer, and at most MAX_ANSWERS
+        different answers are kept.
         """
         auto = self.auto
         sid = auto.state(text)
         found = self._found.get(sid)
         if found is None:
-            hits = (auto.masks[sid] if sid >= 0 else auto.uncached(text)) & auto.accept
-            found = frozenset(i for b in _bits(hits) for i in self._owners[b])
+            hits = auto.mask(sid) & auto.accept
+            found = self._answers.get(hits)
+            if found is None:
+                found = frozenset(i for b in _bits(hits) for i in self._owners[b])
+                if len(self._answers) >= MAX_ANSWERS:
+                    return found
+                self._answers[hits] = found
             if sid >= 0:
                 self._found[sid] = found
         return found

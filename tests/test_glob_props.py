@@ -166,23 +166,23 @@ def test_pattern_set_agrees_with_each_pattern(ps: list[str]) -> None:
         assert pset.matching(s) == frozenset(i for i, p in enumerate(compiled) if p.matches(s)), s
 
 
-#: (learned characters, cached states) per automaton: the default bounds, then each way
-#: matching goes on past them (atom table, uncached bitmasks), from the start or mid-text.
-TIERS = st.sampled_from([(None, None), (0, None), (3, None), (None, 3), (0, 2), (2, 4)])
+#: (learned characters, cached states, remembered answers): the default bounds, then each
+#: way matching goes on past them (atom table, uncached bitmasks, answers not remembered),
+#: from the start or mid-text.
+Tier = tuple[int | None, int | None, int | None]
+TIERS = st.sampled_from([(None, None, None), (0, None, None), (3, None, 1), (None, 3, None), (0, 2, 0), (2, 4, 2)])
 
 
-def _bound(patch: pytest.MonkeyPatch, tier: tuple[int | None, int | None]) -> None:
-    rows, states = tier
-    if rows is not None:
-        patch.setattr(_glob_automata, "MAX_ROW_ENTRIES", rows)
-    if states is not None:
-        patch.setattr(_glob_automata, "MAX_STATES", states)
+def _bound(patch: pytest.MonkeyPatch, tier: Tier) -> None:
+    for name, value in zip(("MAX_ROW_ENTRIES", "MAX_STATES", "MAX_ANSWERS"), tier):
+        if value is not None:
+            patch.setattr(_glob_automata, name, value)
 
 
 @PROPS
 @given(st.lists(patterns(), min_size=1, max_size=4), st.data(), TIERS)
 def test_matching_agrees_with_reference_past_every_cache_bound(
-    ps: list[str], data: st.DataObject, tier: tuple[int | None, int | None]
+    ps: list[str], data: st.DataObject, tier: Tier
 ) -> None:
     # a pattern given twice shares one lane of the set and must still be reported twice
     ps = ps + data.draw(st.lists(st.sampled_from(ps), max_size=3))
@@ -205,7 +205,7 @@ WIDE_TEXT = st.text(alphabet="aéàÿ中😀b/", max_size=8)
 @PROPS
 @given(st.lists(WIDE_SEGMENT, min_size=1, max_size=3).map("/".join), st.lists(WIDE_TEXT, max_size=30), TIERS)
 def test_matching_beyond_ascii_agrees_with_reference(
-    p: str, texts: list[str], tier: tuple[int | None, int | None]
+    p: str, texts: list[str], tier: Tier
 ) -> None:
     # characters of one atom (é, à, ÿ for [à-ÿ]) are learned one by one: each must agree
     p = p or "*"

@@ -4,7 +4,9 @@
    linearly. Compared, as ratios, with ``fnmatch``, a naive regex translation of the
    dialect and ``pathspec`` (if installed); each competitor runs in a subprocess with a
    time limit, because a backtracking engine may not come back.
-2. The algebra on a policy-shaped workload (intersections, inclusions, emptiness), cold and
+2. One pattern set of 10…5,000 policy-shaped patterns against path-like texts (the gate's
+   shape): time per text on the first pass (states being built) and warm.
+3. The algebra on a policy-shaped workload (intersections, inclusions, emptiness), cold and
    warm, and the same inclusion questions answered by interegular, greenery and automata-lib
    (if installed) on regex translations: the measurement behind the choice of hand-written
    automata (docs/patterns.md).
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import random
 import re
 import statistics
 import sys
@@ -103,16 +106,17 @@ def _time(fn, reps: int) -> float:
 
 
 def bench_matching(with_competitors: bool) -> None:
-    names = ["fnmatch", "naive regex"]
-    try:
-        import pathspec  # noqa: F401
+    names = ["fnmatch", "naive regex"] if with_competitors else []
+    if with_competitors:
+        try:
+            import pathspec  # noqa: F401
 
-        names.append("pathspec")
-    except ImportError:
-        print("(pathspec not installed: skipped)")
+            names.append("pathspec")
+        except ImportError:
+            print("(pathspec not installed: skipped)")
     for label, (pattern, make) in adversarial_cases().items():
         print(f"\n## {label}\n")
-        print("| n | bgc cold µs | bgc warm µs | µs per 1k chars (warm) | " + " | ".join(names) + " |")
+        print("| n | bgc cold µs | bgc warm µs | µs per 1k chars (warm) |" + "".join(f" {name} |" for name in names))
         print("|---" * (4 + len(names)) + "|")
         for n in SIZES:
             text = make(n)
@@ -125,9 +129,33 @@ def bench_matching(with_competitors: bool) -> None:
                 for name in names:
                     t = competitor(name, pattern, text)
                     cells.append(f"> {LIMIT_S:.0f} s (killed)" if t is None else f"{t * 1e6:,.0f} µs ({t / warm:,.1f}×)")
-            print(
-                f"| {n} | {cold * 1e6:,.0f} | {warm * 1e6:,.0f} | {warm * 1e9 / n:,.1f} | " + " | ".join(cells) + " |"
-            )
+            print(f"| {n} | {cold * 1e6:,.0f} | {warm * 1e6:,.0f} | {warm * 1e9 / n:,.1f} |" + "".join(f" {c} |" for c in cells))
+
+
+def bench_sets() -> None:
+    """One PatternSet of many policy-shaped patterns (some repeated, as a gate's plans repeat
+    them) against path-like texts: the first pass builds the states, the second runs on them."""
+    words = ["src", "tests", "docs", "lib", "app", "core", "api", "util"]
+    shapes = ["/{a}{i}/**", "/{a}/{b}{i}/*.py", "/{a}{i}/{b}", "/**/{b}{i}/*.json", "/{a}/**/{b}{i}"]
+    rnd = random.Random(0)
+    texts = [
+        "/" + "/".join(rnd.choice(words) + str(rnd.randrange(300)) for _ in range(rnd.randint(1, 4)))
+        + rnd.choice([".py", ".json", ""])
+        for _ in range(20_000)
+    ]
+    size = sum(map(len, texts)) / len(texts)
+    print(f"\n## pattern sets ({len(texts):,} texts of {size:.0f} characters on average)\n")
+    print("| patterns (distinct) | first pass µs/text | warm µs/text |")
+    print("|---|---|---|")
+    for count in (10, 100, 1000, 5000):
+        patterns = [
+            glob.parse(shapes[i % 5].format(a=words[i % 8], b=words[(i // 8) % 8], i=(i * 7) % max(count // 4, 1)))
+            for i in range(count)
+        ]
+        pset = glob.PatternSet(patterns)
+        first = _time(lambda: [pset.matching(t) for t in texts], 1)
+        warm = _time(lambda: [pset.matching(t) for t in texts], 3)
+        print(f"| {count:,} ({len(set(patterns)):,}) | {first / len(texts) * 1e6:.2f} | {warm / len(texts) * 1e6:.2f} |")
 
 
 # --- algebra ---------------------------------------------------------------------------------
@@ -256,6 +284,7 @@ def main() -> None:
     parser.add_argument("--no-competitors", action="store_true", help="time bgc only (fast)")
     args = parser.parse_args()
     bench_matching(not args.no_competitors)
+    bench_sets()
     bench_algebra()
 
 
