@@ -236,6 +236,8 @@ class Rejection:
 
 
 def _text_problem(value: str) -> str | None:
+    if value.isascii() and value.isprintable():
+        return None  # the common case: no control characters, surrogates or decompositions
     for ch in value:
         cp = ord(ch)
         if cp == 0:
