@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
@@ -246,31 +246,50 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+def scan_template(template: str) -> Iterator[tuple[str, int, int]]:
+    """The pieces of an atom template as ``(kind, start, end)`` slices of ``template``.
+
+    ``text`` is literal pattern text (escapes kept as written), ``param`` a ``{name}``
+    placeholder (from its ``{`` to just after its ``}``), ``stray`` a ``}`` with no ``{``, and
+    ``unclosed`` a ``{`` with no ``}`` before the next ``{`` (the rest of the template). The parser
+    reports the last two; :meth:`AtomTemplate.expand` reads templates it has validated.
+    """
+    index = start = 0
+    while index < len(template):
+        char = template[index]
+        if char == "\\" and index + 1 < len(template):
+            index += 2
+            continue
+        if char not in "{}":
+            index += 1
+            continue
+        if start < index:
+            yield ("text", start, index)
+        if char == "}":
+            yield ("stray", index, index + 1)
+            index = start = index + 1
+            continue
+        close = template.find("}", index)
+        nested = template.find("{", index + 1)
+        if close < 0 or 0 <= nested < close:
+            yield ("unclosed", index, len(template))
+            return
+        yield ("param", index, close + 1)
+        index = start = close + 1
+    if start < len(template):
+        yield ("text", start, len(template))
+
+
 @functools.lru_cache(maxsize=256)
 def _split_template(template: str) -> tuple[str | int, ...]:
     """Literal pieces and placeholder indexes (the parser has already validated the template)."""
     pieces: list[str | int] = []
-    names: list[str] = []
-    literal: list[str] = []
-    index = 0
-    while index < len(template):
-        char = template[index]
-        if char == "\\" and index + 1 < len(template):
-            literal.append(template[index : index + 2])
-            index += 2
-            continue
-        if char == "{":
-            close = template.index("}", index)
-            pieces.append("".join(literal))
-            literal = []
-            names.append(template[index + 1 : close])
-            pieces.append(len(names) - 1)
-            index = close + 1
-            continue
-        literal.append(char)
-        index += 1
-    pieces.append("".join(literal))
-    return tuple(piece for piece in pieces if piece != "")
+    for kind, start, end in scan_template(template):
+        if kind == "param":
+            pieces.append(sum(1 for piece in pieces if isinstance(piece, int)))
+        else:
+            pieces.append(template[start:end])
+    return tuple(pieces)
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,6 +47,7 @@ from bgc.policy.ast import (
     SourceFile,
     Statement,
     ToolDecl,
+    scan_template,
 )
 
 if TYPE_CHECKING:
@@ -651,52 +652,43 @@ class _FileParser:
                 )
         params: list[str] = []
         probe: list[str] = []
-        index = 0
-        while index < len(text):
-            char = text[index]
-            if char == "\\" and index + 1 < len(text):
-                probe.append(text[index : index + 2])
-                index += 2
+        for kind, start, end in scan_template(text):
+            if kind == "text":
+                probe.append(text[start:end])
                 continue
-            if char == "}":
+            if kind == "stray":
                 self.fail(
                     "`}` without a matching `{`",
-                    self.at(token.line, located.col(index)),
+                    self.at(token.line, located.col(start)),
                     "BGC006",
                     "write `\\}` for a literal brace",
                 )
-            if char != "{":
-                probe.append(char)
-                index += 1
-                continue
-            close = text.find("}", index)
-            nested = text.find("{", index + 1)
-            if close < 0 or (0 <= nested < close):
+            if kind == "unclosed":
                 self.fail(
                     "unclosed `{`: a placeholder is `{name}`",
-                    self.at(token.line, located.col(index)),
+                    self.at(token.line, located.col(start)),
                     "BGC006",
                     "write `\\{` for a literal brace",
                 )
-            name = text[index + 1 : close]
+            name = text[start + 1 : end - 1]
+            width = located.col(end - 1) - located.col(start) + 1
             if not _PARAM.fullmatch(name):
                 self.fail(
                     f"`{{{name}}}` is not a parameter: a placeholder names one call parameter, "
                     f"like `{{path}}`",
-                    self.at(token.line, located.col(index), located.col(close) - located.col(index) + 1),
+                    self.at(token.line, located.col(start), width),
                     "BGC006",
                 )
             if name in params:
                 self.fail(
                     f"parameter `{{{name}}}` appears twice in one atom",
-                    self.at(token.line, located.col(index), located.col(close) - located.col(index) + 1),
+                    self.at(token.line, located.col(start), width),
                     "BGC006",
                     "a list-valued parameter expands to one atom per element, so each "
                     "parameter may appear once per atom",
                 )
             params.append(name)
-            probe.append("x" * (close - index + 1))  # same width: pattern errors keep their column
-            index = close + 1
+            probe.append("x" * (end - start))  # same width: pattern errors keep their column
         self.path_pattern(_Located("".join(probe), token.line, located.col(0), quoted=False), text)
         return AtomTemplate(
             resource, action, unicodedata.normalize("NFC", text), tuple(params), self.token_span(token)
