@@ -423,7 +423,7 @@ class Gate:
         # case folding is about file names: only fs excepts fold (DESIGN §2)
         self._granted = {key: _PartIndex(parts, fold_case and key[0] == "fs") for key, parts in granted.items()}
         self._asked = {key: _PartIndex(parts, fold_case and key[0] == "fs") for key, parts in asked.items()}
-        self._denied = {key: _PartIndex(parts, False) for key, parts in denied.items()}
+        self._denied = {key: _PartIndex(parts, fold_case and key[0] == "fs") for key, parts in denied.items()}
         self._root = os.path.realpath(root) if root is not None else None
 
     def decide(self, atom: str) -> GateDecision:
@@ -481,10 +481,11 @@ class Gate:
                 approvals = tuple(dict.fromkeys(p.approvals or Approvals(1) for p in pending))
                 return GateDecision(atom, "ask", "awaits approval", approvals)
         if key in self._denied:
-            for part in self._denied[key].matching(value):
-                rule = part.rules[0] if part.rules else None
-                if rule is None:
+            # name a deny rule when one covers the value; the part no rule mentions comes last
+            for part in sorted(self._denied[key].matching(value), key=lambda part: not part.rules):
+                if not part.rules:
                     return GateDecision(atom, "deny", "no rule allows it")
+                rule = part.rules[0]
                 because = f" ({rule.reason})" if rule.reason else ""
                 return GateDecision(atom, "deny", f"denied by {rule}{because}")
         return GateDecision(atom, "deny", "not granted by the plan")

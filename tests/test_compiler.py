@@ -428,3 +428,12 @@ def test_plan_reading_is_strict() -> None:
         plan_from_data({**data, "extra": 1})
     with pytest.raises(PlanError, match="expected a digest"):
         plan_from_data({**data, "order": data["order"].upper().replace("SHA256", "sha256")})
+
+
+def test_gate_names_the_deny_rule_for_a_case_variant() -> None:
+    text = 'filesystem case-insensitive\nallow fs:write:/src/**\ndeny fs:write:/src/.env because "secret"\n'
+    gate = Gate([plan_for(text, "fs:write:/**")])
+    for variant in ("fs:write:/SRC/.env", "fs:write:/src/.ENV"):
+        decision = gate.decide(variant)
+        assert (decision.effect, decision.reason) == ("deny", "denied by p.bgp:3 (secret)"), variant
+    assert gate.decide("fs:write:/etc/x").reason == "no rule allows it"
