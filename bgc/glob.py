@@ -24,7 +24,7 @@ import unicodedata
 import urllib.parse
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Sequence, TypeVar, Union
 
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions, search
 from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, nfc, parse_elems, render
@@ -354,11 +354,20 @@ def _disjoint_prefixes(a: Pattern, b: Pattern) -> bool:
     return not (pa.startswith(pb) or pb.startswith(pa))
 
 
-def intersect(a: Pattern, b: Pattern) -> list[Pattern]:
+PatternLike = Union[Pattern, str]
+"""The algebra takes parsed patterns or pattern text (parsed, and so validated, on the way in)."""
+
+
+def _p(pattern: PatternLike) -> Pattern:
+    return pattern if isinstance(pattern, Pattern) else parse(pattern)
+
+
+def intersect(a: PatternLike, b: PatternLike) -> list[Pattern]:
     """Patterns whose union is exactly L(a) ∩ L(b), none covered by the others; [] if empty.
 
     When one pattern contains the other, the answer is that pattern as written.
     """
+    a, b = _p(a), _p(b)
     return list(_intersect(a, b) if a.text <= b.text else _intersect(b, a))
 
 
@@ -396,24 +405,24 @@ def _intersect(a: Pattern, b: Pattern) -> tuple[Pattern, ...]:
     return tuple(sorted(kept, key=lambda p: p.text))
 
 
-def is_subset(a: Pattern, bs: Sequence[Pattern]) -> bool:
+def is_subset(a: PatternLike, bs: Sequence[PatternLike]) -> bool:
     """Is every text matching ``a`` matched by some pattern in ``bs``?"""
-    return _counterexample(a, tuple((b, ()) for b in bs)) is None
+    return _counterexample(_p(a), tuple((_p(b), ()) for b in bs)) is None
 
 
-def is_empty(a: Pattern, excepts: Sequence[Pattern] = ()) -> bool:
+def is_empty(a: PatternLike, excepts: Sequence[PatternLike] = ()) -> bool:
     """Is L(a) minus the union of L(e) for the excepts empty?"""
     return example(a, excepts) is None
 
 
-def example(a: Pattern, excepts: Sequence[Pattern] = ()) -> str | None:
+def example(a: PatternLike, excepts: Sequence[PatternLike] = ()) -> str | None:
     """A shortest text matching ``a`` and none of ``excepts``; None when there is none."""
-    return _counterexample(a, tuple((e, ()) for e in excepts))
+    return _counterexample(_p(a), tuple((_p(e), ()) for e in excepts))
 
 
-def is_subset_terms(a: Pattern, terms: Sequence[tuple[Pattern, Sequence[Pattern]]]) -> bool:
+def is_subset_terms(a: PatternLike, terms: Sequence[tuple[PatternLike, Sequence[PatternLike]]]) -> bool:
     """Is L(a) inside the union of the terms, each ``(pattern, excepts)`` = pattern minus excepts?"""
-    return _counterexample(a, tuple((p, tuple(es)) for p, es in terms)) is None
+    return _counterexample(_p(a), tuple((_p(p), tuple(_p(e) for e in es)) for p, es in terms)) is None
 
 
 @_memo

@@ -295,3 +295,15 @@ def test_is_subset_terms_handles_excepts() -> None:
     assert is_subset_terms(parse("/src/*.py"), [everything_but_env])
     assert not is_subset_terms(parse("/src/*"), [everything_but_env])
     assert is_subset_terms(parse("/src/*"), [everything_but_env, (parse("/src/.env"), [])])
+
+
+def test_algebra_accepts_pattern_text() -> None:
+    from bgc import glob
+
+    assert glob.intersect("/src/**", "/**/*.py") == [glob.parse("/src/**/*.py")]
+    assert glob.is_subset("/src/a.py", ["/src/*"])
+    assert glob.is_empty("/a", ["/*"])
+    assert glob.example("/src/**", ["/src/*.py"]) == "/src/"
+    assert glob.is_subset_terms("/src/a", [("/src/*", ["/src/b"])])
+    with pytest.raises(glob.PatternError, match="unclosed"):
+        glob.intersect("/src/[a", "/x")
