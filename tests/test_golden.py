@@ -202,3 +202,15 @@ def test_unknown_configured_mode_points_at_the_configuration(tmp_path: Path, mon
     result = runner.invoke(app, ["compile", "o.yaml"])
     assert result.exit_code == 2
     assert "bgc.toml:2:" in result.stderr and "unknown mode 'nope'" in result.stderr
+
+
+def test_readme_policy_example_checks(tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```bgp\n(.*?)```", readme, flags=re.S)
+    shutil.copy(ROOT / "policies" / "base.bgp", tmp_path / "base.bgp")
+    (tmp_path / "readme.bgp").write_text(example, encoding="utf-8")
+    result = runner.invoke(app, ["check", str(tmp_path / "readme.bgp")])
+    assert result.exit_code == 0, result.output
