@@ -214,3 +214,20 @@ def test_readme_policy_example_checks(tmp_path: Path) -> None:
     (tmp_path / "readme.bgp").write_text(example, encoding="utf-8")
     result = runner.invoke(app, ["check", str(tmp_path / "readme.bgp")])
     assert result.exit_code == 0, result.output
+
+
+def test_readme_gate_example_is_real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+    import shlex
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```text\n(\$ bgc compile [^\n]*-o plan\.json[^\n]*)\n(\$ bgc gate [^\n]*)\n(.*?)```", readme, re.S)
+    assert block is not None
+    compile_line, gate_line, expected = block.groups()
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "plan.json"
+    args = shlex.split(compile_line[2:])[1:]
+    assert runner.invoke(app, [a if a != "plan.json" else str(out) for a in args]).exit_code == 0
+    gate_args = shlex.split(gate_line[2:])[1:]
+    result = runner.invoke(app, [a if a != "plan.json" else str(out) for a in gate_args])
+    assert result.stdout == expected
