@@ -123,6 +123,25 @@ def test_deny_of_contents_without_the_directory(tmp_path: Path) -> None:
     assert finding.hint == "deny both: deny fs:write:/.github, /.github/**"
 
 
+@pytest.mark.parametrize("base", ["/my dir", "/a,b", "/a#b", '/say "hi"', "/tab\there"])
+def test_directory_hint_is_a_rule_that_parses_to_what_it_says(tmp_path: Path, base: str) -> None:
+    from bgc.policy.format import pattern_word
+    from bgc.policy.parser import parse_policy
+
+    result = check_text(tmp_path, f"deny fs:write:{pattern_word(base + '/**')}\n")
+    (finding,) = result.findings
+    assert finding.rule_id == "BGC103"
+    suggested = finding.hint.removeprefix("deny both: ")
+    (rule,) = parse_policy(suggested + "\n", "hint.bgp").rules
+    assert (rule.effect, rule.resource, rule.action, rule.patterns) == ("deny", "fs", "write", (base, base + "/**"))
+
+
+def test_directory_hint_quotes_like_the_formatter(tmp_path: Path) -> None:
+    result = check_text(tmp_path, 'deny fs:write:"/my dir/**"\n')
+    (finding,) = result.findings
+    assert finding.hint == 'deny both: deny fs:write:"/my dir", "/my dir/**"'
+
+
 def test_allow_everything_on_write(tmp_path: Path) -> None:
     result = check_text(tmp_path, "allow fs:write:/**\nallow *:*:**\nallow fs:read:/**\nallow fs:write:/src/**\n")
     assert [f[:2] for f in ids(result)] == [("BGC104", 1), ("BGC104", 2)]
@@ -223,9 +242,9 @@ def test_expect_failing_only_through_an_include_names_the_policy(tmp_path: Path)
     assert finding.message.endswith(f"(in policy {tmp_path / 'tight.bgp'})")
     summary = findings_text(result).splitlines()[-3:]
     assert [line.split(": ", 1)[1] for line in summary] == [
-        "1 rules, 0 tools, 1/1 expects hold",
-        "1 rules, 0 tools, 1/1 expects hold",
-        "2 rules, 0 tools, 0/1 expects hold",
+        "1 rule, 0 tools, 1/1 expect holds",
+        "1 rule, 0 tools, 1/1 expect holds",
+        "2 rules, 0 tools, 0/1 expect holds",
     ]
 
 
@@ -260,6 +279,25 @@ def test_cli_text_and_json(tmp_path: Path) -> None:
     assert machine.exit_code == 1
     (finding,) = json.loads(machine.output)["findings"]
     assert (finding["rule"], finding["line"], finding["col"], finding["severity"]) == ("BGC103", 1, 15, "warning")
+
+
+def test_a_quoted_pattern_is_marked_quotes_and_all(tmp_path: Path) -> None:
+    path = tmp_path / "p.bgp"
+    path.write_text('deny fs:write:"/my dir/**"\n')
+    runner = CliRunner()
+    text = runner.invoke(app, ["check", str(path)])
+    assert f"{path}:1:15: warning[BGC103]:" in text.output
+    assert '  deny fs:write:"/my dir/**"\n                ^^^^^^^^^^^^\n' in text.output  # 12: both quotes
+    sarif = json.loads(runner.invoke(app, ["check", "--format", "sarif", str(path)]).output)
+    region = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
+    assert (region["startColumn"], region["endColumn"]) == (15, 27)
+
+
+def test_policy_summary_counts_agree_with_their_nouns(tmp_path: Path) -> None:
+    one = check_text(tmp_path, "allow fs:read:/**\ntool t needs fs:read:{path}\nexpect allow fs:read:/a\n", "one.bgp")
+    assert findings_text(one).splitlines()[-1].endswith("one.bgp: 1 rule, 1 tool, 1/1 expect holds")
+    two = check_text(tmp_path, "allow fs:read:/**\nallow fs:write:/src/**\nexpect allow fs:read:/a\nexpect deny fs:write:/a\n", "two.bgp")
+    assert findings_text(two).splitlines()[-1].endswith("two.bgp: 2 rules, 0 tools, 2/2 expects hold")
 
 
 @pytest.mark.parametrize("code", sorted(CODES))

@@ -184,6 +184,16 @@ def test_rule_span_is_file_line_col_as_given() -> None:
     assert rule.pattern_spans[0].col == 17
 
 
+def test_pattern_spans_cover_each_pattern_as_written() -> None:
+    # A quoted pattern's span is the quoted token, both quotes included, first in the list or
+    # later, so the caret (and SARIF's endColumn) never takes one quote and leaves the other.
+    line = 'deny fs:write:"/my dir/**", "/a \\" b/**", /c/**'
+    (rule,) = parse_policy(line + "\n", "p.bgp").rules
+    written = ['"/my dir/**"', '"/a \\" b/**"', "/c/**"]
+    assert [line[span.col - 1 : span.end_col - 1] for span in rule.pattern_spans] == written
+    assert all(span.line == span.end_line == 1 for span in rule.pattern_spans)
+
+
 # ---- conditions ---------------------------------------------------------------------------
 
 

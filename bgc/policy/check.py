@@ -221,6 +221,8 @@ def _shadowed(rule: Rule, index: int, text: str, cover: list[Rule], pattern) -> 
 
 
 def _directory_itself(policy: Policy, rule: Rule, subset) -> list[Finding]:  # type: ignore[no-untyped-def]
+    from bgc.policy.format import atom_word, pattern_word  # the hint is written as `bgc fmt` writes rules
+
     findings = []
     scope = [other for other in policy.rules if other.effect == "deny" and (other.when is None or other.when == rule.when)
              and other.resource in ("*", rule.resource) and other.action in ("*", rule.action)
@@ -242,7 +244,7 @@ def _directory_itself(policy: Policy, rule: Rule, subset) -> list[Finding]:  # t
                 Severity.WARNING,
                 f"`{text}` does not match `{base}` itself: the directory itself stays {what}",
                 _pattern_span(rule, index),
-                f"deny both: {rule.effect} {rule.resource}:{rule.action}:{base}, {text}",
+                f"deny both: {rule.effect} {atom_word(rule.resource, rule.action, base)}, {pattern_word(text)}",
             )
         )
     return findings
@@ -323,13 +325,16 @@ def render_finding(finding: Finding, source: str | None) -> str:
 
 def findings_text(result: CheckResult) -> str:
     """People's view: each finding with its source line, then one summary line per policy."""
+    from bgc.render.words import count
+
     cache: dict[str, list[str] | None] = {}
     blocks = [render_finding(finding, _source_line(finding.span, cache)) for finding in result.findings]
     for policy in result.policies:
         failing = sum(1 for finding in result.findings if _failed_expect_of(finding, policy))
+        expects = len(policy.expects)
         blocks.append(
-            f"{policy.path}: {len(policy.rules)} rules, {len(policy.tools)} tools, "
-            f"{len(policy.expects) - failing}/{len(policy.expects)} expects hold"
+            f"{policy.path}: {count(len(policy.rules), 'rule')}, {count(len(policy.tools), 'tool')}, "
+            f"{expects - failing}/{count(expects, 'expect')} " + ("holds" if expects == 1 else "hold")
         )
     return "\n".join(blocks)
 

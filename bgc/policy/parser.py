@@ -526,7 +526,10 @@ class _FileParser:
         effect_token, atom_token, *rest = tree.children
         resource, action, located = self.split_atom(atom_token)
         patterns = [self.path_pattern(located)]
-        spans = [Span(self.path, atom_token.line, located.col(0), atom_token.end_line, atom_token.end_column)]
+        # A pattern's span is the pattern as written: a quoted one with both its quotes, as the
+        # later patterns of the list (STRING tokens) are, so lints and SARIF regions agree.
+        quoted = atom_token.value.endswith('"')
+        spans = [Span(self.path, atom_token.line, located.col(0) - quoted, atom_token.end_line, atom_token.end_column)]
         when: Condition | None = None
         because: str | None = None
         approvals: Approvals | None = None
