@@ -126,14 +126,7 @@ def _load_policy(policy: str | None, mode: str | None) -> "tuple[Policy, str | N
     if config is None or config.policy is None:
         raise UsageError("no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml")
     loaded = cached_policy(os.path.relpath(config.policy))
-    if mode is None and config.mode is not None:
-        from bgc.compiler import resolve_mode
-
-        try:
-            mode = resolve_mode(loaded, config.mode)
-        except UsageError as error:
-            raise config.error("mode", error.message) from None
-    return loaded, mode
+    return loaded, mode if mode is not None else config.resolved_mode(loaded)
 
 
 def plan_exit_code(plans: "list[Plan]", fail_on: str) -> ExitCode:

@@ -14,20 +14,27 @@ Keys (docs/ci.md is the reference)::
     expectations = "examples/expected"         # where recorded results live (default: next to orders)
 
 Paths are relative to the directory holding the configuration file, which is also the
-repository root that machine outputs (SARIF, GitHub annotations) make paths relative to.
+repository root that every output makes paths relative to (:func:`at_root`).
 Every mistake is a located :class:`ConfigError` (``pyproject.toml:12:11``), never a silent
-default: a typo in a key would otherwise switch a check off.
+default: a typo in a key would otherwise switch a check off. The configured ``mode`` is checked
+against the configured ``policy`` too (:meth:`Config.check_mode`), by every command that reads
+the configuration, so a mode typo fails ``bgc check`` as it fails ``bgc compile``.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bgc.errors import InputError, Span
+from bgc.errors import BgcError, InputError, Span, UsageError
+
+if TYPE_CHECKING:
+    from bgc.policy.ast import Policy
 
 CONFIG_FILES = ("bgc.toml", "pyproject.toml")
 """Looked for in this order in each directory; ``bgc.toml`` wins when both configure bgc."""
@@ -68,6 +75,36 @@ class Config:
             text = ""
         return _located(self.path, text, key, f"{key}: {message}", hint)
 
+    def resolved_mode(self, policy: Policy) -> str | None:
+        """The configured ``mode`` checked against ``policy`` (``None`` when none is configured);
+        an unknown mode is a :class:`ConfigError` at the ``mode`` line."""
+        if self.mode is None:
+            return None
+        from bgc.compiler import resolve_mode
+
+        try:
+            return resolve_mode(policy, self.mode)
+        except UsageError as error:
+            raise self.error("mode", error.message) from None
+
+    def check_mode(self) -> None:
+        """Check the configured ``mode`` against the configured ``policy`` (:meth:`resolved_mode`).
+
+        ``check`` and ``test`` call this whenever they read the configuration, whatever they
+        were asked to check: a mode typo must fail them as it fails ``compile``, not pass
+        until the first command that compiles in that mode. A policy that does not load is
+        left to the checks that load it, which report it at its own place.
+        """
+        if self.mode is None or self.policy is None:
+            return
+        from bgc.cache import cached_policy
+
+        try:
+            policy = cached_policy(local_path(self.policy))
+        except BgcError:
+            return
+        self.resolved_mode(policy)
+
     def policy_files(self) -> list[Path]:
         """``policy`` and every file the ``policies`` globs match, sorted, without duplicates.
 
@@ -80,7 +117,7 @@ class Config:
         for pattern in self.policies:
             matches = [path for path in self.root.glob(pattern) if path.is_file()]
             if not matches:
-                raise self.error("policies", f"the glob {pattern!r} matches no file under {self.root}")
+                raise self.error("policies", f"the glob {pattern!r} matches no file")
             found.update(path.resolve() for path in matches)
         return sorted(found)
 
@@ -90,7 +127,7 @@ class Config:
         for entry in self.tests:
             if not entry.exists():
                 raise self.error("tests", f"{_shown(entry, self.root)} does not exist")
-            found.update(iter_tests(entry))
+            found.update(path.resolve() for path in iter_tests(entry))
         return sorted(found)
 
     def order_files(self) -> list[Path]:
@@ -135,11 +172,13 @@ def is_order_file(path: str | Path) -> bool:
 
 
 def iter_tests(entry: Path) -> Iterator[Path]:
+    """The test files ``entry`` names (itself, or those below it), spelled from ``entry`` as
+    given, so that text output names them the way the user did."""
     if entry.is_file():
-        yield entry.resolve()
+        yield entry
         return
     for suffix in TEST_SUFFIXES:
-        yield from (path.resolve() for path in entry.rglob("*" + suffix) if path.is_file())
+        yield from (path for path in entry.rglob("*" + suffix) if path.is_file())
 
 
 def iter_orders(directory: Path) -> Iterator[Path]:
@@ -153,6 +192,38 @@ def _shown(path: Path, root: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
+
+
+def local_path(path: str | Path) -> str:
+    """``path`` as this process opens and prints it: relative to the working directory when it
+    lies below it, else absolute. Under :func:`at_root` that is the repository-relative path."""
+    absolute = Path(os.path.abspath(path))
+    return os.path.relpath(absolute) if absolute.is_relative_to(Path.cwd()) else str(absolute)
+
+
+@contextmanager
+def at_root(config: Config | None, paths: Sequence[str]) -> Iterator[list[str]]:
+    """Run a command from the repository root, with the command-line ``paths`` rewritten to
+    match; the working directory is restored afterwards.
+
+    Every path ``check`` and ``test`` print — a finding's place, a test's id and header, a path
+    inside a message ("taken by deny at policies/base.bgp:3"), a coverage line — is the path a
+    file was opened by, or derived from it. Opening every file by its repository-relative path
+    therefore makes all of them repository-relative at once, from whichever subdirectory bgc
+    runs (docs/ci.md), instead of each renderer rewriting each path it meets and missing some.
+    A path outside the repository becomes absolute. Without a configuration nothing changes:
+    paths stay as the user gave them.
+    """
+    if config is None:
+        yield list(paths)
+        return
+    given = [os.path.abspath(path) for path in paths]
+    here = os.getcwd()
+    os.chdir(config.root)
+    try:
+        yield [local_path(path) for path in given]
+    finally:
+        os.chdir(here)
 
 
 # --- finding and reading ------------------------------------------------------------------------
@@ -203,9 +274,9 @@ def load_config(path: str | Path) -> Config | None:
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as error:
-        raise ConfigError(f"cannot read: {error.strerror}", Span(str(path))) from None
+        raise ConfigError(f"cannot read: {error.strerror}", Span(path.name)) from None
     except UnicodeDecodeError as error:
-        raise ConfigError(f"not valid UTF-8 (offset {error.start})", Span(str(path))) from None
+        raise ConfigError(f"not valid UTF-8 (offset {error.start})", Span(path.name)) from None
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -225,10 +296,14 @@ def _table(path: Path) -> str | None:
     return "tool.bgc" if path.name == "pyproject.toml" else None
 
 
-def _located(path: Path, text: str, key: str, message: str, hint: str | None = None) -> ConfigError:
-    """An error at ``key``'s value in ``text`` (the table header when the key is not found)."""
-    spans = _key_spans(text, str(path), _table(path))
-    span = spans.get(key, spans.get("", Span(str(path))))
+def _located(
+    path: Path, text: str, key: str, message: str, hint: str | None = None, *, at_key: bool = False
+) -> ConfigError:
+    """An error at ``key``'s value in ``text`` (``at_key``: at the key itself; the table header
+    when the key is not found). The file is named by its path from the repository root, which
+    is its bare name: the configuration's directory is the root."""
+    keys, values = _key_spans(text, path.name, _table(path))
+    span = (keys if at_key else values).get(key) or values.get("", Span(path.name))
     lines = text.splitlines()
     source = lines[span.line - 1] if 0 < span.line <= len(lines) else None
     return ConfigError(message, span, hint=hint, source=source)
@@ -237,8 +312,8 @@ def _located(path: Path, text: str, key: str, message: str, hint: str | None = N
 def _build(path: Path, table: Any, text: str) -> Config:
     root = path.parent
 
-    def error(key: str, message: str, hint: str | None = None) -> ConfigError:
-        return _located(path, text, key, message, hint)
+    def error(key: str, message: str, hint: str | None = None, *, at_key: bool = False) -> ConfigError:
+        return _located(path, text, key, message, hint, at_key=at_key)
 
     if not isinstance(table, dict):
         raise error("", "[tool.bgc] must be a table")
@@ -248,7 +323,7 @@ def _build(path: Path, table: Any, text: str) -> Config:
 
             close = difflib.get_close_matches(key, KEYS, n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(KEYS)}"
-            raise error(key, f"unknown key {key!r}", hint)
+            raise error(key, f"unknown key {key!r}", hint, at_key=True)
 
     def text_value(key: str) -> str | None:
         value = table.get(key)
@@ -272,7 +347,7 @@ def _build(path: Path, table: Any, text: str) -> Config:
         raise error("mode", f"mode {mode!r} is not a mode name")
     for pattern in text_list("policies"):
         if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-            raise error("policies", f"the glob {pattern!r} must be relative and stay inside {root}")
+            raise error("policies", f"the glob {pattern!r} must be relative and stay inside the repository")
 
     def resolve(value: str | None) -> Path | None:
         return None if value is None else (root / value).resolve()
@@ -299,23 +374,25 @@ def _toml_error(error: Exception, path: Path, text: str) -> ConfigError:
     message = str(error)
     match = re.search(r"\(at line (\d+), column (\d+)\)$", message)
     if not match:
-        return ConfigError(f"invalid TOML: {message}", Span(str(path)))
+        return ConfigError(f"invalid TOML: {message}", Span(path.name))
     line, col = int(match.group(1)), int(match.group(2))
     lines = text.splitlines()
     source = lines[line - 1] if 0 < line <= len(lines) else None
-    return ConfigError(f"invalid TOML: {message[: match.start()].rstrip()}", Span(str(path), line, col), source=source)
+    return ConfigError(f"invalid TOML: {message[: match.start()].rstrip()}", Span(path.name, line, col), source=source)
 
 
 _HEADER = r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$"
 _KEY = r"""^(\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=\s*"""
 
 
-def _key_spans(text: str, file: str, table: str | None) -> dict[str, Span]:
-    """Line and column of each key's value in ``table`` (``None``: the top level).
+def _key_spans(text: str, file: str, table: str | None) -> tuple[dict[str, Span], dict[str, Span]]:
+    """Where each key of ``table`` (``None``: the top level) is written, and where its value
+    starts: ``(keys, values)``.
 
-    tomllib reports no positions for values, so a light line scan finds them; ``""`` maps to the
-    table header. Keys it cannot place (inline tables, dotted keys) fall back to the header.
+    tomllib reports no positions, so a light line scan finds them; in ``values``, ``""`` maps to
+    the table header. Keys it cannot place (inline tables, dotted keys) fall back to the header.
     """
+    keys: dict[str, Span] = {}
     spans: dict[str, Span] = {}
     current: str | None = None
     for number, line in enumerate(text.splitlines(), start=1):
@@ -330,6 +407,7 @@ def _key_spans(text: str, file: str, table: str | None) -> dict[str, Span]:
         key = re.match(_KEY, line)
         if key:
             name = key.group(2).strip("\"'")
+            keys.setdefault(name, Span(file, number, key.start(2) + 1, number, key.end(2) + 1))
             spans.setdefault(name, Span(file, number, key.end() + 1))
-    return spans
+    return keys, spans
 

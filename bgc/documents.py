@@ -45,12 +45,15 @@ class DocumentError(InputError):
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """Plain data read from ``path`` plus, where the format gives them, value locations."""
+    """Plain data read from ``path`` plus, where the format gives them, value locations and the
+    locations of map keys (``key_locations``: start and end of the key as written, by the path
+    of its value)."""
 
     path: str
     data: Any
     text: str | None = None
     locations: dict[tuple[str | int, ...], Location] = field(default_factory=dict)
+    key_locations: dict[tuple[str | int, ...], tuple[Location, Location]] = field(default_factory=dict)
 
     def span(self, path: tuple[str | int, ...]) -> Span:
         """The nearest known location of the value at ``path`` (walking up to its parents)."""
@@ -60,15 +63,25 @@ class Document:
                 return Span(self.path, where[0], where[1])
         return Span(self.path)
 
+    def key_span(self, path: tuple[str | int, ...]) -> Span:
+        """Where the map key of the value at ``path`` is written, start to end: what a complaint
+        about the key itself (an unknown key) points at. Falls back to :meth:`span`."""
+        where = self.key_locations.get(path)
+        if where is None:
+            return self.span(path)
+        (line, col), (end_line, end_col) = where
+        return Span(self.path, line, col, end_line, end_col)
+
     def source_line(self, span: Span) -> str | None:
         if self.text is None or not span.line:
             return None
         lines = self.text.splitlines()
         return lines[span.line - 1] if span.line <= len(lines) else None
 
-    def error_at(self, path: tuple[str | int, ...], message: str) -> DocumentError:
-        """A located error about the value at ``path``, naming the field path in words."""
-        span = self.span(path)
+    def error_at(self, path: tuple[str | int, ...], message: str, *, at_key: bool = False) -> DocumentError:
+        """A located error about the value at ``path`` (``at_key``: about its key), naming the
+        field path in words."""
+        span = self.key_span(path) if at_key else self.span(path)
         return DocumentError(f"{format_path(path)}: {message}", span, source=self.source_line(span))
 
     def build(self, make: Callable[[Any], T]) -> T:
@@ -192,8 +205,9 @@ def _json_int(literal: str) -> int:
 
 def _json_locations(
     text: str, locate: Callable[[int], Location], fail: Callable[[str, int], DocumentError]
-) -> dict[tuple[str | int, ...], Location]:
-    """Where each value of well-formed JSON ``text`` starts, by field path.
+) -> tuple[dict[tuple[str | int, ...], Location], dict[tuple[str | int, ...], tuple[Location, Location]]]:
+    """Where each value of well-formed JSON ``text`` starts, and where each map key is written
+    (quotes included), by field path.
 
     ``json.loads`` gives no positions, so this walks the text it has just accepted a second
     time, token by token, with an explicit stack (any nesting json accepted is fine). Map keys
@@ -202,6 +216,7 @@ def _json_locations(
     """
     scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
     locations: dict[tuple[str | int, ...], Location] = {}
+    key_locations: dict[tuple[str | int, ...], tuple[Location, Location]] = {}
     stack: list[tuple[tuple[str | int, ...], set[str] | None, list[int]]] = []  # path, keys seen, count
 
     def member(pos: int) -> tuple[tuple[str | int, ...], int]:
@@ -218,6 +233,7 @@ def _json_locations(
         if key in keys:
             raise fail(f"{format_path((*container, key))}: duplicate key {key!r}", pos)
         keys.add(key)
+        key_locations[(*container, key)] = (locate(pos), locate(end))
         colon = _skip_space(text, end)
         return (*container, key), _skip_space(text, colon + 1)
 
@@ -242,7 +258,7 @@ def _json_locations(
             stack.pop()
             pos = _skip_space(text, pos + 1)
         if not stack:
-            return locations
+            return locations, key_locations
         where, pos = member(_skip_space(text, pos + 1))  # past the ','
 
 
@@ -260,7 +276,7 @@ def _load_json(text: str, path: str) -> Document:
         raise fail(f"invalid JSON: {error.msg}", error.pos) from None
     except RecursionError:
         raise DocumentError(f"nesting deeper than {MAX_DEPTH} levels", Span(path)) from None
-    return Document(path, data, text, _json_locations(text, locate, fail))
+    return Document(path, data, text, *_json_locations(text, locate, fail))
 
 
 # --- CBOR -------------------------------------------------------------------------------------
@@ -388,6 +404,7 @@ def _load_yaml(text: str, path: str) -> Document:
     if node is None:
         raise fail("empty document: expected a map")
     locations: dict[tuple[str | int, ...], Location] = {}
+    key_locations: dict[tuple[str | int, ...], tuple[Location, Location]] = {}
     budget = [MAX_NODES]
 
     def convert(node: Any, where: tuple[str | int, ...], depth: int) -> Any:
@@ -420,11 +437,13 @@ def _load_yaml(text: str, path: str) -> Document:
                 raise fail(f"{format_path(where)}: {error.message}", key_node.start_mark) from None
             if key in result:
                 raise fail(f"{format_path((*where, key))}: duplicate key {key!r}", key_node.start_mark)
+            start, end = key_node.start_mark, key_node.end_mark
+            key_locations[(*where, key)] = ((start.line + 1, start.column + 1), (end.line + 1, end.column + 1))
             result[key] = convert(value_node, (*where, key), depth + 1)
         return result
 
     data = convert(node, (), 0)
-    return Document(path, data, text, locations)
+    return Document(path, data, text, locations, key_locations)
 
 
 def load_order(path: str, input_format: str | None = None) -> WorkOrder:

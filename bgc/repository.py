@@ -8,7 +8,9 @@ part of it is checked, including recordings whose order is gone.
 
 Everything becomes :class:`bgc.findings.Finding`s (for the machine formats) plus one text
 report for people. A file that cannot be read is reported and checking goes on, so one bad
-file does not hide the state of the rest; the exit code is then 2.
+file does not hide the state of the rest; the exit code is then 2. With a configuration, the
+check runs from the repository root (:func:`bgc.config.at_root`), so every path it prints is
+repository-relative, whichever directory it was started in.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code
+from bgc.render.words import count
 
 if TYPE_CHECKING:
     from bgc.config import Config
@@ -63,7 +66,7 @@ class _Plan(NamedTuple):
 
 
 def _sort(paths: Sequence[str], config: Config | None, orders_only: bool) -> _Plan:
-    from bgc.config import is_order_file, is_test_file, iter_tests
+    from bgc.config import EXPECTED_SUFFIX, is_order_file, is_test_file, iter_tests, local_path
 
     if not paths:
         if config is None:
@@ -71,14 +74,14 @@ def _sort(paths: Sequence[str], config: Config | None, orders_only: bool) -> _Pl
                 "nothing to check: pass policies, tests or orders, or configure [tool.bgc] in "
                 "pyproject.toml (or bgc.toml) so `bgc check` knows the repository",
             )
-        orders = [Path(_display(path)) for path in config.order_files()]
+        orders = [Path(local_path(path)) for path in config.order_files()]
         if orders_only:
             if config.orders is None:
                 raise config.error("orders", "`bgc check --orders` needs the orders directory: set `orders`")
             return _Plan([], [], orders, True)
         return _Plan(
-            [_display(path) for path in config.policy_files()],
-            [_display(path) for path in config.test_files()],
+            [local_path(path) for path in config.policy_files()],
+            [local_path(path) for path in config.test_files()],
             orders,
             True,
         )
@@ -98,6 +101,13 @@ def _sort(paths: Sequence[str], config: Config | None, orders_only: bool) -> _Pl
             plan.orders.append(path)
         elif not path.exists():
             raise InputError("no such file", Span(entry))
+        elif entry.endswith(EXPECTED_SUFFIX):
+            raise UsageError(
+                "a recorded expectation, not a work order: it is checked together with its order",
+                Span(entry),
+                hint=f"check the order it records ({_recorded_order(path, config)}); "
+                "`bgc check --update` rewrites recordings",
+            )
         else:
             raise UsageError(
                 "not a policy (.bgp), a test file (.bgt.yaml), a work order (.yaml, .yml, .json, .cbor) or a directory",
@@ -106,14 +116,22 @@ def _sort(paths: Sequence[str], config: Config | None, orders_only: bool) -> _Pl
     return plan
 
 
-def _display(path: Path) -> str:
-    """A configured (absolute) path as people would type it: relative to the working directory
-    when below it. Spans, and so every message, carry this form."""
-    return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
+def _recorded_order(recording: Path, config: Config | None) -> str:
+    """The order a recording belongs to (:meth:`Config.expectation_for` backwards), as shown."""
+    from bgc.config import EXPECTED_SUFFIX, local_path
+
+    recording = recording.resolve()
+    name = recording.name.removesuffix(EXPECTED_SUFFIX)
+    if config is not None and config.expectations is not None and config.orders is not None:
+        try:
+            return local_path(config.orders / recording.parent.relative_to(config.expectations) / name)
+        except ValueError:
+            pass
+    return local_path(recording.with_name(name))
 
 
 def check(
-    paths: Sequence[str], *, config: Config | None, update: bool = False, orders_only: bool = False, root: Path
+    paths: Sequence[str], *, config: Config | None, update: bool = False, orders_only: bool = False
 ) -> Outcome:
     """Check ``paths`` (or, with none, the configured repository); ``update`` rewrites recordings;
     ``orders_only`` leaves policies and tests out (the ``bgc-compile`` pre-commit hook)."""
@@ -141,7 +159,7 @@ def check(
         summary["policies"] = len(targets.policies)
 
     if targets.tests:
-        sections.append(_tests(targets.tests, config, root, findings, errors, summary))
+        sections.append(_tests(targets.tests, config, findings, errors, summary))
 
     if targets.orders or (targets.whole_repository and config is not None and config.orders is not None):
         text, writes, removals = _orders(targets, config, update, findings, errors, summary)
@@ -158,7 +176,6 @@ def check(
 def _tests(
     tests: Sequence[str],
     config: Config | None,
-    root: Path,
     findings: list[Finding],
     errors: list[BgcError],
     summary: dict[str, Any],
@@ -170,7 +187,7 @@ def _tests(
     lines: list[str] = []
     for path in tests:
         try:
-            run = run_tests([path], config=config, root=root, expects=False)
+            run = run_tests([path], config=config, expects=False)
         except BgcError as error:
             lines.append(_report(error, path, errors, findings) or f"{path}: not run (the error above)")
             continue
@@ -193,13 +210,14 @@ def _orders(
     removed instead, leaving the writing to the caller (nothing is written when input was bad)."""
     from bgc.cache import cached_policy
     from bgc.compiler import Compiler
+    from bgc.config import local_path
     from bgc.outcomes import compare, recording, stale_finding, stale_recordings
     from bgc.policy.check import render_finding
 
     if config is None or config.policy is None:
         message = "checking work orders needs the policy to compile them against: set `policy` in [tool.bgc]"
         raise config.error("orders", message) if config is not None else UsageError(message)
-    policy = _display(config.policy)
+    policy = local_path(config.policy)
     try:
         compiler = Compiler(cached_policy(policy))
     except BgcError as error:
@@ -209,7 +227,8 @@ def _orders(
     lines: list[str] = []
     writes: list[tuple[Path, str]] = []
     order_findings: list[Finding] = []
-    differing = 0  # orders that differ from their recording or could not be read
+    differing = 0  # orders compared and found to differ from their recording
+    unreadable = 0  # orders (or their recordings) that could not be read: not compared
     for path in targets.orders:
         try:
             if update:
@@ -219,27 +238,31 @@ def _orders(
             found = compare(path, compiler, config, mode=config.mode)
         except BgcError as error:
             lines.append(_report(error, str(path), errors, findings) or f"{path}: not checked (the error above)")
-            differing += 1
+            unreadable += 1
             continue
         order_findings.extend(found)
         differing += bool(found)
     stale = stale_recordings(config, targets.orders) if targets.whole_repository else []
     if not update:
-        order_findings.extend(stale_finding(Path(_display(path))) for path in stale)
+        order_findings.extend(stale_finding(Path(local_path(path))) for path in stale)
     findings.extend(order_findings)
     lines.extend(render_finding(finding, None) for finding in sorted(order_findings, key=Finding.sort_key))
-    checked = len(targets.orders)
+    checked = len(targets.orders) - unreadable
+    not_read = f", {count(unreadable, 'order')} could not be read" if unreadable else ""
     if update:
-        lines.append(f"orders: {checked} checked, {len(writes)} recordings out of date, {len(stale)} stale")
-        summary["orders"] = {"checked": checked, "recorded": len(writes), "removed": len(stale)}
+        lines.append(
+            f"orders: {checked} checked{not_read}, {count(len(writes), 'recording')} out of date, {len(stale)} stale"
+        )
+        summary["orders"] = {"checked": checked, "unreadable": unreadable, "recorded": len(writes), "removed": len(stale)}
         return "\n".join(lines), writes, stale
-    lines.append(f"orders: {checked} checked, {checked - differing} match their recorded expectations")
-    summary["orders"] = {"checked": checked, "differ": differing, "stale": len(stale)}
+    lines.append(f"orders: {checked} checked{not_read}, {checked - differing} match their recorded expectations")
+    summary["orders"] = {"checked": checked, "unreadable": unreadable, "differ": differing, "stale": len(stale)}
     return "\n".join(lines), [], []
 
 
 def _apply(writes: Sequence[tuple[Path, str]], removals: Sequence[Path]) -> list[str]:
     """Write the new recordings and remove the stale ones; the lines that say so."""
+    from bgc.config import local_path
     from bgc.files import write_atomic
 
     lines = []
@@ -248,17 +271,21 @@ def _apply(writes: Sequence[tuple[Path, str]], removals: Sequence[Path]) -> list
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(target, text.encode("utf-8"))
         except OSError as error:
-            raise InputError(f"cannot write the recording: {error.strerror}", Span(_display(target))) from None
-        lines.append(f"recorded {_display(target)}")
+            raise InputError(f"cannot write the recording: {error.strerror}", Span(local_path(target))) from None
+        lines.append(f"recorded {local_path(target)}")
     for path in removals:
         path.unlink(missing_ok=True)
-        lines.append(f"removed {_display(path)}")
+        lines.append(f"removed {local_path(path)}")
     return lines
 
 
 def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[Finding]) -> str | None:
     """Record a file that could not be read and return its rendering, or ``None`` when the same
-    error is already recorded (a broken policy that several tests use is one error, not many)."""
+    error is already recorded (a broken policy that several tests use is one error, not many).
+    It is rendered as the finding it becomes, id included (``error[BGC099]``), like a policy
+    that does not load (``error[BGC001]``)."""
+    from bgc.policy.check import render_finding
+
     where = error.span or Span(path)
     key = (os.path.realpath(where.file), where.line, where.col, error.message)
     for known in errors:
@@ -266,24 +293,25 @@ def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[F
         if (os.path.realpath(seen.file), seen.line, seen.col, known.message) == key:
             return None
     errors.append(error)
-    findings.append(Finding(getattr(error, "code", UNREADABLE), Severity.ERROR, error.message, where, error.hint))
-    return error.render()
+    finding = Finding(getattr(error, "code", UNREADABLE), Severity.ERROR, error.message, where, error.hint)
+    findings.append(finding)
+    return render_finding(finding, error.source)
 
 
 def _closing_line(findings: Sequence[Finding], errors: Sequence[BgcError]) -> str:
     if errors:
         unreadable = {_error_file(error) for error in errors if _unreadable(error)}
         unparsed = {_error_file(error) for error in errors} - unreadable
-        parts = [f"{_count(len(unreadable), 'file')} could not be read"] if unreadable else []
-        parts += [f"{_count(len(unparsed), 'file')} could not be parsed"] if unparsed else []
+        parts = [f"{count(len(unreadable), 'file')} could not be read"] if unreadable else []
+        parts += [f"{count(len(unparsed), 'file')} could not be parsed"] if unparsed else []
         return "bgc check: " + ", ".join(parts)
     counted = [f for f in findings if f.severity is not Severity.NOTE]
     if not counted:
         return "bgc check: all checks passed"
     errors_n = sum(f.severity is Severity.ERROR for f in counted)
     return (
-        f"bgc check: {_count(len(counted), 'finding')} "
-        f"({_count(errors_n, 'error')}, {_count(len(counted) - errors_n, 'warning')})"
+        f"bgc check: {count(len(counted), 'finding')} "
+        f"({count(errors_n, 'error')}, {count(len(counted) - errors_n, 'warning')})"
     )
 
 
@@ -302,10 +330,6 @@ def _error_file(error: BgcError) -> str:
     return os.path.realpath(error.span.file) if error.span is not None else ""
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" + ("" if number == 1 else "s")
-
-
 def run_command(
     paths: Sequence[str], *, output_format: str = "text", update: bool = False, orders_only: bool = False
 ) -> tuple[str, int]:
@@ -314,15 +338,18 @@ def run_command(
     Shared by the typer command and the fast start-up path (:mod:`bgc.launch`), so both behave
     identically. Raises :class:`UsageError` for a bad command line or configuration.
     """
-    from bgc.config import find_config, git_root
+    from bgc.config import at_root, find_config, git_root
     from bgc.render.machine import FORMATS, render
 
     if output_format != "text" and output_format not in FORMATS:
         raise UsageError(f"unknown --format {output_format!r} (expected text, {', '.join(FORMATS)})")
     config = find_config(".")
     root = config.root if config is not None else git_root(".")
-    outcome = check(paths, config=config, update=update, orders_only=orders_only, root=root)
-    if output_format == "text":
-        return outcome.text, outcome.exit_code
-    text = render(outcome.findings, output_format, root=root, descriptions=descriptions(), summary=outcome.summary)
+    with at_root(config, paths) as paths:
+        if config is not None:
+            config.check_mode()
+        outcome = check(paths, config=config, update=update, orders_only=orders_only)
+        if output_format == "text":
+            return outcome.text, outcome.exit_code
+        text = render(outcome.findings, output_format, root=root, descriptions=descriptions(), summary=outcome.summary)
     return text, outcome.exit_code

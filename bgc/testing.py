@@ -83,8 +83,8 @@ class CaseResult:
 
 @dataclass(frozen=True, slots=True)
 class RuleSite:
-    """A rule of a tested policy, for the coverage report: where people find it (``file``,
-    relative to the root) and the real path that identifies it."""
+    """A rule of a tested policy, for the coverage report: where people find it (``file``, as
+    opened) and the real path that identifies it."""
 
     file: str
     line: int
@@ -202,18 +202,19 @@ def run_tests(
     *,
     config: Config | None = None,
     select: Callable[[str], bool] = lambda name: True,
-    root: Path | None = None,
     expects: bool = True,
 ) -> PolicyTestRun:
     """Run every test in ``test_files`` and the inline expects of every policy involved
     (``policy_files`` plus those the tests use); ``expects=False`` when the caller checks the
-    policies itself (``bgc check``). Raises :class:`BgcError` on bad input."""
-    root = Path(os.path.abspath(root or (config.root if config else ".")))
+    policies itself (``bgc check``). Raises :class:`BgcError` on bad input.
+
+    Files are named as they are opened, in ids, headers and findings alike (the commands open
+    them by their repository-relative paths: :func:`bgc.config.at_root`)."""
     policies = _Policies()
     cases: list[CaseResult] = []
     involved: list[str] = [str(path) for path in policy_files]
     for test_file in test_files:
-        cases.extend(_run_file(str(test_file), policies, config, select, root, involved))
+        cases.extend(_run_file(str(test_file), policies, config, select, involved))
     seen: set[str] = set()
     rules: dict[tuple[str, int], RuleSite] = {}
     for path in involved:
@@ -222,10 +223,10 @@ def run_tests(
         seen.add(_real(path))
         policy, compiler = policies.get(path)
         if expects:
-            cases.extend(_run_expects(policy, compiler, select, root))
+            cases.extend(_run_expects(policy, compiler, select))
         for rule in policy.rules:
             real = _real(rule.span.file)
-            rules.setdefault((real, rule.span.line), RuleSite(_shown(rule.span.file, root), rule.span.line, _rule_text(rule), real))
+            rules.setdefault((real, rule.span.line), RuleSite(rule.span.file, rule.span.line, _rule_text(rule), real))
     return PolicyTestRun(tuple(cases), tuple(sorted(rules.values(), key=lambda r: (r.file, r.line))))
 
 
@@ -234,13 +235,11 @@ def _run_file(
     policies: _Policies,
     config: Config | None,
     select: Callable[[str], bool],
-    root: Path,
     used: list[str],
 ) -> list[CaseResult]:
     from bgc.documents import read_document
 
     document = read_document(path)
-    shown = _shown(path, root)
     data = document.data
     if not isinstance(data, dict):
         raise document.error_at((), "a test file is a map with `tests` (and optionally `policy`, `mode`)")
@@ -264,7 +263,7 @@ def _run_file(
         names[name] = index
         if not any(key in case for key in ("verdicts", "calls", "plan")):
             raise document.error_at(where, "a test needs at least one of `verdicts`, `calls`, `plan`")
-        if not select(f"{shown}::{name}"):
+        if not select(f"{path}::{name}"):
             continue
         started = time.perf_counter()
         policy, compiler = policies.get(policy_path)
@@ -282,7 +281,7 @@ def _run_file(
         ]
         results.append(
             CaseResult(
-                shown,
+                path,
                 name,
                 document.span(where),
                 time.perf_counter() - started,
@@ -293,17 +292,16 @@ def _run_file(
     return results
 
 
-def _run_expects(policy: Policy, compiler: Compiler, select: Callable[[str], bool], root: Path) -> list[CaseResult]:
+def _run_expects(policy: Policy, compiler: Compiler, select: Callable[[str], bool]) -> list[CaseResult]:
     from bgc.compiler import decide, rule_source
     from bgc.policy.check import _missed as missed_expect
 
     results = []
     for expect in policy.expects:
-        shown = _shown(expect.span.file, root)
         name = f"line {expect.span.line}: expect {expect.effect} {expect.resource}:{expect.action}:{expect.value}"
         if _real(expect.span.file) != _real(policy.path):  # an included file's expect, run in this policy
-            name += f" (in {_shown(policy.path, root)})"
-        if not select(f"{shown}::{name}"):
+            name += f" (in {policy.path})"
+        if not select(f"{expect.span.file}::{name}"):
             continue
         started = time.perf_counter()
         decision = decide(
@@ -311,7 +309,7 @@ def _run_expects(policy: Policy, compiler: Compiler, select: Callable[[str], boo
         )
         findings = () if decision.effect == expect.effect else (missed_expect(expect, decision),)
         exercised = frozenset((_real(rule_source(policy, rule)), rule.line) for rule in decision.rules)
-        results.append(CaseResult(shown, name, expect.span, time.perf_counter() - started, findings, exercised))
+        results.append(CaseResult(expect.span.file, name, expect.span, time.perf_counter() - started, findings, exercised))
     return results
 
 
@@ -448,7 +446,9 @@ def _policy_path(document: Document, data: dict[str, Any], config: Config | None
     value = data.get("policy")
     if value is None:
         if config is not None and config.policy is not None:
-            return str(config.policy)
+            from bgc.config import local_path
+
+            return local_path(config.policy)
         raise document.error_at(
             (), "no policy: give `policy:` (relative to this file) or name one in [tool.bgc] / bgc.toml"
         )
@@ -467,7 +467,7 @@ def _only(document: Document, where: tuple[str | int, ...], data: Mapping[str, A
         if key not in keys:
             close = difflib.get_close_matches(key, keys, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else f" (expected one of: {', '.join(keys)})"
-            raise document.error_at((*where, key), f"unknown key {key!r}{hint}")
+            raise document.error_at((*where, key), f"unknown key {key!r}{hint}", at_key=True)
 
 
 def _optional_text(document: Document, at: tuple[str | int, ...], value: Any) -> str | None:
@@ -484,12 +484,6 @@ def _rule_text(rule: Any) -> str:
 
 def _real(path: str) -> str:
     return os.path.realpath(path)
-
-
-def _shown(path: str, root: Path) -> str:
-    from bgc.render.machine import shown_path
-
-    return shown_path(path, root)
 
 
 # --- the report people read ---------------------------------------------------------------------
@@ -552,7 +546,7 @@ def find_in(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
             raise InputError("no such file", Span(str(entry)))
         if entry.is_dir():
             tests.extend(sorted(iter_tests(entry)))
-            policies.extend(sorted(path.resolve() for path in entry.rglob("*.bgp") if path.is_file()))
+            policies.extend(sorted(path for path in entry.rglob("*.bgp") if path.is_file()))
         elif is_test_file(entry):
             tests.append(entry)
         elif entry.suffix == ".bgp":
@@ -576,43 +570,63 @@ def run_command(
 ) -> tuple[str, int]:
     """``bgc test``: what to print and the exit code. Raises :class:`BgcError` on bad input.
 
-    Without paths, the configuration's ``tests`` directories and policies are run.
+    Without paths, the configuration's ``tests`` directories and policies are run. With a
+    configuration, the tests run from the repository root (:func:`bgc.config.at_root`), so ids
+    and every printed path are repository-relative. A ``-k`` that selects nothing is a usage
+    error: a typo in it must not turn CI green by running no test at all.
     """
-    from bgc.config import find_config
+    from bgc.config import at_root, find_config
+
+    config = find_config(".")
+    with at_root(config, paths) as paths:
+        text, code, junit = _run(paths, config, keyword, coverage, output_format, junit_xml is not None)
+    if junit_xml is not None and junit is not None:  # written from where bgc was started
+        from bgc.files import write_atomic
+
+        try:
+            write_atomic(junit_xml, junit.encode("utf-8"))
+        except OSError as error:
+            raise InputError(f"cannot write the JUnit report: {error.strerror}", Span(junit_xml)) from None
+    return text, code
+
+
+def _run(
+    paths: Sequence[str], config: Config | None, keyword: str | None, coverage: bool, output_format: str, want_junit: bool
+) -> tuple[str, int, str | None]:
+    """The body of :func:`run_command`, run at the repository root: the text, the exit code and,
+    when ``want_junit``, the JUnit report."""
+    from bgc.config import local_path
     from bgc.errors import ExitCode
     from bgc.render.machine import FORMATS, render
 
     if output_format not in ("text", "junit", *FORMATS):
         raise UsageError(f"unknown --format {output_format!r} (expected text, junit, {', '.join(FORMATS)})")
-    config = find_config(".")
+    if config is not None:
+        config.check_mode()
     if paths:
         tests, policies = find_in(paths)
     elif config is not None:
-        tests, policies = config.test_files(), config.policy_files()
+        tests = [Path(local_path(path)) for path in config.test_files()]
+        policies = [Path(local_path(path)) for path in config.policy_files()]
     else:
         raise UsageError("nothing to test: pass test files (*.bgt.yaml), policies or directories, or configure [tool.bgc]")
     root = config.root if config is not None else Path.cwd()
     select = keyword_filter(keyword) if keyword else (lambda name: True)
-    run = run_tests(tests, policies, config=config, select=select, root=root)
+    run = run_tests(tests, policies, config=config, select=select)
+    if keyword and not run.cases:
+        raise UsageError(f"no test matches -k {keyword!r}")
+    code = ExitCode.FINDINGS if run.failed else ExitCode.OK
     junit = None
-    if junit_xml is not None or output_format == "junit":
+    if want_junit or output_format == "junit":
         from bgc.render.junit import render_junit
 
         junit = render_junit(junit_cases(run), root=root)
-    if junit_xml is not None:
-        from bgc.files import write_atomic
-
-        try:
-            write_atomic(junit_xml, junit.encode("utf-8"))  # type: ignore[union-attr]
-        except OSError as error:
-            raise InputError(f"cannot write the JUnit report: {error.strerror}", Span(junit_xml)) from None
     if output_format == "text":
-        text = report(run, coverage=coverage)
-    elif junit is not None and output_format == "junit":
-        text = junit
-    else:
-        from bgc.policy.check import CODES
+        return report(run, coverage=coverage), code, junit
+    if junit is not None and output_format == "junit":
+        return junit, code, junit
+    from bgc.policy.check import CODES
 
-        text = render(run.findings, output_format, root=root, descriptions={**CODES, **RULES},
-                      summary=summary(run, coverage=coverage))  # fmt: skip
-    return text, ExitCode.FINDINGS if run.failed else ExitCode.OK
+    text = render(run.findings, output_format, root=root, descriptions={**CODES, **RULES},
+                  summary=summary(run, coverage=coverage))  # fmt: skip
+    return text, code, junit

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -114,7 +115,7 @@ def test_bad_input_exits_2_and_update_writes_nothing(repo: Path) -> None:
     (repo / "orders/broken.yaml").write_text("intent: {kind: x\n")
     result = bgc("check", "--update")
     assert result.exit_code == 2
-    assert "orders/broken.yaml:2:1: error: invalid YAML" in result.stdout
+    assert "orders/broken.yaml:2:1: error[BGC099]: invalid YAML" in result.stdout
     assert "nothing was recorded" in result.stdout
     assert not (repo / RECORDING).exists()
     sarif = json.loads(bgc("check", "--format", "sarif").stdout)
@@ -148,6 +149,84 @@ def test_paths_by_kind(repo: Path) -> None:
     assert "policies/p.bgp: 3 rules" in result.stdout
     assert "tests/p.bgt.yaml ." in result.stdout
     assert "orders: 1 checked, 1 match" in result.stdout
+
+
+MODES = """\
+default mode readonly
+allow fs:read:/**
+mode readonly {
+  deny fs:write:/**
+}
+mode edit {
+  allow fs:write:/src/**
+}
+"""
+
+
+def test_a_mode_typo_fails_check_and_test_as_it_fails_compile(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "policies/m.bgp").write_text(MODES)
+    config = 'policy = "policies/m.bgp"\nmode = "edt"\npolicies = ["policies/*.bgp"]\ntests = ["tests"]\norders = "orders"\n'
+    (repo / "bgc.toml").write_text(config)
+    located = ("bgc.toml:2:8: error: mode: unknown mode 'edt' (the policy declares: readonly, edit)\n"
+               '  mode = "edt"\n         ^\n')  # fmt: skip
+    for args in (["check"], ["check", "policies/p.bgp"], ["check", "--orders"], ["test"], ["test", "tests/p.bgt.yaml"],
+                 ["compile", "orders/one.yaml"]):  # fmt: skip
+        result = bgc(*args)
+        assert (result.exit_code, result.stderr) == (2, located), args
+    monkeypatch.chdir(repo / "orders")  # from a subdirectory: the same place, named from the root
+    for args in (["check"], ["test", "../tests/p.bgt.yaml"], ["compile", "one.yaml"]):
+        assert bgc(*args).stderr == located, args
+    monkeypatch.chdir(repo)
+    (repo / "bgc.toml").write_text(config.replace('"edt"', '"edit"'))
+    assert bgc("check", "--update").exit_code == 0
+    assert json.loads((repo / RECORDING).read_text())["mode"] == "edit"
+
+
+def test_every_path_printed_is_repository_relative_from_a_subdirectory(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "policies/p.bgp").write_text(POLICY + "deny fs:write:/.github/**\nexpect allow fs:write:/src/secrets/x\n")
+    (repo / "tests/p.bgt.yaml").write_text(TESTS.replace("narrowed", "granted"))
+    (repo / "orders/broken.yaml").write_text("intent: {kind: x\n")
+    (repo / "sub").mkdir()
+    monkeypatch.chdir(repo / "sub")
+    files = {"policies/p.bgp", "tests/p.bgt.yaml", "orders/one.yaml", "orders/broken.yaml"}
+    for args in (["check"], ["test"], ["check", "../policies/p.bgp", "../tests/p.bgt.yaml", str(repo / "orders/one.yaml")],
+                 ["test", str(repo / "tests"), "../policies"]):  # fmt: skip
+        result = bgc(*args)
+        assert result.exit_code in (1, 2), (args, result.output)
+        assert str(repo) not in result.output and "../" not in result.output, (args, result.output)
+        located = re.findall(r"^(\S+?):\d+:\d+: ", result.output, re.MULTILINE)
+        headers = re.findall(r"^(\S+) [.F]+$", result.output, re.MULTILINE)
+        assert located and headers and set(located + headers) <= files, (args, result.output)
+    everything = bgc("check").stdout
+    for place in ("policies/p.bgp:6:15: warning[BGC103]", "policies/p.bgp:7:1: error[BGC201]",
+                  "orders/broken.yaml:2:1: error[BGC099]", "orders/one.yaml: error[BGC502]",
+                  "tests/p.bgt.yaml:5:36: fs:write:/src/**: expected granted"):  # fmt: skip
+        assert place in everything, (place, everything)
+
+
+def test_order_counts_and_wording(repo: Path) -> None:
+    updated = bgc("check", "--update")
+    assert "orders: 1 checked, 1 recording out of date, 0 stale" in updated.stdout
+    (repo / "orders/broken.yaml").write_text("intent: {kind: x\n")
+    result = bgc("check")
+    assert result.exit_code == 2
+    assert "orders: 1 checked, 1 order could not be read, 1 match their recorded expectations" in result.stdout
+    summary = json.loads(bgc("check", "--format", "json").stdout)["summary"]["orders"]
+    assert summary == {"checked": 1, "unreadable": 1, "differ": 0, "stale": 0}
+
+
+def test_a_recording_named_on_the_command_line_says_what_it_is(repo: Path) -> None:
+    bgc("check", "--update")
+    result = bgc("check", RECORDING)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"{RECORDING}: error: a recorded expectation, not a work order")
+    assert "check the order it records (orders/one.yaml)" in result.stderr
+    (repo / "bgc.toml").write_text((repo / "bgc.toml").read_text() + 'expectations = "expected"\n')
+    bgc("check", "--update")
+    mirrored = bgc("check", "expected/one.yaml.expected.json")
+    assert mirrored.exit_code == 2 and "check the order it records (orders/one.yaml)" in mirrored.stderr
 
 
 # --- machine formats -----------------------------------------------------------------------------

@@ -115,6 +115,14 @@ def test_keyword_selects_by_id(project: Path) -> None:
     assert bad.exit_code == 2 and "ends too early" in bad.stderr
 
 
+def test_a_keyword_that_selects_nothing_is_a_usage_error(project: Path) -> None:
+    for args in (["a.bgt.yaml"], ["a.bgt.yaml", "--format", "json"], ["p.bgp", "--junit-xml", "r.xml"]):
+        result = bgc("test", *args, "-k", "nomatch")
+        assert (result.exit_code, result.stdout) == (2, ""), args
+        assert result.stderr == "error: no test matches -k 'nomatch'\n"
+    assert not (project / "r.xml").exists()
+
+
 @pytest.mark.parametrize(
     ("expression", "selected"),
     [
@@ -193,7 +201,7 @@ def test_a_value_matches_itself_and_any_map_excerpt_of_itself(value: object) -> 
 @pytest.mark.parametrize(
     ("text", "line", "col", "words"),
     [
-        ("policy: p.bgp\ntests:\n  - order: order.yaml\n    verdict: {}\n", 4, 14, "unknown key 'verdict' (did you mean 'verdicts'?)"),
+        ("policy: p.bgp\ntests:\n  - order: order.yaml\n    verdict: {}\n", 4, 5, "unknown key 'verdict' (did you mean 'verdicts'?)"),
         ("policy: p.bgp\ntests:\n  - order: order.yaml\n    mode: admin\n    calls: []\n", 4, 11, "unknown mode 'admin'"),
         ("policy: p.bgp\ntests:\n  - order: order.yaml\n    verdicts: {\"fs:write:/src/**\": allowed}\n", 4, 36, "unknown verdict 'allowed'"),
         ("policy: p.bgp\ntests:\n  - order: {intent: {kind: x}, requests: [\"fs:write:relative/..\"]}\n    calls: []\n", 3, 43, "requests[0]"),
@@ -208,6 +216,52 @@ def test_malformed_test_files_are_bad_input(project: Path, text: str, line: int,
     result = bgc("test", "bad.bgt.yaml")
     assert result.exit_code == 2
     assert f"bad.bgt.yaml:{line}:{col}:" in result.stderr and words in result.stderr, result.stderr
+
+
+def test_an_unknown_key_is_located_at_the_key(project: Path) -> None:
+    (project / "bad.bgt.yaml").write_text("modee: edit\ntests:\n  - {order: order.yaml, calls: [], nmae: x}\n")
+    result = bgc("test", "bad.bgt.yaml")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        "bad.bgt.yaml:1:1: error: modee: unknown key 'modee' (did you mean 'mode'?)\n  modee: edit\n  ^^^^^\n"
+    )
+    (project / "bad.bgt.yaml").write_text("policy: p.bgp\ntests:\n  - {order: order.yaml, calls: [], nmae: x}\n")
+    assert bgc("test", "bad.bgt.yaml").stderr.startswith("bad.bgt.yaml:3:36: error: tests[0].nmae: unknown key 'nmae'")
+
+
+def test_check_names_a_malformed_test_file_with_its_id(project: Path) -> None:
+    (project / "bad.bgt.yaml").write_text("modee: edit\ntests: []\n")
+    result = bgc("check", "bad.bgt.yaml")
+    assert result.exit_code == 2
+    assert "bad.bgt.yaml:1:1: error[BGC099]: modee: unknown key 'modee' (did you mean 'mode'?)" in result.stdout
+    document = json.loads(bgc("check", "bad.bgt.yaml", "--format", "json").stdout)
+    assert [(f["rule"], f["line"], f["col"]) for f in document["findings"]] == [("BGC099", 1, 1)]
+
+
+def test_documents_locate_keys_apart_from_values() -> None:
+    from bgc.documents import parse_document
+
+    yaml_doc = parse_document(b"a: 1\nmap:\n  long key: [x]\n", "d.yaml", "yaml")
+    json_doc = parse_document(b'{"a": 1,\n "map": {"long key": ["x"]}}', "d.json", "json")
+    for document, key, value in ((yaml_doc, (3, 3, 3, 11), (3, 13)), (json_doc, (2, 10, 2, 20), (2, 22))):
+        span = document.key_span(("map", "long key"))
+        assert (span.line, span.col, span.end_line, span.end_col) == key
+        assert (document.span(("map", "long key")).line, document.span(("map", "long key")).col) == value
+        assert document.key_span(("map", "long key", 0)) == document.span(("map", "long key", 0))  # no key: the value
+    assert yaml_doc.locations == {(): (1, 1), ("a",): (1, 4), ("map",): (3, 3), ("map", "long key"): (3, 13),
+                                  ("map", "long key", 0): (3, 14)}  # fmt: skip
+
+
+def test_without_configuration_paths_are_shown_as_given(project: Path) -> None:
+    (project / "sub").mkdir()
+    (project / "sub/a.bgt.yaml").write_text(TESTS.replace("p.bgp", "../p.bgp").replace("order.yaml", "../order.yaml")
+                                            .replace("[covered, uncovered]", "[covered, covered]"))  # fmt: skip
+    for given in ("sub", "./sub", str(project / "sub")):
+        result = bgc("test", given)
+        assert result.exit_code == 1
+        shown = str(Path(given) / "a.bgt.yaml")  # as given ("./sub" is "sub" to pathlib), never resolved
+        assert result.stdout.splitlines()[0] == f"{shown} F."
+        assert f"\n{shown}:8:22: call 2 (fs.write): expected covered, got uncovered (" in result.stdout
 
 
 def test_junit_file_and_format(project: Path) -> None:

@@ -102,8 +102,8 @@ def test_unknown_key_is_located_with_a_suggestion(repo: Path) -> None:
     error = error_of(path)
     assert "unknown key 'polices'" in error.message
     assert error.hint == "did you mean 'policies'?"
-    assert (error.span.line, error.span.col) == (3, 13)
-    assert "^" in error.render() and "pyproject.toml:3:13" in error.render()
+    assert (error.span.line, error.span.col) == (3, 3)  # the key, not its value
+    assert "  ^^^^^^^\n" in error.render() and "pyproject.toml:3:3" in error.render()
 
 
 @pytest.mark.parametrize(
@@ -150,3 +150,37 @@ def test_missing_things_are_errors_at_use(repo: Path) -> None:
     with pytest.raises(ConfigError, match="matches no file") as caught:
         find_config(repo).policy_files()  # type: ignore[union-attr]
     assert caught.value.span.line == 1
+
+
+def test_errors_name_the_file_from_the_repository_root(repo: Path) -> None:
+    """The configuration's directory is the root, so every error names the file by its bare
+    name, whichever directory bgc runs in (docs/ci.md: paths are relative to the root)."""
+    errors = [
+        error_of(write(repo / "bgc.toml", 'policy = "a"\nmode = = "x"\n')),
+        error_of(write(repo / "bgc.toml", "polices = []\n")),
+        error_of(write(repo / "bgc.toml", 'policies = ["/abs/*.bgp"]\n')),
+    ]
+    write(repo / "bgc.toml", 'policies = ["rules/*.bgp"]\n')
+    with pytest.raises(ConfigError) as caught:
+        find_config(repo / "orders").policy_files()  # type: ignore[union-attr]
+    errors.append(caught.value)
+    assert [error.span.file for error in errors] == ["bgc.toml"] * 4
+    assert not any(str(repo) in error.render() for error in errors)
+
+
+def test_the_configured_mode_is_checked_against_the_configured_policy(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BGC_CACHE_DIR", "")
+    write(repo / "policies" / "modes.bgp", "default mode ro\nmode ro {\n  allow fs:read:/**\n}\nmode edit {\n}\n")
+    write(repo / "bgc.toml", 'policy = "policies/modes.bgp"\nmode = "edt"\n')
+    config = find_config(repo)
+    assert config is not None
+    with pytest.raises(ConfigError) as caught:
+        config.check_mode()
+    assert str(caught.value.span) == "bgc.toml:2:8"
+    assert caught.value.message == "mode: unknown mode 'edt' (the policy declares: ro, edit)"
+    write(repo / "bgc.toml", 'policy = "policies/modes.bgp"\nmode = "edit"\n')
+    find_config(repo).check_mode()  # type: ignore[union-attr]
+    # a policy that does not load is reported by the checks that load it, not as a mode error
+    write(repo / "policies" / "modes.bgp", "alow fs:read:/**\n")
+    write(repo / "bgc.toml", 'policy = "policies/modes.bgp"\nmode = "edt"\n')
+    find_config(repo).check_mode()  # type: ignore[union-attr]
