@@ -226,25 +226,25 @@ class WorkOrder:
         intent_f = root.map("intent")
         intent_f.only("kind", "payload")
         kind, payload = intent_f.get("kind"), intent_f.get("payload", None)
-        intent = intent_f.build(lambda: Intent(kind, payload))
+        intent = intent_f.build(Intent, kind, payload)
         calls = []
         for call_f in root.maps("calls"):
             call_f.only("tool", "server", "params")
             tool, server, params = call_f.get("tool"), call_f.get("server", None), call_f.get("params", {})
-            calls.append(call_f.build(lambda: ToolCall(tool, server, params)))
+            calls.append(call_f.build(ToolCall, tool, server, params))
         atoms = [
-            _Fields(text, ("requests", i)).build(lambda: GrantAtom.parse(text))
+            _Fields(text, ("requests", i)).build(GrantAtom.parse, text)
             for i, text in enumerate(root.list("requests"))
         ]
         origin_f = root.map("origin")
         origin_f.only("model", "parents", "prompt")
         parents = tuple(
-            _Fields(text, ("origin", "parents", i)).build(lambda: Digest(text))
+            _Fields(text, ("origin", "parents", i)).build(Digest, text)
             for i, text in enumerate(origin_f.list("parents", default=[]))
         )
         prompt_text, model = origin_f.get("prompt"), origin_f.get("model")
-        prompt = _Fields(prompt_text, ("origin", "prompt")).build(lambda: Digest(prompt_text))
-        origin = origin_f.build(lambda: ProposalOrigin(model, parents, prompt))
+        prompt = _Fields(prompt_text, ("origin", "prompt")).build(Digest, prompt_text)
+        origin = origin_f.build(ProposalOrigin, model, parents, prompt)
         return cls(intent, tuple(calls), GrantSet.of(atoms), origin)
 
 
@@ -291,10 +291,10 @@ class _Fields:
     def maps(self, key: str) -> list[_Fields]:
         return [_Fields(item, (*self.path, key, i)) for i, item in enumerate(self.list(key, default=[]))]
 
-    def build(self, make: Callable[[], T]) -> T:
+    def build(self, make: Callable[..., T], *args: Any) -> T:
         """Run a constructor (which raises paths relative to itself) and locate its error here."""
         try:
-            return make()
+            return make(*args)
         except DataModelError as error:
             raise ModelError(error.message, self.path + error.path) from None
 
