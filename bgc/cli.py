@@ -117,8 +117,8 @@ def _emit(data: bytes, output: str | None) -> None:
 
 def _load_policy(policy: str | None, mode: str | None) -> "tuple[Policy, str | None]":
     """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
-    from bgc.config import find_config
     from bgc.cache import cached_policy
+    from bgc.config import find_config
 
     if policy is not None:
         return cached_policy(policy), mode
@@ -200,7 +200,8 @@ def explain(
     switch modes; the proposal cannot. Exit 0 when the atom is granted as asked, 1 otherwise,
     2 on bad input.
     """
-    from bgc.compiler import Compiler, explain as explain_atom
+    from bgc.compiler import Compiler
+    from bgc.compiler import explain as explain_atom
     from bgc.documents import load_order
     from bgc.model import GrantAtom, ModelError
     from bgc.render import plans as render

@@ -27,8 +27,8 @@ from functools import lru_cache
 from typing import Callable, Sequence, TypeVar, Union
 
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions, search
-from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, nfc, parse_elems, render
 from bgc._glob_symbolic import intersect_elems
+from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, nfc, parse_elems, render
 
 __all__ = [
     "AlgebraLimit",

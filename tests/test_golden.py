@@ -6,8 +6,8 @@ review the diff like any other change to the product's face.
 
 from __future__ import annotations
 
-import os
 import json
+import os
 from pathlib import Path
 
 import pytest

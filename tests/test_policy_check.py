@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from bgc import glob
-
 from bgc.cli import app
 from bgc.errors import ExitCode
 from bgc.findings import Severity

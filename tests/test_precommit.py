@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests.samples import POLICY, PROMPT
 
 ROOT = Path(__file__).resolve().parent.parent
