@@ -615,6 +615,8 @@ def _run(
     run = run_tests(tests, policies, config=config, select=select)
     if keyword and not run.cases:
         raise UsageError(f"no test matches -k {keyword!r}")
+    if not run.cases:  # a green run that tested nothing would hide a misconfiguration
+        raise UsageError("no tests found: no *.bgt.yaml test cases and no inline expects in the given paths")
     code = ExitCode.FINDINGS if run.failed else ExitCode.OK
     junit = None
     if want_junit or output_format == "junit":

@@ -123,6 +123,13 @@ def test_a_keyword_that_selects_nothing_is_a_usage_error(project: Path) -> None:
     assert not (project / "r.xml").exists()
 
 
+def test_nothing_to_test_is_a_usage_error(project: Path) -> None:
+    (project / "bare.bgp").write_text("allow fs:read:/**\n")
+    result = bgc("test", "bare.bgp")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith("error: no tests found")
+
+
 @pytest.mark.parametrize(
     ("expression", "selected"),
     [
