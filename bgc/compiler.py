@@ -26,6 +26,7 @@ a request grows with the rules that can overlap it, not with the size of the pol
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,30 +37,7 @@ from bgc.model import GrantAtom, ToolCall, WorkOrder
 from bgc.plan import Approvals, CallResult, Gate, GateDecision, NeedResult, Part, Plan, RequestResult, RuleRef
 from bgc.policy.ast import Policy, Rule, TemplateError
 
-_META = frozenset("*?[")
-
-
-def literal_prefix(pattern_text: str) -> str:
-    """The text every string of the pattern starts with (escapes resolved)."""
-    out = []
-    index = 0
-    while index < len(pattern_text):
-        char = pattern_text[index]
-        if char == "\\" and index + 1 < len(pattern_text):
-            out.append(pattern_text[index + 1])
-            index += 2
-            continue
-        if char in _META:
-            break
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def literal_value(pattern_text: str) -> str | None:
-    """The one string a metacharacter-free pattern matches, or None if it has wildcards."""
-    prefix = literal_prefix(pattern_text)
-    return prefix if glob.escape(prefix) == pattern_text else None
+_ESCAPE = re.compile(r"\\(.)", re.S)
 
 
 def resolve_mode(policy: Policy, mode: str | None) -> str | None:
@@ -171,14 +149,15 @@ class RuleIndex:
                 continue
             fold = self.policy.case_insensitive and rule.effect != "allow" and resource == "fs"
             for text in rule.patterns:
-                pattern = glob.fold_case(glob.parse(text)) if fold else glob.parse(text)
-                trie.add("" if fold else literal_prefix(text), _Entry(rule, text, pattern, order))
+                exact = glob.parse(text)
+                pattern = glob.fold_case(exact) if fold else exact
+                trie.add("" if fold else exact.prefix, _Entry(rule, text, pattern, order))
                 order += 1
         return trie
 
-    def candidates(self, resource: str, action: str, pattern_text: str) -> list[_Entry]:
-        """Entries that may overlap the pattern, in policy order."""
-        found = self._trie(resource, action).compatible(literal_prefix(pattern_text))
+    def candidates(self, resource: str, action: str, prefix: str) -> list[_Entry]:
+        """Entries that may overlap a pattern with this literal prefix, in policy order."""
+        found = self._trie(resource, action).compatible(prefix)
         return sorted(found, key=lambda entry: entry.order)
 
 
@@ -286,7 +265,7 @@ class Compiler:
         requested = glob.parse(atom.pattern)
         unknown = False
         touching: dict[str, list[tuple[_Entry, list[glob.Pattern]]]] = {"allow": [], "ask": [], "deny": []}
-        for entry in self.index.candidates(atom.resource, atom.action, atom.pattern):
+        for entry in self.index.candidates(atom.resource, atom.action, requested.prefix):
             if not _applies(entry.rule, context, mode):
                 continue
             pieces = _overlaps(requested, entry.pattern)
@@ -370,22 +349,31 @@ class Compiler:
         return CallResult(call.tool, call.server, "covered", "every atom it needs is granted", tuple(needs))
 
     def _need(self, resource: str, action: str, text: str, gate: Gate, requests: Iterable[RequestResult]) -> NeedResult:
-        value = literal_value(text)
-        if value is not None:
-            decision: GateDecision = gate.decide(f"{resource}:{action}:{value}")
-            atom = decision.atom
-            normalised = glob.normalise(resource, value)
-            if isinstance(normalised, str):
-                atom = f"{resource}:{action}:{normalised}"
-            reason = decision.reason if decision.effect != "ask" else "awaits " + "; ".join(map(str, decision.approvals))
-            return NeedResult(atom, decision.effect, reason or "granted")
-        return self._need_pattern(resource, action, text, requests)
+        """Decide one atom a call needs, exactly as the gate would decide the value it touches.
 
-    def _need_pattern(self, resource: str, action: str, text: str, requests: Iterable[RequestResult]) -> NeedResult:
+        ``text`` is pattern text whose parameters were escaped. The value as the tool sees it
+        (escapes resolved, wildcards of the template taken as characters) is checked first,
+        before any NFC normalisation by the parser could hide a problem: a value the gate would
+        reject is never covered, whatever the template's shape.
+        """
+        probe = _ESCAPE.sub(r"\1", text)
+        checked = glob.normalise(resource, probe)
+        if isinstance(checked, glob.Rejection):
+            return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
+        needed = glob.parse(text)
+        if needed.literal is not None:
+            decision: GateDecision = gate.decide(f"{resource}:{action}:{checked}")
+            reason = decision.reason if decision.effect != "ask" else "awaits " + "; ".join(map(str, decision.approvals))
+            return NeedResult(f"{resource}:{action}:{checked}", decision.effect, reason or "granted")
+        return self._need_pattern(resource, action, needed, requests)
+
+    def _need_pattern(
+        self, resource: str, action: str, needed: glob.Pattern, requests: Iterable[RequestResult]
+    ) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""
-        atom = f"{resource}:{action}:{text}"
-        if glob.has_dot_segment(text) or any(ord(char) < 32 or ord(char) == 127 for char in text):
-            return NeedResult(atom, "deny", "rejected: a '.'/'..' segment or a control character")
+        atom = f"{resource}:{action}:{needed.text}"
+        if glob.has_dot_segment(needed.text):
+            return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
         fold = self.policy.case_insensitive and resource == "fs"
         terms = [
             (glob.parse(part.pattern), [glob.fold_case(glob.parse(e)) if fold else glob.parse(e) for e in part.excepts])
@@ -394,7 +382,7 @@ class Compiler:
             if (part.resource, part.action) == (resource, action)
         ]
         try:
-            covered = bool(terms) and glob.is_subset_terms(glob.parse(text), terms)
+            covered = bool(terms) and glob.is_subset_terms(needed, terms)
         except glob.AlgebraLimit:
             return NeedResult(atom, "deny", "undecided within the work bound: not granted")
         return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")

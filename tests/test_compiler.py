@@ -437,3 +437,22 @@ def test_gate_names_the_deny_rule_for_a_case_variant() -> None:
         decision = gate.decide(variant)
         assert (decision.effect, decision.reason) == ("deny", "denied by p.bgp:3 (secret)"), variant
     assert gate.decide("fs:write:/etc/x").reason == "no rule allows it"
+
+
+def test_escaped_template_text_does_not_let_bad_values_through() -> None:
+    """A template with an escape (`\\{`) is still literal: its values meet the gate's checks."""
+    text = "allow net:connect:https://x.example/**\ntool web.get needs net:connect:https://x.example/\\{v\\}/{path}\n"
+    for value, reason in (("%2e%2e/admin", "decodes to '..'"), ("a\u0085b", "control character"), ("e\u0301", "NFC")):
+        plan = plan_for(text, "net:connect:https://x.example/**", calls=(ToolCall("web.get", None, {"path": value}),))
+        (call,) = plan.calls
+        assert call.status == "uncovered" and reason in call.reason, (value, call.reason)
+    ok = plan_for(text, "net:connect:https://x.example/**", calls=(ToolCall("web.get", None, {"path": "items"}),))
+    assert ok.calls[0].status == "covered" and ok.calls[0].needs[0].atom == "net:connect:https://x.example/{v}/items"
+
+
+def test_wildcard_template_values_meet_the_same_checks() -> None:
+    text = "allow net:connect:https://x.example/**\ntool web.list needs net:connect:https://x.example/{dir}/*\n"
+    bad = plan_for(text, "net:connect:https://x.example/**", calls=(ToolCall("web.list", None, {"dir": "%2e%2e"}),))
+    assert bad.calls[0].status == "uncovered" and "decodes to '..'" in bad.calls[0].reason
+    good = plan_for(text, "net:connect:https://x.example/**", calls=(ToolCall("web.list", None, {"dir": "v1"}),))
+    assert good.calls[0].status == "covered"
