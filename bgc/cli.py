@@ -60,7 +60,7 @@ def fail(error: BgcError) -> NoReturn:
 
 
 InputFormatOption = Annotated[
-    Optional[Literal["yaml", "json", "cbor"]], typer.Option("--input-format", metavar="FORMAT", help="Format of orders read from - (stdin): yaml, json or cbor.")
+    Optional[Literal["yaml", "json", "cbor"]], typer.Option("--input-format", metavar="FORMAT", help="Format of a document read from - (stdin): yaml, json or cbor.")
 ]
 
 
@@ -230,9 +230,7 @@ def gate(
         typer.Option("--root", metavar="DIR", help="Resolve symbolic links under DIR first; a link leaving DIR is denied."),
     ] = None,
     output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text, or json (one object per line).")] = "text",
-    input_format: Annotated[
-        Optional[Literal["yaml", "json", "cbor"]], typer.Option("--input-format", metavar="FORMAT", help="Format of a plan read from - (stdin): yaml, json or cbor.")
-    ] = None,
+    input_format: InputFormatOption = None,
 ) -> None:
     """Decide concrete atoms against a plan: allow, ask or deny, one line each.
 

@@ -172,8 +172,7 @@ class _Accumulator:
         key = (piece.text, excepts, approvals)
         refs = (rule,) if rule is not None else ()
         if key in self.parts:
-            pattern, part = self.parts[key]
-            refs = tuple(sorted(set(part.rules) | set(refs)))
+            refs = tuple(sorted(set(self.parts[key][1].rules) | set(refs)))
         self.parts[key] = (piece, Part(resource, action, piece.text, excepts, refs, approvals))
 
     def pruned(self, cutters: Mapping[str, glob.Pattern]) -> tuple[Part, ...]:
@@ -232,6 +231,7 @@ class Compiler:
         self.index = RuleIndex(policy)
         self._cache: dict[tuple[Any, ...], RequestResult] = {}
         self._refs: dict[int, RuleRef] = {}
+        self.policy_id = policy.id()
 
     def ref(self, rule: Rule) -> RuleRef:
         """The rule's :class:`RuleRef` (memoised: every part of every request cites rules)."""
@@ -249,10 +249,12 @@ class Compiler:
         mode = resolve_mode(self.policy, mode)
         context = self.context(order)
         requests = tuple(self.request(atom, context, mode) for atom in order.requests)
-        draft = Plan(str(order.id()), self.policy.id(), mode, requests, (), self.policy.case_insensitive)
-        gate = Gate([draft])
+        plan = Plan(str(order.id()), self.policy_id, mode, requests, (), self.policy.case_insensitive)
+        if not order.calls:
+            return plan
+        gate = Gate([plan])  # calls are judged exactly as the gate will judge them at run time
         calls = tuple(self.call(call, gate, requests) for call in order.calls)
-        return Plan(draft.order, draft.policy, mode, requests, calls, draft.fold_case)
+        return Plan(plan.order, plan.policy, mode, requests, calls, plan.fold_case)
 
     def request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None) -> RequestResult:
         key = (atom, tuple(sorted(context.items())), mode)

@@ -88,6 +88,5 @@ def main() -> NoReturn:
     if fast is None:
         from bgc.cli import main as typer_main
 
-        typer_main()
-        sys.exit(0)
+        typer_main()  # exits: guarded() always ends the process
     guarded(lambda: _check(*fast))

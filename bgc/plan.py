@@ -182,12 +182,6 @@ class Plan:
         """The plan as data: the body plus ``id``, ``type`` and ``version`` (JSON/YAML/CBOR)."""
         return {"type": PLAN_TAG, "version": PLAN_VERSION, "id": str(self.id()), **self.body()}
 
-    @property
-    def granted_as_asked(self) -> bool:
-        return all(r.verdict == "granted" for r in self.requests) and all(
-            c.status == "covered" for c in self.calls
-        )
-
     def counts(self) -> dict[str, int]:
         """How many requests have each verdict and how many calls each status (for summaries)."""
         out = {verdict: 0 for verdict in VERDICTS}

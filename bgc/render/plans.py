@@ -23,7 +23,6 @@ Line = list[Segment]
 
 MARKS = {"granted": ("✓", "green"), "narrowed": ("~", "yellow"), "ask": ("?", "cyan"), "denied": ("✗", "red")}
 CALL_MARKS = {"covered": ("✓", "green"), "pending": ("?", "cyan"), "uncovered": ("✗", "red")}
-DATA_FORMATS = ("json", "yaml", "cbor")
 
 
 def _rules(part: Part) -> Line:
