@@ -414,7 +414,7 @@ def match_command(
     Exit 0 when every text matched, 1 otherwise, 2 for a malformed pattern.
     """
     from bgc import glob
-    from bgc.model import ATOM_NAME
+    from bgc.names import ATOM_NAME
     from bgc.render.fields import escape_field
 
     if raw and resource is not None:

@@ -15,10 +15,9 @@ from typing import Any, TypeVar
 
 from bgc import canonical
 from bgc.canonical import DataModelError, FrozenMap, freeze, thaw
+from bgc.names import ATOM_NAME, DOTTED_NAME
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-ATOM_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
-_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
 
 T = TypeVar("T")
 
@@ -49,7 +48,7 @@ class Digest:
 
 
 def _dotted(value: Any, field: str) -> str:
-    if not isinstance(value, str) or not _DOTTED.fullmatch(value):
+    if not isinstance(value, str) or not DOTTED_NAME.fullmatch(value):
         raise ModelError(f"expected a dotted name like 'patch.apply', got {value!r}", (field,))
     return value
 

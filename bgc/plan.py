@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 from bgc import canonical, glob
 from bgc.canonical import DataModelError
-from bgc.model import ATOM_NAME, Digest
+from bgc.model import Digest
+from bgc.names import ATOM_NAME
 
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from bgc.errors import BgcError, Span
+from bgc.names import ATOM_NAME, DOTTED_NAME
 from bgc.policy.ast import (
     EFFECTS,
     FIELDS,
@@ -137,8 +138,8 @@ def parser() -> Lark:
 MAX_CONDITION_DEPTH = 64
 """Nesting bound for conditions (``not not ...``, parentheses alternating ``and``/``or``)."""
 
-_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
-_TOOL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
+_NAME = ATOM_NAME  # a resource or action: the same words a work order uses
+_TOOL = DOTTED_NAME  # a tool name, as in a work order's calls
 _MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
