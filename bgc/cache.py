@@ -29,6 +29,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bgc.errors import InputError
+from bgc.files import read_bounded
+
 if TYPE_CHECKING:
     from bgc.policy.ast import Policy, PolicyFile
     from bgc.policy.check import CheckResult
@@ -153,36 +156,42 @@ def store_object(namespace: str, key: str, value: Any) -> None:
 # --- what is cached: loaded and checked policies --------------------------------------------------
 
 
-def _unchanged(root: str, files: Iterable[PolicyFile]) -> bool:
-    """True when every file that went into a policy still has the content it had."""
+def _unchanged(root: str, root_digest: str, files: Iterable[PolicyFile]) -> bool:
+    """True when every file that went into a policy still has the content it had.
+
+    The root file was just read and hashed to make the entry's key (``root_digest``); reading it
+    again would only repeat that, so its entry is skipped when it records that same digest (one
+    that differs — the file changed between keying and parsing — is still re-read, and misses).
+    """
     base = os.path.dirname(root) or "."
+    root_entry = os.path.relpath(root, base).replace(os.sep, "/")
     for item in files:
-        data = _read_policy_bytes(os.path.join(base, item.path))
-        if data is None or "sha256:" + hashlib.sha256(data).hexdigest() != item.digest:
+        if item.path == root_entry and item.digest == root_digest:
+            continue
+        if _digest(os.path.join(base, item.path)) != item.digest:
             return False
     return True
 
 
-def _read_policy_bytes(path: str) -> bytes | None:
-    """A policy file's bytes, or ``None`` when it cannot be read or is larger than a policy may
-    be (``bgc.documents.MAX_BYTES``): reading is bounded, so ``/dev/zero`` named as a policy is a
-    miss here and the loader's located "too large" error, not a process that eats all memory."""
-    from bgc.documents import MAX_BYTES
-
+def _digest(path: str) -> str | None:
+    """A policy file's content digest (as :class:`~bgc.policy.ast.PolicyFile` records it), or
+    ``None`` when it cannot be read; reading is bounded (:func:`bgc.files.read_bounded`), so
+    ``/dev/zero`` named as a policy is a miss here and the loader's located "too large" error,
+    not a process that eats all memory."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-    except OSError:
+        data = read_bounded(path)
+    except InputError:
         return None
-    return data if len(data) <= MAX_BYTES else None
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _policy_key(path: str, extra: str) -> str | None:
-    """The root file's content digest plus how it was named (spans keep the name as given)."""
-    data = _read_policy_bytes(path)
-    if data is None:
+def _policy_key(path: str, extra: str) -> tuple[str, str] | None:
+    """The entry key for the policy at ``path`` — the root file's content digest plus how it was
+    named (spans keep the name as given) — and that digest, or ``None`` when it cannot be read."""
+    digest = _digest(path)
+    if digest is None:
         return None
-    return f"{os.getcwd()}\0{path}\0{extra}\0{hashlib.sha256(data).hexdigest()}"
+    return f"{os.getcwd()}\0{path}\0{extra}\0{digest}", digest
 
 
 def cached_policy(path: str) -> Policy:
@@ -191,30 +200,30 @@ def cached_policy(path: str) -> Policy:
     The entry is keyed by the root file's digest and valid only while every included file
     still has the digest recorded in the policy; anything else is parsed afresh.
     """
-    key = _policy_key(path, "policy")
-    if key is not None:
-        entry = load_object("policy", key)
-        if entry is not None and _unchanged(path, entry.files):
+    keyed = _policy_key(path, "policy")
+    if keyed is not None:
+        entry = load_object("policy", keyed[0])
+        if entry is not None and _unchanged(path, keyed[1], entry.files):
             return entry  # type: ignore[no-any-return]
     from bgc.policy.parser import load_policy
 
     policy = load_policy(path)
-    if key is not None:
-        store_object("policy", key, policy)
+    if keyed is not None:
+        store_object("policy", keyed[0], policy)
     return policy
 
 
-def cached_check(path: str, *, run_expects: bool = True) -> CheckResult:
+def cached_check(path: str) -> CheckResult:
     """:func:`bgc.policy.check.check_paths` for one policy, reusing the result for unchanged
     files (lints and expects are pure functions of the files). Failures are never cached."""
-    key = _policy_key(path, f"check:{run_expects}")
-    if key is not None:
-        entry = load_object("check", key)
-        if entry is not None and all(_unchanged(path, policy.files) for policy in entry.policies):
+    keyed = _policy_key(path, "check")
+    if keyed is not None:
+        entry = load_object("check", keyed[0])
+        if entry is not None and all(_unchanged(path, keyed[1], policy.files) for policy in entry.policies):
             return entry  # type: ignore[no-any-return]
     from bgc.policy.check import check_paths
 
-    result = check_paths([path], run_expects=run_expects)
-    if key is not None and not result.errors:
-        store_object("check", key, result)
+    result = check_paths([path])
+    if keyed is not None and not result.errors:
+        store_object("check", keyed[0], result)
     return result

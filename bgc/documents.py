@@ -23,12 +23,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from bgc.canonical import MAX_DEPTH, MAX_INT, MIN_INT, DataModelError, check_text, check_value, format_path
 from bgc.errors import InputError, Span
+from bgc.files import read_bounded
 
 if TYPE_CHECKING:
     from bgc.model import WorkOrder
 
-MAX_BYTES = 8 * 1024 * 1024
-"""Larger documents are refused before parsing: no work order is megabytes of YAML."""
 MAX_NODES = 200_000
 """Bound on values after alias expansion (the 'billion laughs' guard)."""
 
@@ -111,22 +110,9 @@ def format_for(path: str, explicit: str | None = None) -> str:
 
 
 def read_bytes(path: str) -> bytes:
-    """The file's bytes (``-`` is stdin), refusing missing, unreadable and oversized files."""
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read(MAX_BYTES + 1)
-        else:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise DocumentError("no such file", Span(path)) from None
-    except IsADirectoryError:
-        raise DocumentError("is a directory, expected a file", Span(path)) from None
-    except OSError as error:
-        raise DocumentError(f"cannot read: {error.strerror}", Span(path)) from None
-    if len(data) > MAX_BYTES:
-        raise DocumentError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB", Span(path))
-    return data
+    """The file's bytes (``-`` is stdin), refusing missing, unreadable and oversized files
+    (:func:`bgc.files.read_bounded`) with a :class:`DocumentError`."""
+    return read_bounded(path, stream=sys.stdin.buffer if path == "-" else None, error=DocumentError)
 
 
 def decode_utf8(data: bytes, path: str) -> str:

@@ -40,6 +40,19 @@ class Span:
         return self.file
 
 
+def caret_lines(span: Span, source: str | None) -> list[str]:
+    """The source line ``span`` points into and a caret line under it, both indented two spaces:
+    what every located message (errors and findings alike) shows below its first line.
+
+    The carets cover the span when it ends on its own line, else one column; nothing is drawn
+    without the source line or a column (a finding about a whole file, say).
+    """
+    if source is None or not span.col:
+        return []
+    width = span.end_col - span.col if span.end_line == span.line and span.end_col > span.col else 1
+    return ["  " + source.rstrip("\n"), "  " + " " * (span.col - 1) + "^" * width]
+
+
 class BgcError(Exception):
     """A user-facing error: what is wrong, where, and (optionally) what to do about it.
 
@@ -67,13 +80,8 @@ class BgcError(Exception):
         """The error as people read it: ``file:line:col: error: message``, source, caret, hint."""
         where = f"{self.span}: " if self.span else ""
         lines = [f"{where}{self.kind}: {self.message}"]
-        if self.source is not None and self.span and self.span.col:
-            text = self.source.rstrip("\n")
-            lines.append(f"  {text}")
-            width = 1
-            if self.span.end_line == self.span.line and self.span.end_col > self.span.col:
-                width = self.span.end_col - self.span.col
-            lines.append("  " + " " * (self.span.col - 1) + "^" * width)
+        if self.span is not None:
+            lines.extend(caret_lines(self.span, self.source))
         if self.hint:
             lines.append(f"  hint: {self.hint}")
         return "\n".join(lines)

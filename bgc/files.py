@@ -1,10 +1,47 @@
-"""Writing files so that a failure never leaves one half-written."""
+"""Reading files within a size bound, and writing them so that a failure never leaves one
+half-written.
+
+This module stays light (no third-party imports): ``bgc check`` on a warm cache reads every
+policy file through :func:`read_bounded` to see whether its entry is still valid, and that path
+must not pay for importing the document readers (cbor2, the canonical data model) it never uses.
+"""
 
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
+
+from bgc.errors import InputError, Span
+
+MAX_BYTES = 8 * 1024 * 1024
+"""Larger inputs are refused before parsing: no work order or policy is megabytes long."""
+
+
+def read_bounded(path: str, *, stream: BinaryIO | None = None, error: type[InputError] = InputError) -> bytes:
+    """The bytes of the file at ``path`` (or of ``stream``, named ``path`` in messages), reading at
+    most ``MAX_BYTES + 1`` of them, so ``/dev/zero`` or a runaway pipe named as an input is a
+    "too large" error rather than a process that eats all memory.
+
+    A missing file, a directory, an unreadable or an oversized one raises ``error`` (an
+    :class:`InputError`, or a subclass a caller's callers catch) located at ``path``.
+    """
+    try:
+        if stream is not None:
+            data = stream.read(MAX_BYTES + 1)
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise error("no such file", Span(path)) from None
+    except IsADirectoryError:
+        raise error("is a directory, expected a file", Span(path)) from None
+    except OSError as failure:
+        raise error(f"cannot read: {failure.strerror or failure}", Span(path)) from None
+    if len(data) > MAX_BYTES:
+        raise error(f"larger than {MAX_BYTES // (1024 * 1024)} MiB", Span(path))
+    return data
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:

@@ -381,7 +381,7 @@ def _limit_memory() -> None:
 
 def test_a_policy_larger_than_the_limit_is_refused_without_reading_it_all(tmp_path: Path) -> None:
     """`bgc check` of /dev/zero used to read forever; every policy read stops at MAX_BYTES + 1."""
-    from bgc.documents import MAX_BYTES
+    from bgc.files import MAX_BYTES
 
     big = tmp_path / "big.bgp"
     with open(big, "wb") as handle:

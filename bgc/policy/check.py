@@ -342,7 +342,7 @@ def findings_text(result: CheckResult) -> str:
 def _source_line(span: Span, cache: dict[str, list[str] | None]) -> str | None:
     """The line a finding points at; ``None`` for a finding about a whole file (one too large
     to read, say) or a file that is gone. Reading is bounded like every policy read."""
-    from bgc.documents import MAX_BYTES
+    from bgc.files import MAX_BYTES
 
     if not span.line:
         return None
