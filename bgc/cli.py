@@ -243,6 +243,7 @@ def gate(
 
     from bgc.documents import read_document
     from bgc.plan import Gate, plans_from_data
+    from bgc.render.fields import gate_line
 
     if root is not None and not os.path.isdir(root):
         fail(UsageError(f"--root {root!r} is not a directory"))
@@ -260,7 +261,7 @@ def gate(
     for text in texts:
         decision = checker.decide(text)
         allowed &= decision.effect == "allow"
-        typer.echo(json.dumps(decision.to_data(), sort_keys=True) if output_format == "json" else decision.line())
+        typer.echo(json.dumps(decision.to_data(), sort_keys=True) if output_format == "json" else gate_line(decision))
     raise typer.Exit(ExitCode.OK if allowed else ExitCode.FINDINGS)
 
 

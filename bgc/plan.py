@@ -349,17 +349,6 @@ class GateDecision:
     reason: str = ""
     approvals: tuple[Approvals, ...] = ()
 
-    def line(self) -> str:
-        """The tab-separated line ``bgc gate`` prints (fields escaped: one input, one line)."""
-        from bgc.render.fields import escape_field
-
-        atom = escape_field(self.atom)
-        if self.effect == "allow":
-            return f"allow\t{atom}"
-        if self.effect == "ask":
-            return f"ask\t{atom}\t" + escape_field("; ".join(str(a) for a in self.approvals))
-        return f"deny\t{atom}\t{escape_field(self.reason)}"
-
     def to_data(self) -> dict[str, Any]:
         return {
             "atom": self.atom,

@@ -18,6 +18,7 @@ from bgc.compiler import Compiler, decide, explain
 from bgc.errors import Span, UsageError
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, ToolCall, WorkOrder
 from bgc.plan import Gate, PlanError, plan_from_data
+from bgc.render.fields import gate_line
 from bgc.policy.ast import Policy, PolicyFile, Rule
 from bgc.policy.parser import parse_policy
 
@@ -249,8 +250,8 @@ def test_gate_values_are_concrete_and_normalised() -> None:
         "fs:write:/src/a\x00": "deny", "fs:write:/package.json": "ask", "fs:write:/src/secrets/k": "deny",
         "fs:read:/src/a": "deny", "nope": "deny",
     }
-    assert decisions["fs:write:/package.json"].line() == "ask\tfs:write:/package.json\t2 of [alice, bob, carol]"
-    assert decisions["fs:write:/src/secrets/k"].line() == "deny\tfs:write:/src/secrets/k\tdenied by p.bgp:7 (secrets)"
+    assert gate_line(decisions["fs:write:/package.json"]) == "ask\tfs:write:/package.json\t2 of [alice, bob, carol]"
+    assert gate_line(decisions["fs:write:/src/secrets/k"]) == "deny\tfs:write:/src/secrets/k\tdenied by p.bgp:7 (secrets)"
     assert "rejected" in decisions["fs:write:/../etc"].reason
 
 
@@ -409,10 +410,10 @@ def test_gate_refuses_percent_encoded_dot_segments() -> None:
 def test_gate_lines_cannot_be_forged() -> None:
     gate = Gate([plan_for(BASE, "fs:write:/**")])
     for forged in ("fs:write:/.git/x\u2028allow\tfs:write:/src/a", "fs:write:/.git/x\nallow\tfs:write:/src/a", "fs:write:/a\x85b"):
-        line = gate.decide(forged).line()
+        line = gate_line(gate.decide(forged))
         assert len(line.splitlines()) == 1 and line.count("\t") == 2, line
         assert line.startswith("deny\t")
-    assert gate.decide("fs:write:/src/a\\b").line() == "allow\tfs:write:/src/a\\\\b"
+    assert gate_line(gate.decide("fs:write:/src/a\\b")) == "allow\tfs:write:/src/a\\\\b"
 
 
 def test_gate_names_malformed_atoms() -> None:

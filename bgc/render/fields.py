@@ -10,6 +10,10 @@ backslash escapes, so each input yields exactly one line with a fixed number of 
 from __future__ import annotations
 
 import unicodedata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bgc.plan import GateDecision
 
 _NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
@@ -27,3 +31,13 @@ def escape_field(text: str) -> str:
         else:
             out.append(char)
     return "".join(out)
+
+
+def gate_line(decision: GateDecision) -> str:
+    """The tab-separated line ``bgc gate`` prints for a decision, every field escaped."""
+    atom = escape_field(decision.atom)
+    if decision.effect == "allow":
+        return f"allow\t{atom}"
+    if decision.effect == "ask":
+        return f"ask\t{atom}\t" + escape_field("; ".join(str(a) for a in decision.approvals))
+    return f"deny\t{atom}\t{escape_field(decision.reason)}"
