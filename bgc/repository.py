@@ -151,6 +151,7 @@ def check(
         merged = CheckResult(
             tuple(sorted({f for r in results for f in r.findings}, key=Finding.sort_key)),
             tuple(p for r in results for p in r.policies),
+            tuple(n for r in results for n in r.failed_expects),
             tuple(e for r in results for e in r.errors),
         )
         findings.extend(merged.findings)
@@ -284,7 +285,7 @@ def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[F
     error is already recorded (a broken policy that several tests use is one error, not many).
     It is rendered as the finding it becomes, id included (``error[BGC099]``), like a policy
     that does not load (``error[BGC001]``)."""
-    from bgc.policy.check import render_finding
+    from bgc.policy.check import error_finding, render_finding
 
     where = error.span or Span(path)
     key = (os.path.realpath(where.file), where.line, where.col, error.message)
@@ -293,7 +294,7 @@ def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[F
         if (os.path.realpath(seen.file), seen.line, seen.col, known.message) == key:
             return None
     errors.append(error)
-    finding = Finding(getattr(error, "code", UNREADABLE), Severity.ERROR, error.message, where, error.hint)
+    finding = error_finding(error, path, UNREADABLE)
     findings.append(finding)
     return render_finding(finding, error.source)
 

@@ -293,8 +293,9 @@ def _run_file(
 
 
 def _run_expects(policy: Policy, compiler: Compiler, select: Callable[[str], bool]) -> list[CaseResult]:
-    from bgc.compiler import decide, rule_source
-    from bgc.policy.check import _missed as missed_expect
+    """Each selected inline expect as a case, run by ``bgc check``'s own
+    :func:`~bgc.policy.check.run_expect`, so both commands report the same finding."""
+    from bgc.policy.check import run_expect
 
     results = []
     for expect in policy.expects:
@@ -304,12 +305,10 @@ def _run_expects(policy: Policy, compiler: Compiler, select: Callable[[str], boo
         if not select(f"{expect.span.file}::{name}"):
             continue
         started = time.perf_counter()
-        decision = decide(
-            policy, expect.resource, expect.action, expect.value, dict(expect.context), expect.mode, compiler
-        )
-        findings = () if decision.effect == expect.effect else (missed_expect(expect, decision),)
-        exercised = frozenset((_real(rule_source(policy, rule)), rule.line) for rule in decision.rules)
-        results.append(CaseResult(expect.span.file, name, expect.span, time.perf_counter() - started, findings, exercised))
+        ran = run_expect(policy, expect, compiler)
+        findings = () if ran.finding is None else (ran.finding,)
+        seconds = time.perf_counter() - started
+        results.append(CaseResult(expect.span.file, name, expect.span, seconds, findings, ran.exercised))
     return results
 
 

@@ -335,3 +335,59 @@ def test_a_parameter_of_the_wrong_kind_is_named_in_the_order_s_words(project: Pa
     assert result.exit_code == 1
     assert "call 1 (fs.write): expected covered, got uncovered (parameter 'path' is not text or an integer (got a map))" in result.stdout
     assert "FrozenMap" not in result.stdout
+
+
+# --- inline expects: one runner for `bgc check` and `bgc test` -----------------------------------
+
+
+def _hints(output: str) -> list[str]:
+    return sorted(line.strip() for line in output.splitlines() if line.strip().startswith("hint:"))
+
+
+def test_check_and_test_report_an_included_expect_alike(project: Path) -> None:
+    """Run from outside the policy's directory, both commands name the deciding rule by a path that
+    exists from here (`inc/sub/base.bgp`, not `sub/base.bgp` relative to the root policy) and say
+    which policy a shared file's expect failed in: it is the same finding whichever command runs it."""
+    (project / "inc/sub").mkdir(parents=True)
+    (project / "inc/sub/base.bgp").write_text("allow fs:read:/src/**\nexpect deny fs:read:/src/a.py\n")
+    (project / "inc/root.bgp").write_text('include "sub/base.bgp"\nexpect deny fs:read:/src/b.py\n')
+    checked, tested = bgc("check", "inc/root.bgp"), bgc("test", "inc/root.bgp")
+    assert checked.exit_code == tested.exit_code == 1
+    assert _hints(checked.stdout) == _hints(tested.stdout) == ["hint: decided by allow at inc/sub/base.bgp:1"] * 2
+    assert "inc/sub/base.bgp:2:1: expected deny for `fs:read:/src/a.py`, got allow (granted) (in policy inc/root.bgp)\n" in (
+        tested.stdout
+    )
+    as_json = [json.loads(bgc(command, "inc/root.bgp", "--format", "json").stdout) for command in ("check", "test")]
+    assert as_json[0]["findings"] == as_json[1]["findings"]
+    assert [(f["file"], f["hint"]) for f in as_json[0]["findings"]] == [
+        ("inc/root.bgp", "decided by allow at inc/sub/base.bgp:1"),
+        ("inc/sub/base.bgp", "decided by allow at inc/sub/base.bgp:1"),
+    ]
+
+
+def test_an_expect_the_compiler_cannot_decide_is_bgc202_in_both_commands(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error while deciding one expect is that expect's BGC202 finding (unknown is not a pass);
+    the other expects and tests still run, and `bgc test` exits 1, not 2."""
+    from bgc import compiler
+    from bgc.glob import AlgebraLimit
+
+    decide = compiler.decide
+
+    def bounded(policy, resource, action, value, *rest):  # type: ignore[no-untyped-def]
+        if value == "/src/hard":
+            raise AlgebraLimit("the pattern algebra hit its work bound")
+        return decide(policy, resource, action, value, *rest)
+
+    monkeypatch.setattr(compiler, "decide", bounded)
+    (project / "p.bgp").write_text(POLICY + "expect allow fs:write:/src/hard\n")
+    tested = bgc("test", "a.bgt.yaml", "--format", "json")
+    assert tested.exit_code == 1, tested.output
+    document = json.loads(tested.stdout)
+    assert document["summary"] == {"passed": 3, "failed": 1}
+    checked = json.loads(bgc("check", "p.bgp", "--format", "json").stdout)
+    assert [f for f in checked["findings"] if f["rule"] != "BGC103"] == document["findings"]  # check also lints
+    assert [(f["rule"], f["line"], f["message"]) for f in document["findings"]] == [
+        ("BGC202", 10, "could not decide this expect: the pattern algebra hit its work bound")
+    ]

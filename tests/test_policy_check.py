@@ -303,3 +303,18 @@ def test_policy_summary_counts_agree_with_their_nouns(tmp_path: Path) -> None:
 def test_every_id_is_documented(code: str) -> None:
     docs = (ROOT / "docs" / "policy-language.md").read_text(encoding="utf-8")
     assert f"`{code}`" in docs
+
+
+def test_each_policy_counts_its_own_failed_expects(tmp_path: Path) -> None:
+    """The summary counts a policy's failed expects as they run, not by reading messages back: a
+    shared file's expect that fails only in `tight (1).bgp` (parentheses in its path) still holds
+    in `base.bgp` itself."""
+    (tmp_path / "base.bgp").write_text("allow fs:read:/docs/**\nexpect allow fs:read:/docs/a\n")
+    (tmp_path / "tight (1).bgp").write_text('include "base.bgp"\ndeny fs:read:/docs/a\n')
+    result = check_paths([str(tmp_path / "base.bgp"), str(tmp_path / "tight (1).bgp")])
+    assert [f.message.endswith(f"(in policy {tmp_path / 'tight (1).bgp'})") for f in result.findings] == [True]
+    assert result.failed_expects == (0, 1)
+    assert [line.split(": ", 1)[1] for line in findings_text(result).splitlines()[-2:]] == [
+        "1 rule, 0 tools, 1/1 expect holds",
+        "2 rules, 0 tools, 0/1 expect holds",
+    ]

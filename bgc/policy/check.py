@@ -11,14 +11,19 @@ the lint says so as a note instead of guessing.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bgc.errors import BgcError, ExitCode, Span
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code
 from bgc.policy.ast import And, Condition, Expect, Not, Or, Policy, Rule
+
+if TYPE_CHECKING:
+    from bgc.compiler import Compiler, Decision
 
 LINT_CODES: dict[str, str] = {
     "BGC101": "an allow pattern that can never take effect: it lies entirely inside ask/deny rules",
@@ -58,11 +63,14 @@ nothing (BGC107). ``.``/``..`` segments are parse errors already."""
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    """What ``bgc check`` found: findings (sorted), the policies that loaded, and the load errors
-    (kept as errors too, so a renderer can show their source line)."""
+    """What ``bgc check`` found: findings (sorted), the policies that loaded, how many of each
+    policy's expects failed (parallel to ``policies``: a shared file's expect can hold in one
+    including policy and fail in another, so the count is taken per policy as its expects run),
+    and the load errors (kept as errors too, so a renderer can show their source line)."""
 
     findings: tuple[Finding, ...]
     policies: tuple[Policy, ...]
+    failed_expects: tuple[int, ...]
     errors: tuple[BgcError, ...]
 
     @property
@@ -70,37 +78,42 @@ class CheckResult:
         return findings_exit_code(self.findings, self.errors)
 
 
-def check_paths(paths: Sequence[str], *, run_expects: bool = True) -> CheckResult:
+def check_paths(paths: Sequence[str]) -> CheckResult:
     """Load each policy (with its includes), lint it and run its expects."""
     from bgc.policy.parser import load_policy
 
     findings: list[Finding] = []
     policies: list[Policy] = []
+    failed_expects: list[int] = []
     errors: list[BgcError] = []
     for path in paths:
         try:
             policy = load_policy(path)
         except BgcError as error:
             errors.append(error)
-            findings.append(error_finding(error, path))
+            findings.append(error_finding(error, path, "BGC015"))
             continue
         policies.append(policy)
-        findings.extend(check_policy(policy, run_expects=run_expects))
-    return CheckResult(tuple(sorted(set(findings), key=Finding.sort_key)), tuple(policies), tuple(errors))
+        found = check_policy(policy)
+        findings.extend(found)
+        failed_expects.append(sum(finding.rule_id in EXPECT_CODES for finding in found))
+    return CheckResult(
+        tuple(sorted(set(findings), key=Finding.sort_key)), tuple(policies), tuple(failed_expects), tuple(errors)
+    )
 
 
-def error_finding(error: BgcError, path: str) -> Finding:
-    """A load error as a finding (id BGC0xx; BGC015 for an unreadable file)."""
-    code = getattr(error, "code", "BGC015")
+def error_finding(error: BgcError, path: str, default_code: str) -> Finding:
+    """A file that could not be loaded as an error finding: the error's own id when it has one
+    (a policy's BGC0xx), else ``default_code`` (the caller knows what kind of file it read:
+    BGC015 for a policy, BGC099 for a test file, order or recording). Located at the error, or
+    at ``path`` when the error is about the whole file."""
+    code = getattr(error, "code", default_code)
     return Finding(code, Severity.ERROR, error.message, error.span or Span(path), error.hint)
 
 
-def check_policy(policy: Policy, *, run_expects: bool = True) -> list[Finding]:
+def check_policy(policy: Policy) -> list[Finding]:
     """Lint findings, then the failing expects, of one loaded policy."""
-    findings = lint(policy)
-    if run_expects:
-        findings.extend(expect_findings(policy))
-    return findings
+    return [*lint(policy), *expect_findings(policy)]
 
 
 # ---- lints --------------------------------------------------------------------------------
@@ -253,49 +266,71 @@ def _directory_itself(policy: Policy, rule: Rule, subset) -> list[Finding]:  # t
 # ---- inline expects -----------------------------------------------------------------------
 
 
+EXPECT_CODES = ("BGC201", "BGC202")
+"""The ids of a failed inline expect (every other id ``bgc check`` reports is a lint or a load error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectResult:
+    """One inline expect run against one policy: its failure (BGC201 or BGC202), ``None`` when it
+    held, and the rules that decided it as (real path, line), which ``bgc test --coverage``
+    counts as exercised. ``bgc check`` and ``bgc test`` both run expects through
+    :func:`run_expect`, so a failing expect is the same finding, hint included, in both."""
+
+    expect: Expect
+    finding: Finding | None
+    exercised: frozenset[tuple[str, int]]
+
+
+def run_expect(policy: Policy, expect: Expect, compiler: Compiler) -> ExpectResult:
+    """Decide ``expect`` against the whole ``policy`` (includes spliced in) with ``compiler``
+    (built once per policy by the caller). An error from the compiler (the pattern algebra's
+    bound, say) is a BGC202 finding: unknown is not a pass, and one undecidable expect must not
+    stop the others."""
+    from bgc.compiler import decide, rule_source
+
+    try:
+        decision = decide(
+            policy, expect.resource, expect.action, expect.value, dict(expect.context), expect.mode, compiler
+        )
+    except BgcError as error:
+        return ExpectResult(expect, _undecided(expect, error, policy), frozenset())
+    exercised = frozenset((os.path.realpath(rule_source(policy, ref)), ref.line) for ref in decision.rules)
+    finding = None if decision.effect == expect.effect else _missed(expect, decision, policy)
+    return ExpectResult(expect, finding, exercised)
+
+
 def expect_findings(policy: Policy) -> list[Finding]:
     """Run every ``expect`` against the whole policy (includes spliced in); one finding per miss."""
     if not policy.expects:
         return []
-    from bgc.compiler import Compiler, decide
+    from bgc.compiler import Compiler
 
-    findings = []
-    try:
-        compiler = Compiler(policy)
-    except BgcError as error:  # e.g. the pattern algebra's bound: unknown is not a pass
-        return [_undecided(expect, error, policy) for expect in policy.expects]
-    for expect in policy.expects:
-        try:
-            decision = decide(
-                policy, expect.resource, expect.action, expect.value, dict(expect.context), expect.mode,
-                compiler=compiler,
-            )  # fmt: skip
-        except BgcError as error:
-            findings.append(_undecided(expect, error, policy))
-            continue
-        if decision.effect != expect.effect:
-            findings.append(_missed(expect, decision, policy))
-    return findings
+    compiler = Compiler(policy)
+    results = [run_expect(policy, expect, compiler) for expect in policy.expects]
+    return [result.finding for result in results if result.finding is not None]
 
 
-def _in_policy(expect: Expect, policy: Policy | None) -> str:
+def _in_policy(expect: Expect, policy: Policy) -> str:
     """`` (in policy P)`` for an expect that came in through an include: the same line of a
     shared base can hold in one including policy and fail in another."""
-    return "" if policy is None or expect.span.file == policy.path else f" (in policy {policy.path})"
+    return "" if expect.span.file == policy.path else f" (in policy {policy.path})"
 
 
-def _undecided(expect: Expect, error: BgcError, policy: Policy | None = None) -> Finding:
+def _undecided(expect: Expect, error: BgcError, policy: Policy) -> Finding:
     message = f"could not decide this expect: {error.message}{_in_policy(expect, policy)}"
     return Finding("BGC202", Severity.ERROR, message, expect.span)
 
 
-def _missed(expect: Expect, decision, policy: Policy | None = None) -> Finding:  # type: ignore[no-untyped-def]
+def _missed(expect: Expect, decision: Decision, policy: Policy) -> Finding:
+    """BGC201, its hint naming the deciding rules by their paths as seen from here (like every
+    other finding), not as plans record them (relative to the root policy's directory)."""
     from bgc.compiler import rule_source
 
     atom = f"{expect.resource}:{expect.action}:{expect.value}"
     if decision.rules:
-        where = (lambda ref: f"{rule_source(policy, ref)}:{ref.line}") if policy is not None else str
-        hint = "decided by " + ", ".join(f"{ref.effect} at {where(ref)}" for ref in decision.rules)
+        where = [f"{ref.effect} at {rule_source(policy, ref)}:{ref.line}" for ref in decision.rules]
+        hint = "decided by " + ", ".join(where)
     else:
         hint = "no rule applies, so it is denied (fail closed)"
     return Finding(
@@ -329,8 +364,7 @@ def findings_text(result: CheckResult) -> str:
 
     cache: dict[str, list[str] | None] = {}
     blocks = [render_finding(finding, _source_line(finding.span, cache)) for finding in result.findings]
-    for policy in result.policies:
-        failing = sum(1 for finding in result.findings if _failed_expect_of(finding, policy))
+    for policy, failing in zip(result.policies, result.failed_expects, strict=True):
         expects = len(policy.expects)
         blocks.append(
             f"{policy.path}: {count(len(policy.rules), 'rule')}, {count(len(policy.tools), 'tool')}, "
@@ -356,18 +390,3 @@ def _source_line(span: Span, cache: dict[str, list[str] | None]) -> str | None:
         cache[span.file] = text.removeprefix("\ufeff").split("\n") if text is not None else None
     lines = cache[span.file]
     return lines[span.line - 1].rstrip("\r") if lines and 0 < span.line <= len(lines) else None
-
-
-def _failed_expect_of(finding: Finding, policy: Policy) -> bool:
-    """Whether ``finding`` is a failed expect of ``policy`` (not of another policy that
-    includes the same file)."""
-    if finding.rule_id not in ("BGC201", "BGC202"):
-        return False
-    for expect in policy.expects:
-        if expect.span == finding.span:
-            suffix = _in_policy(expect, policy)
-            return finding.message.endswith(suffix) if suffix else _INCLUDED.search(finding.message) is None
-    return False
-
-
-_INCLUDED = re.compile(r" \(in policy [^()]*\)$")
