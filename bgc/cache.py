@@ -33,6 +33,8 @@ from bgc.errors import InputError
 from bgc.files import read_bounded
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     from bgc.policy.ast import Policy, PolicyFile
     from bgc.policy.check import CheckResult
 
@@ -49,9 +51,20 @@ def cache_dir() -> Path | None:
     return Path(base) / "bgc"
 
 
+def code_files() -> list[Traversable]:
+    """bgc's sources and its grammar, in a fixed order: the code an entry was written by."""
+    from importlib import resources
+
+    import bgc
+
+    grammar = resources.files("bgc.grammar") / "policy.lark"
+    return [*sorted(Path(bgc.__file__).parent.rglob("*.py")), grammar]
+
+
 @functools.cache
 def code_digest() -> str:
-    """Digest of the bgc version, the Python version, bgc's sources and grammar, once per process.
+    """Digest of the bgc version, the Python version and every file of :func:`code_files`, once
+    per process.
 
     Hashing the sources (about half a millisecond) rather than trusting the version number means
     an edited checkout never unpickles values of a class whose fields have since changed.
@@ -61,12 +74,7 @@ def code_digest() -> str:
     import bgc
 
     digest = hashlib.sha256(f"{bgc.__version__}\0{sys.version}\0".encode())
-    package = Path(bgc.__file__).parent
-    from importlib import resources
-
-    grammar = resources.files("bgc.grammar") / "policy.lark"
-    sources = sorted(package.rglob("*.py"))
-    for path in [*sources, grammar]:
+    for path in code_files():
         try:
             data = path.read_bytes()
         except OSError:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bgc import cache
+from bgc.errors import BgcError
 
 
 @pytest.fixture()
@@ -58,10 +59,37 @@ def test_keys_follow_the_code(cache_home: Path, monkeypatch: pytest.MonkeyPatch)
     assert cache.load_object("policy", "k") is None
 
 
-def test_code_digest_covers_the_grammar_and_the_sources() -> None:
-    cache.code_digest.cache_clear()
-    first = cache.code_digest()
-    assert len(first) == 64 and cache.code_digest() == first
+def test_code_digest_covers_the_grammar_and_the_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bgc
+    from bgc.policy.parser import grammar_text
+
+    files = cache.code_files()
+    assert set(Path(bgc.__file__).parent.rglob("*.py")) <= {Path(str(f)) for f in files}  # nested ones too
+    assert files[-1].read_text(encoding="utf-8") == grammar_text()  # the grammar the parser is built from
+    # the digest follows each file's content: copies stand in for the real files and get edited
+    copies = []
+    for number, original in enumerate(files):
+        copy = tmp_path / f"{number}-{original.name}"
+        copy.write_bytes(original.read_bytes())
+        copies.append(copy)
+    monkeypatch.setattr(cache, "code_files", lambda: copies)
+
+    def digest() -> str:
+        cache.code_digest.cache_clear()
+        return cache.code_digest()
+
+    try:
+        unedited = digest()
+        assert len(unedited) == 64 and cache.code_digest() == unedited
+        source = next(copy for copy in copies if copy.name.endswith("-ast.py"))
+        for edited in (source, copies[-1]):
+            before = edited.read_bytes()
+            edited.write_bytes(before + b"\n")
+            assert digest() != unedited, edited.name
+            edited.write_bytes(before)
+            assert digest() == unedited  # content, not modification times
+    finally:
+        cache.code_digest.cache_clear()
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
@@ -91,3 +119,67 @@ def test_default_location_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.delenv("BGC_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache.cache_dir() == tmp_path / "bgc"
+
+
+# --- cached policies and checks: an entry is valid only while every file it read is unchanged ----------
+
+
+@pytest.fixture()
+def policy_tree(cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+    """``p/root.bgp`` including ``p/lib/inc.bgp``, cwd at their parent; the returned log records
+    each real parse and check, so a test can tell a cache hit (nothing logged) from a miss."""
+    from bgc.policy import check, parser
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p" / "lib").mkdir(parents=True)
+    (tmp_path / "p" / "root.bgp").write_text('include "lib/inc.bgp"\nexpect allow fs:read:/a\n')
+    (tmp_path / "p" / "lib" / "inc.bgp").write_text("allow fs:read:/**\n")
+    log: dict[str, list[str]] = {"parsed": [], "checked": []}
+    load_policy, check_paths = parser.load_policy, check.check_paths
+    monkeypatch.setattr(parser, "load_policy", lambda path: log["parsed"].append(path) or load_policy(path))
+    monkeypatch.setattr(check, "check_paths", lambda paths: log["checked"].extend(paths) or check_paths(paths))
+    return log
+
+
+def test_an_edited_included_file_invalidates_cached_policies_and_checks(policy_tree: dict[str, list[str]]) -> None:
+    assert [rule.effect for rule in cache.cached_policy("p/root.bgp").rules] == ["allow"]
+    assert cache.cached_check("p/root.bgp").findings == ()
+    misses = {name: len(paths) for name, paths in policy_tree.items()}
+    assert misses["parsed"] >= 1 and misses["checked"] == 1
+    assert [rule.effect for rule in cache.cached_policy("p/root.bgp").rules] == ["allow"]
+    assert cache.cached_check("p/root.bgp").findings == ()
+    assert {name: len(paths) for name, paths in policy_tree.items()} == misses  # hits: nothing parsed
+
+    Path("p/lib/inc.bgp").write_text("deny fs:read:/**\n")  # the root file is as it was
+    assert [rule.effect for rule in cache.cached_policy("p/root.bgp").rules] == ["deny"]
+    assert len(policy_tree["parsed"]) > misses["parsed"]
+    assert [finding.rule_id for finding in cache.cached_check("p/root.bgp").findings] == ["BGC201"]
+    assert len(policy_tree["checked"]) == 2
+
+    Path("p/lib/inc.bgp").unlink()  # gone: a miss, and the loader's own error
+    with pytest.raises(BgcError, match="cannot include"):
+        cache.cached_policy("p/root.bgp")
+
+
+def test_a_root_file_edited_while_it_was_parsed_is_not_served_for_its_old_content(
+    policy_tree: dict[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entry is keyed by the root's content read *before* parsing; a hit skips re-reading the
+    root only when the entry recorded that same content, so a parse of newer bytes stored under
+    the older key is a miss when the older content comes back."""
+    from bgc.policy import parser
+
+    root = Path("p/root.bgp")
+    original = root.read_text()
+    parse = parser.load_policy
+
+    def edited_meanwhile(path: str):  # type: ignore[no-untyped-def]
+        root.write_text(original + "deny fs:read:/a\n")
+        return parse(path)
+
+    monkeypatch.setattr(parser, "load_policy", edited_meanwhile)
+    assert len(cache.cached_policy("p/root.bgp").rules) == 2  # parsed the edited file, keyed by the original
+    root.write_text(original)
+    monkeypatch.setattr(parser, "load_policy", parse)
+    assert len(cache.cached_policy("p/root.bgp").rules) == 1
+    assert policy_tree["parsed"][-1] == "p/root.bgp"
