@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bgc.errors import BgcError, ExitCode, Span
+from bgc.errors import BgcError, ExitCode, InputError, Span, caret_lines
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code
 from bgc.policy.ast import And, Condition, Expect, Not, Or, Policy, Rule
@@ -348,11 +348,7 @@ def _missed(expect: Expect, decision: Decision, policy: Policy) -> Finding:
 def render_finding(finding: Finding, source: str | None) -> str:
     """``file:line:col: warning[BGC103]: message``, the source line with a caret, the hint."""
     span = finding.span
-    lines = [f"{span}: {finding.severity.value}[{finding.rule_id}]: {finding.message}"]
-    if source is not None and span.col:
-        lines.append(f"  {source}")
-        width = span.end_col - span.col if span.end_line == span.line and span.end_col > span.col else 1
-        lines.append("  " + " " * (span.col - 1) + "^" * width)
+    lines = [f"{span}: {finding.severity.value}[{finding.rule_id}]: {finding.message}", *caret_lines(span, source)]
     if finding.hint:
         lines.append(f"  hint: {finding.hint}")
     return "\n".join(lines)
@@ -376,17 +372,15 @@ def findings_text(result: CheckResult) -> str:
 def _source_line(span: Span, cache: dict[str, list[str] | None]) -> str | None:
     """The line a finding points at; ``None`` for a finding about a whole file (one too large
     to read, say) or a file that is gone. Reading is bounded like every policy read."""
-    from bgc.files import MAX_BYTES
+    from bgc.files import read_bounded
 
     if not span.line:
         return None
     if span.file not in cache:
         try:
-            with open(span.file, "rb") as handle:
-                data = handle.read(MAX_BYTES + 1)
-        except OSError:
-            data = None
-        text = data.decode("utf-8", errors="replace") if data is not None and len(data) <= MAX_BYTES else None
+            text: str | None = read_bounded(span.file).decode("utf-8", errors="replace")
+        except InputError:
+            text = None
         cache[span.file] = text.removeprefix("\ufeff").split("\n") if text is not None else None
     lines = cache[span.file]
     return lines[span.line - 1].rstrip("\r") if lines and 0 < span.line <= len(lines) else None
