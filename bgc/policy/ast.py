@@ -72,13 +72,6 @@ class InList:
         return actual in self.values
 
 
-@functools.lru_cache(maxsize=256)
-def _compiled_glob(pattern: str) -> Any:
-    from bgc import glob
-
-    return glob.parse(pattern)
-
-
 @dataclass(frozen=True, slots=True)
 class Matches:
     """``field matches "glob"``: the pattern dialect of bgc.glob (validated when parsed)."""
@@ -88,10 +81,12 @@ class Matches:
     span: Span = _meta()
 
     def evaluate(self, ctx: Mapping[str, str]) -> bool | None:
+        from bgc import glob  # parse() is cached: the pattern is compiled once
+
         actual = ctx.get(self.field)
         if actual is None:
             return None
-        return bool(_compiled_glob(self.pattern).matches(actual))
+        return glob.parse(self.pattern).matches(actual)
 
 
 @dataclass(frozen=True, slots=True)
