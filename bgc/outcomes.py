@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from bgc.compiler import Compiler
     from bgc.config import Config
     from bgc.documents import Document
-    from bgc.plan import Plan
+    from bgc.plan import Part, Plan
 
 RULES = {
     "BGC401": "A requested atom was narrowed: only part of it is granted",
@@ -130,14 +130,9 @@ def unformatted_finding(path: str, original: str, formatted: str) -> Finding:
 def expectation_data(plan: Plan) -> dict[str, Any]:
     """The semantic outcome of a plan: what is recorded and compared (see the module doc)."""
 
-    def parts(items: Iterable[Any]) -> list[dict[str, Any]]:
-        out = []
-        for part in items:
-            entry: dict[str, Any] = {"atom": part.atom, "except": list(part.excepts)}
-            if part.approvals is not None:
-                entry["approvals"] = part.approvals.to_data()
-            out.append(entry)
-        return out
+    def parts(items: Iterable[Part]) -> list[dict[str, Any]]:
+        # a part as the plan writes it, less its rules: rule locations stay out (module doc)
+        return [{key: value for key, value in part.to_data().items() if key != "rules"} for part in items]
 
     return {
         "version": EXPECTATION_VERSION,
