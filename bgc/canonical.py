@@ -48,6 +48,27 @@ def format_path(path: tuple[str | int, ...]) -> str:
     return out or "(top level)"
 
 
+def kind_name(value: Any) -> str:
+    """A value's kind in the words of an order's author, not Python's type name (parameters come
+    from YAML/JSON/CBOR: ``FrozenMap`` would mean nothing to them). Booleans are named by value,
+    as the author wrote them. One wording for every message that says what it got instead."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (bytes, bytearray)):
+        return "bytes"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a map"
+    return f"a {type(value).__name__}"
+
+
 def check_text(text: str, path: tuple[str | int, ...] = (), what: str = "text") -> None:
     """Raise :class:`DataModelError` unless ``text`` is valid Unicode (no lone surrogates).
 

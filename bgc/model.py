@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from bgc import canonical
-from bgc.canonical import DataModelError, FrozenMap, freeze, thaw
+from bgc.canonical import DataModelError, FrozenMap, freeze, kind_name, thaw
 from bgc.names import ATOM_NAME, DOTTED_NAME
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -96,7 +96,7 @@ class ToolCall:
         if self.server is not None:
             _text(self.server, "server")
         if not isinstance(self.params, Mapping):
-            raise ModelError(f"expected a map, got {_kind(self.params)}", ("params",))
+            raise ModelError(f"expected a map, got {kind_name(self.params)}", ("params",))
         object.__setattr__(self, "params", _data(self.params, "params"))
 
     def to_data(self) -> dict[str, Any]:
@@ -259,7 +259,7 @@ class _Fields:
 
     def _require_map(self) -> Mapping[str, Any]:
         if not isinstance(self.data, Mapping):
-            raise ModelError(f"expected a map, got {_kind(self.data)}", self.path)
+            raise ModelError(f"expected a map, got {kind_name(self.data)}", self.path)
         return self.data
 
     def only(self, *fields: str) -> None:
@@ -284,7 +284,7 @@ class _Fields:
     def list(self, key: str, default: Any = _MISSING) -> list[Any]:
         value = self.get(key, default)
         if not isinstance(value, list):
-            raise ModelError(f"expected a list, got {_kind(value)}", (*self.path, key))
+            raise ModelError(f"expected a list, got {kind_name(value)}", (*self.path, key))
         return value
 
     def maps(self, key: str) -> list[_Fields]:
@@ -296,19 +296,3 @@ class _Fields:
             return make(*args)
         except DataModelError as error:
             raise ModelError(error.message, self.path + error.path) from None
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a map"
-    return f"a {type(value).__name__}"

@@ -85,6 +85,31 @@ def test_values_are_immutable() -> None:
     assert hash(call) == hash(ToolCall("fs.write", None, {"tags": ["x"], "path": "/a"}))
 
 
+@pytest.mark.parametrize(
+    ("changes", "message", "path"),
+    [
+        ({"requests": True}, "expected a list, got true", ("requests",)),
+        ({"requests": "fs:write:/a"}, "expected a list, got text", ("requests",)),
+        ({"requests": 1.5}, "expected a list, got a number", ("requests",)),
+        ({"intent": ["x"]}, "expected a map, got a list", ("intent",)),
+        ({"intent": None}, "expected a map, got null", ("intent",)),
+    ],
+)
+def test_a_value_of_the_wrong_kind_is_named_in_the_order_s_words(
+    changes: dict, message: str, path: tuple[str, ...]
+) -> None:
+    """The same words as a template parameter of the wrong kind (canonical.kind_name)."""
+    with pytest.raises(ModelError) as caught:
+        WorkOrder.from_data(order_data(**changes))
+    assert (caught.value.message, caught.value.path) == (message, path)
+
+
+def test_call_params_of_the_wrong_kind_are_named_in_the_order_s_words() -> None:
+    with pytest.raises(ModelError) as caught:
+        ToolCall("fs.write", None, b"x")  # type: ignore[arg-type]
+    assert (caught.value.message, caught.value.path) == ("expected a map, got bytes", ("params",))
+
+
 def test_intent_kind_must_be_dotted() -> None:
     with pytest.raises(ModelError) as caught:
         Intent("patch apply", "x")

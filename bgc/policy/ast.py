@@ -220,25 +220,9 @@ def _param_text(name: str, value: Any) -> str:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    raise TemplateError(f"parameter {name!r} is not text or an integer (got {_kind(value)})", name)
+    from bgc.canonical import kind_name  # here, not at the top: canonical brings cbor2
 
-
-def _kind(value: Any) -> str:
-    """A data-model value's kind in the words of the order's author, not Python's type name
-    (a call's parameters are YAML/JSON/CBOR: ``FrozenMap`` would mean nothing to them)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, Mapping):
-        return "a map"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, (bytes, bytearray)):
-        return "bytes"
-    return f"a {type(value).__name__}"
+    raise TemplateError(f"parameter {name!r} is not text or an integer (got {kind_name(value)})", name)
 
 
 def scan_template(template: str) -> Iterator[tuple[str, int, int]]:
