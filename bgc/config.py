@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from bgc.errors import BgcError, InputError, Span, UsageError
 
@@ -187,6 +187,38 @@ def iter_orders(directory: Path) -> Iterator[Path]:
             yield path.resolve()
 
 
+def split_paths(
+    paths: Iterable[str | Path], *, orders: bool, must_exist: bool, other: Callable[[str], NoReturn]
+) -> tuple[list[str], list[str], list[str]]:
+    """Command-line ``paths`` split into policies, test files and (with ``orders``) work orders,
+    each spelled as given. A directory brings the policies and test files below it, sorted (never
+    orders: those are found through the configuration). A missing path of no known kind is
+    "no such file"; ``must_exist`` says that of any missing path at once (``bgc check`` instead
+    lets the reader report a missing policy and goes on). Anything else goes to ``other``, which
+    raises the caller's own usage error."""
+    policies: list[str] = []
+    tests: list[str] = []
+    found_orders: list[str] = []
+    for entry in map(str, paths):
+        path = Path(entry)
+        if must_exist and not path.exists():
+            raise InputError("no such file", Span(entry))
+        if path.is_dir():
+            policies.extend(str(p) for p in sorted(path.rglob("*.bgp")) if p.is_file())
+            tests.extend(str(p) for p in sorted(iter_tests(path)))
+        elif entry.endswith(".bgp"):
+            policies.append(entry)
+        elif is_test_file(entry):
+            tests.append(entry)
+        elif orders and is_order_file(entry):
+            found_orders.append(entry)
+        elif not path.exists():
+            raise InputError("no such file", Span(entry))
+        else:
+            other(entry)
+    return policies, tests, found_orders
+
+
 def _shown(path: Path, root: Path) -> str:
     try:
         return str(path.relative_to(root))
@@ -319,10 +351,9 @@ def _build(path: Path, table: Any, text: str) -> Config:
         raise error("", "[tool.bgc] must be a table")
     for key in table:
         if key not in KEYS:
-            import difflib
+            from bgc.render.words import did_you_mean
 
-            close = difflib.get_close_matches(key, KEYS, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(KEYS)}"
+            hint = did_you_mean(key, KEYS, repr) or f"known keys: {', '.join(KEYS)}"
             raise error(key, f"unknown key {key!r}", hint, at_key=True)
 
     def text_value(key: str) -> str | None:

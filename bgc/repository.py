@@ -19,7 +19,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 from bgc.findings import Finding, Severity
@@ -66,7 +66,7 @@ class _Plan(NamedTuple):
 
 
 def _sort(paths: Sequence[str], config: Config | None, orders_only: bool) -> _Plan:
-    from bgc.config import EXPECTED_SUFFIX, is_order_file, is_test_file, iter_tests, local_path
+    from bgc.config import EXPECTED_SUFFIX, is_order_file, local_path, split_paths
 
     if not paths:
         if config is None:
@@ -87,33 +87,22 @@ def _sort(paths: Sequence[str], config: Config | None, orders_only: bool) -> _Pl
         )
     if orders_only and not all(is_order_file(entry) for entry in paths):
         raise UsageError("with --orders, every path must be a work order (.yaml, .yml, .json, .cbor)")
-    plan = _Plan([], [], [], False)
-    for entry in paths:
-        path = Path(entry)
-        if path.is_dir():
-            plan.policies.extend(str(p) for p in sorted(path.rglob("*.bgp")) if p.is_file())
-            plan.tests.extend(str(p) for p in sorted(iter_tests(path)))
-        elif entry.endswith(".bgp"):
-            plan.policies.append(entry)
-        elif is_test_file(entry):
-            plan.tests.append(entry)
-        elif is_order_file(entry):
-            plan.orders.append(path)
-        elif not path.exists():
-            raise InputError("no such file", Span(entry))
-        elif entry.endswith(EXPECTED_SUFFIX):
+
+    def other(entry: str) -> NoReturn:
+        if entry.endswith(EXPECTED_SUFFIX):
             raise UsageError(
                 "a recorded expectation, not a work order: it is checked together with its order",
                 Span(entry),
-                hint=f"check the order it records ({_recorded_order(path, config)}); "
+                hint=f"check the order it records ({_recorded_order(Path(entry), config)}); "
                 "`bgc check --update` rewrites recordings",
             )
-        else:
-            raise UsageError(
-                "not a policy (.bgp), a test file (.bgt.yaml), a work order (.yaml, .yml, .json, .cbor) or a directory",
-                Span(entry),
-            )
-    return plan
+        raise UsageError(
+            "not a policy (.bgp), a test file (.bgt.yaml), a work order (.yaml, .yml, .json, .cbor) or a directory",
+            Span(entry),
+        )
+
+    policies, tests, found = split_paths(paths, orders=True, must_exist=False, other=other)
+    return _Plan(policies, tests, [Path(order) for order in found], False)
 
 
 def _recorded_order(recording: Path, config: Config | None) -> str:

@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from bgc.errors import InputError, Span, UsageError
 from bgc.findings import Finding, Severity
@@ -460,13 +460,12 @@ def _policy_path(document: Document, data: dict[str, Any], config: Config | None
 
 
 def _only(document: Document, where: tuple[str | int, ...], data: Mapping[str, Any], keys: Sequence[str]) -> None:
-    import difflib
+    from bgc.render.words import did_you_mean
 
     for key in data:
         if key not in keys:
-            close = difflib.get_close_matches(key, keys, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else f" (expected one of: {', '.join(keys)})"
-            raise document.error_at((*where, key), f"unknown key {key!r}{hint}", at_key=True)
+            hint = did_you_mean(key, keys, repr) or f"expected one of: {', '.join(keys)}"
+            raise document.error_at((*where, key), f"unknown key {key!r} ({hint})", at_key=True)
 
 
 def _optional_text(document: Document, at: tuple[str | int, ...], value: Any) -> str | None:
@@ -536,26 +535,13 @@ def junit_cases(run: PolicyTestRun) -> list[Case]:
 
 def find_in(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     """Split command-line paths into test files and policy files; directories are searched."""
-    from bgc.config import is_test_file, iter_tests
+    from bgc.config import split_paths
 
-    tests: list[Path] = []
-    policies: list[Path] = []
-    for entry in map(Path, paths):
-        if not entry.exists():
-            raise InputError("no such file", Span(str(entry)))
-        if entry.is_dir():
-            tests.extend(sorted(iter_tests(entry)))
-            policies.extend(sorted(path for path in entry.rglob("*.bgp") if path.is_file()))
-        elif is_test_file(entry):
-            tests.append(entry)
-        elif entry.suffix == ".bgp":
-            policies.append(entry)
-        else:
-            raise UsageError(
-                "not a test file (*.bgt.yaml), a policy (*.bgp) or a directory",
-                Span(str(entry)),
-            )
-    return tests, policies
+    def other(entry: str) -> NoReturn:
+        raise UsageError("not a test file (*.bgt.yaml), a policy (*.bgp) or a directory", Span(entry))
+
+    policies, tests, _ = split_paths(paths, orders=False, must_exist=True, other=other)
+    return [Path(test) for test in tests], [Path(policy) for policy in policies]
 
 
 

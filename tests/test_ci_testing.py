@@ -209,6 +209,9 @@ def test_a_value_matches_itself_and_any_map_excerpt_of_itself(value: object) -> 
     ("text", "line", "col", "words"),
     [
         ("policy: p.bgp\ntests:\n  - order: order.yaml\n    verdict: {}\n", 4, 5, "unknown key 'verdict' (did you mean 'verdicts'?)"),
+        ("policy: p.bgp\ntests:\n  - order: order.yaml\n    VERDICTS: {}\n", 4, 5, "unknown key 'VERDICTS' (did you mean 'verdicts'?)"),
+        ("Policy: p.bgp\n", 1, 1, "unknown key 'Policy' (did you mean 'policy'?)"),
+        ("policy: p.bgp\ncolour: red\n", 2, 1, "unknown key 'colour' (expected one of: policy, mode, tests)"),
         ("policy: p.bgp\ntests:\n  - order: order.yaml\n    mode: admin\n    calls: []\n", 4, 11, "unknown mode 'admin'"),
         ("policy: p.bgp\ntests:\n  - order: order.yaml\n    verdicts: {\"fs:write:/src/**\": allowed}\n", 4, 36, "unknown verdict 'allowed'"),
         ("policy: p.bgp\ntests:\n  - order: {intent: {kind: x}, requests: [\"fs:write:relative/..\"]}\n    calls: []\n", 3, 43, "requests[0]"),
@@ -324,6 +327,15 @@ def test_a_missing_path_is_no_such_file(project: Path, path: str) -> None:
     result = bgc("test", path)
     assert result.exit_code == 2
     assert result.stderr == f"{path}: error: no such file\n"
+
+
+@pytest.mark.parametrize("path", ["order.yaml", "notes.txt"])
+def test_a_path_of_another_kind_is_a_usage_error(project: Path, path: str) -> None:
+    """``bgc test`` takes no work orders (``bgc check`` does): an order is "another kind" here."""
+    (project / "notes.txt").write_text("")
+    result = bgc("test", path)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"{path}: error: not a test file (*.bgt.yaml), a policy (*.bgp) or a directory")
 
 
 def test_a_parameter_of_the_wrong_kind_is_named_in_the_order_s_words(project: Path) -> None:

@@ -107,6 +107,19 @@ def test_unknown_key_is_located_with_a_suggestion(repo: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("key", "hint"),
+    [
+        ("POLICIES", "did you mean 'policies'?"),  # case aside, as in policies and test files
+        ("colour", "known keys: policy, mode, policies, tests, orders, expectations"),
+    ],
+)
+def test_unknown_key_hint_is_a_suggestion_or_the_known_keys(repo: Path, key: str, hint: str) -> None:
+    error = error_of(write(repo / "bgc.toml", f'{key} = ["x"]\n'))
+    assert error.message == f"unknown key {key!r}"
+    assert error.hint == hint
+
+
+@pytest.mark.parametrize(
     ("body", "line", "col", "words"),
     [
         ("policy = 3", 2, 10, "policy must be a non-empty string, got an integer 3"),

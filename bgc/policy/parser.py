@@ -12,12 +12,11 @@ loading them takes ~2 ms against ~65 ms to build (docs/policy-language.md, "Perf
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -50,6 +49,7 @@ from bgc.policy.ast import (
     ToolDecl,
     scan_template,
 )
+from bgc.render.words import did_you_mean
 
 if TYPE_CHECKING:
     from lark import Lark, Token, Tree
@@ -206,12 +206,6 @@ def _join(items: Sequence[str], last: str = "or") -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + f" {last} " + items[-1]
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    """``did you mean `allow`?`` when ``word`` is a near miss of exactly one obvious choice."""
-    close = difflib.get_close_matches(word.lower(), list(choices), n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
 
 
 # ---- one file -----------------------------------------------------------------------------
