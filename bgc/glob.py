@@ -20,6 +20,7 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 import urllib.parse
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ __all__ = [
     "example",
     "fold_case",
     "has_dot_segment",
+    "decoded_dot_segment",
     "intersect",
     "is_empty",
     "is_subset",
@@ -277,13 +279,27 @@ def normalise(resource: str, value: str) -> str | Rejection:
     for seg in value.split("/"):
         if seg in (".", ".."):
             return Rejection(value, f"has a '{seg}' segment")
-    # A URL parser decodes %2e to '.' and treats '\\' as '/' (WHATWG, RFC 3986 §6.2.2), so
-    # `v1/%2e%2e/admin` and `v1/..\\admin` reach /admin: refuse what decodes to a dot segment.
-    decoded = urllib.parse.unquote(value).replace("\\", "/")
-    for seg in decoded.split("/"):
-        if seg in (".", ".."):
-            return Rejection(value, f"has a segment that decodes to '{seg}' (percent-encoding or '\\')")
+    seg = decoded_dot_segment(value)
+    if seg is not None:
+        return Rejection(value, f"has a segment that decodes to '{seg}' (percent-encoding, '\\', '?', '#' or ';')")
     return value
+
+
+_URL_SEGMENT_END = re.compile(r"[/\\?#;]")
+
+
+def decoded_dot_segment(text: str) -> str | None:
+    """``.`` or ``..`` when a segment of ``text`` is one the way a URL parser reads it, else None.
+
+    A URL parser percent-decodes ``%2e``, reads ``\\`` as ``/`` and ends a path segment at ``?``
+    and ``#`` (WHATWG, RFC 3986 §6.2.2); servers also cut path parameters at ``;``. So
+    ``v1/%2e%2e/admin``, ``v1/..\\admin``, ``public/..?x`` and ``a/..;/b`` all climb out of where
+    they seem to be. Refusing them errs on the closed side (``..%3Fx`` is refused too).
+    """
+    for segment in _URL_SEGMENT_END.split(urllib.parse.unquote(text)):
+        if segment in (".", ".."):
+            return segment
+    return None
 
 
 def match_value(pattern: Pattern, text: str, resource: str | None = "fs") -> bool | Rejection:

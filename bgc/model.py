@@ -128,6 +128,8 @@ class GrantAtom:
             raise ModelError(f"bad pattern {self.pattern!r}: {error.message}") from None
         if glob.has_dot_segment(parsed.text):
             raise ModelError(f"pattern {self.pattern!r} has a '.' or '..' segment")
+        if self.resource != "fs" and glob.decoded_dot_segment(parsed.text) is not None:
+            raise ModelError(f"pattern {self.pattern!r} has a segment a URL parser reads as '.' or '..'")
         object.__setattr__(self, "pattern", parsed.text)
 
     @classmethod

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from bgc import compiler
 from bgc.compiler import Compiler, decide, explain
 from bgc.errors import Span, UsageError
-from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, ToolCall, WorkOrder
+from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
 from bgc.plan import Gate, PlanError, plan_from_data
 from bgc.policy.ast import Policy, PolicyFile, Rule
 from bgc.policy.parser import parse_policy
@@ -457,3 +457,19 @@ def test_wildcard_template_values_meet_the_same_checks() -> None:
     assert bad.calls[0].status == "uncovered" and "decodes to '..'" in bad.calls[0].reason
     good = plan_for(text, "net:connect:https://x.example/**", calls=(ToolCall("web.list", None, {"dir": "v1"}),))
     assert good.calls[0].status == "covered"
+
+
+def test_url_dot_segments_cut_by_query_fragment_or_parameters_are_refused() -> None:
+    text = "tool t.net needs net:connect:{url}\nallow net:connect:https://ok.com/public/**\n"
+    for url in ("https://ok.com/public/..?x", "https://ok.com/public/%2e%2e#x", "https://ok.com/public/..;/admin"):
+        plan = plan_for(text, "net:connect:https://ok.com/public/**", calls=(ToolCall("t.net", None, {"url": url}),))
+        assert plan.calls[0].status == "uncovered", url
+        assert Gate([plan]).decide(f"net:connect:{url}").effect == "deny", url
+    with pytest.raises(ModelError, match="reads as '.' or '..'"):
+        GrantAtom.parse("net:connect:https://a/%2e%2e/x")
+
+
+def test_gate_escapes_bytes_that_were_not_utf8() -> None:
+    gate = Gate([plan_for(BASE, "fs:write:/**")])
+    line = gate_line(gate.decide("fs:write:/src/a\udc85fs:write:/.git/x"))
+    assert "\\udc85" in line and line.encode("utf-8", "surrogateescape").count(b"\x85") == 0

@@ -194,6 +194,26 @@ def test_allow_on_call_tool_grants_nothing(tmp_path: Path) -> None:
     assert "never grants anything" in result.findings[0].message
 
 
+def test_allow_on_call_tool_or_something_else_can_still_grant(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        'allow fs:write:/e/** when call.tool == "t.one" or intent.kind == "x.y"\n'
+        'allow fs:write:/f/** when call.tool == "t.one" and intent.kind == "x.y"\n'
+        'allow fs:write:/g/** when not (call.tool == "t" and origin.model matches "m-*")\n',
+    )
+    assert [f[:2] for f in ids(result)] == [("BGC106", 2)]
+
+
+def test_url_patterns_with_dot_segments_in_disguise(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        "deny net:connect:https://a/%2e%2e/**\n"
+        "deny net:connect:https://a/..?x\n"
+        "allow net:connect:https://a/ok/**\n",
+    )
+    assert [f[:2] for f in ids(result) if f[0] == "BGC107"] == [("BGC107", 1), ("BGC107", 2)]
+
+
 # ---- expects ------------------------------------------------------------------------------
 
 

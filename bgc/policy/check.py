@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from bgc.errors import BgcError, ExitCode, InputError, Span, caret_lines
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code
-from bgc.policy.ast import And, Condition, Expect, Not, Or, Policy, Rule
+from bgc.policy.ast import And, Compare, Condition, Expect, InList, Matches, Not, Or, Policy, Rule
 
 if TYPE_CHECKING:
     from bgc.compiler import Compiler, Decision
@@ -32,7 +32,8 @@ LINT_CODES: dict[str, str] = {
     "BGC104": "an allow of `/**` on write: everything becomes writable",
     "BGC105": "a second pattern that looks like an atom (`fs:read:/x` after a `,`)",
     "BGC106": "an allow conditioned on `call.tool`: requests are compiled without a call, so it grants nothing",
-    "BGC107": "an fs pattern that can never match a normalised fs path (relative, `//`, trailing `/`)",
+    "BGC107": "a pattern that can never match a normalised value (fs: relative, `//`, trailing `/`; "
+    "others: a segment a URL parser reads as `.`/`..`)",
     "BGC109": "a lint could not decide (pattern algebra bound hit); the rule was not checked",
     "BGC201": "an inline expect gave a different effect",
     "BGC202": "an inline expect could not be decided (the compiler reported an error)",
@@ -172,6 +173,16 @@ def lint(policy: Policy) -> list[Finding]:
                                 "fs values are absolute and normalised before they are matched (`//` collapses, "
                                 "a trailing `/` drops): write the pattern that way, e.g. `/src/**`")
                     )  # fmt: skip
+        if rule.resource != "fs":
+            for index, text in enumerate(rule.patterns):
+                if glob.decoded_dot_segment(text) is not None:
+                    findings.append(
+                        Finding("BGC107", Severity.WARNING,
+                                f"`{text}` has a segment a URL parser reads as `.` or `..` (percent-encoded, or "
+                                f"cut by `\\`, `?`, `#`, `;`); the gate refuses such values, so this {rule.effect} "
+                                "has no effect",
+                                _pattern_span(rule, index), "write the path the pattern means, without dot segments")
+                    )  # fmt: skip
         if rule.effect == "allow" and rule.action in ("write", "*"):
             for index, text in enumerate(rule.patterns):
                 if subset("/**", [text], rule, index):
@@ -180,7 +191,7 @@ def lint(policy: Policy) -> list[Finding]:
                                 f"`allow {rule.resource}:{rule.action}:{text}` makes every path writable",
                                 _pattern_span(rule, index), "allow the directories the agent works in, e.g. /src/**")
                     )  # fmt: skip
-        if rule.effect == "allow" and rule.when is not None and "call.tool" in _fields(rule.when):
+        if rule.effect == "allow" and rule.when is not None and not _can_hold_without_a_call(rule.when):
             findings.append(
                 Finding("BGC106", Severity.WARNING,
                         "this allow depends on `call.tool`, which is unknown while requests are compiled "
@@ -197,13 +208,44 @@ def lint(policy: Policy) -> list[Finding]:
     return findings
 
 
-def _fields(condition: Condition) -> set[str]:
-    """The context fields a condition reads."""
+def _leaves(condition: Condition) -> list[Compare | InList | Matches]:
+    """The comparisons a condition is built from."""
     if isinstance(condition, (And, Or)):
-        return set().union(*(_fields(item) for item in condition.items))
+        return [leaf for item in condition.items for leaf in _leaves(item)]
     if isinstance(condition, Not):
-        return _fields(condition.item)
-    return {condition.field}
+        return _leaves(condition.item)
+    return [condition]
+
+
+def _can_hold_without_a_call(condition: Condition) -> bool:
+    """Can the condition be *true* for some order while ``call.tool`` is unknown (compiling)?
+
+    Exact for bgc's conditions: a comparison only distinguishes the values it names, so trying,
+    for each field, every value the condition mentions (a matching example for ``matches``) plus
+    one it does not mention covers every case. Only a condition that reads ``call.tool`` can fail
+    this, so the search runs just for those.
+    """
+    from bgc import glob
+
+    leaves = _leaves(condition)
+    if all(leaf.field != "call.tool" for leaf in leaves):
+        return True
+    values: dict[str, set[str]] = {"intent.kind": {"\0other"}, "origin.model": {"\0other"}}
+    for leaf in leaves:
+        if leaf.field == "call.tool":
+            continue
+        if isinstance(leaf, Compare):
+            values[leaf.field].add(leaf.value)
+        elif isinstance(leaf, InList):
+            values[leaf.field].update(leaf.values)
+        else:
+            found = glob.example(leaf.pattern)
+            if found is not None:
+                values[leaf.field].add(found)
+    kinds, models = sorted(values["intent.kind"]), sorted(values["origin.model"])
+    return any(
+        condition.evaluate({"intent.kind": kind, "origin.model": model}) is True for kind in kinds for model in models
+    )
 
 
 def _pattern_span(rule: Rule, index: int) -> Span:

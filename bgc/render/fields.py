@@ -4,7 +4,8 @@
 TAB, a newline or a Unicode line separator; printed raw, it would forge extra fields or extra
 lines (a `deny` line followed by something that reads as `allow`). Every echoed field goes
 through :func:`escape_field`, which writes such characters, and the backslash itself, as
-backslash escapes, so each input yields exactly one line with a fixed number of fields.
+backslash escapes, so each input yields exactly one line with a fixed number of fields. Input
+bytes that are not UTF-8 arrive as lone surrogates and are escaped too (never echoed raw).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def escape_field(text: str) -> str:
     for char in text:
         if char in _NAMED:
             out.append(_NAMED[char])
-        elif unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+        elif unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp"):  # Cs: bytes that were not UTF-8
             out.append(f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
         else:
             out.append(char)
