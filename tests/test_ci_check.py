@@ -11,14 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from bgc.cli import app
 from bgc.launch import fast_check_arguments
-from tests.samples import POLICY, PROMPT
+from tests.samples import POLICY, PROMPT, bgc
 
 ROOT = Path(__file__).resolve().parent.parent
-runner = CliRunner()
 
 ORDER = f"""\
 intent: {{kind: patch.apply}}
@@ -54,13 +51,6 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path / ".cache"))
     monkeypatch.setenv("NO_COLOR", "1")
     return tmp_path
-
-
-def bgc(*args: str):  # type: ignore[no-untyped-def]
-    result = runner.invoke(app, list(args))
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
 
 
 RECORDING = "orders/one.yaml.expected.json"

@@ -11,13 +11,9 @@ from xml.etree import ElementTree
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from bgc.cli import app
 from bgc.testing import keyword_filter, mismatches
-from tests.samples import PROMPT
-
-runner = CliRunner()
+from tests.samples import PROMPT, bgc
 
 POLICY = """\
 allow fs:read:/**
@@ -65,13 +61,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path / ".cache"))
     return tmp_path
-
-
-def bgc(*args: str):  # type: ignore[no-untyped-def]
-    result = runner.invoke(app, list(args))
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
 
 
 def test_all_pass_pytest_style(project: Path) -> None:
@@ -266,10 +255,10 @@ def test_without_configuration_paths_are_shown_as_given(project: Path) -> None:
     (project / "sub").mkdir()
     (project / "sub/a.bgt.yaml").write_text(TESTS.replace("p.bgp", "../p.bgp").replace("order.yaml", "../order.yaml")
                                             .replace("[covered, uncovered]", "[covered, covered]"))  # fmt: skip
-    for given in ("sub", "./sub", str(project / "sub")):
-        result = bgc("test", given)
+    for as_given in ("sub", "./sub", str(project / "sub")):
+        result = bgc("test", as_given)
         assert result.exit_code == 1
-        shown = str(Path(given) / "a.bgt.yaml")  # as given ("./sub" is "sub" to pathlib), never resolved
+        shown = str(Path(as_given) / "a.bgt.yaml")  # as given ("./sub" is "sub" to pathlib), never resolved
         assert result.stdout.splitlines()[0] == f"{shown} F."
         assert f"\n{shown}:8:22: call 2 (fs.write): expected covered, got uncovered (" in result.stdout
 
