@@ -203,7 +203,7 @@ def _policy_key(path: str, extra: str) -> tuple[str, str] | None:
 
 
 def cached_policy(path: str) -> Policy:
-    """:func:`bgc.policy.parser.load_policy`, reusing the parse of unchanged files.
+    """:func:`bgc.policy.loader.load_policy`, reusing the parse of unchanged files.
 
     The entry is keyed by the root file's digest and valid only while every included file
     still has the digest recorded in the policy; anything else is parsed afresh.
@@ -213,7 +213,7 @@ def cached_policy(path: str) -> Policy:
         entry = load_object("policy", keyed[0])
         if entry is not None and _unchanged(path, keyed[1], entry.files):
             return entry  # type: ignore[no-any-return]
-    from bgc.policy.parser import load_policy
+    from bgc.policy.loader import load_policy
 
     policy = load_policy(path)
     if keyed is not None:

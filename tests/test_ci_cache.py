@@ -128,15 +128,15 @@ def test_default_location_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def policy_tree(cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
     """``p/root.bgp`` including ``p/lib/inc.bgp``, cwd at their parent; the returned log records
     each real parse and check, so a test can tell a cache hit (nothing logged) from a miss."""
-    from bgc.policy import check, parser
+    from bgc.policy import check, loader
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "p" / "lib").mkdir(parents=True)
     (tmp_path / "p" / "root.bgp").write_text('include "lib/inc.bgp"\nexpect allow fs:read:/a\n')
     (tmp_path / "p" / "lib" / "inc.bgp").write_text("allow fs:read:/**\n")
     log: dict[str, list[str]] = {"parsed": [], "checked": []}
-    load_policy, check_paths = parser.load_policy, check.check_paths
-    monkeypatch.setattr(parser, "load_policy", lambda path: log["parsed"].append(path) or load_policy(path))
+    load_policy, check_paths = loader.load_policy, check.check_paths
+    monkeypatch.setattr(loader, "load_policy", lambda path: log["parsed"].append(path) or load_policy(path))
     monkeypatch.setattr(check, "check_paths", lambda paths: log["checked"].extend(paths) or check_paths(paths))
     return log
 
@@ -167,19 +167,19 @@ def test_a_root_file_edited_while_it_was_parsed_is_not_served_for_its_old_conten
     """The entry is keyed by the root's content read *before* parsing; a hit skips re-reading the
     root only when the entry recorded that same content, so a parse of newer bytes stored under
     the older key is a miss when the older content comes back."""
-    from bgc.policy import parser
+    from bgc.policy import loader
 
     root = Path("p/root.bgp")
     original = root.read_text()
-    parse = parser.load_policy
+    parse = loader.load_policy
 
     def edited_meanwhile(path: str):  # type: ignore[no-untyped-def]
         root.write_text(original + "deny fs:read:/a\n")
         return parse(path)
 
-    monkeypatch.setattr(parser, "load_policy", edited_meanwhile)
+    monkeypatch.setattr(loader, "load_policy", edited_meanwhile)
     assert len(cache.cached_policy("p/root.bgp").rules) == 2  # parsed the edited file, keyed by the original
     root.write_text(original)
-    monkeypatch.setattr(parser, "load_policy", parse)
+    monkeypatch.setattr(loader, "load_policy", parse)
     assert len(cache.cached_policy("p/root.bgp").rules) == 1
     assert policy_tree["parsed"][-1] == "p/root.bgp"

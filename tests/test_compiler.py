@@ -19,7 +19,7 @@ from bgc.errors import Span, UsageError
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
 from bgc.plan import Gate, PlanError, plan_from_data
 from bgc.policy.ast import Policy, PolicyFile, Rule
-from bgc.policy.parser import parse_policy
+from bgc.policy.loader import parse_policy
 from bgc.render.fields import gate_line
 
 ROOT = Path(__file__).resolve().parent.parent

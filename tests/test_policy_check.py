@@ -125,7 +125,7 @@ def test_deny_of_contents_without_the_directory(tmp_path: Path) -> None:
 @pytest.mark.parametrize("base", ["/my dir", "/a,b", "/a#b", '/say "hi"', "/tab\there"])
 def test_directory_hint_is_a_rule_that_parses_to_what_it_says(tmp_path: Path, base: str) -> None:
     from bgc.policy.format import pattern_word
-    from bgc.policy.parser import parse_policy
+    from bgc.policy.loader import parse_policy
 
     result = check_text(tmp_path, f"deny fs:write:{pattern_word(base + '/**')}\n")
     (finding,) = result.findings

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 from bgc.cli import app
 from bgc.policy.format import format_text
-from bgc.policy.parser import ERROR_CODES, PolicyError, load_policy, parse_policy
+from bgc.policy.loader import load_policy, parse_policy
+from bgc.policy.parser import ERROR_CODES, PolicyError
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "policies_bad"

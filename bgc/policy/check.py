@@ -81,7 +81,7 @@ class CheckResult:
 
 def check_paths(paths: Sequence[str]) -> CheckResult:
     """Load each policy (with its includes), lint it and run its expects."""
-    from bgc.policy.parser import load_policy
+    from bgc.policy.loader import load_policy
 
     findings: list[Finding] = []
     policies: list[Policy] = []

@@ -1,15 +1,19 @@
-"""Policy text → AST: the Lark parser, located errors, includes and whole-policy validation.
+"""One policy file's text → its AST (:func:`parse_source`): the Lark parser and located errors.
 
 The grammar (``grammar/policy.lark``) is permissive about words and strict about structure; this
 module checks every word (atom parts, names, fields, patterns, templates, strings) and reports the
 first mistake as a :class:`PolicyError` with ``file:line:col``, the source line, a caret under the
 offending text, what was expected in words, and a hint when an obvious one exists.
 
+It sees one file only and touches no file system: reading files, following includes and checking
+what only the whole policy can show (duplicate modes or tools, unknown modes) is
+:mod:`bgc.policy.loader`'s job, which uses this module (never the reverse). Keeping the two apart
+lets a formatter or an editor parse one file as written.
+
 Start-up matters (a pre-commit hook or ``bgc gate`` runs often), so the LALR tables are built
 once per grammar/Lark/Python version and kept in bgc's verified on-disk cache (bgc.cache):
 loading them takes ~2 ms against ~65 ms to build (docs/policy-language.md, "Performance").
 """
-
 from __future__ import annotations
 
 import functools
@@ -18,7 +22,6 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from bgc.errors import BgcError, Span
@@ -41,8 +44,6 @@ from bgc.policy.ast import (
     ModeBlock,
     Not,
     Or,
-    Policy,
-    PolicyFile,
     Rule,
     SourceFile,
     Statement,
@@ -896,163 +897,3 @@ class _FileParser:
             self.at(last, len(self.lines[last - 1]) + 1),
             "BGC001",
         )
-
-
-# ---- a whole policy -----------------------------------------------------------------------
-
-
-def parse_policy(text: str, path: str | Path) -> Policy:
-    """Parse ``text`` as the policy at ``path``; includes are read relative to ``path``'s directory."""
-    display = os.fspath(path)
-    return _Loader(display).load(display, text, text.encode("utf-8"))
-
-
-def load_policy(path: str | Path) -> Policy:
-    """Read the policy at ``path`` and every file it includes; raises PolicyError."""
-    display = os.fspath(path)
-    data = _read(display, None)
-    return _Loader(display).load(display, _decode(data, display), data)
-
-
-def _read(display: str, site: tuple[_FileParser, Span] | None) -> bytes:
-    from bgc.documents import DocumentError, read_bytes
-
-    try:
-        return read_bytes(display)
-    except DocumentError as error:
-        if site is None:
-            raise PolicyError(error.message, Span(display), code="BGC015") from None
-        owner, span = site
-        owner.fail(f"cannot include `{display}`: {error.message}", span, "BGC010")
-
-
-def _decode(data: bytes, display: str) -> str:
-    from bgc.documents import DocumentError, decode_utf8
-
-    try:
-        return decode_utf8(data, display)
-    except DocumentError as error:
-        raise PolicyError(error.message, error.span, code="BGC015") from None
-
-
-class _Loader:
-    """Reads a root file and its includes (depth first, each file once) into one Policy."""
-
-    def __init__(self, root: str) -> None:
-        self.root_dir = os.path.dirname(root) or "."
-        self.files: list[PolicyFile] = []
-        self.parsers: dict[str, _FileParser] = {}
-        self.seen: set[str] = set()
-        self.rules: list[Rule] = []
-        self.tools: dict[str, ToolDecl] = {}
-        self.modes: dict[str, ModeBlock] = {}
-        self.defaults: list[DefaultMode] = []
-        self.expects: list[Expect] = []
-        self.filesystem: Filesystem | None = None
-
-    def fail(self, message: str, span: Span, code: str, hint: str | None = None) -> NoReturn:
-        self.parsers[span.file].fail(message, span, code, hint)
-
-    def load(self, display: str, text: str, data: bytes) -> Policy:
-        self.add(display, text, data, ())
-        default = self.validate()
-        return Policy(
-            path=display,
-            rules=tuple(self.rules),
-            tools=tuple(self.tools.values()),
-            modes=tuple(self.modes),
-            default_mode=default,
-            expects=tuple(self.expects),
-            files=tuple(self.files),
-            case_insensitive=bool(self.filesystem and self.filesystem.case_insensitive),
-        )
-
-    def add(self, display: str, text: str, data: bytes, stack: tuple[str, ...]) -> None:
-        from bgc.model import Digest
-
-        real = os.path.realpath(display)
-        self.seen.add(real)
-        relative = os.path.relpath(display, self.root_dir).replace(os.sep, "/")
-        self.files.append(PolicyFile(relative, Digest.of(data).text))
-        file_parser = _FileParser(text, display)
-        self.parsers[display] = file_parser
-        source = file_parser.parse()
-        for statement in source.statements:
-            if isinstance(statement, Include):
-                self.include(statement, display, stack + (real,))
-            elif isinstance(statement, Rule):
-                self.rules.append(statement)
-            elif isinstance(statement, ModeBlock):
-                self.mode(statement)
-            elif isinstance(statement, ToolDecl):
-                self.tool(statement)
-            elif isinstance(statement, DefaultMode):
-                self.defaults.append(statement)
-            elif isinstance(statement, Expect):
-                self.expects.append(statement)
-            else:
-                self.declare_filesystem(statement)
-
-    def include(self, statement: Include, display: str, stack: tuple[str, ...]) -> None:
-        target = os.path.normpath(os.path.join(os.path.dirname(display), statement.path))
-        real = os.path.realpath(target)
-        if real in stack:
-            chain = [os.path.relpath(item) for item in stack[stack.index(real) :]] + [os.path.relpath(real)]
-            self.fail(f"include cycle: {' → '.join(chain)}", statement.span, "BGC010")
-        if real in self.seen:
-            return  # already spliced in once (a diamond); rules are a set, once is enough
-        data = _read(target, (self.parsers[display], statement.path_span or statement.span))
-        self.add(target, _decode(data, target), data, stack)
-
-    def mode(self, block: ModeBlock) -> None:
-        if block.name in self.modes:
-            first = self.modes[block.name].span
-            self.fail(
-                f"mode `{block.name}` is already declared at {first}",
-                block.name_span or block.span,
-                "BGC012",
-                "put all of a mode's rules in one block",
-            )
-        self.modes[block.name] = block
-        self.rules.extend(block.rules)
-
-    def tool(self, decl: ToolDecl) -> None:
-        if decl.tool in self.tools:
-            self.fail(
-                f"tool `{decl.tool}` is already declared at {self.tools[decl.tool].span}",
-                decl.name_span or decl.span,
-                "BGC013",
-                "list every atom the tool needs in one declaration, separated by `,`",
-            )
-        self.tools[decl.tool] = decl
-
-    def declare_filesystem(self, statement: Statement) -> None:
-        assert isinstance(statement, Filesystem)
-        if self.filesystem and self.filesystem.case_insensitive != statement.case_insensitive:
-            self.fail(
-                f"conflicts with the `filesystem` declaration at {self.filesystem.span}",
-                statement.span,
-                "BGC014",
-            )
-        self.filesystem = self.filesystem or statement
-
-    def known_mode(self, name: str, span: Span) -> None:
-        if name not in self.modes:
-            declared = _join([f"`{mode}`" for mode in self.modes]) if self.modes else None
-            self.fail(
-                f"unknown mode `{name}`" + (f": declared modes are {declared}" if declared else ": no mode is declared"),
-                span,
-                "BGC011",
-                did_you_mean(name, self.modes) or (None if declared else f"declare it: mode {name} {{ ... }}"),
-            )
-
-    def validate(self) -> str | None:
-        for extra in self.defaults[1:]:
-            self.fail(f"`default mode` is already set at {self.defaults[0].span}", extra.span, "BGC012")
-        default = self.defaults[0] if self.defaults else None
-        if default is not None:
-            self.known_mode(default.name, default.name_span or default.span)
-        for expect in self.expects:
-            if expect.mode is not None:
-                self.known_mode(expect.mode, expect.mode_span or expect.span)
-        return default.name if default else None

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bgc.compiler import Compiler  # noqa: E402
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder  # noqa: E402
 from bgc.plan import Gate  # noqa: E402
-from bgc.policy.parser import parse_policy  # noqa: E402
+from bgc.policy.loader import parse_policy  # noqa: E402
 
 RESOURCES = [("fs", "read"), ("fs", "write"), ("net", "connect"), ("proc", "exec")]
 WORDS = ["src", "tests", "docs", "lib", "app", "core", "api", "util", "models", "views", "migrations", "config"]

@@ -1,0 +1,191 @@
+"""A whole policy: reading its files, following includes, validating across files, one Policy.
+
+:mod:`bgc.policy.parser` turns one file's text into a :class:`~bgc.policy.ast.SourceFile`; this
+module does what needs more than one file: it reads the root file and every file it includes
+(bounded reads, UTF-8 only, BGC015), follows ``include`` depth first with cycle detection (each file
+spliced in once, BGC010), checks what only the whole policy can show (a mode or tool declared
+twice, a second ``default mode``, an unknown mode, conflicting ``filesystem`` declarations) and
+assembles the :class:`~bgc.policy.ast.Policy` with the digest of every file it read.
+
+The dependency runs one way, loader → parser: errors found here are located with the parser of
+the file they are in, so they render like syntax errors (``file:line:col``, source line, caret).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NoReturn
+
+from bgc.errors import Span
+from bgc.policy.ast import (
+    DefaultMode,
+    Expect,
+    Filesystem,
+    Include,
+    ModeBlock,
+    Policy,
+    PolicyFile,
+    Rule,
+    Statement,
+    ToolDecl,
+)
+from bgc.policy.parser import PolicyError, _FileParser, _join
+from bgc.render.words import did_you_mean
+
+
+def parse_policy(text: str, path: str | Path) -> Policy:
+    """Parse ``text`` as the policy at ``path``; includes are read relative to ``path``'s directory."""
+    display = os.fspath(path)
+    return _Loader(display).load(display, text, text.encode("utf-8"))
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read the policy at ``path`` and every file it includes; raises PolicyError."""
+    display = os.fspath(path)
+    data = _read(display, None)
+    return _Loader(display).load(display, _decode(data, display), data)
+
+
+def _read(display: str, site: tuple[_FileParser, Span] | None) -> bytes:
+    from bgc.documents import DocumentError, read_bytes
+
+    try:
+        return read_bytes(display)
+    except DocumentError as error:
+        if site is None:
+            raise PolicyError(error.message, Span(display), code="BGC015") from None
+        owner, span = site
+        owner.fail(f"cannot include `{display}`: {error.message}", span, "BGC010")
+
+
+def _decode(data: bytes, display: str) -> str:
+    from bgc.documents import DocumentError, decode_utf8
+
+    try:
+        return decode_utf8(data, display)
+    except DocumentError as error:
+        raise PolicyError(error.message, error.span, code="BGC015") from None
+
+
+class _Loader:
+    """Reads a root file and its includes (depth first, each file once) into one Policy."""
+
+    def __init__(self, root: str) -> None:
+        self.root_dir = os.path.dirname(root) or "."
+        self.files: list[PolicyFile] = []
+        self.parsers: dict[str, _FileParser] = {}
+        self.seen: set[str] = set()
+        self.rules: list[Rule] = []
+        self.tools: dict[str, ToolDecl] = {}
+        self.modes: dict[str, ModeBlock] = {}
+        self.defaults: list[DefaultMode] = []
+        self.expects: list[Expect] = []
+        self.filesystem: Filesystem | None = None
+
+    def fail(self, message: str, span: Span, code: str, hint: str | None = None) -> NoReturn:
+        self.parsers[span.file].fail(message, span, code, hint)
+
+    def load(self, display: str, text: str, data: bytes) -> Policy:
+        self.add(display, text, data, ())
+        default = self.validate()
+        return Policy(
+            path=display,
+            rules=tuple(self.rules),
+            tools=tuple(self.tools.values()),
+            modes=tuple(self.modes),
+            default_mode=default,
+            expects=tuple(self.expects),
+            files=tuple(self.files),
+            case_insensitive=bool(self.filesystem and self.filesystem.case_insensitive),
+        )
+
+    def add(self, display: str, text: str, data: bytes, stack: tuple[str, ...]) -> None:
+        from bgc.model import Digest
+
+        real = os.path.realpath(display)
+        self.seen.add(real)
+        relative = os.path.relpath(display, self.root_dir).replace(os.sep, "/")
+        self.files.append(PolicyFile(relative, Digest.of(data).text))
+        file_parser = _FileParser(text, display)
+        self.parsers[display] = file_parser
+        source = file_parser.parse()
+        for statement in source.statements:
+            if isinstance(statement, Include):
+                self.include(statement, display, stack + (real,))
+            elif isinstance(statement, Rule):
+                self.rules.append(statement)
+            elif isinstance(statement, ModeBlock):
+                self.mode(statement)
+            elif isinstance(statement, ToolDecl):
+                self.tool(statement)
+            elif isinstance(statement, DefaultMode):
+                self.defaults.append(statement)
+            elif isinstance(statement, Expect):
+                self.expects.append(statement)
+            else:
+                self.declare_filesystem(statement)
+
+    def include(self, statement: Include, display: str, stack: tuple[str, ...]) -> None:
+        target = os.path.normpath(os.path.join(os.path.dirname(display), statement.path))
+        real = os.path.realpath(target)
+        if real in stack:
+            chain = [os.path.relpath(item) for item in stack[stack.index(real) :]] + [os.path.relpath(real)]
+            self.fail(f"include cycle: {' → '.join(chain)}", statement.span, "BGC010")
+        if real in self.seen:
+            return  # already spliced in once (a diamond); rules are a set, once is enough
+        data = _read(target, (self.parsers[display], statement.path_span or statement.span))
+        self.add(target, _decode(data, target), data, stack)
+
+    def mode(self, block: ModeBlock) -> None:
+        if block.name in self.modes:
+            first = self.modes[block.name].span
+            self.fail(
+                f"mode `{block.name}` is already declared at {first}",
+                block.name_span or block.span,
+                "BGC012",
+                "put all of a mode's rules in one block",
+            )
+        self.modes[block.name] = block
+        self.rules.extend(block.rules)
+
+    def tool(self, decl: ToolDecl) -> None:
+        if decl.tool in self.tools:
+            self.fail(
+                f"tool `{decl.tool}` is already declared at {self.tools[decl.tool].span}",
+                decl.name_span or decl.span,
+                "BGC013",
+                "list every atom the tool needs in one declaration, separated by `,`",
+            )
+        self.tools[decl.tool] = decl
+
+    def declare_filesystem(self, statement: Statement) -> None:
+        assert isinstance(statement, Filesystem)
+        if self.filesystem and self.filesystem.case_insensitive != statement.case_insensitive:
+            self.fail(
+                f"conflicts with the `filesystem` declaration at {self.filesystem.span}",
+                statement.span,
+                "BGC014",
+            )
+        self.filesystem = self.filesystem or statement
+
+    def known_mode(self, name: str, span: Span) -> None:
+        if name not in self.modes:
+            declared = _join([f"`{mode}`" for mode in self.modes]) if self.modes else None
+            self.fail(
+                f"unknown mode `{name}`" + (f": declared modes are {declared}" if declared else ": no mode is declared"),
+                span,
+                "BGC011",
+                did_you_mean(name, self.modes) or (None if declared else f"declare it: mode {name} {{ ... }}"),
+            )
+
+    def validate(self) -> str | None:
+        for extra in self.defaults[1:]:
+            self.fail(f"`default mode` is already set at {self.defaults[0].span}", extra.span, "BGC012")
+        default = self.defaults[0] if self.defaults else None
+        if default is not None:
+            self.known_mode(default.name, default.name_span or default.span)
+        for expect in self.expects:
+            if expect.mode is not None:
+                self.known_mode(expect.mode, expect.mode_span or expect.span)
+        return default.name if default else None
