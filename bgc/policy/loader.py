@@ -30,7 +30,7 @@ from bgc.policy.ast import (
     Statement,
     ToolDecl,
 )
-from bgc.policy.parser import PolicyError, _FileParser, _join
+from bgc.policy.parser import FileParser, PolicyError, join_words
 from bgc.render.words import did_you_mean
 
 
@@ -47,7 +47,7 @@ def load_policy(path: str | Path) -> Policy:
     return _Loader(display).load(display, _decode(data, display), data)
 
 
-def _read(display: str, site: tuple[_FileParser, Span] | None) -> bytes:
+def _read(display: str, site: tuple[FileParser, Span] | None) -> bytes:
     from bgc.documents import DocumentError, read_bytes
 
     try:
@@ -74,7 +74,7 @@ class _Loader:
     def __init__(self, root: str) -> None:
         self.root_dir = os.path.dirname(root) or "."
         self.files: list[PolicyFile] = []
-        self.parsers: dict[str, _FileParser] = {}
+        self.parsers: dict[str, FileParser] = {}
         self.seen: set[str] = set()
         self.rules: list[Rule] = []
         self.tools: dict[str, ToolDecl] = {}
@@ -107,7 +107,7 @@ class _Loader:
         self.seen.add(real)
         relative = os.path.relpath(display, self.root_dir).replace(os.sep, "/")
         self.files.append(PolicyFile(relative, Digest.of(data).text))
-        file_parser = _FileParser(text, display)
+        file_parser = FileParser(text, display)
         self.parsers[display] = file_parser
         source = file_parser.parse()
         for statement in source.statements:
@@ -171,7 +171,7 @@ class _Loader:
 
     def known_mode(self, name: str, span: Span) -> None:
         if name not in self.modes:
-            declared = _join([f"`{mode}`" for mode in self.modes]) if self.modes else None
+            declared = join_words([f"`{mode}`" for mode in self.modes]) if self.modes else None
             self.fail(
                 f"unknown mode `{name}`" + (f": declared modes are {declared}" if declared else ": no mode is declared"),
                 span,

@@ -200,10 +200,11 @@ def _describe(terminal: str) -> str:
     if terminal in _DESCRIPTIONS:
         return _DESCRIPTIONS[terminal]
     words = _KEYWORDS.get(terminal, (terminal.lower(),))
-    return _join([f"`{word}`" for word in words])
+    return join_words([f"`{word}`" for word in words])
 
 
-def _join(items: Sequence[str], last: str = "or") -> str:
+def join_words(items: Sequence[str], last: str = "or") -> str:
+    """``a, b or c``: a list in words, for messages."""
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + f" {last} " + items[-1]
@@ -267,10 +268,10 @@ def _segments(text: str) -> list[tuple[int, int]]:
 
 def parse_source(text: str, path: str) -> SourceFile:
     """Parse one policy file as written (includes are not followed). Raises PolicyError."""
-    return _FileParser(text, path).parse()
+    return FileParser(text, path).parse()
 
 
-class _FileParser:
+class FileParser:
     """Turns one file's parse tree into a :class:`SourceFile`, checking every word."""
 
     def __init__(self, text: str, path: str) -> None:
@@ -619,7 +620,7 @@ class _FileParser:
     def field(self, token: Token) -> str:
         if token.value not in FIELDS:
             self.fail(
-                f"unknown field `{token.value}`: expected {_join([f'`{name}`' for name in FIELDS])}",
+                f"unknown field `{token.value}`: expected {join_words([f'`{name}`' for name in FIELDS])}",
                 self.token_span(token),
                 "BGC005",
                 did_you_mean(token.value, FIELDS),
@@ -858,7 +859,7 @@ class _FileParser:
             return _STATEMENT
         if {"EFFECT", "RBRACE"} <= expected:
             return "a rule (`allow`, `ask` or `deny`) or `}` to close the mode block"
-        return _join([_describe(name) for name in _ORDER if name in expected])
+        return join_words([_describe(name) for name in _ORDER if name in expected])
 
     def syntax_hint(self, expected: set[str], found_type: str, found: str) -> str | None:
         keywords = [word for name in _ORDER if name in expected for word in _KEYWORDS.get(name, ())]
