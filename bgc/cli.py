@@ -414,7 +414,7 @@ def match_command(
 
     Exit 0 when every text matched, 1 otherwise, 2 for a malformed pattern.
     """
-    from bgc import glob
+    from bgc import glob, values
     from bgc.names import ATOM_NAME
     from bgc.render.fields import escape_field
 
@@ -427,16 +427,16 @@ def match_command(
     except glob.PatternError as error:
         fail(error)
     if texts:
-        values: typing.Iterable[str] = texts
+        inputs: typing.Iterable[str] = texts
     else:
-        values = (line[:-1] if line.endswith("\n") else line for line in sys.stdin)
+        inputs = (line[:-1] if line.endswith("\n") else line for line in sys.stdin)
     seen = 0
     all_matched = True
-    for text in values:
+    for text in inputs:
         seen += 1
-        verdict = glob.match_value(compiled, text, None if raw else resource or "fs")
+        verdict = values.match_value(compiled, text, None if raw else resource or "fs")
         shown = escape_field(text)
-        if isinstance(verdict, glob.Rejection):
+        if isinstance(verdict, values.Rejection):
             typer.echo(f"rejected\t{shown}\t{verdict.reason}")
         else:
             typer.echo(f"{'match' if verdict else 'no-match'}\t{shown}")

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bgc import glob
+from bgc import glob, values
 from bgc.errors import UsageError
 from bgc.model import GrantAtom, ToolCall, WorkOrder
 from bgc.plan import Approvals, CallResult, Gate, GateDecision, NeedResult, Part, Plan, RequestResult, RuleRef
@@ -359,14 +359,25 @@ class Compiler:
         reject is never covered, whatever the template's shape.
         """
         probe = _ESCAPE.sub(r"\1", text)
-        checked = glob.normalise(resource, probe)
-        if isinstance(checked, glob.Rejection):
+        fold = self.policy.case_insensitive
+        checked = values.normalise(resource, probe, case_insensitive=fold)
+        if isinstance(checked, values.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
+        if resource == "fs":
+            # every parameter is normalised before it meets the template's own wildcards
+            normalised = values.normalise_fs_pattern(text)
+            if isinstance(normalised, values.Rejection):
+                return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {normalised.reason}")
+            text = normalised
         needed = glob.parse(text)
         if needed.literal is not None:
             decision: GateDecision = gate.decide(f"{resource}:{action}:{checked}")
             reason = decision.reason if decision.effect != "ask" else "awaits " + "; ".join(map(str, decision.approvals))
             return NeedResult(f"{resource}:{action}:{checked}", decision.effect, reason or "granted")
+        if resource != "fs" and checked != probe:
+            return NeedResult(
+                f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
+            )
         return self._need_pattern(resource, action, needed, requests)
 
     def _need_pattern(
@@ -420,8 +431,8 @@ def decide(
     compiler: Compiler | None = None,
 ) -> Decision:
     """Decide one concrete value: normalised, then compiled as a single-string request."""
-    normalised = glob.normalise(resource, value)
-    if isinstance(normalised, glob.Rejection):
+    normalised = values.normalise(resource, value, case_insensitive=policy.case_insensitive)
+    if isinstance(normalised, values.Rejection):
         return Decision("deny", (), f"rejected: {normalised.reason}")
     compiler = compiler or Compiler(policy)
     atom = GrantAtom(resource, action, glob.escape(normalised))

@@ -1,4 +1,4 @@
-"""The pattern dialect (DESIGN §2): parsing, linear matching, concrete values, exact set algebra.
+"""The pattern dialect: parsing, linear matching and the exact set algebra.
 
 Patterns are git's wildmatch with ``WM_PATHNAME``, case-sensitive: ``*`` and ``?`` never
 cross ``/``, ``**`` as a whole segment spans segments, classes never match ``/``. Malformed
@@ -20,9 +20,6 @@ Why it is built this way:
 
 from __future__ import annotations
 
-import re
-import unicodedata
-import urllib.parse
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Sequence, TypeVar, Union
@@ -36,18 +33,14 @@ __all__ = [
     "Pattern",
     "PatternError",
     "PatternSet",
-    "Rejection",
     "escape",
     "example",
     "fold_case",
     "has_dot_segment",
-    "decoded_dot_segment",
     "intersect",
     "is_empty",
     "is_subset",
     "is_subset_terms",
-    "match_value",
-    "normalise",
     "parse",
 ]
 
@@ -226,94 +219,7 @@ class PatternSet(Matcher):
 
 
 # ---------------------------------------------------------------------------------------------
-# Concrete values
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    """A concrete value that must not be matched at all, and why (the gate denies it)."""
-
-    value: str
-    reason: str
-
-
-def _text_problem(value: str) -> str | None:
-    if value.isascii() and value.isprintable():
-        return None  # the common case: no control characters, surrogates or decompositions
-    for ch in value:
-        cp = ord(ch)
-        if cp == 0:
-            return "contains NUL"
-        if 0xD800 <= cp <= 0xDFFF:
-            return f"is not valid Unicode (lone surrogate U+{cp:04X})"
-        if unicodedata.category(ch) == "Cc":
-            return f"contains the control character U+{cp:04X}"
-    if not unicodedata.is_normalized("NFC", value):
-        return "is not in Unicode NFC form (a decomposed name could dodge a rule)"
-    return None
-
-
-def normalise(resource: str, value: str) -> str | Rejection:
-    """The value to match for ``resource``, or why it is rejected (DESIGN §2).
-
-    ``fs`` paths are normalised lexically: ``//`` collapses, ``.`` drops, ``..`` removes its
-    parent, a trailing ``/`` drops; relative paths and ``..`` above ``/`` are rejected. Other
-    resources are kept as given but may not have ``.`` or ``..`` segments. For all: NUL,
-    control characters, lone surrogates and non-NFC text are rejected.
-    """
-    problem = _text_problem(value)
-    if problem:
-        return Rejection(value, problem)
-    if resource == "fs":
-        if not value.startswith("/"):
-            return Rejection(value, "is a relative path (fs paths must start with '/')")
-        stack: list[str] = []
-        for seg in value.split("/"):
-            if seg == ".." and not stack:
-                return Rejection(value, "climbs above '/' with '..'")
-            if seg == "..":
-                stack.pop()
-            elif seg not in ("", "."):
-                stack.append(seg)
-        return "/" + "/".join(stack)
-    for seg in value.split("/"):
-        if seg in (".", ".."):
-            return Rejection(value, f"has a '{seg}' segment")
-    seg = decoded_dot_segment(value)
-    if seg is not None:
-        return Rejection(value, f"has a segment that decodes to '{seg}' (percent-encoding, '\\', '?', '#' or ';')")
-    return value
-
-
-_URL_SEGMENT_END = re.compile(r"[/\\?#;]")
-
-
-def decoded_dot_segment(text: str) -> str | None:
-    """``.`` or ``..`` when a segment of ``text`` is one the way a URL parser reads it, else None.
-
-    A URL parser percent-decodes ``%2e``, reads ``\\`` as ``/`` and ends a path segment at ``?``
-    and ``#`` (WHATWG, RFC 3986 §6.2.2); servers also cut path parameters at ``;``. So
-    ``v1/%2e%2e/admin``, ``v1/..\\admin``, ``public/..?x`` and ``a/..;/b`` all climb out of where
-    they seem to be. Refusing them errs on the closed side (``..%3Fx`` is refused too).
-    """
-    for segment in _URL_SEGMENT_END.split(urllib.parse.unquote(text)):
-        if segment in (".", ".."):
-            return segment
-    return None
-
-
-def match_value(pattern: Pattern, text: str, resource: str | None = "fs") -> bool | Rejection:
-    """Does ``text`` match ``pattern`` once normalised for ``resource`` as the gate does?
-
-    ``resource=None`` matches the text exactly as given. A value the resource rejects is
-    returned as its :class:`Rejection` (the gate denies it whatever the pattern).
-    """
-    if resource is not None:
-        value = normalise(resource, text)
-        if isinstance(value, Rejection):
-            return value
-        text = value
-    return pattern.matches(text)
+# Patterns and concrete values (the values themselves: bgc.values)
 
 
 def has_dot_segment(pattern_text: str) -> bool:

@@ -120,7 +120,7 @@ class GrantAtom:
         for what, value in (("resource", self.resource), ("action", self.action)):
             if not isinstance(value, str) or not ATOM_NAME.fullmatch(value):
                 raise ModelError(f"atom {what} must match [a-z][a-z0-9_.-]*, got {value!r}")
-        from bgc import glob
+        from bgc import glob, values
 
         try:
             parsed = glob.parse(self.pattern)
@@ -128,7 +128,7 @@ class GrantAtom:
             raise ModelError(f"bad pattern {self.pattern!r}: {error.message}") from None
         if glob.has_dot_segment(parsed.text):
             raise ModelError(f"pattern {self.pattern!r} has a '.' or '..' segment")
-        if self.resource != "fs" and glob.decoded_dot_segment(parsed.text) is not None:
+        if self.resource != "fs" and values.decoded_dot_segment(parsed.text) is not None:
             raise ModelError(f"pattern {self.pattern!r} has a segment a URL parser reads as '.' or '..'")
         object.__setattr__(self, "pattern", parsed.text)
 

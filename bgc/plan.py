@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bgc import canonical, glob
+from bgc import canonical, glob, values
 from bgc.canonical import DataModelError
 from bgc.model import Digest
 from bgc.names import ATOM_NAME
@@ -409,6 +409,7 @@ class Gate:
         self._asked = {key: _PartIndex(parts, fold_case and key[0] == "fs") for key, parts in asked.items()}
         self._denied = {key: _PartIndex(parts, fold_case and key[0] == "fs") for key, parts in denied.items()}
         self._root = os.path.realpath(root) if root is not None else None
+        self._case_insensitive = fold_case
 
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
@@ -419,24 +420,24 @@ class Gate:
         for what, name in (("resource", resource), ("action", action)):
             if not ATOM_NAME.fullmatch(name):
                 return GateDecision(atom, "deny", f"not an atom: the {what} must match [a-z][a-z0-9_.-]*")
-        value = glob.normalise(resource, raw)
-        if isinstance(value, glob.Rejection):
+        value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
+        if isinstance(value, values.Rejection):
             return GateDecision(atom, "deny", f"rejected: {value.reason}")
-        values = [value]
+        candidates = [value]
         if resource == "fs" and self._root is not None:
             resolved = self._resolve(raw)
-            if isinstance(resolved, glob.Rejection):
+            if isinstance(resolved, values.Rejection):
                 return GateDecision(atom, "deny", resolved.reason)
             if resolved != value:
-                values.append(resolved)  # both the name and its target must be allowed
-        decisions = [self._decide_value(atom, resource, action, v) for v in values]
+                candidates.append(resolved)  # both the name and its target must be allowed
+        decisions = [self._decide_value(atom, resource, action, v) for v in candidates]
         for effect in ("deny", "ask"):
             for decision in decisions:
                 if decision.effect == effect:
                     return decision
         return decisions[0]
 
-    def _resolve(self, raw: str) -> str | glob.Rejection:
+    def _resolve(self, raw: str) -> str | values.Rejection:
         """Where the value really lands under the root, following links as the OS would.
 
         The *raw* value is resolved, not the lexically normalised one: after a link, ``..``
@@ -448,11 +449,11 @@ class Gate:
         real = os.path.realpath(self._root + raw)
         inside = real == self._root or real.startswith(self._root.rstrip("/") + "/")
         if not inside:
-            return glob.Rejection(raw, f"a symbolic link leaves the root {self._root}")
+            return values.Rejection(raw, f"a symbolic link leaves the root {self._root}")
         target = "/" + os.path.relpath(real, self._root) if real != self._root else "/"
-        normalised = glob.normalise("fs", target)
-        if isinstance(normalised, glob.Rejection):
-            return glob.Rejection(raw, f"rejected: the link target {normalised.reason}")
+        normalised = values.normalise("fs", target, case_insensitive=self._case_insensitive)
+        if isinstance(normalised, values.Rejection):
+            return values.Rejection(raw, f"rejected: the link target {normalised.reason}")
         return normalised
 
     def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:

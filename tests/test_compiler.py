@@ -362,7 +362,8 @@ def test_templated_need_with_wildcards_must_lie_inside_the_granted_terms() -> No
     climb = plan_for(text, "fs:write:/src/**", calls=(ToolCall("fs.glob_write", None, {"dir": ".."}),))
     assert ok.calls[0].status == "covered"
     assert cut.calls[0].status == "uncovered"  # /src/gen/*.py includes the denied /src/gen/x.py
-    assert climb.calls[0].status == "uncovered" and "rejected" in climb.calls[0].needs[0].reason
+    # the parameter is normalised like any path: /src/../*.py is /*.py, which nothing grants
+    assert climb.calls[0].status == "uncovered" and climb.calls[0].needs[0].atom == "fs:write:/*.py"
 
 
 def test_plans_from_data_locates_the_bad_plan_in_a_list() -> None:
@@ -381,10 +382,10 @@ def test_plans_from_data_locates_the_bad_plan_in_a_list() -> None:
 
 def test_case_insensitive_folds_wildcard_resource_denies_for_fs_only() -> None:
     text = "filesystem case-insensitive\nallow *:*:/**\ndeny *:write:/.env\n"
-    gate = Gate([plan_for(text, "fs:write:/**", "net:write:/**")])
+    gate = Gate([plan_for(text, "fs:write:/**", "kv:write:/**")])
     assert gate.decide("fs:write:/.ENV").effect == "deny"  # a `*` deny still meets fs requests folded
-    assert gate.decide("net:write:/.ENV").effect == "allow"  # folding is about file names only
-    assert gate.decide("net:write:/.env").effect == "deny"
+    assert gate.decide("kv:write:/.ENV").effect == "allow"  # folding is about file names only
+    assert gate.decide("kv:write:/.env").effect == "deny"
 
 
 def test_gate_root_follows_links_before_dot_dot(tmp_path: Path) -> None:
@@ -404,7 +405,7 @@ def test_gate_refuses_percent_encoded_dot_segments() -> None:
     assert gate.decide("net:connect:https://api.example.com/v1/items").effect == "allow"
     for sneaky in ("/v1/%2e%2e/admin", "/v1/%2E%2E/admin", "/v1/..%2fadmin", "/v1/..\\admin", "/v1/.%2e/admin"):
         decision = gate.decide("net:connect:https://api.example.com" + sneaky)
-        assert decision.effect == "deny" and "decodes to '..'" in decision.reason, sneaky
+        assert decision.effect == "deny" and "rejected" in decision.reason, sneaky
 
 
 def test_gate_lines_cannot_be_forged() -> None:
@@ -441,14 +442,15 @@ def test_gate_names_the_deny_rule_for_a_case_variant() -> None:
 
 
 def test_escaped_template_text_does_not_let_bad_values_through() -> None:
-    """A template with an escape (`\\{`) is still literal: its values meet the gate's checks."""
+    """A template with an escape (`\\{`) is still literal: its values meet the gate's checks (and the
+    URL is shown as the gate reads it: WHATWG percent-encodes braces in a path)."""
     text = "allow net:connect:https://x.example/**\ntool web.get needs net:connect:https://x.example/\\{v\\}/{path}\n"
     for value, reason in (("%2e%2e/admin", "decodes to '..'"), ("a\u0085b", "control character"), ("e\u0301", "NFC")):
         plan = plan_for(text, "net:connect:https://x.example/**", calls=(ToolCall("web.get", None, {"path": value}),))
         (call,) = plan.calls
         assert call.status == "uncovered" and reason in call.reason, (value, call.reason)
     ok = plan_for(text, "net:connect:https://x.example/**", calls=(ToolCall("web.get", None, {"path": "items"}),))
-    assert ok.calls[0].status == "covered" and ok.calls[0].needs[0].atom == "net:connect:https://x.example/{v}/items"
+    assert ok.calls[0].status == "covered" and ok.calls[0].needs[0].atom == "net:connect:https://x.example/%7Bv%7D/items"
 
 
 def test_wildcard_template_values_meet_the_same_checks() -> None:

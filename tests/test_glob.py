@@ -16,7 +16,6 @@ from bgc.glob import (
     Pattern,
     PatternError,
     PatternSet,
-    Rejection,
     escape,
     example,
     fold_case,
@@ -25,10 +24,9 @@ from bgc.glob import (
     is_empty,
     is_subset,
     is_subset_terms,
-    match_value,
-    normalise,
     parse,
 )
+from bgc.values import Rejection, match_value, normalise
 
 # --- the dialect --------------------------------------------------------------------------
 

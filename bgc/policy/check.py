@@ -132,7 +132,7 @@ def _covers(outer: Rule, inner: Rule) -> bool:
 
 def lint(policy: Policy) -> list[Finding]:
     """Every lint over one policy (BGC101-BGC107, BGC109)."""
-    from bgc import glob
+    from bgc import glob, values
 
     findings: list[Finding] = []
     parsed: dict[str, glob.Pattern] = {}
@@ -175,7 +175,7 @@ def lint(policy: Policy) -> list[Finding]:
                     )  # fmt: skip
         if rule.resource != "fs":
             for index, text in enumerate(rule.patterns):
-                if glob.decoded_dot_segment(text) is not None:
+                if values.decoded_dot_segment(text) is not None:
                     findings.append(
                         Finding("BGC107", Severity.WARNING,
                                 f"`{text}` has a segment a URL parser reads as `.` or `..` (percent-encoded, or "

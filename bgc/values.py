@@ -1,0 +1,318 @@
+"""Concrete values: what a tool really touches, canonicalised per resource or refused.
+
+A rule is a pattern; a tool call touches a *value* (a path, a URL, a package name). Before any
+rule sees a value it is put in its resource's one canonical form, or refused with the reason,
+and a refused value is denied whatever the rules say. Why, per resource:
+
+* ``fs`` — a file has many spellings (``/src//a``, ``/src/./a``, ``/x/../src/a``); a deny written
+  for one must stop them all, so paths are normalised lexically. On a case-insensitive file
+  system (``filesystem case-insensitive``) the OS also ignores spellings that no lexical rule
+  can undo — Windows drops trailing dots and spaces, reads ``name::$DATA`` streams and 8.3 short
+  names (``GIT~1``), HFS+ ignores zero-width code points — so such values are refused, as git's
+  ``core.protectNTFS``/``protectHFS`` refuse them.
+* ``net`` — a URL is read by a WHATWG parser (browsers, fetch, most HTTP clients): the host ends
+  where that parser ends it, not where a glob thinks (``https://evil.com\\.example.com`` is host
+  ``evil.com``). Values are parsed with ada (a WHATWG-conformant parser) and written back in one
+  form; spellings a server would decode (``%61``) are decoded, ambiguous ones refused.
+* every other resource — matched as given, but a segment a URL parser or server would read as
+  ``.`` or ``..`` is refused.
+
+For all resources: NUL, control characters, lone surrogates and text that is not NFC are refused
+(a decomposed accent could name the same file as the composed one a rule spells).
+
+Refusing is the fail-closed answer to "this spelling could mean something the rules did not
+see": a refused value is denied, never matched.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import urllib.parse
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bgc.glob import Pattern
+
+__all__ = ["Rejection", "URL_RESOURCES", "canonical_url", "decoded_dot_segment", "match_value", "normalise"]
+
+URL_RESOURCES = frozenset({"net"})
+"""Resources whose values are URLs, canonicalised by :func:`canonical_url`."""
+
+URL_SCHEMES = ("http", "https", "ws", "wss")
+"""The schemes a ``net`` value may have: WHATWG's special schemes that name a host (``file:`` is
+a path, an ``fs`` value; ``ftp`` and opaque schemes have no agreed parse, so they are refused)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A concrete value that must not be matched at all, and why (the gate denies it)."""
+
+    value: str
+    reason: str
+
+
+def normalise(resource: str, value: str, *, case_insensitive: bool = False) -> str | Rejection:
+    """The value to match for ``resource``, or why it is refused (see the module docstring).
+
+    ``case_insensitive`` says the policy declared ``filesystem case-insensitive``: ``fs`` values
+    a Windows or HFS+ file system would read as another name are refused too.
+    """
+    problem = _text_problem(value)
+    if problem:
+        return Rejection(value, problem)
+    if resource == "fs":
+        return _fs_path(value, case_insensitive)
+    if resource in URL_RESOURCES:
+        return canonical_url(value)
+    problem = _dot_segment_problem(value)
+    return Rejection(value, problem) if problem else value
+
+
+def _dot_segment_problem(text: str) -> str | None:
+    for seg in text.split("/"):
+        if seg in (".", ".."):
+            return f"has a '{seg}' segment"
+    seg = decoded_dot_segment(text)
+    if seg is not None:
+        return f"has a segment that decodes to '{seg}' (percent-encoding, '\\', '?', '#' or ';')"
+    return None
+
+
+def _text_problem(value: str) -> str | None:
+    if value.isascii() and value.isprintable():
+        return None  # the common case: no control characters, surrogates or decompositions
+    for ch in value:
+        cp = ord(ch)
+        if cp == 0:
+            return "contains NUL"
+        if 0xD800 <= cp <= 0xDFFF:
+            return f"is not valid Unicode (lone surrogate U+{cp:04X})"
+        if unicodedata.category(ch) == "Cc":
+            return f"contains the control character U+{cp:04X}"
+    if not unicodedata.is_normalized("NFC", value):
+        return "is not in Unicode NFC form (a decomposed name could dodge a rule)"
+    return None
+
+
+# ---- fs ----------------------------------------------------------------------------------------
+
+
+def _fs_path(value: str, case_insensitive: bool) -> str | Rejection:
+    if not value.startswith("/"):
+        return Rejection(value, "is a relative path (fs paths must start with '/')")
+    stack: list[str] = []
+    for seg in value.split("/"):
+        if seg == ".." and not stack:
+            return Rejection(value, "climbs above '/' with '..'")
+        if seg == "..":
+            stack.pop()
+        elif seg not in ("", "."):
+            stack.append(seg)
+    if case_insensitive:
+        problem = _alias_problem(value, stack)
+        if problem:
+            return Rejection(value, problem)
+    return "/" + "/".join(stack)
+
+
+HFS_IGNORED = frozenset(
+    [0x200C, 0x200D, 0x200E, 0x200F, 0xFEFF, *range(0x202A, 0x202F), *range(0x206A, 0x2070)]
+)
+"""Code points HFS+ ignores when it compares names (git's ``is_hfs_dotgit`` list): ``.g\\u200cit``
+is ``.git`` there."""
+
+_SHORT_NAME = re.compile(r"~[0-9]")
+"""An 8.3 short name's tail (``GIT~1``, ``PROGRA~2``): Windows reaches the long name through it."""
+
+
+def _alias_problem(value: str, segments: list[str]) -> str | None:
+    """Why a case-insensitive (Windows, macOS) file system could read ``value`` as another name.
+
+    Refused by class, not by name: a rule protects ``/.git/**``, but the alias that reaches it
+    could be spelt for any protected name, so every name with such a spelling is refused.
+    """
+    if "\\" in value:
+        return "has a '\\', which Windows reads as '/' (filesystem case-insensitive)"
+    for seg in segments:
+        if seg[-1] in ". ":
+            return f"has a segment ending in {seg[-1]!r}, which Windows drops ({seg!r}; filesystem case-insensitive)"
+        if ":" in seg:
+            return f"has a ':' in {seg!r}: Windows reads it as a drive or a stream (::$DATA) (filesystem case-insensitive)"
+        if _SHORT_NAME.search(seg):
+            return f"has {seg!r}, which reads as an 8.3 short name (GIT~1) on Windows (filesystem case-insensitive)"
+        for ch in seg:
+            if ord(ch) in HFS_IGNORED or unicodedata.category(ch) == "Cf":
+                return (
+                    f"has the invisible code point U+{ord(ch):04X}, which HFS+ ignores in names "
+                    "(filesystem case-insensitive)"
+                )
+    return None
+
+
+def normalise_fs_pattern(text: str) -> str | Rejection:
+    """An fs pattern whose literal segments are normalised as the paths it stands for will be.
+
+    A call's need is a template with the call's parameters escaped in (``{path}/*`` with
+    ``path: /src//secret`` is ``/src//secret/*``); the tool touches ``/src/secret/<x>``, so the
+    need must be judged as ``/src/secret/*``, or a deny of ``/src/secret/**`` is dodged by
+    spelling. Empty and ``.`` segments drop, ``..`` removes the literal segment before it, a
+    trailing ``/`` drops. A ``..`` after a wildcard segment is refused: what it climbs out of
+    is not known (``/src/**/..`` can be ``/``). Escapes (``\\*``) are kept as written.
+    """
+    stack: list[tuple[str, bool]] = []  # (segment text, is it literal?)
+    for seg in _pattern_segments(text)[1:] if text.startswith("/") else [None]:
+        if seg is None:
+            return Rejection(text, "is a relative path (fs paths must start with '/')")
+        bare = _UNESCAPE.sub(r"\1", seg)
+        literal = _WILDCARD.search(seg) is None
+        if literal and bare in ("", "."):
+            continue
+        if literal and bare == "..":
+            if not stack:
+                return Rejection(text, "climbs above '/' with '..'")
+            if not stack[-1][1]:
+                return Rejection(text, "has a '..' after a wildcard segment: where it leads is not known")
+            stack.pop()
+            continue
+        stack.append((seg, literal))
+    return "/" + "/".join(seg for seg, _ in stack)
+
+
+_UNESCAPE = re.compile(r"\\(.)", re.S)
+_WILDCARD = re.compile(r"(?<!\\)(?:\\\\)*[*?[]")
+
+
+def _pattern_segments(text: str) -> list[str]:
+    """``text`` split at its unescaped ``/`` (an escaped ``\\/`` is a separator too, as in git)."""
+    segments, current, index = [], [], 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            if text[index + 1] == "/":
+                segments.append("".join(current))
+                current = []
+            else:
+                current.append(text[index : index + 2])
+            index += 2
+            continue
+        if char == "/":
+            segments.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        index += 1
+    segments.append("".join(current))
+    return segments
+
+
+# ---- URLs --------------------------------------------------------------------------------------
+
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_AMBIGUOUS_ESCAPES = {
+    0x2F: "'%2F' (an encoded '/', which some servers decode into a path separator)",
+    0x5C: "'%5C' (an encoded '\\', which some servers read as '/')",
+    0x25: "'%25' (an encoded '%': a server that decodes twice sees another character)",
+}
+
+
+def canonical_url(value: str) -> str | Rejection:
+    """``scheme://host[:port]/path[?query]`` as a WHATWG parser reads ``value``, or why not.
+
+    Scheme and host lower-cased, internationalised hosts in IDNA ASCII (``xn--``), IPv4 in dotted
+    decimal, IPv6 compressed in brackets, the default port dropped, a trailing dot of the host
+    dropped, an empty path written ``/``, the fragment dropped (it never reaches the server).
+    In the path and query, escapes of unreserved characters are decoded (``%61`` is ``a`` to every
+    server) and other escapes upper-cased; the query is otherwise kept as the parser wrote it. Refused: userinfo (``user@``: a second host-like name
+    in front of the host), ``\\`` (WHATWG reads it as ``/``, other parsers as a character),
+    schemes other than :data:`URL_SCHEMES`, a segment that reads as ``.``/``..``, escapes whose
+    meaning in a path depends on the server (``%2F``, ``%5C``, ``%25``, controls), white space, and anything
+    the parser refuses.
+    """
+    if "\\" in value:
+        return Rejection(value, "has a '\\', which a WHATWG URL parser reads as '/' and others do not")
+    if any(ch.isspace() for ch in value):
+        return Rejection(value, "has white space, which URL parsers strip or encode differently")
+    scheme, sep, _rest = value.partition("://")
+    if not sep or scheme.lower() not in URL_SCHEMES:
+        return Rejection(value, f"is not a URL with one of the schemes {', '.join(URL_SCHEMES)} ('scheme://host/...')")
+    problem = _dot_segment_problem(value[len(scheme) + 3 :])
+    if problem:
+        return Rejection(value, problem)
+    try:
+        import ada_url  # here: only net values need the parser, and the gate's start-up should not pay for it
+
+        url = ada_url.URL(value)
+    except ValueError:
+        return Rejection(value, "is not a valid URL (WHATWG)")
+    if url.username or url.password or "@" in value.split("/", 3)[2]:
+        return Rejection(value, "has userinfo ('user@host'), a name in front of the host")
+    host = url.hostname
+    if host.endswith("."):
+        host = host[:-1]
+    if not host or ".." in host or host.startswith("."):
+        return Rejection(value, "has an empty host or an empty host label")
+    path, problem = _canonical_escapes(url.pathname or "/", in_path=True)
+    query, _ = _canonical_escapes(url.search, in_path=False)
+    if problem:
+        return Rejection(value, problem)
+    port = f":{url.port}" if url.port else ""
+    return f"{url.protocol}//{host}{port}{path}{query}"
+
+
+def _canonical_escapes(text: str, in_path: bool) -> tuple[str, str]:
+    """Unreserved escapes decoded, the others upper-cased; and why, when one in a path is ambiguous.
+
+    A query is data for the application (``?next=%2Fhome`` is ordinary), so only a path's
+    escapes can be ambiguous.
+    """
+    problem: list[str] = []
+
+    def fix(match: re.Match[str]) -> str:
+        byte = int(match.group(1), 16)
+        char = chr(byte)
+        if char in _UNRESERVED:
+            return char
+        if in_path and byte in _AMBIGUOUS_ESCAPES:
+            problem.append(f"has {_AMBIGUOUS_ESCAPES[byte]}")
+        elif in_path and (byte < 0x20 or byte == 0x7F):
+            problem.append(f"has '%{byte:02X}', an encoded control character")
+        return "%" + match.group(1).upper()
+
+    fixed = _PERCENT.sub(fix, text)
+    return fixed, problem[0] if problem else ""
+
+
+# ---- other resources ---------------------------------------------------------------------------
+
+_URL_SEGMENT_END = re.compile(r"[/\\?#;]")
+
+
+def decoded_dot_segment(text: str) -> str | None:
+    """``.`` or ``..`` when a segment of ``text`` is one the way a URL parser reads it, else None.
+
+    A URL parser percent-decodes ``%2e``, reads ``\\`` as ``/`` and ends a path segment at ``?``
+    and ``#`` (WHATWG, RFC 3986 §6.2.2); servers also cut path parameters at ``;``. So
+    ``v1/%2e%2e/admin``, ``v1/..\\admin``, ``public/..?x`` and ``a/..;/b`` all climb out of where
+    they seem to be. Refusing them errs on the closed side (``..%3Fx`` is refused too).
+    """
+    for segment in _URL_SEGMENT_END.split(urllib.parse.unquote(text)):
+        if segment in (".", ".."):
+            return segment
+    return None
+
+
+def match_value(pattern: Pattern, text: str, resource: str | None = "fs") -> bool | Rejection:
+    """Does ``text`` match ``pattern`` once normalised for ``resource`` as the gate does?
+
+    ``resource=None`` matches the text exactly as given. A value the resource refuses is
+    returned as its :class:`Rejection` (the gate denies it whatever the pattern).
+    """
+    if resource is not None:
+        value = normalise(resource, text)
+        if isinstance(value, Rejection):
+            return value
+        text = value
+    return pattern.matches(text)
