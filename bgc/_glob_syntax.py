@@ -268,6 +268,7 @@ def parse_elems(text: str) -> Elems:
     """Parse NFC text into canonical elements; raises :class:`PatternError`."""
     if not text:
         raise PatternError("empty pattern", text, 1, hint="use '**' to mean every value")
+    _refuse_controls(text)
     raw: list[Elem] = []
     items: list[Item] = []
     stars = 0  # unescaped '*' in the current segment
@@ -314,6 +315,26 @@ def parse_elems(text: str) -> Elems:
     if isinstance(raw[-1], DStar):
         raw[-1] = D1  # a trailing '**' matches one or more segments: 'a/**' never matches 'a'
     return canonical(raw)
+
+
+def _refuse_controls(text: str) -> None:
+    """No pattern may contain a control character or a lone surrogate, escaped or not.
+
+    Values with them are refused before matching, so a pattern that holds one matches nothing:
+    a deny of ``/.git\x00/**`` would protect nothing, silently. Refusing it here makes that an
+    error with its column wherever patterns come from (policies, requests, plans).
+    """
+    if text.isascii() and text.isprintable():
+        return
+    for index, char in enumerate(text):
+        code = ord(char)
+        if 0xD800 <= code <= 0xDFFF or unicodedata.category(char) == "Cc":
+            raise PatternError(
+                f"control character U+{code:04X} in a pattern",
+                text,
+                index + 1,
+                hint="values with control characters are refused before matching, so this pattern could match nothing",
+            )
 
 
 def _parse_class(text: str, start: int) -> tuple[CharSet, int]:

@@ -26,6 +26,7 @@ see": a refused value is denied, never matched.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 import urllib.parse
@@ -283,6 +284,82 @@ def _canonical_escapes(text: str, in_path: bool) -> tuple[str, str]:
 
     fixed = _PERCENT.sub(fix, text)
     return fixed, problem[0] if problem else ""
+
+
+def _literal_runs(pattern: str) -> list[tuple[str, bool]]:
+    """The pattern as ``(text, literal?)`` pieces: wildcards and classes are the non-literal ones."""
+    out: list[tuple[str, bool]] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            out.append((pattern[index + 1], True))
+            index += 2
+        elif char == "[":
+            end = pattern.find("]", index + 2)
+            end = len(pattern) - 1 if end < 0 else end
+            out.append((pattern[index : end + 1], False))
+            index = end + 1
+        else:
+            out.append((char, char not in "*?"))
+            index += 1
+    return out
+
+
+def url_pattern_problem(pattern: str) -> str | None:
+    """Why a ``net`` pattern can never match a canonical URL (see :func:`canonical_url`), or None.
+
+    Decided on the pattern's literal characters: a literal that no canonical URL has in that
+    place makes the pattern dead (``deny https://EVIL.com/**`` protects nothing, since values
+    are lower-cased first). A wildcard is given the benefit of the doubt.
+    """
+    runs = _literal_runs(pattern)
+    prefix = "".join(text for text, literal in itertools.takewhile(lambda run: run[1], runs))
+    scheme, sep, rest = prefix.partition("://")
+    if sep and scheme not in URL_SCHEMES:
+        return f"values are URLs with a lower-case scheme among {', '.join(URL_SCHEMES)}"
+    if sep and "/" in rest:
+        authority = rest.split("/", 1)[0]
+        canonical = canonical_url(f"{scheme}://{authority}/")
+        if isinstance(canonical, Rejection):
+            return f"the host `{authority}` is refused in values: it {canonical.reason}"
+        if canonical != f"{scheme}://{authority}/":
+            return f"values are canonical: `{scheme}://{authority}/` is written `{canonical}`"
+    elif sep and rest != rest.lower():
+        return "values are canonical: hosts are lower-case"
+    literal_text = "".join(text if literal else "*" for text, literal in runs)
+    for char in literal_text:
+        if char == "\\" or char == "#" or char.isspace():
+            return f"canonical URLs never contain {char!r} (a fragment is dropped; `\\` and white space are refused)"
+        if not char.isascii():
+            return f"canonical URLs never contain {char!r}: non-ASCII text is percent-encoded (`%C3%A9`), hosts use IDNA"
+    for match in _PERCENT.finditer(literal_text):
+        byte = int(match.group(1), 16)
+        if chr(byte) in _UNRESERVED:
+            return f"values are canonical: `{match.group(0)}` is decoded to `{chr(byte)}`"
+        if match.group(1) != match.group(1).upper():
+            return f"values are canonical: escapes are upper-case (`%{match.group(1).upper()}`)"
+    return None
+
+
+def url_host_wildcard_problem(pattern: str) -> str | None:
+    """Why a wildcard in a ``net`` pattern's host could match more than whole host labels, or None.
+
+    ``*.example.com`` means "some subdomain of example.com"; ``*example.com`` also matches
+    ``evilexample.com``, and ``?`` or a class can match the ``.`` between labels. Only a ``*``
+    standing for whole labels keeps the boundary the author sees.
+    """
+    scheme, sep, rest = pattern.partition("://")
+    if not sep or any(not literal for _, literal in _literal_runs(scheme)):
+        return None
+    authority = rest.split("/", 1)[0]
+    host = authority.rsplit(":", 1)[0] if not authority.endswith("]") else authority
+    if host in ("*", "**") or host.startswith(("[", "\\[")):
+        return None  # any host; or an IPv6 literal, whose brackets are written escaped
+    for label in host.split("."):
+        if label != "*" and any(not literal for _, literal in _literal_runs(label)):
+            return f"`{label}` in the host `{host}` is a wildcard inside a label"
+    return None
 
 
 # ---- other resources ---------------------------------------------------------------------------

@@ -74,7 +74,13 @@ class InList:
 
 @dataclass(frozen=True, slots=True)
 class Matches:
-    """``field matches "glob"``: the pattern dialect of bgc.glob (validated when parsed)."""
+    """``field matches "glob"``: bgc.glob's dialect with the whole field as one segment.
+
+    Condition fields are names, not paths: ``origin.model matches "*-mini"`` must hold for
+    ``openai/gpt-4o-mini``, so ``*`` and ``?`` match ``/`` here (fnmatch, not wildmatch's
+    ``WM_PATHNAME``). Done by reading ``/`` as a character no field value contains, in the
+    pattern and the value alike; a value that does contain it is *unknown*, never a guess.
+    """
 
     field: str
     pattern: str
@@ -84,9 +90,13 @@ class Matches:
         from bgc import glob  # parse() is cached: the pattern is compiled once
 
         actual = ctx.get(self.field)
-        if actual is None:
+        if actual is None or _NAME_SLASH in actual:
             return None
-        return glob.parse(self.pattern).matches(actual)
+        return glob.parse(self.pattern.replace("/", _NAME_SLASH)).matches(actual.replace("/", _NAME_SLASH))
+
+
+_NAME_SLASH = "\uffff"
+"""A noncharacter (Unicode reserves it for internal use): stands for ``/`` in a ``matches``."""
 
 
 @dataclass(frozen=True, slots=True)

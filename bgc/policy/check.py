@@ -33,8 +33,11 @@ LINT_CODES: dict[str, str] = {
     "BGC105": "a second pattern that looks like an atom (`fs:read:/x` after a `,`)",
     "BGC106": "an allow conditioned on `call.tool`: requests are compiled without a call, so it grants nothing",
     "BGC107": "a pattern that can never match a normalised value (fs: relative, `//`, trailing `/`; "
-    "others: a segment a URL parser reads as `.`/`..`)",
+    "net: not a canonical URL; others: a segment a URL parser reads as `.`/`..`)",
     "BGC109": "a lint could not decide (pattern algebra bound hit); the rule was not checked",
+    "BGC110": "a deny or ask on a resource:action that no tool needs and no allow or ask mentions: it never takes effect",
+    "BGC111": "an allow whose condition tests only fields the proposer writes (intent.kind, origin.model)",
+    "BGC112": "an allow whose URL host has a wildcard inside a label (`*example.com` also matches `evilexample.com`)",
     "BGC201": "an inline expect gave a different effect",
     "BGC202": "an inline expect could not be decided (the compiler reported an error)",
 }
@@ -130,8 +133,12 @@ def _covers(outer: Rule, inner: Rule) -> bool:
     )
 
 
+PROPOSER_FIELDS = frozenset({"intent.kind", "origin.model"})
+"""Condition fields whose values the proposal itself writes: an agent can pick them to pick its grant."""
+
+
 def lint(policy: Policy) -> list[Finding]:
-    """Every lint over one policy (BGC101-BGC107, BGC109)."""
+    """Every lint over one policy (BGC101-BGC107, BGC109-BGC112)."""
     from bgc import glob, values
 
     findings: list[Finding] = []
@@ -183,6 +190,22 @@ def lint(policy: Policy) -> list[Finding]:
                                 "has no effect",
                                 _pattern_span(rule, index), "write the path the pattern means, without dot segments")
                     )  # fmt: skip
+                elif rule.resource in values.URL_RESOURCES and (problem := values.url_pattern_problem(text)):
+                    findings.append(
+                        Finding("BGC107", Severity.WARNING,
+                                f"`{text}` can never match a {rule.resource} value, so this {rule.effect} has no effect: "
+                                f"{problem}",
+                                _pattern_span(rule, index), "write URLs as the gate reads them: `bgc match -r net` shows it")
+                    )  # fmt: skip
+                if rule.effect == "allow" and rule.resource in values.URL_RESOURCES:
+                    wide = values.url_host_wildcard_problem(text)
+                    if wide:
+                        findings.append(
+                            Finding("BGC112", Severity.WARNING,
+                                    f"{wide}: it matches across label boundaries, so this allow may reach other domains",
+                                    _pattern_span(rule, index),
+                                    "a `*` in a host stands for whole labels: write `*.example.com`")
+                        )  # fmt: skip
         if rule.effect == "allow" and rule.action in ("write", "*"):
             for index, text in enumerate(rule.patterns):
                 if subset("/**", [text], rule, index):
@@ -198,6 +221,16 @@ def lint(policy: Policy) -> list[Finding]:
                         "(a grant may serve any call), so it never grants anything",
                         rule.when.span, "condition allows on intent.kind or origin.model; use call.tool in deny/ask")
             )  # fmt: skip
+        if rule.effect == "allow" and rule.when is not None and {l.field for l in _leaves(rule.when)} <= PROPOSER_FIELDS:
+            findings.append(
+                Finding("BGC111", Severity.WARNING,
+                        "this allow is conditioned only on fields the proposal writes itself ("
+                        + ", ".join(sorted({l.field for l in _leaves(rule.when)})) + "): an agent can choose them "
+                        "to choose its own grant",
+                        rule.when.span,
+                        "grant through a mode a person chooses (`mode NAME {...}`, `--mode`), or use the condition to "
+                        "narrow a deny or ask instead")
+            )  # fmt: skip
         for index, text in enumerate(rule.patterns[1:], start=1):
             if _ATOM_LIKE.match(text):
                 findings.append(
@@ -205,7 +238,49 @@ def lint(policy: Policy) -> list[Finding]:
                             f"`{text}` is read as a pattern of `{rule.resource}:{rule.action}`, not as an atom",
                             _pattern_span(rule, index), "a rule has one resource:action; write a second rule")
                 )  # fmt: skip
+    findings.extend(_unknown_targets(policy))
     return findings
+
+
+def _unknown_targets(policy: Policy) -> list[Finding]:
+    """BGC110: a deny or ask whose resource or action nothing else in the policy knows.
+
+    ``deny fs:wrtie:/.git/**`` parses, and protects nothing: no tool needs ``fs:wrtie`` and no
+    allow grants it, so no value is ever decided against it. What is known is what the policy
+    itself names (tool needs, allows, asks); a typo is told with the nearest known word. A policy
+    that names nothing of the kind (a file of denies meant to be included) is not judged.
+    """
+    from bgc.render.words import did_you_mean
+
+    known = {(need.resource, need.action) for decl in policy.tools for need in decl.needs}
+    known |= {(rule.resource, rule.action) for rule in policy.rules if rule.effect != "deny"}
+    if not known:
+        return []
+    resources = {resource for resource, _ in known} - {"*"}
+    findings = []
+    for rule in policy.rules:
+        if rule.effect == "allow" or rule.resource == "*" and rule.action == "*":
+            continue
+        if any(_names_match(rule.resource, resource) and _names_match(rule.action, action) for resource, action in known):
+            continue
+        if rule.resource != "*" and rule.resource not in resources and "*" not in {r for r, _ in known}:
+            word, hint = rule.resource, did_you_mean(rule.resource, sorted(resources))
+            what = "resource"
+        else:
+            word = rule.action
+            actions = sorted({a for r, a in known if _names_match(rule.resource, r)} - {"*"})
+            hint, what = did_you_mean(rule.action, actions), "action"
+        findings.append(
+            Finding("BGC110", Severity.WARNING,
+                    f"no tool needs and no allow or ask mentions `{rule.resource}:{rule.action}`, so this {rule.effect} "
+                    f"never takes effect (unknown {what} `{word}`)",
+                    rule.span, hint or "deny what a tool needs or an allow grants, e.g. `fs:write`")
+        )  # fmt: skip
+    return findings
+
+
+def _names_match(pattern: str, name: str) -> bool:
+    return pattern == "*" or name == "*" or pattern == name
 
 
 def _leaves(condition: Condition) -> list[Compare | InList | Matches]:
