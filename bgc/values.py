@@ -230,8 +230,18 @@ def canonical_url(value: str) -> str | Rejection:
     in front of the host), ``\\`` (WHATWG reads it as ``/``, other parsers as a character),
     schemes other than :data:`URL_SCHEMES`, a segment that reads as ``.``/``..``, escapes whose
     meaning in a path depends on the server (``%2F``, ``%5C``, ``%25``, controls), white space, and anything
-    the parser refuses.
+    the parser refuses, and a value whose canonical form would be read as another URL (its parse
+    is ambiguous: ``https://0../`` is host ``0.``, whose canonical spelling reads as ``0.0.0.0``).
     """
+    first = _canonical_url_once(value)
+    if isinstance(first, Rejection):
+        return first
+    if _canonical_url_once(first) != first:
+        return Rejection(value, "is ambiguous: its canonical spelling would be read as another URL")
+    return first
+
+
+def _canonical_url_once(value: str) -> str | Rejection:
     if "\\" in value:
         return Rejection(value, "has a '\\', which a WHATWG URL parser reads as '/' and others do not")
     if any(ch.isspace() for ch in value):
