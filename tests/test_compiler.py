@@ -350,6 +350,37 @@ def test_never_widen_against_brute_force(generated: list[tuple[str, str]], reque
         assert result.verdict in ("ask", "narrowed")
 
 
+CI_NAMES = ["a", "A", "aB", "b.", "A~1", "a\u200c"]
+CI_UNIVERSE = ["/" + "/".join(p) for n in (1, 2) for p in itertools.product(CI_NAMES, repeat=n)]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules, patterns)
+def test_never_widen_on_a_case_insensitive_filesystem(generated: list[tuple[str, str]], requested: str) -> None:
+    """Deny and ask fold case, allow never does, and alias spellings are refused: against a reference."""
+    policy = make_policy(generated)
+    policy = Policy(policy.path, policy.rules, (), (), None, (), policy.files, True)
+    gate = Gate([Compiler(policy).compile(order(f"fs:write:{requested}"))])
+    in_request = reference_regex(requested)
+    exact = {e: [reference_regex(p) for eff, p in generated if eff == e] for e in ("allow", "ask", "deny")}
+
+    def folded(effect: str, text: str) -> bool:  # some case variant of the text matches (glob.fold_case's meaning)
+        variants = {"".join(v) for v in itertools.product(*({c.lower(), c.upper()} for c in text))}
+        return any(r.fullmatch(v) for r in exact[effect] for v in variants)
+
+    for text in CI_UNIVERSE:
+        refused = any(seg.endswith(".") or "~1" in seg or "\u200c" in seg for seg in text.split("/"))
+        if refused or not in_request.fullmatch(text):
+            expected = "deny"
+        elif folded("deny", text):
+            expected = "deny"
+        elif folded("ask", text):
+            expected = "ask"
+        else:
+            expected = "allow" if any(r.fullmatch(text) for r in exact["allow"]) else "deny"
+        assert gate.decide(f"fs:write:{text}").effect == expected, (text, generated, requested)
+
+
 def test_module_level_compile_matches_compiler() -> None:
     policy = parse_policy(BASE, "p.bgp")
     assert compiler.compile(order("fs:write:/**"), policy) == Compiler(policy).compile(order("fs:write:/**"))
