@@ -381,6 +381,51 @@ def test_never_widen_on_a_case_insensitive_filesystem(generated: list[tuple[str,
         assert gate.decide(f"fs:write:{text}").effect == expected, (text, generated, requested)
 
 
+URL_HOSTS = ["a.com", "b.a.com", "c.b.a.com", "ab.com"]
+URL_RULE_HOSTS = ["a.com", "*.a.com", "*", "b.a.com", "*.com"]
+URL_UNIVERSE = [f"https://{host}/" + "/".join(p) for host in URL_HOSTS for n in (1, 2) for p in itertools.product(NAMES[:3], repeat=n)]
+
+
+def url_spellings(url: str) -> list[str]:
+    """Other spellings a WHATWG parser reads as ``url``: case, trailing dot, default port, escapes."""
+    host, path = url[len("https://") :].split("/", 1)
+    escaped = "/".join("".join(f"%{ord(c):02x}" for c in segment) for segment in path.split("/"))
+    return [
+        f"HTTPS://{host.upper()}/{path}",
+        f"https://{host}.:443/{path}",
+        f"https://{host}/{escaped}",
+        f"https://{host.title()}./{path}#frag",
+    ]
+
+
+url_rules = st.lists(
+    st.tuples(st.sampled_from(["allow", "ask", "deny"]), st.sampled_from(URL_RULE_HOSTS), patterns), min_size=1, max_size=4
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(url_rules)
+def test_never_widen_on_urls_whatever_the_spelling(generated: list[tuple[str, str, str]]) -> None:
+    """Each canonical URL is decided as a reference says, and every spelling of it the same way."""
+    rules = [(effect, f"https://{host}{path}") for effect, host, path in generated]
+    policy = Policy(
+        "gen.bgp",
+        tuple(
+            Rule(effect, "net", "connect", (pattern,), None, None, None, None, Span("gen.bgp", i + 1, 1))  # type: ignore[arg-type]
+            for i, (effect, pattern) in enumerate(rules)
+        ),
+        (), (), None, (), (PolicyFile("gen.bgp", str(Digest.of(repr(rules).encode()))),), False,
+    )
+    gate = Gate([Compiler(policy).compile(order("net:connect:**"))])
+    by_effect = {e: [reference_regex(p) for eff, p in rules if eff == e] for e in ("allow", "ask", "deny")}
+    for url in URL_UNIVERSE:
+        hits = {e: any(r.fullmatch(url) for r in rs) for e, rs in by_effect.items()}
+        expected = "deny" if hits["deny"] else "ask" if hits["ask"] else "allow" if hits["allow"] else "deny"
+        assert gate.decide(f"net:connect:{url}").effect == expected, (url, rules)
+        for spelling in url_spellings(url):
+            assert gate.decide(f"net:connect:{spelling}").effect == expected, (spelling, rules)
+
+
 def test_module_level_compile_matches_compiler() -> None:
     policy = parse_policy(BASE, "p.bgp")
     assert compiler.compile(order("fs:write:/**"), policy) == Compiler(policy).compile(order("fs:write:/**"))
