@@ -130,7 +130,8 @@ class RuleIndex:
     rules whose resource and action match it (``*`` included), so a lookup walks one trie. On a
     case-insensitive filesystem the ``fs`` tries hold deny and ask patterns case-folded — also
     those of ``*:…`` rules, which a request for ``fs`` meets like any ``fs`` rule — filed under
-    the empty prefix, since a folded pattern has no case-exact prefix.
+    the empty prefix, since a folded pattern has no case-exact prefix. Likewise a deny or ask on a
+    URL stands for every scheme, port and query of what it names (``values.url_deny_patterns``).
     """
 
     def __init__(self, policy: Policy) -> None:
@@ -148,10 +149,12 @@ class RuleIndex:
                 order += len(rule.patterns)
                 continue
             fold = self.policy.case_insensitive and rule.effect != "allow" and resource == "fs"
-            for text in rule.patterns:
-                exact = glob.parse(text)
-                pattern = glob.fold_case(exact) if fold else exact
-                trie.add("" if fold else exact.prefix, _Entry(rule, text, pattern, order))
+            widen = rule.effect != "allow" and resource in values.URL_RESOURCES
+            for written in rule.patterns:
+                for text in values.url_deny_patterns(written) if widen else (written,):
+                    exact = glob.parse(text)
+                    pattern = glob.fold_case(exact) if fold else exact
+                    trie.add("" if fold else exact.prefix, _Entry(rule, text, pattern, order))
                 order += 1
         return trie
 

@@ -265,12 +265,59 @@ def _canonical_url_once(value: str) -> str | Rejection:
         host = host[:-1]
     if not host or ".." in host or host.startswith("."):
         return Rejection(value, "has an empty host or an empty host label")
-    path, problem = _canonical_escapes(url.pathname or "/", in_path=True)
+    host_or_problem = _canonical_host(host)
+    if isinstance(host_or_problem, Rejection):
+        return Rejection(value, host_or_problem.reason)
+    host = host_or_problem
+    raw_path = url.pathname or "/"
+    if "//" in raw_path:
+        return Rejection(value, "has an empty path segment ('//'), which many servers merge into one '/'")
+    if ";" in raw_path:
+        return Rejection(value, "has a ';' in its path: servers differ on path parameters (Tomcat drops them)")
+    path, problem = _canonical_escapes(raw_path, in_path=True)
     query, _ = _canonical_escapes(url.search, in_path=False)
     if problem:
         return Rejection(value, problem)
     port = f":{url.port}" if url.port else ""
     return f"{url.protocol}//{host}{port}{path}{query}"
+
+
+IDNA_DEVIATIONS = frozenset("\u00df\u03c2\u200c\u200d")
+"""Characters IDNA2008 (WHATWG) keeps and IDNA2003 (Python's ``idna`` codec, older clients) maps
+away: ``straße.de`` is ``xn--strae-oqa.de`` to one and ``strasse.de`` to the other."""
+
+
+def _canonical_host(host: str) -> str | Rejection:
+    """The host as every client will reach it, or why clients disagree on where it leads.
+
+    An IPv4-mapped IPv6 address (``[::ffff:169.254.169.254]``) connects to the IPv4 address, so
+    it is written as that address; other IPv6 forms that embed IPv4 (``::a.b.c.d``, NAT64's
+    ``64:ff9b::/96``) and unspecified addresses (``0.0.0.0``, ``[::]``: Linux connects them to
+    the local host) are refused, as are hosts with IDNA deviation characters.
+    """
+    import ipaddress
+
+    if host.startswith("["):
+        address = ipaddress.IPv6Address(host[1:-1])
+        if address.ipv4_mapped is not None:
+            host = str(address.ipv4_mapped)
+        elif address.is_unspecified or (int(address) < 2**32 and not address.is_loopback):
+            return Rejection(host, f"has the IPv6 address {host}, which embeds an IPv4 address or means 'this host'")
+        elif address in ipaddress.IPv6Network("64:ff9b::/96"):
+            return Rejection(host, f"has the NAT64 address {host}, which reaches an IPv4 address")
+    if host == "0.0.0.0":
+        return Rejection(host, "has the host 0.0.0.0, which Linux connects to the local host")
+    for label in host.split("."):
+        if label.startswith("xn--"):
+            try:
+                decoded = label[4:].encode("ascii").decode("punycode")
+            except UnicodeError:
+                return Rejection(host, f"has the host label {label!r}, which is not valid punycode")
+            if IDNA_DEVIATIONS & set(decoded):
+                return Rejection(
+                    host, f"has a host ({host}) with a character IDNA2003 and IDNA2008 clients map differently (ß, ς, ZWJ, ZWNJ)"
+                )
+    return host
 
 
 def _canonical_escapes(text: str, in_path: bool) -> tuple[str, str]:
@@ -293,6 +340,14 @@ def _canonical_escapes(text: str, in_path: bool) -> tuple[str, str]:
         return "%" + match.group(1).upper()
 
     fixed = _PERCENT.sub(fix, text)
+    if in_path and not problem:
+        if "%" in _PERCENT.sub("", fixed):
+            problem.append("has a '%' that is not a two-digit escape (IIS reads '%u002e' as '.')")
+        else:
+            try:
+                urllib.parse.unquote_to_bytes(fixed).decode("utf-8")
+            except UnicodeDecodeError:
+                problem.append("has escapes that are not UTF-8 (an overlong '%C0%AE' reads as '.' on some servers)")
     return fixed, problem[0] if problem else ""
 
 
@@ -316,35 +371,114 @@ def _literal_runs(pattern: str) -> list[tuple[str, bool]]:
     return out
 
 
+def url_deny_patterns(pattern: str) -> tuple[str, ...]:
+    """The patterns a ``deny`` or ``ask`` on a URL stands for: every scheme, port and query.
+
+    ``deny https://evil.com/**`` is written for a host, and a server answers on other schemes
+    and ports too (``http://evil.com/``, ``https://evil.com:8443/``); ``deny https://h/admin``
+    must not be dodged by ``https://h/admin?x``. Denies and asks are widened, as case folding
+    widens them on a case-insensitive file system; allows never are (that would widen a grant).
+    A literal scheme becomes ``*``, an authority without a port also matches ``:*``, and a
+    pattern not ending in ``**`` also matches any query after it.
+    """
+    scheme, sep, rest = pattern.partition("://")
+    if not sep or not scheme or "/" in scheme:
+        return (pattern,)
+    authority, slash, path = rest.partition("/")
+    hosts = [authority]
+    if not _has_port(authority) and not authority.endswith("*"):
+        hosts.append(authority + ":*")
+    tails = [slash + path]
+    if not pattern.endswith("**"):
+        tails += [slash + path + "\\?*", slash + path + "\\?*/**"]
+    return tuple(f"*://{host}{tail}" for host in hosts for tail in tails)
+
+
+def _has_port(authority: str) -> bool:
+    """Does the pattern's authority name a port (``h:443``, ``\\[::1\\]:8080``, ``h:*``)?"""
+    after_host = authority.rsplit("]", 1)[-1]
+    return ":" in after_host
+
+
 def url_pattern_problem(pattern: str) -> str | None:
     """Why a ``net`` pattern can never match a canonical URL (see :func:`canonical_url`), or None.
 
-    Decided on the pattern's literal characters: a literal that no canonical URL has in that
-    place makes the pattern dead (``deny https://EVIL.com/**`` protects nothing, since values
-    are lower-cased first). A wildcard is given the benefit of the doubt.
+    Decided on the pattern's literal characters, part by part (scheme, host labels, port, path):
+    a literal that no canonical URL has in that place makes the pattern dead (``deny
+    https://EVIL.com/**`` protects nothing, since values are lower-cased first). A wildcard is
+    given the benefit of the doubt, but the literal parts around it are still checked.
     """
     runs = _literal_runs(pattern)
-    prefix = "".join(text for text, literal in itertools.takewhile(lambda run: run[1], runs))
-    scheme, sep, rest = prefix.partition("://")
-    if sep and scheme not in URL_SCHEMES:
-        return f"values are URLs with a lower-case scheme among {', '.join(URL_SCHEMES)}"
-    if sep and "/" in rest:
-        authority = rest.split("/", 1)[0]
-        canonical = canonical_url(f"{scheme}://{authority}/")
+    if all(literal for _, literal in runs):
+        text = "".join(piece for piece, _ in runs)
+        canonical = normalise("net", text)
         if isinstance(canonical, Rejection):
-            return f"the host `{authority}` is refused in values: it {canonical.reason}"
-        if canonical != f"{scheme}://{authority}/":
-            return f"values are canonical: `{scheme}://{authority}/` is written `{canonical}`"
-    elif sep and rest != rest.lower():
-        return "values are canonical: hosts are lower-case"
-    literal_text = "".join(text if literal else "*" for text, literal in runs)
+            return f"the gate refuses such a value: it {canonical.reason}"
+        return None if canonical == text else f"values are canonical: this one is written `{canonical}`"
+    scheme, sep, rest = pattern.partition("://")
+    if not sep:
+        return None
+    if _is_literal(scheme) and scheme not in URL_SCHEMES:
+        return f"values are URLs with a lower-case scheme among {', '.join(URL_SCHEMES)}"
+    authority, slash, path = rest.partition("/")
+    if not slash and authority != "**":
+        return "canonical URLs always have a path (`https://h/`): end the pattern with `/` or `/**`"
+    problem = _authority_problem(scheme, authority)
+    if problem:
+        return problem
+    return _path_problem(path)
+
+
+def _is_literal(text: str) -> bool:
+    return all(literal for _, literal in _literal_runs(text))
+
+
+def _authority_problem(scheme: str, authority: str) -> str | None:
+    if "@" in authority:
+        return "userinfo (`user@`) is refused in values"
+    if authority.startswith("[") and ":" in authority.split("]", 1)[0]:
+        return "`[` starts a class: write an IPv6 host as `\\[::1\\]`"
+    host, port = authority, ""
+    after_host = authority.rsplit("]", 1)[-1]
+    if ":" in after_host:
+        host, _, port = authority.rpartition(":")
+    if _is_literal(port) and port:
+        defaults = {"http": "80", "ws": "80", "https": "443", "wss": "443"}
+        if not port.isdigit() or port != str(int(port)):
+            return f"the port `{port}` is not written as canonical values write ports (digits, no leading zero)"
+        if _is_literal(scheme) and defaults.get(scheme) == port:
+            return f"values drop the default port: `:{port}` never appears after `{scheme}://`"
+    if host.startswith(("\\[", "[")):
+        return None
+    for label in host.split("."):
+        if not _is_literal(label) or label in ("*", "**"):
+            continue
+        bare = "".join(piece for piece, _ in _literal_runs(label))
+        if not bare:
+            return "an empty host label (`a..b`, a trailing `.`) never appears in canonical values"
+        if bare != bare.lower():
+            return f"values are canonical: hosts are lower-case (`{bare}` is written `{bare.lower()}`)"
+        if not bare.isascii() or "%" in bare:
+            return f"values are canonical: the host label `{bare}` is written in IDNA ASCII (`xn--…`), unescaped"
+    return None
+
+
+def _path_problem(path: str) -> str | None:
+    literal_text = "/" + "".join(piece if literal else "*" for piece, literal in _literal_runs(path))
+    in_path = re.split(r"[?*]", literal_text, maxsplit=1)[0]  # surely the path: before any query or wildcard
     for char in literal_text:
         if char == "\\" or char == "#" or char.isspace():
             return f"canonical URLs never contain {char!r} (a fragment is dropped; `\\` and white space are refused)"
         if not char.isascii():
-            return f"canonical URLs never contain {char!r}: non-ASCII text is percent-encoded (`%C3%A9`), hosts use IDNA"
+            return f"canonical URLs never contain {char!r}: non-ASCII text is percent-encoded (`%C3%A9`)"
+    if "//" in in_path:
+        return "the gate refuses an empty path segment (`//`)"
+    if ";" in in_path:
+        return "the gate refuses a `;` in a path"
     for match in _PERCENT.finditer(literal_text):
         byte = int(match.group(1), 16)
+        if match.start() < len(in_path) and (byte in _AMBIGUOUS_ESCAPES or byte < 0x20 or byte == 0x7F):
+            return f"the gate refuses `{match.group(0)}` in a path (servers differ on what it means)"
         if chr(byte) in _UNRESERVED:
             return f"values are canonical: `{match.group(0)}` is decoded to `{chr(byte)}`"
         if match.group(1) != match.group(1).upper():
@@ -363,12 +497,16 @@ def url_host_wildcard_problem(pattern: str) -> str | None:
     if not sep or any(not literal for _, literal in _literal_runs(scheme)):
         return None
     authority = rest.split("/", 1)[0]
-    host = authority.rsplit(":", 1)[0] if not authority.endswith("]") else authority
-    if host in ("*", "**") or host.startswith(("[", "\\[")):
+    after_host = authority.rsplit("]", 1)[-1]
+    host = authority.rpartition(":")[0] if ":" in after_host else authority
+    if host in ("*", "**") or host.startswith("\\["):
         return None  # any host; or an IPv6 literal, whose brackets are written escaped
-    for label in host.split("."):
-        if label != "*" and any(not literal for _, literal in _literal_runs(label)):
+    labels = host.split(".")
+    for label in labels:
+        if label != "*" and not _is_literal(label):
             return f"`{label}` in the host `{host}` is a wildcard inside a label"
+    if len(labels) > 1 and not _is_literal(labels[-1]):
+        return f"the last label of the host `{host}` is a wildcard (`example.*` also matches `example.com.evil.net`)"
     return None
 
 

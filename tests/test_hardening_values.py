@@ -150,15 +150,26 @@ def test_canonical_form_is_a_fixed_point(tail: str) -> None:
 @pytest.mark.parametrize(
     ("pattern", "why"),
     [
-        ("https://EVIL.com/**", "written `https://evil.com/`"),
+        ("https://EVIL.com/**", "hosts are lower-case"),
+        ("https://*.EVIL.com/**", "hosts are lower-case"),
         ("HTTPS://evil.com/**", "lower-case scheme"),
-        ("https://evil.com:443/**", "written `https://evil.com/`"),
+        ("https://evil.com:443/**", "default port"),
+        ("https://*.evil.com:443/**", "default port"),
+        ("https://*.evil.com:0443/**", "leading zero"),
+        ("https://*.evil.com./**", "empty host label"),
         ("https://user@evil.com/**", "userinfo"),
         ("https://evil.com/%7euser/**", "decoded"),
-        ("https://evil.com/%c3%a9/**", "upper-case"),
+        ("https://evil.com/*/%c3%a9/**", "upper-case"),
         ("https://evil.com/é/**", "percent-encoded"),
-        ("https://evil.com/a#b", "fragment"),
+        ("https://evil.com/a#b", "written `https://evil.com/a`"),
+        ("https://evil.com/*#b", "fragment"),
         ("ftp://evil.com/**", "scheme"),
+        ("https://evil.com", "written `https://evil.com/`"),
+        ("https://*.evil.com", "always have a path"),
+        ("http://[::1]/**", "IPv6"),
+        ("https://evil.com:*/Admin%2fx", "refuses `%2f`"),
+        ("https://evil.com//x/**", "empty path segment"),
+        ("https://evil.com/a;b/**", "`;`"),
     ],
 )
 def test_check_flags_net_denies_no_canonical_url_reaches(tmp_path: Path, pattern: str, why: str) -> None:
@@ -167,7 +178,9 @@ def test_check_flags_net_denies_no_canonical_url_reaches(tmp_path: Path, pattern
     assert len(findings) == 1 and why in findings[0].message, [f.message for f in findings]
 
 
-@pytest.mark.parametrize("host", ["*example.com", "api-*.example.com", "a?b.example.com", "a[!x]b.com", "*x.*.com"])
+@pytest.mark.parametrize(
+    "host", ["*example.com", "api-*.example.com", "a?b.example.com", "a[!x]b.com", "*x.*.com", "[a-z]*example.com", "api.example.*"]
+)
 def test_check_flags_an_allow_host_wildcard_inside_a_label(tmp_path: Path, host: str) -> None:
     (tmp_path / "p.bgp").write_text(f'allow net:connect:"https://{host}/**"\n', encoding="utf-8")
     assert [f.rule_id for f in check_paths([str(tmp_path / "p.bgp")]).findings] == ["BGC112"]
@@ -177,6 +190,67 @@ def test_check_flags_an_allow_host_wildcard_inside_a_label(tmp_path: Path, host:
 def test_whole_label_wildcards_are_not_flagged(tmp_path: Path, host: str) -> None:
     (tmp_path / "p.bgp").write_text(f'allow net:connect:"https://{host}/**"\n', encoding="utf-8")
     assert check_paths([str(tmp_path / "p.bgp")]).findings == ()
+
+
+# ---- denies on URLs cover every scheme, port and query; spellings servers read differently ------
+
+
+def _dodges(url: str) -> list[str]:
+    """Other ways to reach what ``url`` names: scheme, port, query, and path spellings servers merge."""
+    scheme, rest = url.split("://")
+    host, path = rest.split("/", 1)
+    out = [f"{other}://{host}/{path}" for other in ("http", "https", "ws", "wss")]
+    out += [f"{scheme}://{host}:{port}/{path}" for port in (1, 80, 443, 8080, 8443, 65535)]
+    out += [f"{url}?{query}" for query in ("", "x", "a=b", "next=/a/b", "x=%2F")]
+    out += [f"{scheme}://{host}/{path.replace('/', insert, 1)}" for insert in ("//", "/;x/", ";x/") if "/" in path]
+    out += [f"{scheme}://{host}/{path}".replace(".", "%u002e", 1), f"{scheme}://{host}/%C0%AE%C0%AE/{path}"]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("deny", "target"),
+    [
+        ("https://evil.com/**", "https://evil.com/x"),
+        ("https://*.evil.com/**", "https://a.evil.com/x"),
+        ("https://h.com/admin", "https://h.com/admin"),
+        ("https://h.com/api/*/delete", "https://h.com/api/7/delete"),
+        ("https://h.com/internal/**", "https://h.com/internal/keys"),
+    ],
+)
+@pytest.mark.parametrize("effect", ["deny", "ask"])
+def test_a_url_deny_or_ask_is_not_dodged_by_scheme_port_query_or_path_spelling(deny: str, target: str, effect: str) -> None:
+    gate = Gate([plan_for(f"allow net:connect:**\n{effect} net:connect:{deny}\n", "net:connect:**")])
+    assert gate.decide(f"net:connect:{target}").effect == effect
+    for dodge in _dodges(target):
+        assert gate.decide(f"net:connect:{dodge}").effect != "allow", dodge
+
+
+def test_allows_are_never_widened_to_other_schemes_or_ports() -> None:
+    gate = Gate([plan_for("allow net:connect:https://api.example.com/**\n", "net:connect:**")])
+    assert gate.decide("net:connect:https://api.example.com/v1").effect == "allow"
+    for other in ("http://api.example.com/v1", "https://api.example.com:8443/v1", "wss://api.example.com/v1"):
+        assert gate.decide(f"net:connect:{other}").effect == "deny", other
+
+
+@pytest.mark.parametrize(
+    ("spelling", "reaches"),
+    [
+        ("http://[::ffff:169.254.169.254]/latest", "http://169.254.169.254/latest"),
+        ("http://[::ffff:a9fe:a9fe]/latest", "http://169.254.169.254/latest"),
+        ("http://[0:0:0:0:0:ffff:7f00:1]/", "http://127.0.0.1/"),
+    ],
+)
+def test_ipv4_mapped_ipv6_is_written_as_the_ipv4_address(spelling: str, reaches: str) -> None:
+    assert normalise("net", spelling) == reaches
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["http://0.0.0.0/", "http://[::]/", "http://[::7f00:1]/", "http://[::169.254.169.254]/", "http://[64:ff9b::a9fe:a9fe]/"]
+    + [f"https://{host}/" for host in ("straße.de", "xn--strae-oqa.de", "ς.gr", "a\u200db.com")],
+)
+def test_hosts_clients_reach_differently_are_refused(value: str) -> None:
+    assert isinstance(normalise("net", value), Rejection), value
 
 
 # ---- 4. case-insensitive file systems: Windows and HFS+ aliases ------------------------------------
@@ -321,7 +395,8 @@ def test_the_docs_example_holds() -> None:
         for field in ("intent.kind", "origin.model")
         for op in ('== "x.y"', '!= "x.y"', 'in ["x.y"]', 'matches "x*"')
     ]
-    + ['intent.kind == "a.b" and origin.model == "m"', 'not (origin.model == "m")', 'intent.kind == "a.b" or origin.model matches "*"'],
+    + ['intent.kind == "a.b" and origin.model == "m"', 'not (origin.model == "m")', 'intent.kind == "a.b" or origin.model matches "*"']
+    + ['intent.kind == "deploy" or call.tool == "x.y"', 'not (call.tool == "x.y" and intent.kind == "a.b")'],
 )
 def test_an_allow_on_proposer_fields_alone_is_flagged(tmp_path: Path, condition: str) -> None:
     (tmp_path / "p.bgp").write_text(f"allow fs:write:/src/** when {condition}\n", encoding="utf-8")

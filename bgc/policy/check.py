@@ -36,7 +36,7 @@ LINT_CODES: dict[str, str] = {
     "net: not a canonical URL; others: a segment a URL parser reads as `.`/`..`)",
     "BGC109": "a lint could not decide (pattern algebra bound hit); the rule was not checked",
     "BGC110": "a deny or ask on a resource:action that no tool needs and no allow or ask mentions: it never takes effect",
-    "BGC111": "an allow whose condition tests only fields the proposer writes (intent.kind, origin.model)",
+    "BGC111": "an allow whose condition can hold on fields the proposer writes (intent.kind, origin.model)",
     "BGC112": "an allow whose URL host has a wildcard inside a label (`*example.com` also matches `evilexample.com`)",
     "BGC201": "an inline expect gave a different effect",
     "BGC202": "an inline expect could not be decided (the compiler reported an error)",
@@ -134,7 +134,9 @@ def _covers(outer: Rule, inner: Rule) -> bool:
 
 
 PROPOSER_FIELDS = frozenset({"intent.kind", "origin.model"})
-"""Condition fields whose values the proposal itself writes: an agent can pick them to pick its grant."""
+"""Condition fields whose values the proposal itself writes: an agent can pick them to pick its grant.
+While requests are compiled these are the only known fields (``call.tool`` is unknown), so an allow
+whose condition can hold then (BGC106 flags the others) is one the proposer can switch on."""
 
 
 def lint(policy: Policy) -> list[Finding]:
@@ -221,12 +223,12 @@ def lint(policy: Policy) -> list[Finding]:
                         "(a grant may serve any call), so it never grants anything",
                         rule.when.span, "condition allows on intent.kind or origin.model; use call.tool in deny/ask")
             )  # fmt: skip
-        if rule.effect == "allow" and rule.when is not None and {l.field for l in _leaves(rule.when)} <= PROPOSER_FIELDS:
+        if rule.effect == "allow" and rule.when is not None and _can_hold_without_a_call(rule.when):
+            fields = sorted({leaf.field for leaf in _leaves(rule.when)} & PROPOSER_FIELDS)
             findings.append(
                 Finding("BGC111", Severity.WARNING,
-                        "this allow is conditioned only on fields the proposal writes itself ("
-                        + ", ".join(sorted({l.field for l in _leaves(rule.when)})) + "): an agent can choose them "
-                        "to choose its own grant",
+                        f"this allow can hold on fields the proposal writes itself ({', '.join(fields)}): an agent can "
+                        "choose them to choose its own grant",
                         rule.when.span,
                         "grant through a mode a person chooses (`mode NAME {...}`, `--mode`), or use the condition to "
                         "narrow a deny or ask instead")
@@ -358,8 +360,8 @@ def _directory_itself(policy: Policy, rule: Rule, subset) -> list[Finding]:  # t
              and other.resource in ("*", rule.resource) and other.action in ("*", rule.action)
              and other.mode in (None, rule.mode)]  # fmt: skip
     for index, text in enumerate(rule.patterns):
-        if not text.endswith("/**") or text.endswith("\\/**"):
-            continue
+        if not text.endswith("/**") or text.endswith("\\/**") or "://" in text:
+            continue  # a URL's `X/**` covers `X/` already, and `X` itself is no canonical URL
         base = text[:-3]
         if base in ("", "*", "**") or base.endswith("/"):
             continue
