@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from bgc import canonical
 from bgc.canonical import DataModelError, FrozenMap, freeze, kind_name, thaw
-from bgc.names import ATOM_NAME, DOTTED_NAME
+from bgc.names import ATOM_NAME, DOTTED_NAME, display_control
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -53,9 +53,15 @@ def _dotted(value: Any, field: str) -> str:
     return value
 
 
-def _text(value: Any, field: str) -> str:
+def _name(value: Any, field: str) -> str:
+    """A server or model name: one line of visible text. A newline, a terminal escape or a bidi
+    override in a name is no name, only a way to forge what people read, so it is refused here
+    (and every text renderer escapes such characters anyway)."""
     if not isinstance(value, str) or not value:
         raise ModelError(f"expected non-empty text, got {value!r}", (field,))
+    char = display_control(value)
+    if char is not None:
+        raise ModelError(f"expected a name without control or format characters, got {value!r} (U+{ord(char):04X})", (field,))
     return value
 
 
@@ -85,7 +91,7 @@ class Intent:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One proposed tool call: a dotted ``tool`` name, an optional ``server``, and ``params``."""
+    """One proposed tool call: a dotted ``tool`` name, an optional ``server`` name, and ``params``."""
 
     tool: str
     server: str | None = None
@@ -94,7 +100,7 @@ class ToolCall:
     def __post_init__(self) -> None:
         _dotted(self.tool, "tool")
         if self.server is not None:
-            _text(self.server, "server")
+            _name(self.server, "server")
         if not isinstance(self.params, Mapping):
             raise ModelError(f"expected a map, got {kind_name(self.params)}", ("params",))
         object.__setattr__(self, "params", _data(self.params, "params"))
@@ -177,7 +183,7 @@ class ProposalOrigin:
     prompt: Digest
 
     def __post_init__(self) -> None:
-        _text(self.model, "model")
+        _name(self.model, "model")
         object.__setattr__(self, "parents", tuple(self.parents))
 
     def to_data(self) -> dict[str, Any]:
