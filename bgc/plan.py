@@ -13,7 +13,7 @@ be touched now?", from the plan alone: no policy, no order, no globbing of the v
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -323,16 +323,36 @@ def plan_from_data(data: Any) -> Plan:
     return plan
 
 
-def plans_from_data(data: Any) -> tuple[Plan, ...]:
-    """One plan or a list of plans (as ``bgc compile`` writes them), each verified."""
-    if not isinstance(data, list):
-        return (plan_from_data(data),)
+def plans_from_data(
+    data: Any, *, expect_policy: Digest | None = None, expect_plans: Collection[Digest] = ()
+) -> tuple[Plan, ...]:
+    """One plan or a list of plans (as ``bgc compile`` writes them), each verified, and pinned.
+
+    An id proves only that a plan was not edited after it was written; anyone can compile a plan
+    from a policy of their own. ``expect_policy`` refuses a plan compiled against any other
+    policy id; ``expect_plans`` refuses a plan whose id is not among them, and a pinned id that
+    no plan has: the plans read must be exactly the pinned ones.
+    """
+    listed = isinstance(data, list)
     plans = []
-    for index, item in enumerate(data):
+    for index, item in enumerate(data if listed else [data]):
+        where: tuple[str | int, ...] = (index,) if listed else ()
         try:
-            plans.append(plan_from_data(item))
+            plan = plan_from_data(item)
         except DataModelError as error:
-            raise PlanError(error.message, (index, *error.path)) from None
+            raise PlanError(error.message, (*where, *error.path)) from None
+        if expect_policy is not None and plan.policy != str(expect_policy):
+            message = f"the plan was compiled against policy {plan.policy}, not the expected {expect_policy}"
+            raise PlanError(message, (*where, "policy"))
+        if expect_plans and plan.id() not in expect_plans:
+            expected = " or ".join(str(digest) for digest in expect_plans)
+            raise PlanError(f"the plan {plan.id()} is not the expected {expected}", (*where, "id"))
+        plans.append(plan)
+    found = {plan.id() for plan in plans}
+    for digest in expect_plans:
+        if digest not in found:
+            held = ", ".join(sorted(str(plan_id) for plan_id in found)) or "no plan"
+            raise PlanError(f"no plan has the expected id {digest} (the file holds {held})")
     return tuple(plans)
 
 

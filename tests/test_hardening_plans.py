@@ -7,7 +7,8 @@ missing field. The cases are not listed by hand: a real compiled plan is walked 
 documented JSON schema (``docs/plan.schema.json``), and every object, enumerated field, pattern
 and typed value in it is broken in turn. An id is no signature (anyone can recompute one), so
 broken plans are also re-signed with a correct id: the refusal must come from reading, not
-from the id check.
+from the id check. Pinning (``--policy``, ``--expect-plan``) is what stops a well-formed plan
+compiled from another policy.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from bgc import canonical
 from bgc.canonical import format_path
 from bgc.documents import DocumentError, parse_document
 from bgc.model import Digest
-from bgc.plan import PLAN_TAG, PLAN_VERSION, PlanError, plans_from_data
+from bgc.plan import PLAN_TAG, PLAN_VERSION, Gate, PlanError, plans_from_data
 from bgc.policy.loader import parse_policy
 from tests.samples import PROMPT, bgc
 
@@ -267,6 +268,64 @@ def test_the_round_trip_still_holds() -> None:
     (plan,) = plans_from_data(PLAN)
     assert plan.to_data() == PLAN
     assert plans_from_data([PLAN, PLAN]) == (plan, plan)
+
+
+# --- pinning -------------------------------------------------------------------------------------
+
+ROGUE_POLICY = POLICY + "allow fs:write:/** because \"rogue\"\n"
+
+
+def write_plans(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """A policy, a plan compiled against it, a rogue policy and a plan compiled against that."""
+    (tmp_path / "p.bgp").write_text(POLICY)
+    (tmp_path / "rogue.bgp").write_text(ROGUE_POLICY)
+    (tmp_path / "order.json").write_text(json.dumps(ORDER))
+    for name in ("p", "rogue"):
+        result = bgc("compile", str(tmp_path / "order.json"), "-p", str(tmp_path / f"{name}.bgp"), "--format", "json",
+                     "-o", str(tmp_path / f"{name}.plan.json"), "--fail-on", "never")
+        assert result.exit_code == 0, result.output
+    return tmp_path / "p.bgp", tmp_path / "p.plan.json", tmp_path / "rogue.bgp", tmp_path / "rogue.plan.json"
+
+
+def test_gate_refuses_a_plan_compiled_against_another_policy(tmp_path: Path) -> None:
+    policy, plan, rogue_policy, rogue_plan = write_plans(tmp_path)
+    ours = parse_policy(POLICY, str(policy)).id()
+    theirs = json.loads(rogue_plan.read_text())["policy"]
+    assert ours != theirs
+    assert bgc("gate", str(plan), "--policy", str(policy), "fs:write:/src/a").exit_code == 0
+    refused = bgc("gate", str(rogue_plan), "--policy", str(policy), "fs:write:/etc/passwd")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert ours in refused.stderr and theirs in refused.stderr and str(rogue_plan) in refused.stderr
+    assert bgc("gate", str(rogue_plan), "-p", str(rogue_policy), "fs:write:/etc/passwd").exit_code == 0
+
+
+def test_gate_pins_exact_plan_ids(tmp_path: Path) -> None:
+    _, plan, _, rogue_plan = write_plans(tmp_path)
+    ours, theirs = (json.loads(path.read_text())["id"] for path in (plan, rogue_plan))
+    assert bgc("gate", str(plan), "--expect-plan", ours, "fs:write:/src/a").exit_code == 0
+    refused = bgc("gate", str(rogue_plan), "--expect-plan", ours, "fs:write:/etc/passwd")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert ours in refused.stderr and theirs in refused.stderr
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps([json.loads(plan.read_text()), json.loads(rogue_plan.read_text())]))
+    assert bgc("gate", str(both), "--expect-plan", ours, "--expect-plan", theirs, "fs:write:/src/a").exit_code == 0
+    one_missing = bgc("gate", str(plan), "--expect-plan", ours, "--expect-plan", theirs, "fs:write:/src/a")
+    assert one_missing.exit_code == 2 and theirs in one_missing.stderr and one_missing.stdout == ""
+    not_a_digest = bgc("gate", str(plan), "--expect-plan", "sha256:nope", "fs:write:/src/a")
+    assert not_a_digest.exit_code == 2 and "--expect-plan" in not_a_digest.stderr
+
+
+def test_pins_in_the_library() -> None:
+    rogue = compiled(ROGUE_POLICY)
+    ours = Digest(parse_policy(POLICY, "p.bgp").id())
+    (plan,) = plans_from_data(PLAN, expect_policy=ours, expect_plans=[Digest(PLAN["id"])])
+    assert Gate([plan]).decide("fs:write:/src/a").effect == "allow"
+    with pytest.raises(PlanError) as caught:
+        plans_from_data([PLAN, rogue], expect_policy=ours)
+    assert caught.value.path == (1, "policy") and str(ours) in caught.value.message and rogue["policy"] in caught.value.message
+    with pytest.raises(PlanError) as caught:
+        plans_from_data(rogue, expect_plans=[Digest(PLAN["id"])])
+    assert caught.value.path == ("id",) and PLAN["id"] in caught.value.message and rogue["id"] in caught.value.message
 
 
 def test_a_broken_plan_decides_nothing_on_the_command_line(tmp_path: Path) -> None:
