@@ -62,6 +62,40 @@ class Approvals:
     def to_data(self) -> dict[str, Any]:
         return {"count": self.count, "of": list(self.approvers)}
 
+    def implies(self, other: Approvals) -> bool:
+        """Whether every set of people that meets this requirement also meets ``other``.
+
+        Exact, not a heuristic: ``N of S`` guarantees N people, and at least N − |S − T| of them
+        in T (the others may all be outside T); ``N approvals`` by anyone guarantees N people and
+        none of them in any particular list.
+        """
+        if not other.approvers:
+            return self.count >= other.count
+        if not self.approvers:
+            return False
+        return self.count - len(set(self.approvers) - set(other.approvers)) >= other.count
+
+
+def strongest(requirements: Iterable[Approvals]) -> tuple[Approvals, ...]:
+    """The requirements a value must meet, all of them, less those another one implies.
+
+    A value inside several ask parts (overlapping ask rules) needs every rule's requirement met
+    by one set of approvals, each person counting towards every requirement they meet. A
+    requirement is left out only when a kept one implies it (:meth:`Approvals.implies`), so the
+    result is met by exactly the same sets of people as the input; the order is the input's.
+    """
+    distinct: dict[tuple[int, frozenset[str]], Approvals] = {}
+    for requirement in requirements:
+        distinct.setdefault((requirement.count, frozenset(requirement.approvers)), requirement)
+    # distinct requirements never imply each other both ways, so one of a pair is always kept
+    kept = list(distinct.values())
+    return tuple(r for r in kept if not any(other is not r and other.implies(r) for other in kept))
+
+
+def approvals_text(requirements: Iterable[Approvals]) -> str:
+    """What a value needs, in words: ``2 of [alice, bob]``, ``1 of [alice] and 1 of [bob]``."""
+    return " and ".join(str(requirement) for requirement in strongest(requirements))
+
 
 @dataclass(frozen=True, slots=True)
 class Part:
@@ -367,6 +401,7 @@ class GateDecision:
     effect: GateEffect
     reason: str = ""
     approvals: tuple[Approvals, ...] = ()
+    """For ``ask``: the requirement of every ask part holding the value; all of them apply."""
 
     def to_data(self) -> dict[str, Any]:
         return {

@@ -36,9 +36,11 @@ def escape_field(text: str) -> str:
 
 def gate_line(decision: GateDecision) -> str:
     """The tab-separated line ``bgc gate`` prints for a decision, every field escaped."""
+    from bgc.plan import approvals_text  # not at the top: escaping must stay import-light
+
     atom = escape_field(decision.atom)
     if decision.effect == "allow":
         return f"allow\t{atom}"
     if decision.effect == "ask":
-        return f"ask\t{atom}\t" + escape_field("; ".join(str(a) for a in decision.approvals))
+        return f"ask\t{atom}\t" + escape_field(approvals_text(decision.approvals))
     return f"deny\t{atom}\t{escape_field(decision.reason)}"

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bgc import canonical
-from bgc.plan import CallResult, Part, Plan, RequestResult
+from bgc.plan import Approvals, CallResult, Part, Plan, RequestResult, approvals_text
 
 if TYPE_CHECKING:
     from bgc.compiler import Explanation
@@ -48,18 +49,41 @@ def _short(part: Part) -> str:
     return f"{part.atom} except {shown}, … (+{len(part.excepts) - HEADER_EXCEPTS})"
 
 
-def _grouped(parts: Sequence[Part]) -> list[tuple[str, Part]]:
-    """Parts with the same rules and no excepts shown on one line: ``fs:read:/a, /b``."""
-    groups: dict[tuple[object, ...], list[Part]] = {}
-    out: list[tuple[str, Part]] = []
+Entry = tuple[Part, str]
+"""A part as shown, and what a value in it needs in words (empty for granted and denied parts)."""
+
+
+def _asks(parts: Sequence[Part]) -> list[Entry]:
+    """Ask parts with their requirement in words. Parts of one term (the same pattern and
+    excepts, from several ask rules) are one entry: their values need every rule's approvals."""
+    terms: dict[tuple[str, tuple[str, ...]], list[Part]] = {}
     for part in parts:
+        terms.setdefault((part.pattern, part.excepts), []).append(part)
+    return [
+        (
+            replace(same[0], rules=tuple(sorted({rule for part in same for rule in part.rules})), approvals=None),
+            approvals_text(part.approvals or Approvals(1) for part in same),
+        )
+        for same in terms.values()
+    ]
+
+
+def _grouped(entries: Sequence[Entry]) -> list[tuple[str, Part, str]]:
+    """Parts with the same rules and needs and no excepts shown on one line: ``fs:read:/a, /b``."""
+    groups: dict[tuple[object, ...], list[Part]] = {}
+    out: list[tuple[str, Part, str]] = []
+    for part, needs in entries:
         if part.excepts:
-            out.append((str(part), part))
+            out.append((str(part), part, needs))
         else:
-            groups.setdefault((part.rules, part.approvals), []).append(part)
-    for members in groups.values():
-        out.append((members[0].atom + "".join(f", {m.pattern}" for m in members[1:]), members[0]))
+            groups.setdefault((part.rules, needs), []).append(part)
+    for (_, needs), members in groups.items():
+        out.append((members[0].atom + "".join(f", {m.pattern}" for m in members[1:]), members[0], needs))
     return sorted(out, key=lambda item: item[0])
+
+
+def _needs(needs: str) -> Line:
+    return [(f"  needs {needs}", "cyan")] if needs else []
 
 
 def _request_lines(request: RequestResult) -> list[Line]:
@@ -71,17 +95,19 @@ def _request_lines(request: RequestResult) -> list[Line]:
         head.append((f"  {request.verdict}", style))
     if request.unknown:
         head.append(("  (undecided parts were not granted)", "red"))
-    parts = (*request.granted, *request.ask, *request.denied)
-    if len(parts) == 1 and str(parts[0]) == request.atom:  # one part, the request itself: one line
-        approvals = f"  needs {parts[0].approvals}" if parts[0].approvals else ""
-        return [[*head, (approvals, "cyan"), *_rules(parts[0])]]
+    asks = _asks(request.ask)
+    entries = [*((part, "") for part in request.granted), *asks, *((part, "") for part in request.denied)]
+    if len(entries) == 1 and str(entries[0][0]) == request.atom:  # one part, the request itself: one line
+        part, needs = entries[0]
+        return [[*head, *_needs(needs), *_rules(part)]]
     lines = [head]
     for part in request.granted:
         lines.append([("      ✓ ", "green"), (str(part), ""), *_rules(part)])
-    for text, part in _grouped(request.ask):
-        approvals = f"  needs {part.approvals}" if part.approvals else ""
-        lines.append([("      ? ", "cyan"), (text, ""), (approvals, "cyan"), *_rules(part)])
-    for text, part in _grouped(request.denied):
+    for text, part, needs in _grouped(asks):
+        lines.append([("      ? ", "cyan"), (text, ""), *_needs(needs), *_rules(part)])
+    if len({needs for _, needs in asks}) > 1:
+        lines.append([("      (a value in several of these ask parts needs the approvals of each)", "dim")])
+    for text, part, _ in _grouped([(part, "") for part in request.denied]):
         lines.append([("      ✗ ", "red"), (text, ""), *_rules(part)])
     return lines
 
