@@ -86,8 +86,10 @@ def digest(
 
         typer.echo(json.dumps([{"file": path, "id": order_id} for order_id, path in ids], indent=2, sort_keys=True))
     else:
+        from bgc.render.fields import escape_field
+
         for order_id, path in ids:
-            typer.echo(f"{order_id}  {path}")
+            typer.echo(f"{order_id}  {escape_field(path, backslash=False)}")
 
 
 def _use_color(stream: typing.TextIO) -> bool:
@@ -367,6 +369,7 @@ def fmt(
     from bgc.errors import InputError, Span
     from bgc.files import write_atomic
     from bgc.policy.format import format_file
+    from bgc.render.fields import escape_field
 
     try:
         results = [format_file(path) for path in files]
@@ -385,7 +388,8 @@ def fmt(
         raise typer.Exit(ExitCode.FINDINGS if changed else ExitCode.OK)
     if check_only or diff:
         for result in changed:
-            typer.echo(result.diff() if diff else f"would reformat {result.path}", nl=not diff)
+            shown = escape_field(result.path, backslash=False)
+            typer.echo(result.diff() if diff else f"would reformat {shown}", nl=not diff)
         raise typer.Exit(ExitCode.FINDINGS if changed else ExitCode.OK)
     for result in results:
         if result.path == "-":
@@ -395,7 +399,7 @@ def fmt(
                 write_atomic(result.path, result.formatted.encode("utf-8"))
             except OSError as error:
                 fail(InputError(f"cannot write: {error.strerror}", Span(result.path)))
-            typer.echo(f"reformatted {result.path}")
+            typer.echo(f"reformatted {escape_field(result.path, backslash=False)}")
     raise typer.Exit(ExitCode.OK)
 
 

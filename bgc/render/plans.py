@@ -2,8 +2,9 @@
 
 The text form is built as lines of (text, style) segments, so the same content prints plain
 (pipes, files, ``NO_COLOR``, golden tests) or coloured through rich on a terminal, and rich is
-only imported when colour is actually wanted. Data formats (json, yaml, cbor) are deterministic:
-sorted keys, fixed layout, canonical CBOR, so equal plans give equal bytes.
+only imported when colour is actually wanted; every segment is escaped on the way out. Data
+formats (json, yaml, cbor) are deterministic: sorted keys, fixed layout, canonical CBOR, so
+equal plans give equal bytes, and they carry values raw (their encoders escape).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bgc import canonical
 from bgc.plan import Approvals, CallResult, Part, Plan, RequestResult, approvals_text
+from bgc.render.fields import escape_field
 
 if TYPE_CHECKING:
     from bgc.compiler import Explanation
@@ -155,15 +157,20 @@ def plan_lines(plan: Plan, source: str) -> list[Line]:
 
 
 def render_lines(lines: Sequence[Line], color: bool) -> str:
-    """Plain text, or rich-styled ANSI text when ``color`` is set."""
+    """Plain text, or rich-styled ANSI text when ``color`` is set.
+
+    Every segment is escaped here, once for all: atoms, tool and server names, reasons and file
+    names come from proposals and policies, and none may break a line or steer the terminal.
+    """
+    escaped = [[(escape_field(text, backslash=False), style) for text, style in line] for line in lines]
     if not color:
-        return "".join("".join(text for text, _ in line).rstrip() + "\n" for line in lines)
+        return "".join("".join(text for text, _ in line).rstrip() + "\n" for line in escaped)
     from rich.console import Console
     from rich.text import Text
 
     console = Console(color_system="standard", force_terminal=True, width=10_000, highlight=False)
     with console.capture() as capture:
-        for line in lines:
+        for line in escaped:
             console.print(Text.assemble(*[(text, style) if style else text for text, style in line]))
     return capture.get()
 
