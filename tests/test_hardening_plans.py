@@ -275,8 +275,10 @@ def test_the_round_trip_still_holds() -> None:
 ROGUE_POLICY = POLICY + "allow fs:write:/** because \"rogue\"\n"
 
 
-def write_plans(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, Path]:
     """A policy, a plan compiled against it, a rogue policy and a plan compiled against that."""
+    tmp_path = tmp_path_factory.mktemp("plans")
     (tmp_path / "p.bgp").write_text(POLICY)
     (tmp_path / "rogue.bgp").write_text(ROGUE_POLICY)
     (tmp_path / "order.json").write_text(json.dumps(ORDER))
@@ -287,8 +289,8 @@ def write_plans(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     return tmp_path / "p.bgp", tmp_path / "p.plan.json", tmp_path / "rogue.bgp", tmp_path / "rogue.plan.json"
 
 
-def test_gate_refuses_a_plan_compiled_against_another_policy(tmp_path: Path) -> None:
-    policy, plan, rogue_policy, rogue_plan = write_plans(tmp_path)
+def test_gate_refuses_a_plan_compiled_against_another_policy(written: tuple[Path, Path, Path, Path]) -> None:
+    policy, plan, rogue_policy, rogue_plan = written
     ours = parse_policy(POLICY, str(policy)).id()
     theirs = json.loads(rogue_plan.read_text())["policy"]
     assert ours != theirs
@@ -299,8 +301,8 @@ def test_gate_refuses_a_plan_compiled_against_another_policy(tmp_path: Path) -> 
     assert bgc("gate", str(rogue_plan), "-p", str(rogue_policy), "fs:write:/etc/passwd").exit_code == 0
 
 
-def test_gate_pins_exact_plan_ids(tmp_path: Path) -> None:
-    _, plan, _, rogue_plan = write_plans(tmp_path)
+def test_gate_pins_exact_plan_ids(written: tuple[Path, Path, Path, Path], tmp_path: Path) -> None:
+    _, plan, _, rogue_plan = written
     ours, theirs = (json.loads(path.read_text())["id"] for path in (plan, rogue_plan))
     assert bgc("gate", str(plan), "--expect-plan", ours, "fs:write:/src/a").exit_code == 0
     refused = bgc("gate", str(rogue_plan), "--expect-plan", ours, "fs:write:/etc/passwd")
