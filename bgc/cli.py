@@ -86,8 +86,10 @@ def digest(
 
         typer.echo(json.dumps([{"file": path, "id": order_id} for order_id, path in ids], indent=2, sort_keys=True))
     else:
+        from bgc.render.fields import escape_field
+
         for order_id, path in ids:
-            typer.echo(f"{order_id}  {path}")
+            typer.echo(f"{order_id}  {escape_field(path, backslash=False)}")
 
 
 def _use_color(stream: typing.TextIO) -> bool:
@@ -231,17 +233,28 @@ def gate(
     ] = None,
     output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text, or json (one object per line).")] = "text",
     input_format: InputFormatOption = None,
+    policy: Annotated[
+        Optional[str],
+        typer.Option("--policy", "-p", metavar="FILE", help="Refuse a plan not compiled against this policy (its id, as compile records it)."),
+    ] = None,
+    expect_plan: Annotated[
+        Optional[list[str]],
+        typer.Option("--expect-plan", metavar="ID", help="Refuse unless the plans read are exactly these ids; repeat for several plans."),
+    ] = None,
 ) -> None:
     """Decide concrete atoms against a plan: allow, ask or deny, one line each.
 
     Atoms are concrete values, not patterns (`/src/*` is a file named `*`), normalised before
     deciding. Fields are tab-separated; backslashes, control characters and line separators in
-    an echoed atom are backslash-escaped, so every atom gives exactly one line. Exit 0 if all
-    were allowed, 1 otherwise, 2 on a bad plan file, a bad --root or no atoms at all.
+    an echoed atom are backslash-escaped, so every atom gives exactly one line. A plan's id
+    only proves it was not edited: pin it with --policy (the policy it must come from) or
+    --expect-plan. Exit 0 if all were allowed, 1 otherwise, 2 on a bad or unpinned plan file,
+    a bad --root or no atoms at all (nothing is decided then).
     """
     import json
 
     from bgc.documents import read_document
+    from bgc.model import Digest, ModelError
     from bgc.plan import Gate, plans_from_data
     from bgc.render.fields import gate_line
 
@@ -250,7 +263,13 @@ def gate(
     if plan == "-" and not atoms:
         fail(UsageError("the plan is read from stdin, so the atoms must be given as arguments"))
     try:
-        plans = read_document(plan, input_format).build(plans_from_data)
+        pinned = [Digest(text) for text in expect_plan or ()]
+    except ModelError as error:
+        fail(UsageError(f"--expect-plan: {error.message}"))
+    try:
+        from_policy = Digest(_load_policy(policy, None)[0].id()) if policy is not None else None
+        document = read_document(plan, input_format)
+        plans = document.build(lambda data: plans_from_data(data, expect_policy=from_policy, expect_plans=pinned))
     except BgcError as error:
         fail(error)
     checker = Gate(plans, root)
@@ -350,6 +369,7 @@ def fmt(
     from bgc.errors import InputError, Span
     from bgc.files import write_atomic
     from bgc.policy.format import format_file
+    from bgc.render.fields import escape_field
 
     try:
         results = [format_file(path) for path in files]
@@ -368,7 +388,8 @@ def fmt(
         raise typer.Exit(ExitCode.FINDINGS if changed else ExitCode.OK)
     if check_only or diff:
         for result in changed:
-            typer.echo(result.diff() if diff else f"would reformat {result.path}", nl=not diff)
+            shown = escape_field(result.path, backslash=False)
+            typer.echo(result.diff() if diff else f"would reformat {shown}", nl=not diff)
         raise typer.Exit(ExitCode.FINDINGS if changed else ExitCode.OK)
     for result in results:
         if result.path == "-":
@@ -378,7 +399,7 @@ def fmt(
                 write_atomic(result.path, result.formatted.encode("utf-8"))
             except OSError as error:
                 fail(InputError(f"cannot write: {error.strerror}", Span(result.path)))
-            typer.echo(f"reformatted {result.path}")
+            typer.echo(f"reformatted {escape_field(result.path, backslash=False)}")
     raise typer.Exit(ExitCode.OK)
 
 

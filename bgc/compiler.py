@@ -34,7 +34,7 @@ from typing import Any
 from bgc import glob, values
 from bgc.errors import UsageError
 from bgc.model import GrantAtom, ToolCall, WorkOrder
-from bgc.plan import Approvals, CallResult, Gate, GateDecision, NeedResult, Part, Plan, RequestResult, RuleRef
+from bgc.plan import Approvals, CallResult, Gate, GateDecision, NeedResult, Part, Plan, RequestResult, RuleRef, approvals_text
 from bgc.policy.ast import Policy, Rule, TemplateError
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
@@ -375,7 +375,7 @@ class Compiler:
         needed = glob.parse(text)
         if needed.literal is not None:
             decision: GateDecision = gate.decide(f"{resource}:{action}:{checked}")
-            reason = decision.reason if decision.effect != "ask" else "awaits " + "; ".join(map(str, decision.approvals))
+            reason = decision.reason if decision.effect != "ask" else "awaits " + approvals_text(decision.approvals)
             return NeedResult(f"{resource}:{action}:{checked}", decision.effect, reason or "granted")
         if resource != "fs" and checked != probe:
             return NeedResult(

@@ -2,13 +2,16 @@
 
 Every stage raises a subclass of :class:`BgcError` carrying a :class:`Span` (file, line,
 column) and, where it helps, a hint. Errors are rendered once, at the edge (``bgc.cli``), with
-the offending source line and a caret under the column. No stage prints or exits.
+the offending source line and a caret under the column, every line escaped (a message quotes
+input, and input may hold a newline or a terminal escape). No stage prints or exits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+
+from bgc.render.fields import escape_field
 
 
 class ExitCode(IntEnum):
@@ -45,12 +48,21 @@ def caret_lines(span: Span, source: str | None) -> list[str]:
     what every located message (errors and findings alike) shows below its first line.
 
     The carets cover the span when it ends on its own line, else one column; nothing is drawn
-    without the source line or a column (a finding about a whole file, say).
+    without the source line or a column (a finding about a whole file, say). The line is shown
+    escaped (a source may hold a bidi override or a terminal escape), the carets under the
+    characters they meant.
     """
     if source is None or not span.col:
         return []
+    line = source.rstrip("\n")
     width = span.end_col - span.col if span.end_line == span.line and span.end_col > span.col else 1
-    return ["  " + source.rstrip("\n"), "  " + " " * (span.col - 1) + "^" * width]
+    start = span.col - 1
+
+    def grown(text: str) -> int:
+        return len(escape_field(text, backslash=False)) - len(text)
+
+    carets = " " * (start + grown(line[:start])) + "^" * (width + grown(line[start : start + width]))
+    return ["  " + escape_field(line, backslash=False), "  " + carets]
 
 
 class BgcError(Exception):
@@ -79,11 +91,11 @@ class BgcError(Exception):
     def render(self) -> str:
         """The error as people read it: ``file:line:col: error: message``, source, caret, hint."""
         where = f"{self.span}: " if self.span else ""
-        lines = [f"{where}{self.kind}: {self.message}"]
+        lines = [escape_field(f"{where}{self.kind}: {self.message}", backslash=False)]
         if self.span is not None:
             lines.extend(caret_lines(self.span, self.source))
         if self.hint:
-            lines.append(f"  hint: {self.hint}")
+            lines.append(escape_field(f"  hint: {self.hint}", backslash=False))
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, object]:

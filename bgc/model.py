@@ -9,13 +9,14 @@ from plain data (``from_data``) reports the field path of the first problem it m
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from bgc import canonical
 from bgc.canonical import DataModelError, FrozenMap, freeze, kind_name, thaw
-from bgc.names import ATOM_NAME, DOTTED_NAME
+from bgc.names import ATOM_NAME, DOTTED_NAME, display_control
+from bgc.render.words import did_you_mean
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -53,9 +54,15 @@ def _dotted(value: Any, field: str) -> str:
     return value
 
 
-def _text(value: Any, field: str) -> str:
+def _name(value: Any, field: str) -> str:
+    """A server or model name: one line of visible text. A newline, a terminal escape or a bidi
+    override in a name is no name, only a way to forge what people read, so it is refused here
+    (and every text renderer escapes such characters anyway)."""
     if not isinstance(value, str) or not value:
         raise ModelError(f"expected non-empty text, got {value!r}", (field,))
+    char = display_control(value)
+    if char is not None:
+        raise ModelError(f"expected a name without control or format characters, got {value!r} (U+{ord(char):04X})", (field,))
     return value
 
 
@@ -85,7 +92,7 @@ class Intent:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One proposed tool call: a dotted ``tool`` name, an optional ``server``, and ``params``."""
+    """One proposed tool call: a dotted ``tool`` name, an optional ``server`` name, and ``params``."""
 
     tool: str
     server: str | None = None
@@ -94,7 +101,7 @@ class ToolCall:
     def __post_init__(self) -> None:
         _dotted(self.tool, "tool")
         if self.server is not None:
-            _text(self.server, "server")
+            _name(self.server, "server")
         if not isinstance(self.params, Mapping):
             raise ModelError(f"expected a map, got {kind_name(self.params)}", ("params",))
         object.__setattr__(self, "params", _data(self.params, "params"))
@@ -177,7 +184,7 @@ class ProposalOrigin:
     prompt: Digest
 
     def __post_init__(self) -> None:
-        _text(self.model, "model")
+        _name(self.model, "model")
         object.__setattr__(self, "parents", tuple(self.parents))
 
     def to_data(self) -> dict[str, Any]:
@@ -222,38 +229,45 @@ class WorkOrder:
 
         Raises :class:`ModelError` whose ``path`` names the offending field, e.g. ``requests[2]``.
         """
-        root = _Fields(data, ())
+        root = Fields(data, ())
         root.only("intent", "calls", "requests", "origin")
         intent_f = root.map("intent")
         intent_f.only("kind", "payload")
         kind, payload = intent_f.get("kind"), intent_f.get("payload", None)
         intent = intent_f.build(Intent, kind, payload)
         calls = []
-        for call_f in root.maps("calls"):
+        for call_f in root.maps("calls", default=[]):
             call_f.only("tool", "server", "params")
             tool, server, params = call_f.get("tool"), call_f.get("server", None), call_f.get("params", {})
             calls.append(call_f.build(ToolCall, tool, server, params))
         atoms = [
-            _Fields(text, ("requests", i)).build(GrantAtom.parse, text)
+            Fields(text, ("requests", i)).build(GrantAtom.parse, text)
             for i, text in enumerate(root.list("requests"))
         ]
         origin_f = root.map("origin")
         origin_f.only("model", "parents", "prompt")
         parents = tuple(
-            _Fields(text, ("origin", "parents", i)).build(Digest, text)
+            Fields(text, ("origin", "parents", i)).build(Digest, text)
             for i, text in enumerate(origin_f.list("parents", default=[]))
         )
         prompt_text, model = origin_f.get("prompt"), origin_f.get("model")
-        prompt = _Fields(prompt_text, ("origin", "prompt")).build(Digest, prompt_text)
+        prompt = Fields(prompt_text, ("origin", "prompt")).build(Digest, prompt_text)
         origin = origin_f.build(ProposalOrigin, model, parents, prompt)
         return cls(intent, tuple(calls), GrantSet.of(atoms), origin)
 
 
 _MISSING = object()
+_KIND_WORDS = {str: "text", int: "an integer", bool: "true or false", type(None): "null", list: "a list"}
 
 
-class _Fields:
-    """A cursor over plain data that knows its path, so every error says where it happened."""
+class Fields:
+    """A cursor over plain data that knows its path, so every error says where it happened.
+
+    Readers of documents (orders here, plans in :mod:`bgc.plan`) walk their input with it:
+    ``only`` refuses fields the reader does not know (with a "did you mean" when one is close),
+    ``value`` and ``choice`` check a field's kind or enumeration, and ``build`` locates the error
+    of a constructor that validates a value.
+    """
 
     def __init__(self, data: Any, path: tuple[str | int, ...]) -> None:
         self.data = data
@@ -267,8 +281,8 @@ class _Fields:
     def only(self, *fields: str) -> None:
         for key in self._require_map():
             if key not in fields:
-                allowed = ", ".join(fields)
-                raise ModelError(f"unknown field {key!r} (expected one of: {allowed})", (*self.path, key))
+                hint = did_you_mean(key, fields, repr) or f"expected one of: {', '.join(fields)}"
+                raise ModelError(f"unknown field {key!r} ({hint})", (*self.path, key))
 
     def get(self, key: str, default: Any = _MISSING) -> Any:
         data = self._require_map()
@@ -278,8 +292,31 @@ class _Fields:
             raise ModelError(f"missing required field {key!r}", self.path)
         return default
 
-    def map(self, key: str) -> _Fields:
-        child = _Fields(self.get(key), (*self.path, key))
+    def at(self, key: str) -> Fields:
+        """The cursor of the field ``key``, whatever its value."""
+        return Fields(self.get(key), (*self.path, key))
+
+    def value(self, key: str, *kinds: type) -> Any:
+        """The field ``key``, which must be of one of ``kinds`` exactly (``True`` is no integer)."""
+        value = self.get(key)
+        if type(value) not in kinds:
+            expected = " or ".join(_KIND_WORDS[kind] for kind in kinds)
+            raise ModelError(f"expected {expected}, got {kind_name(value)}", (*self.path, key))
+        return value
+
+    def choice(self, key: str, choices: Sequence[str]) -> str:
+        """The field ``key``, which must be one of ``choices`` (an enumeration such as a verdict)."""
+        value = self.get(key)
+        if isinstance(value, str) and value in choices:
+            return value
+        expected = f"expected one of: {', '.join(choices)}"
+        if not isinstance(value, str):
+            raise ModelError(f"{expected}, got {kind_name(value)}", (*self.path, key))
+        close = did_you_mean(value, choices, repr)
+        raise ModelError(f"unknown {key} {value!r} ({close + ' ' if close else ''}{expected})", (*self.path, key))
+
+    def map(self, key: str) -> Fields:
+        child = self.at(key)
         child._require_map()
         return child
 
@@ -289,8 +326,8 @@ class _Fields:
             raise ModelError(f"expected a list, got {kind_name(value)}", (*self.path, key))
         return value
 
-    def maps(self, key: str) -> list[_Fields]:
-        return [_Fields(item, (*self.path, key, i)) for i, item in enumerate(self.list(key, default=[]))]
+    def maps(self, key: str, default: Any = _MISSING) -> list[Fields]:
+        return [Fields(item, (*self.path, key, i)) for i, item in enumerate(self.list(key, default))]
 
     def build(self, make: Callable[..., T], *args: Any) -> T:
         """Run a constructor (which raises paths relative to itself) and locate its error here."""

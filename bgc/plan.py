@@ -13,13 +13,13 @@ be touched now?", from the plan alone: no policy, no order, no globbing of the v
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from bgc import canonical, glob, values
-from bgc.canonical import DataModelError
-from bgc.model import Digest
+from bgc.canonical import DataModelError, kind_name
+from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
 
 PLAN_TAG = "bgc.Plan"
@@ -61,6 +61,40 @@ class Approvals:
 
     def to_data(self) -> dict[str, Any]:
         return {"count": self.count, "of": list(self.approvers)}
+
+    def implies(self, other: Approvals) -> bool:
+        """Whether every set of people that meets this requirement also meets ``other``.
+
+        Exact, not a heuristic: ``N of S`` guarantees N people, and at least N − |S − T| of them
+        in T (the others may all be outside T); ``N approvals`` by anyone guarantees N people and
+        none of them in any particular list.
+        """
+        if not other.approvers:
+            return self.count >= other.count
+        if not self.approvers:
+            return False
+        return self.count - len(set(self.approvers) - set(other.approvers)) >= other.count
+
+
+def strongest(requirements: Iterable[Approvals]) -> tuple[Approvals, ...]:
+    """The requirements a value must meet, all of them, less those another one implies.
+
+    A value inside several ask parts (overlapping ask rules) needs every rule's requirement met
+    by one set of approvals, each person counting towards every requirement they meet. A
+    requirement is left out only when a kept one implies it (:meth:`Approvals.implies`), so the
+    result is met by exactly the same sets of people as the input; the order is the input's.
+    """
+    distinct: dict[tuple[int, frozenset[str]], Approvals] = {}
+    for requirement in requirements:
+        distinct.setdefault((requirement.count, frozenset(requirement.approvers)), requirement)
+    # distinct requirements never imply each other both ways, so one of a pair is always kept
+    kept = list(distinct.values())
+    return tuple(r for r in kept if not any(other is not r and other.implies(r) for other in kept))
+
+
+def approvals_text(requirements: Iterable[Approvals]) -> str:
+    """What a value needs, in words: ``2 of [alice, bob]``, ``1 of [alice] and 1 of [bob]``."""
+    return " and ".join(str(requirement) for requirement in strongest(requirements))
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,143 +232,162 @@ class Plan:
 
 
 class PlanError(DataModelError):
-    """A plan document that is not a plan, or whose content does not match its id."""
+    """A plan document that is not a plan (or not exactly one), or whose content does not match
+    its id."""
 
 
-def _get(data: Any, key: str, kind: type | tuple[type, ...], path: tuple[str | int, ...]) -> Any:
-    if not isinstance(data, Mapping):
-        raise PlanError("expected a map", path)
-    if key not in data:
-        raise PlanError(f"missing field {key!r}", path)
-    value = data[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
-        raise PlanError(f"unexpected value {value!r}", (*path, key))
-    return value
+EFFECTS: tuple[GateEffect, ...] = ("allow", "ask", "deny")
+CALL_STATUSES: tuple[CallStatus, ...] = ("covered", "pending", "uncovered")
+_PLAN_FIELDS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls")
 
 
-def _rules(data: Any, path: tuple[str | int, ...]) -> tuple[RuleRef, ...]:
-    return tuple(
-        RuleRef(
-            _get(rule, "file", str, (*path, i)),
-            _get(rule, "line", int, (*path, i)),
-            _get(rule, "effect", str, (*path, i)),
-            _get(rule, "reason", (str, type(None)), (*path, i)),
-        )
-        for i, rule in enumerate(data)
-    )
+def _pattern(text: Any) -> str:
+    """A pattern of the dialect; its error is the plan's (located in the plan file), not the pattern's."""
+    if not isinstance(text, str):
+        raise PlanError(f"expected a pattern, got {kind_name(text)}")
+    try:
+        glob.parse(text)
+    except glob.PatternError as error:
+        raise PlanError(f"bad pattern {text!r}: {error.message}") from None
+    return text
 
 
-def _parts(data: list[Any], path: tuple[str | int, ...]) -> tuple[Part, ...]:
+def _atom(text: str) -> tuple[str, str, str]:
+    """``resource:action:pattern``, each part checked."""
+    parts = text.split(":", 2)
+    if len(parts) != 3 or not (ATOM_NAME.fullmatch(parts[0]) and ATOM_NAME.fullmatch(parts[1])):
+        raise PlanError(f"expected an atom 'resource:action:pattern' (resource and action match [a-z][a-z0-9_.-]*), got {text!r}")
+    return parts[0], parts[1], _pattern(parts[2])
+
+
+def _read_rule(rule: Fields) -> RuleRef:
+    rule.only("file", "line", "effect", "reason")
+    line = rule.value("line", int)
+    if line < 1:
+        raise PlanError(f"expected a line number of at least 1, got {line}", (*rule.path, "line"))
+    return RuleRef(rule.value("file", str), line, rule.choice("effect", EFFECTS), rule.value("reason", str, type(None)))
+
+
+def _read_approvals(approvals: Fields) -> Approvals:
+    """``count`` of the distinct names in ``of`` (any person when there are none)."""
+    approvals.only("count", "of")
+    count = approvals.value("count", int)
+    names = approvals.list("of")
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            raise PlanError(f"expected an approver's name, got {name!r}", (*approvals.path, "of", i))
+        if name in names[:i]:
+            raise PlanError(f"{name!r} is named twice", (*approvals.path, "of", i))
+    if count < 1 or names and count > len(names):
+        most = f" to {len(names)} (the number of names)" if names else ""
+        raise PlanError(f"expected a count from 1{most}, got {count}", (*approvals.path, "count"))
+    return Approvals(count, tuple(names))
+
+
+def _read_parts(request: Fields, key: str) -> tuple[Part, ...]:
+    """The parts under ``key``; ask parts, and only they, carry their approval requirement."""
+    asks = key == "ask"
     parts = []
-    for i, item in enumerate(data):
-        where = (*path, i)
-        atom = _get(item, "atom", str, where)
-        resource, action, pattern = _split_atom(atom, (*where, "atom"))
-        glob.parse(pattern)
-        excepts = tuple(_get(item, "except", list, where))
-        for j, text in enumerate(excepts):
-            if not isinstance(text, str):
-                raise PlanError("expected a pattern", (*where, "except", j))
-            glob.parse(text)
-        approvals = None
-        if "approvals" in item:
-            raw = _get(item, "approvals", dict, where)
-            approvals = Approvals(
-                _get(raw, "count", int, (*where, "approvals")),
-                tuple(_get(raw, "of", list, (*where, "approvals"))),
-            )
-        parts.append(
-            Part(resource, action, pattern, excepts, _rules(_get(item, "rules", list, where), (*where, "rules")), approvals)
+    for part in request.maps(key):
+        part.only("atom", "except", "rules", *(("approvals",) if asks else ()))
+        resource, action, pattern = part.at("atom").build(_atom, part.value("atom", str))
+        excepts = tuple(
+            Fields(text, (*part.path, "except", i)).build(_pattern, text) for i, text in enumerate(part.list("except"))
         )
+        rules = tuple(_read_rule(rule) for rule in part.maps("rules"))
+        approvals = _read_approvals(part.map("approvals")) if asks else None
+        parts.append(Part(resource, action, pattern, excepts, rules, approvals))
     return tuple(parts)
 
 
-def _split_atom(text: str, path: tuple[str | int, ...]) -> tuple[str, str, str]:
-    parts = text.split(":", 2)
-    if len(parts) != 3:
-        raise PlanError(f"expected an atom 'resource:action:pattern', got {text!r}", path)
-    return parts[0], parts[1], parts[2]
+def _read_request(request: Fields) -> RequestResult:
+    request.only("atom", "verdict", "granted", "ask", "denied", "unknown")
+    atom = request.value("atom", str)
+    request.at("atom").build(_atom, atom)
+    return RequestResult(
+        atom,
+        request.choice("verdict", VERDICTS),  # type: ignore[arg-type]
+        _read_parts(request, "granted"),
+        _read_parts(request, "ask"),
+        _read_parts(request, "denied"),
+        request.value("unknown", bool),
+    )
 
 
-def plans_from_data(data: Any) -> tuple[Plan, ...]:
-    """One plan or a list of plans (as ``bgc compile`` writes them), each verified."""
-    if not isinstance(data, list):
-        return (plan_from_data(data),)
-    plans = []
-    for index, item in enumerate(data):
-        try:
-            plans.append(plan_from_data(item))
-        except DataModelError as error:
-            raise PlanError(error.message, (index, *error.path)) from None
-    return tuple(plans)
-
-
-_PLAN_KEYS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls")
+def _read_call(call: Fields) -> CallResult:
+    call.only("tool", "server", "status", "reason", "needs")
+    proposed = call.build(ToolCall, call.get("tool"), call.get("server"))  # named as an order names them
+    needs = []
+    for need in call.maps("needs"):
+        need.only("atom", "effect", "reason")
+        needs.append(NeedResult(need.value("atom", str), need.choice("effect", EFFECTS), need.value("reason", str)))  # type: ignore[arg-type]
+    return CallResult(
+        proposed.tool,
+        proposed.server,
+        call.choice("status", CALL_STATUSES),  # type: ignore[arg-type]
+        call.value("reason", str),
+        tuple(needs),
+    )
 
 
 def plan_from_data(data: Any) -> Plan:
-    """Rebuild a plan from data and verify it: the recorded id must match the content."""
+    """Rebuild a plan from data and verify it: every field, at every level, must be one that
+    ``bgc compile`` writes (an unknown one would not be covered by the id), enumerations and
+    patterns must be valid, and the recorded id must match the content."""
     if not isinstance(data, Mapping) or data.get("type") != PLAN_TAG:
         raise PlanError("not a bgc plan (expected the output of `bgc compile --format json|yaml|cbor`)")
-    if data.get("version") != PLAN_VERSION:
+    if data.get("version") != PLAN_VERSION or type(data.get("version")) is not int:  # true == 1.0 == 1
         raise PlanError(f"unsupported plan version {data.get('version')!r} (this bgc reads version {PLAN_VERSION})", ("version",))
-    for key in data:
-        if key not in _PLAN_KEYS:
-            raise PlanError(f"unknown field {key!r} in a plan", (key,))
-    for key in ("id", "order", "policy"):
-        text = _get(data, key, str, ())
-        try:
-            Digest(text)
-        except DataModelError as error:
-            raise PlanError(error.message, (key,)) from None
-    requests = []
-    for i, item in enumerate(_get(data, "requests", list, ())):
-        where: tuple[str | int, ...] = ("requests", i)
-        verdict = _get(item, "verdict", str, where)
-        if verdict not in VERDICTS:
-            raise PlanError(f"unknown verdict {verdict!r}", (*where, "verdict"))
-        requests.append(
-            RequestResult(
-                _get(item, "atom", str, where),
-                verdict,  # type: ignore[arg-type]
-                _parts(_get(item, "granted", list, where), (*where, "granted")),
-                _parts(_get(item, "ask", list, where), (*where, "ask")),
-                _parts(_get(item, "denied", list, where), (*where, "denied")),
-                _get(item, "unknown", bool, where),
-            )
+    try:
+        root = Fields(data, ())
+        root.only(*_PLAN_FIELDS)
+        recorded, order, policy = (field.build(Digest, field.data) for field in map(root.at, ("id", "order", "policy")))
+        plan = Plan(
+            str(order),
+            str(policy),
+            root.value("mode", str, type(None)),
+            tuple(_read_request(request) for request in root.maps("requests")),
+            tuple(_read_call(call) for call in root.maps("calls")),
+            root.value("fold_case", bool),
         )
-    calls = []
-    for i, item in enumerate(_get(data, "calls", list, ())):
-        where = ("calls", i)
-        needs = tuple(
-            NeedResult(
-                _get(need, "atom", str, (*where, "needs", j)),
-                _get(need, "effect", str, (*where, "needs", j)),
-                _get(need, "reason", str, (*where, "needs", j)),
-            )
-            for j, need in enumerate(_get(item, "needs", list, where))
-        )
-        calls.append(
-            CallResult(
-                _get(item, "tool", str, where),
-                _get(item, "server", (str, type(None)), where),
-                _get(item, "status", str, where),
-                _get(item, "reason", str, where),
-                needs,
-            )
-        )
-    plan = Plan(
-        _get(data, "order", str, ()),
-        _get(data, "policy", str, ()),
-        _get(data, "mode", (str, type(None)), ()),
-        tuple(requests),
-        tuple(calls),
-        _get(data, "fold_case", bool, ()),
-    )
-    recorded = _get(data, "id", str, ())
-    if recorded != str(plan.id()):
+    except ModelError as error:
+        raise PlanError(error.message, error.path) from None
+    if recorded != plan.id():
         raise PlanError(f"the plan's content does not match its id {recorded} (was it edited?)", ("id",))
     return plan
+
+
+def plans_from_data(
+    data: Any, *, expect_policy: Digest | None = None, expect_plans: Collection[Digest] = ()
+) -> tuple[Plan, ...]:
+    """One plan or a list of plans (as ``bgc compile`` writes them), each verified, and pinned.
+
+    An id proves only that a plan was not edited after it was written; anyone can compile a plan
+    from a policy of their own. ``expect_policy`` refuses a plan compiled against any other
+    policy id; ``expect_plans`` refuses a plan whose id is not among them, and a pinned id that
+    no plan has: the plans read must be exactly the pinned ones.
+    """
+    listed = isinstance(data, list)
+    plans = []
+    for index, item in enumerate(data if listed else [data]):
+        where: tuple[str | int, ...] = (index,) if listed else ()
+        try:
+            plan = plan_from_data(item)
+        except DataModelError as error:
+            raise PlanError(error.message, (*where, *error.path)) from None
+        if expect_policy is not None and plan.policy != str(expect_policy):
+            message = f"the plan was compiled against policy {plan.policy}, not the expected {expect_policy}"
+            raise PlanError(message, (*where, "policy"))
+        if expect_plans and plan.id() not in expect_plans:
+            expected = " or ".join(str(digest) for digest in expect_plans)
+            raise PlanError(f"the plan {plan.id()} is not the expected {expected}", (*where, "id"))
+        plans.append(plan)
+    found = {plan.id() for plan in plans}
+    for digest in expect_plans:
+        if digest not in found:
+            held = ", ".join(sorted(str(plan_id) for plan_id in found)) or "no plan"
+            raise PlanError(f"no plan has the expected id {digest} (the file holds {held})")
+    return tuple(plans)
 
 
 # --- the gate -----------------------------------------------------------------------------------
@@ -348,6 +401,7 @@ class GateDecision:
     effect: GateEffect
     reason: str = ""
     approvals: tuple[Approvals, ...] = ()
+    """For ``ask``: the requirement of every ask part holding the value; all of them apply."""
 
     def to_data(self) -> dict[str, Any]:
         return {

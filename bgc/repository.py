@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code
+from bgc.render.fields import escape_field
 from bgc.render.words import count
 
 if TYPE_CHECKING:
@@ -179,7 +180,8 @@ def _tests(
         try:
             run = run_tests([path], config=config, expects=False)
         except BgcError as error:
-            lines.append(_report(error, path, errors, findings) or f"{path}: not run (the error above)")
+            not_run = escape_field(f"{path}: not run (the error above)", backslash=False)
+            lines.append(_report(error, path, errors, findings) or not_run)
             continue
         cases.extend(run.cases)
     total = PolicyTestRun(tuple(cases), ())
@@ -212,7 +214,7 @@ def _orders(
         compiler = Compiler(cached_policy(policy))
     except BgcError as error:
         rendered = _report(error, policy, errors, findings)
-        closing = f"orders: not checked, the policy {policy} does not load"
+        closing = escape_field(f"orders: not checked, the policy {policy} does not load", backslash=False)
         return (f"{rendered}\n{closing}" if rendered else closing), [], []
     lines: list[str] = []
     writes: list[tuple[Path, str]] = []
@@ -227,7 +229,8 @@ def _orders(
                 continue
             found = compare(path, compiler, config, mode=config.mode)
         except BgcError as error:
-            lines.append(_report(error, str(path), errors, findings) or f"{path}: not checked (the error above)")
+            not_checked = escape_field(f"{path}: not checked (the error above)", backslash=False)
+            lines.append(_report(error, str(path), errors, findings) or not_checked)
             unreadable += 1
             continue
         order_findings.extend(found)
@@ -262,10 +265,10 @@ def _apply(writes: Sequence[tuple[Path, str]], removals: Sequence[Path]) -> list
             write_atomic(target, text.encode("utf-8"))
         except OSError as error:
             raise InputError(f"cannot write the recording: {error.strerror}", Span(local_path(target))) from None
-        lines.append(f"recorded {local_path(target)}")
+        lines.append(escape_field(f"recorded {local_path(target)}", backslash=False))
     for path in removals:
         path.unlink(missing_ok=True)
-        lines.append(f"removed {local_path(path)}")
+        lines.append(escape_field(f"removed {local_path(path)}", backslash=False))
     return lines
 
 

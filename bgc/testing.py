@@ -489,6 +489,8 @@ def _real(path: str) -> str:
 
 def report(run: PolicyTestRun, *, coverage: bool = False) -> str:
     """The pytest-style report: a progress line per file, failures, summary, coverage."""
+    from bgc.render.fields import escape_field
+
     lines: list[str] = []
     by_file: dict[str, list[CaseResult]] = {}
     for case in run.cases:
@@ -511,7 +513,8 @@ def report(run: PolicyTestRun, *, coverage: bool = False) -> str:
         lines += ["", f"rule coverage: {total - len(missing)} of {total} rules exercised"]
         lines += [f"  not exercised: {rule.file}:{rule.line}  {rule.text}" for rule in missing]
     lines.append(f"{run.passed} passed, {run.failed} failed")
-    return "\n".join(lines) + "\n"
+    # names, messages and paths come from test files, orders and policies: one line each
+    return "".join(escape_field(line, backslash=False) + "\n" for line in lines)
 
 
 def summary(run: PolicyTestRun, *, coverage: bool = False) -> dict[str, Any]:

@@ -111,7 +111,7 @@ def test_github_annotations_escaped_and_most_severe_first() -> None:
         root=ROOT,
     )
     assert text.splitlines() == [
-        "::error file=a%2Cb%3Ac.bgp,line=2,endLine=2,col=3,endColumn=8,title=BGC9::100%25 wrong%0D%0Asecond line%0Ahint: h",
+        "::error file=a%2Cb%3Ac.bgp,line=2,endLine=2,col=3,endColumn=8,title=BGC9::100%25 wrong\\r\\nsecond line%0Ahint: h",
         "::warning file=w.bgp,title=BGC5::w",
         "::notice file=policies/a.bgp,line=1,col=1,title=BGC101::n",
     ]

@@ -21,6 +21,7 @@ from bgc.errors import BgcError, ExitCode, InputError, Span, caret_lines
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code
 from bgc.policy.ast import And, Compare, Condition, Expect, InList, Matches, Not, Or, Policy, Rule
+from bgc.render.fields import escape_field
 
 if TYPE_CHECKING:
     from bgc.compiler import Compiler, Decision
@@ -465,12 +466,13 @@ def _missed(expect: Expect, decision: Decision, policy: Policy) -> Finding:
 
 
 def render_finding(finding: Finding, source: str | None) -> str:
-    """``file:line:col: warning[BGC103]: message``, the source line with a caret, the hint."""
+    """``file:line:col: warning[BGC103]: message``, the source line with a caret, the hint;
+    escaped, since a message quotes atoms, names and paths that a proposal may have written."""
     span = finding.span
-    lines = [f"{span}: {finding.severity.value}[{finding.rule_id}]: {finding.message}", *caret_lines(span, source)]
-    if finding.hint:
-        lines.append(f"  hint: {finding.hint}")
-    return "\n".join(lines)
+    lines = [f"{span}: {finding.severity.value}[{finding.rule_id}]: {finding.message}"]
+    lines += [f"  hint: {finding.hint}"] if finding.hint else []
+    lines = [escape_field(line, backslash=False) for line in lines]
+    return "\n".join([lines[0], *caret_lines(span, source), *lines[1:]])
 
 
 def findings_text(result: CheckResult) -> str:
@@ -482,8 +484,9 @@ def findings_text(result: CheckResult) -> str:
     for policy, failing in zip(result.policies, result.failed_expects, strict=True):
         expects = len(policy.expects)
         blocks.append(
-            f"{policy.path}: {count(len(policy.rules), 'rule')}, {count(len(policy.tools), 'tool')}, "
-            f"{expects - failing}/{count(expects, 'expect')} " + ("holds" if expects == 1 else "hold")
+            f"{escape_field(policy.path, backslash=False)}: {count(len(policy.rules), 'rule')}, "
+            f"{count(len(policy.tools), 'tool')}, {expects - failing}/{count(expects, 'expect')} "
+            + ("holds" if expects == 1 else "hold")
         )
     return "\n".join(blocks)
 

@@ -1,11 +1,20 @@
-"""Fields of line-oriented output that an enforcer or a pipe will split.
+"""Escaping text output: the one function every text renderer passes untrusted text through.
 
-``bgc gate`` and ``bgc match`` print one tab-separated line per input. An input may contain a
-TAB, a newline or a Unicode line separator; printed raw, it would forge extra fields or extra
-lines (a `deny` line followed by something that reads as `allow`). Every echoed field goes
-through :func:`escape_field`, which writes such characters, and the backslash itself, as
-backslash escapes, so each input yields exactly one line with a fixed number of fields. Input
-bytes that are not UTF-8 arrive as lone surrogates and are escaped too (never echoed raw).
+Much of what bgc prints comes from a proposal (atoms, tool and server names, parameter values,
+file names) or from files an agent may have written. Printed raw, a newline forges a line (a
+``deny`` followed by something that reads as ``allow``, a fake ``✓ … covered``), an escape
+sequence (ESC, or the one-character CSI U+009B) recolours or rewrites the terminal, and a bidi
+override (U+202E) reorders what people read. :func:`escape_field` writes every character of
+:data:`bgc.names.DISPLAY_CONTROLS` as a backslash escape, so each field stays on its line and
+shows what it holds. Input bytes that were not UTF-8 arrive as lone surrogates and are escaped
+too (never echoed raw).
+
+``bgc gate`` and ``bgc match`` print one tab-separated line per input, for programs to split;
+there the backslash is escaped as well (``backslash=True``, the default), so the escaping can
+be undone and an input can never forge a field. Text for people keeps backslashes
+(``backslash=False``): they are pattern syntax (``/src/\\*`` is the file named ``*``), and
+doubling them would change what a pattern reads as. Machine formats (JSON, YAML, CBOR, SARIF)
+carry values raw: their encoders escape.
 """
 
 from __future__ import annotations
@@ -13,22 +22,33 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING
 
+from bgc.names import DISPLAY_CONTROLS
+
 if TYPE_CHECKING:
     from bgc.plan import GateDecision
 
 _NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
-def escape_field(text: str) -> str:
-    """``text`` with backslash, control characters and line/paragraph separators escaped."""
-    if text.isprintable() and "\\" not in text:
+def escape_field(text: str, *, backslash: bool = True) -> str:
+    """``text`` with display controls (and, unless ``backslash`` is false, ``\\``) escaped.
+
+    TAB, LF, CR and the backslash have their usual names; every other character of
+    :data:`~bgc.names.DISPLAY_CONTROLS` is ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN`` by code point.
+    With ``backslash=False`` escaping twice is escaping once: text for people may pass through
+    more than one renderer.
+    """
+    if text.isprintable() and not (backslash and "\\" in text):
         return text
     out = []
     for char in text:
-        if char in _NAMED:
+        if char == "\\" and not backslash:
+            out.append(char)
+        elif char in _NAMED:
             out.append(_NAMED[char])
-        elif unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp"):  # Cs: bytes that were not UTF-8
-            out.append(f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+        elif unicodedata.category(char) in DISPLAY_CONTROLS:
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
         else:
             out.append(char)
     return "".join(out)
@@ -36,9 +56,11 @@ def escape_field(text: str) -> str:
 
 def gate_line(decision: GateDecision) -> str:
     """The tab-separated line ``bgc gate`` prints for a decision, every field escaped."""
+    from bgc.plan import approvals_text  # not at the top: escaping must stay import-light
+
     atom = escape_field(decision.atom)
     if decision.effect == "allow":
         return f"allow\t{atom}"
     if decision.effect == "ask":
-        return f"ask\t{atom}\t" + escape_field("; ".join(str(a) for a in decision.approvals))
+        return f"ask\t{atom}\t" + escape_field(approvals_text(decision.approvals))
     return f"deny\t{atom}\t{escape_field(decision.reason)}"

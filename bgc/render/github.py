@@ -3,7 +3,10 @@
 ``::error file=policies/a.bgp,line=3,col=7,title=BGC101::message`` — one line per finding,
 most severe first. Workflow commands are a line protocol, so data and properties are escaped
 exactly as the runner unescapes them: ``%``, CR and LF everywhere, and additionally ``:`` and
-``,`` inside properties (where they would end a value).
+``,`` inside properties (where they would end a value). Before that, the message, the hint and
+the file name are escaped like all text for people (:func:`bgc.render.fields.escape_field`):
+the runner's log shows ANSI escapes and the annotation shows bidi overrides, and only the
+line break between message and hint is the finding's own.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bgc.findings import Finding, Severity
+from bgc.render.fields import escape_field
 from bgc.render.machine import ordered, shown_path
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
@@ -37,8 +41,9 @@ def annotation(finding: Finding, root: Path) -> str:
             if span.end_col and span.end_line in (0, span.line):
                 properties.append(("endColumn", str(span.end_col)))
     properties.append(("title", finding.rule_id))
-    message = finding.message if finding.hint is None else f"{finding.message}\nhint: {finding.hint}"
-    props = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
+    lines = [finding.message] if finding.hint is None else [finding.message, f"hint: {finding.hint}"]
+    message = "\n".join(escape_field(line, backslash=False) for line in lines)
+    props = ",".join(f"{key}={escape_property(escape_field(value, backslash=False))}" for key, value in properties)
     return f"::{_COMMAND[finding.severity]} {props}::{escape_data(message)}"
 
 

@@ -2,18 +2,21 @@
 
 The text form is built as lines of (text, style) segments, so the same content prints plain
 (pipes, files, ``NO_COLOR``, golden tests) or coloured through rich on a terminal, and rich is
-only imported when colour is actually wanted. Data formats (json, yaml, cbor) are deterministic:
-sorted keys, fixed layout, canonical CBOR, so equal plans give equal bytes.
+only imported when colour is actually wanted; every segment is escaped on the way out. Data
+formats (json, yaml, cbor) are deterministic: sorted keys, fixed layout, canonical CBOR, so
+equal plans give equal bytes, and they carry values raw (their encoders escape).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bgc import canonical
-from bgc.plan import CallResult, Part, Plan, RequestResult
+from bgc.plan import Approvals, CallResult, Part, Plan, RequestResult, approvals_text
+from bgc.render.fields import escape_field
 
 if TYPE_CHECKING:
     from bgc.compiler import Explanation
@@ -48,18 +51,41 @@ def _short(part: Part) -> str:
     return f"{part.atom} except {shown}, … (+{len(part.excepts) - HEADER_EXCEPTS})"
 
 
-def _grouped(parts: Sequence[Part]) -> list[tuple[str, Part]]:
-    """Parts with the same rules and no excepts shown on one line: ``fs:read:/a, /b``."""
-    groups: dict[tuple[object, ...], list[Part]] = {}
-    out: list[tuple[str, Part]] = []
+Entry = tuple[Part, str]
+"""A part as shown, and what a value in it needs in words (empty for granted and denied parts)."""
+
+
+def _asks(parts: Sequence[Part]) -> list[Entry]:
+    """Ask parts with their requirement in words. Parts of one term (the same pattern and
+    excepts, from several ask rules) are one entry: their values need every rule's approvals."""
+    terms: dict[tuple[str, tuple[str, ...]], list[Part]] = {}
     for part in parts:
+        terms.setdefault((part.pattern, part.excepts), []).append(part)
+    return [
+        (
+            replace(same[0], rules=tuple(sorted({rule for part in same for rule in part.rules})), approvals=None),
+            approvals_text(part.approvals or Approvals(1) for part in same),
+        )
+        for same in terms.values()
+    ]
+
+
+def _grouped(entries: Sequence[Entry]) -> list[tuple[str, Part, str]]:
+    """Parts with the same rules and needs and no excepts shown on one line: ``fs:read:/a, /b``."""
+    groups: dict[tuple[object, ...], list[Part]] = {}
+    out: list[tuple[str, Part, str]] = []
+    for part, needs in entries:
         if part.excepts:
-            out.append((str(part), part))
+            out.append((str(part), part, needs))
         else:
-            groups.setdefault((part.rules, part.approvals), []).append(part)
-    for members in groups.values():
-        out.append((members[0].atom + "".join(f", {m.pattern}" for m in members[1:]), members[0]))
+            groups.setdefault((part.rules, needs), []).append(part)
+    for (_, needs), members in groups.items():
+        out.append((members[0].atom + "".join(f", {m.pattern}" for m in members[1:]), members[0], needs))
     return sorted(out, key=lambda item: item[0])
+
+
+def _needs(needs: str) -> Line:
+    return [(f"  needs {needs}", "cyan")] if needs else []
 
 
 def _request_lines(request: RequestResult) -> list[Line]:
@@ -71,17 +97,19 @@ def _request_lines(request: RequestResult) -> list[Line]:
         head.append((f"  {request.verdict}", style))
     if request.unknown:
         head.append(("  (undecided parts were not granted)", "red"))
-    parts = (*request.granted, *request.ask, *request.denied)
-    if len(parts) == 1 and str(parts[0]) == request.atom:  # one part, the request itself: one line
-        approvals = f"  needs {parts[0].approvals}" if parts[0].approvals else ""
-        return [[*head, (approvals, "cyan"), *_rules(parts[0])]]
+    asks = _asks(request.ask)
+    entries = [*((part, "") for part in request.granted), *asks, *((part, "") for part in request.denied)]
+    if len(entries) == 1 and str(entries[0][0]) == request.atom:  # one part, the request itself: one line
+        part, needs = entries[0]
+        return [[*head, *_needs(needs), *_rules(part)]]
     lines = [head]
     for part in request.granted:
         lines.append([("      ✓ ", "green"), (str(part), ""), *_rules(part)])
-    for text, part in _grouped(request.ask):
-        approvals = f"  needs {part.approvals}" if part.approvals else ""
-        lines.append([("      ? ", "cyan"), (text, ""), (approvals, "cyan"), *_rules(part)])
-    for text, part in _grouped(request.denied):
+    for text, part, needs in _grouped(asks):
+        lines.append([("      ? ", "cyan"), (text, ""), *_needs(needs), *_rules(part)])
+    if len({needs for _, needs in asks}) > 1:
+        lines.append([("      (a value in several of these ask parts needs the approvals of each)", "dim")])
+    for text, part, _ in _grouped([(part, "") for part in request.denied]):
         lines.append([("      ✗ ", "red"), (text, ""), *_rules(part)])
     return lines
 
@@ -129,15 +157,20 @@ def plan_lines(plan: Plan, source: str) -> list[Line]:
 
 
 def render_lines(lines: Sequence[Line], color: bool) -> str:
-    """Plain text, or rich-styled ANSI text when ``color`` is set."""
+    """Plain text, or rich-styled ANSI text when ``color`` is set.
+
+    Every segment is escaped here, once for all: atoms, tool and server names, reasons and file
+    names come from proposals and policies, and none may break a line or steer the terminal.
+    """
+    escaped = [[(escape_field(text, backslash=False), style) for text, style in line] for line in lines]
     if not color:
-        return "".join("".join(text for text, _ in line).rstrip() + "\n" for line in lines)
+        return "".join("".join(text for text, _ in line).rstrip() + "\n" for line in escaped)
     from rich.console import Console
     from rich.text import Text
 
     console = Console(color_system="standard", force_terminal=True, width=10_000, highlight=False)
     with console.capture() as capture:
-        for line in lines:
+        for line in escaped:
             console.print(Text.assemble(*[(text, style) if style else text for text, style in line]))
     return capture.get()
 
