@@ -3,7 +3,9 @@
 The grammar (``grammar/policy.lark``) is permissive about words and strict about structure; this
 module checks every word (atom parts, names, fields, patterns, templates, strings) and reports the
 first mistake as a :class:`PolicyError` with ``file:line:col``, the source line, a caret under the
-offending text, what was expected in words, and a hint when an obvious one exists.
+offending text, what was expected in words, and a hint when an obvious one exists. Before the
+grammar sees the text, characters a reader may see differently from bgc (a lone carriage return,
+a bidirectional override, a zero-width space: :func:`hidden_reason`) are refused (BGC017).
 
 It sees one file only and touches no file system: reading files, following includes and checking
 what only the whole policy can show (duplicate modes or tools, unknown modes) is
@@ -25,7 +27,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from bgc.errors import BgcError, Span
-from bgc.names import ATOM_NAME, DOTTED_NAME
+from bgc.names import ATOM_NAME, DOTTED_NAME, display_control
 from bgc.policy.ast import (
     EFFECTS,
     FIELDS,
@@ -90,6 +92,8 @@ ERROR_CODES: dict[str, str] = {
     "BGC014": "conflicting `filesystem` declarations",
     "BGC015": "unreadable policy file (missing, not UTF-8, too large)",
     "BGC016": "bad name (tool or mode)",
+    "BGC017": "a character a reader may not see as bgc reads it (line break other than a newline, "
+    "bidirectional control, invisible format or control character)",
 }
 """The error ids ``bgc check`` can report with exit 2 (documented in docs/policy-language.md)."""
 
@@ -210,6 +214,57 @@ def join_words(items: Sequence[str], last: str = "or") -> str:
     return ", ".join(items[:-1]) + f" {last} " + items[-1]
 
 
+# ---- what a reader sees ------------------------------------------------------------------
+
+_BIDI_CONTROLS = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
+"""Bidirectional classes of the embedding, override and isolate characters (U+202A–U+202E,
+U+2066–U+2069)."""
+_BIDI_MARKS = "\u200e\u200f\u061c"
+"""LRM, RLM and ALM: with the characters of :data:`_BIDI_CONTROLS`, Unicode's Bidi_Control
+property, which :mod:`unicodedata` does not expose."""
+
+
+def hidden_reason(char: str) -> str:
+    """Why ``char``, a display control (:data:`bgc.names.DISPLAY_CONTROLS`) other than TAB and the
+    newline, may not stand anywhere in a policy.
+
+    A policy is reviewed by people, in an editor, a terminal or a diff. A lone carriage return in
+    a comment shows the rule after it on a line of its own while bgc reads it as part of the
+    comment; a right-to-left override reorders how a line is displayed ("Trojan Source"); a
+    zero-width space makes a pattern differ from the one on the screen; an escape sequence
+    redraws a terminal. The classes come from Unicode, not from a list of examples, and the
+    reason names the kind, most specific first: a line break is any character ``str.splitlines``
+    breaks on (a lone CR, VT, FF, FS, GS, RS, NEL) or a line/paragraph separator (Zl, Zp); a
+    bidirectional control is an embedding, override or isolate, or a directional mark; any other
+    format character (Cf) is invisible; any other control (Cc) may be hidden or acted on by a
+    terminal; a lone surrogate (Cs, only in text handed to :func:`parse_source`) is no character.
+    """
+    category = unicodedata.category(char)
+    name = f"U+{ord(char):04X}" + (f" {unicodedata.name(char)}" if category in ("Cf", "Zl", "Zp") else "")
+    if category in ("Zl", "Zp") or len(f"a{char}a".splitlines()) == 2:
+        return (
+            f"{name} is a line break to editors and terminals but not to bgc: what follows it looks "
+            "like a line of its own, yet bgc reads it as part of this line (a rule after it in a comment "
+            "is ignored)"
+        )
+    if unicodedata.bidirectional(char) in _BIDI_CONTROLS or char in _BIDI_MARKS:
+        return (
+            f"{name} is a bidirectional control character: it reorders how the line is displayed, "
+            "so what a reviewer reads differs from what bgc reads"
+        )
+    if category == "Cf":
+        return (
+            f"{name} is an invisible format character: a reviewer cannot see it, but bgc reads it "
+            "(a pattern, name or string holding it is not the one on the screen)"
+        )
+    if category == "Cs":
+        return f"{name} is a lone surrogate: not a character, and no UTF-8 file can hold it"
+    return (
+        f"{name} is a control character: editors and terminals hide it or act on it, so what a "
+        "reviewer reads differs from what bgc reads"
+    )
+
+
 # ---- one file -----------------------------------------------------------------------------
 
 _COMMENT_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|(#[^\n]*)')
@@ -277,7 +332,7 @@ class FileParser:
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
-        self.lines = [line.rstrip("\r") for line in text.split("\n")]
+        self.lines = [line.removesuffix("\r") for line in text.split("\n")]  # CRLF is one line break
 
     # -- errors --
 
@@ -303,6 +358,7 @@ class FileParser:
     def parse(self) -> SourceFile:
         from lark.exceptions import UnexpectedInput
 
+        self.refuse_hidden_characters()
         text = self.text if self.text.endswith("\n") else self.text + "\n"
         try:
             tree = parser().parse(text)
@@ -312,6 +368,20 @@ class FileParser:
         for child in tree.children:
             statements.append(self.statement(child))
         return SourceFile(self.path, tuple(statements), self.comments())
+
+    def refuse_hidden_characters(self) -> None:
+        """Refuse the first character a reader may see differently from bgc, anywhere in the
+        file (BGC017: :func:`hidden_reason`), before the grammar sees any of it. The error's
+        source line is shown escaped, the caret under the character (:func:`bgc.errors.caret_lines`)."""
+        for number, line in enumerate(self.lines, start=1):
+            char = display_control(line.replace("\t", " "))  # TAB separates words
+            if char is not None:
+                self.fail(
+                    hidden_reason(char),
+                    self.at(number, line.index(char) + 1),
+                    "BGC017",
+                    "delete it (an editor may not show it: retype the text at the caret)",
+                )
 
     def comments(self) -> tuple[Comment, ...]:
         found = []
