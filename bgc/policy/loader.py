@@ -3,9 +3,10 @@
 :mod:`bgc.policy.parser` turns one file's text into a :class:`~bgc.policy.ast.SourceFile`; this
 module does what needs more than one file: it reads the root file and every file it includes
 (bounded reads, UTF-8 only, BGC015), follows ``include`` depth first with cycle detection (each file
-spliced in once, BGC010), checks what only the whole policy can show (a mode or tool declared
-twice, a second ``default mode``, an unknown mode, conflicting ``filesystem`` declarations) and
-assembles the :class:`~bgc.policy.ast.Policy` with the digest of every file it read.
+spliced in once, BGC010) and never out of the root policy's directory tree, checks what only the
+whole policy can show (a mode or tool declared twice, a second ``default mode``, an unknown mode,
+conflicting ``filesystem`` declarations) and assembles the :class:`~bgc.policy.ast.Policy` with
+the digest of every file it read.
 
 The dependency runs one way, loader → parser: errors found here are located with the parser of
 the file they are in, so they render like syntax errors (``file:line:col``, source line, caret).
@@ -47,16 +48,18 @@ def load_policy(path: str | Path) -> Policy:
     return _Loader(display).load(display, _decode(data, display), data)
 
 
-def _read(display: str, site: tuple[FileParser, Span] | None) -> bytes:
+def _read(path: str, site: tuple[FileParser, Span, str] | None) -> bytes:
+    """The bytes of the policy file at ``path``. ``site`` is the include that names it (the
+    including file's parser, the include's span, the path to show), for an include's error."""
     from bgc.documents import DocumentError, read_bytes
 
     try:
-        return read_bytes(display)
+        return read_bytes(path)
     except DocumentError as error:
         if site is None:
-            raise PolicyError(error.message, Span(display), code="BGC015") from None
-        owner, span = site
-        owner.fail(f"cannot include `{display}`: {error.message}", span, "BGC010")
+            raise PolicyError(error.message, Span(path), code="BGC015") from None
+        owner, span, shown = site
+        owner.fail(f"cannot include `{shown}`: {error.message}", span, "BGC010")
 
 
 def _decode(data: bytes, display: str) -> str:
@@ -73,6 +76,7 @@ class _Loader:
 
     def __init__(self, root: str) -> None:
         self.root_dir = os.path.dirname(root) or "."
+        self.boundary = os.path.realpath(self.root_dir)
         self.files: list[PolicyFile] = []
         self.parsers: dict[str, FileParser] = {}
         self.seen: set[str] = set()
@@ -127,14 +131,31 @@ class _Loader:
                 self.declare_filesystem(statement)
 
     def include(self, statement: Include, display: str, stack: tuple[str, ...]) -> None:
+        """Splice in the file ``statement`` names, relative to the including file ``display``.
+
+        The file must lie in the root policy's directory or below it once symbolic links are
+        resolved: a policy is then self-contained (it means the same wherever the tree is
+        checked out, and its id covers every file it reads), and bgc never opens, let alone
+        quotes in a syntax error, a file outside the tree (``include "../../etc/passwd"``). The
+        resolved path, the one checked, is the one read.
+        """
         target = os.path.normpath(os.path.join(os.path.dirname(display), statement.path))
         real = os.path.realpath(target)
+        where = statement.path_span or statement.span
+        if os.path.commonpath([self.boundary, real]) != self.boundary:
+            self.fail(
+                f"include `{statement.path}` resolves outside the root policy's directory "
+                f"(`{self.root_dir}`), symbolic links followed",
+                where,
+                "BGC010",
+                "an included file must lie in the root policy's directory or below it; copy it there",
+            )
         if real in stack:
             chain = [os.path.relpath(item) for item in stack[stack.index(real) :]] + [os.path.relpath(real)]
             self.fail(f"include cycle: {' → '.join(chain)}", statement.span, "BGC010")
         if real in self.seen:
             return  # already spliced in once (a diamond); rules are a set, once is enough
-        data = _read(target, (self.parsers[display], statement.path_span or statement.span))
+        data = _read(real, (self.parsers[display], where, target))
         self.add(target, _decode(data, target), data, stack)
 
     def mode(self, block: ModeBlock) -> None:

@@ -85,7 +85,7 @@ ERROR_CODES: dict[str, str] = {
     "BGC007": "bad approvals (count below 1 or above the number of names, repeated name)",
     "BGC008": "misplaced or repeated clause (`when`, `because`, `approvals`, `in mode`)",
     "BGC009": "bad inline expect (pattern instead of a value, context not `==`/`and`)",
-    "BGC010": "bad include (missing file, absolute path, cycle)",
+    "BGC010": "bad include (missing file, absolute path, outside the root policy's directory, cycle)",
     "BGC011": "unknown mode",
     "BGC012": "duplicate mode or second `default mode`",
     "BGC013": "duplicate tool declaration",
