@@ -117,6 +117,20 @@ def _emit(data: bytes, output: str | None) -> None:
             fail(InputError(f"cannot write the output: {error.strerror or error}", Span(output)))
 
 
+def _stdin_lines() -> typing.Iterator[str]:
+    """Lines of stdin for ``gate`` and ``match``: split at ``\\n`` only (a CRLF's CR dropped) and
+    decoded as UTF-8 whatever the locale, one input line giving exactly one answer.
+
+    stdin is read as bytes: a text stream would stop at the first line that is not UTF-8 (strict
+    locales), read it as something else (Latin-1) or split it at a lone CR. Bytes that are not
+    UTF-8 become lone surrogates, as Python decodes command-line arguments, so an atom is the same
+    value whether given as an argument or a line; the gate denies it and ``match`` rejects it,
+    showing the bytes escaped (``\\xff``).
+    """
+    for line in sys.stdin.buffer:
+        yield line.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "surrogateescape")
+
+
 def _load_policy(policy: str | None, mode: str | None) -> "tuple[Policy, str | None]":
     """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
     from bgc.cache import cached_policy
@@ -273,7 +287,7 @@ def gate(
     except BgcError as error:
         fail(error)
     checker = Gate(plans, root)
-    texts = atoms if atoms else [line.rstrip("\r\n") for line in sys.stdin if line.strip()]
+    texts = atoms if atoms else [line for line in _stdin_lines() if line.strip()]
     if not texts:
         fail(UsageError("no atoms to decide: give ATOM arguments or lines on stdin"))
     allowed = True
@@ -447,10 +461,7 @@ def match_command(
         compiled = glob.parse(pattern)
     except glob.PatternError as error:
         fail(error)
-    if texts:
-        inputs: typing.Iterable[str] = texts
-    else:
-        inputs = (line[:-1] if line.endswith("\n") else line for line in sys.stdin)
+    inputs: typing.Iterable[str] = texts if texts else _stdin_lines()
     seen = 0
     all_matched = True
     for text in inputs:

@@ -81,15 +81,33 @@ def _dot_segment_problem(text: str) -> str | None:
     return None
 
 
+def _unicode_problem(value: str) -> str | None:
+    """Why ``value`` is not Unicode text (it holds a lone surrogate), or ``None``.
+
+    A lone surrogate U+DC80–U+DCFF is how Python carries a byte that was not UTF-8
+    (``surrogateescape``: command-line arguments, ``bgc gate`` and ``bgc match`` input), so it is
+    reported as that byte.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        cp = ord(value[error.start])
+        if 0xDC80 <= cp <= 0xDCFF:
+            return f"is not valid UTF-8 (byte 0x{cp - 0xDC00:02X})"
+        return f"is not valid Unicode (lone surrogate U+{cp:04X})"
+    return None
+
+
 def _text_problem(value: str) -> str | None:
     if value.isascii() and value.isprintable():
         return None  # the common case: no control characters, surrogates or decompositions
+    problem = _unicode_problem(value)
+    if problem:
+        return problem
     for ch in value:
         cp = ord(ch)
         if cp == 0:
             return "contains NUL"
-        if 0xD800 <= cp <= 0xDFFF:
-            return f"is not valid Unicode (lone surrogate U+{cp:04X})"
         if unicodedata.category(ch) == "Cc":
             return f"contains the control character U+{cp:04X}"
     if not unicodedata.is_normalized("NFC", value):
@@ -532,12 +550,15 @@ def decoded_dot_segment(text: str) -> str | None:
 def match_value(pattern: Pattern, text: str, resource: str | None = "fs") -> bool | Rejection:
     """Does ``text`` match ``pattern`` once normalised for ``resource`` as the gate does?
 
-    ``resource=None`` matches the text exactly as given. A value the resource refuses is
-    returned as its :class:`Rejection` (the gate denies it whatever the pattern).
+    ``resource=None`` matches the text exactly as given, provided it is text at all (bytes that
+    were not UTF-8 are refused). A value the resource refuses is returned as its
+    :class:`Rejection` (the gate denies it whatever the pattern).
     """
     if resource is not None:
         value = normalise(resource, text)
         if isinstance(value, Rejection):
             return value
         text = value
+    elif problem := _unicode_problem(text):
+        return Rejection(text, problem)
     return pattern.matches(text)

@@ -550,4 +550,4 @@ def test_url_dot_segments_cut_by_query_fragment_or_parameters_are_refused() -> N
 def test_gate_escapes_bytes_that_were_not_utf8() -> None:
     gate = Gate([plan_for(BASE, "fs:write:/**")])
     line = gate_line(gate.decide("fs:write:/src/a\udc85fs:write:/.git/x"))
-    assert "\\udc85" in line and line.encode("utf-8", "surrogateescape").count(b"\x85") == 0
+    assert "a\\x85fs" in line and line.encode("utf-8", "surrogateescape").count(b"\x85") == 0

@@ -6,8 +6,8 @@ file names) or from files an agent may have written. Printed raw, a newline forg
 sequence (ESC, or the one-character CSI U+009B) recolours or rewrites the terminal, and a bidi
 override (U+202E) reorders what people read. :func:`escape_field` writes every character of
 :data:`bgc.names.DISPLAY_CONTROLS` as a backslash escape, so each field stays on its line and
-shows what it holds. Input bytes that were not UTF-8 arrive as lone surrogates and are escaped
-too (never echoed raw).
+shows what it holds. Input bytes that were not UTF-8 arrive as lone surrogates (Python's
+``surrogateescape``) and are written as the bytes they stand for (``\\xff``), never raw.
 
 ``bgc gate`` and ``bgc match`` print one tab-separated line per input, for programs to split;
 there the backslash is escaped as well (``backslash=True``, the default), so the escaping can
@@ -34,7 +34,8 @@ def escape_field(text: str, *, backslash: bool = True) -> str:
     """``text`` with display controls (and, unless ``backslash`` is false, ``\\``) escaped.
 
     TAB, LF, CR and the backslash have their usual names; every other character of
-    :data:`~bgc.names.DISPLAY_CONTROLS` is ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN`` by code point.
+    :data:`~bgc.names.DISPLAY_CONTROLS` is ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN`` by code point,
+    except a byte that was not UTF-8 (U+DC80–U+DCFF): ``\\xNN``, that byte.
     With ``backslash=False`` escaping twice is escaping once: text for people may pass through
     more than one renderer.
     """
@@ -48,6 +49,8 @@ def escape_field(text: str, *, backslash: bool = True) -> str:
             out.append(_NAMED[char])
         elif unicodedata.category(char) in DISPLAY_CONTROLS:
             code = ord(char)
+            if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, carried as a lone surrogate
+                code -= 0xDC00
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
         else:
             out.append(char)

@@ -1,0 +1,145 @@
+"""``bgc gate`` and ``bgc match`` decide every stdin line on its own, whatever its bytes and the locale.
+
+They read one atom (or text) per line. Under a strict UTF-8 locale one line that was not UTF-8
+was an internal error that decided nothing; under a Latin-1 locale ``\\xff`` was read as ``ÿ``
+and matched; text-mode reading split a line at a lone CR, so the answers no longer lined up with
+the questions. The class is every kind of invalid UTF-8 (a lone continuation byte, an overlong
+form, an encoded surrogate, a code point above U+10FFFF, a byte that never occurs, a truncated
+sequence, Latin-1 text) at every place in a line (inside the value, at its end, before a CRLF, in
+the resource), read by real processes under several locales and stdio encodings. Each such line
+must be denied (no-match for ``match``) with its bytes escaped as ``\\xNN`` and a reason, every
+other line decided as usual, one answer per line, in order.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.samples import PROMPT, bgc
+
+INVALID = [
+    b"\x80", b"\xbf", b"\xc0\xaf", b"\xc1\xbf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xed\xbf\xbf",
+    b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xf8\x88\x80\x80\x80", b"\xfe", b"\xff", b"\xe2\x82",
+    b"\xf0\x9f\x98", b"\xe9",
+]  # fmt: skip
+"""Byte strings that are not UTF-8, one of each kind."""
+
+PLACES = {
+    "value": (b"fs:write:/src/a", b".py\n"),
+    "end": (b"fs:write:/src/a", b"\n"),
+    "crlf": (b"fs:write:/src/a", b"\r\n"),
+    "resource": (b"f", b"s:write:/src/a.py\n"),
+}
+
+ENVIRONMENTS = {
+    "C": {"LC_ALL": "C"},
+    "C.UTF-8": {"LC_ALL": "C.UTF-8"},
+    # what a strict UTF-8 locale (en_US.UTF-8) gives stdin, in a container that has none installed
+    "strict-utf8": {"LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict"},
+    "latin-1": {"LC_ALL": "C", "PYTHONIOENCODING": "latin-1"},
+}
+
+
+MATCH_ENVIRONMENTS = ("C.UTF-8", "strict-utf8", "latin-1")
+"""``match`` reads stdin as ``gate`` does: one process fewer, where it proves least."""
+
+
+def shown(raw: bytes) -> str:
+    """How an echoed field shows ``raw``: bytes that are not UTF-8 as ``\\xNN``, a CRLF's CR dropped."""
+    return raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "backslashreplace")
+
+
+def lines() -> list[bytes]:
+    """Every invalid sequence at every place, each between two lines that must be decided normally."""
+    out = []
+    for before, after in PLACES.values():
+        for bad in INVALID:
+            out += [b"fs:write:/src/ok.py\n", before + bad + after, b"fs:write:/etc/passwd\n"]
+    return out + [b"fs:write:/src/a.py\rfs:write:/etc/passwd\n", "fs:write:/src/é.py\r\n".encode()]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], subprocess.CompletedProcess[bytes]]:
+    """``gate`` and ``match`` over :func:`lines` in every environment, run in parallel."""
+    work = tmp_path_factory.mktemp("stdin")
+    (work / "p.bgp").write_text("allow fs:write:/src/**\n")
+    (work / "o.yaml").write_text(
+        "intent: {kind: patch.apply, payload: x}\n"
+        'requests: ["fs:write:/src/**"]\n'
+        f'origin: {{model: m, prompt: "{PROMPT}"}}\n'
+    )
+    plan = str(work / "plan.json")
+    compiled = bgc("compile", str(work / "o.yaml"), "-p", str(work / "p.bgp"), "--format", "json", "-o", plan)
+    assert compiled.exit_code == 0
+    data = b"".join(lines())
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIOENCODING", "PYTHONUTF8"))}
+    commands = {"gate": ["gate", plan], "match": ["match", "fs:write:/src/**", "--raw"]}
+    started = {
+        (env, command): subprocess.Popen(
+            [sys.executable, "-m", "bgc.cli", *argv],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**base, **extra, "BGC_CACHE_DIR": str(work / "cache")},
+        )  # fmt: skip
+        for env, extra in ENVIRONMENTS.items()
+        for command, argv in commands.items()
+        if command == "gate" or env in MATCH_ENVIRONMENTS
+    }
+    results = {}
+    for key, process in started.items():
+        stdout, stderr = process.communicate(data, timeout=120)
+        results[key] = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    return results
+
+
+def valid(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def answers(result: subprocess.CompletedProcess[bytes], env: str) -> list[str]:
+    assert result.returncode == 1 and result.stderr == b"", result.stderr.decode(errors="replace")
+    return result.stdout.decode("latin-1" if env == "latin-1" else "utf-8").splitlines()
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_gate_denies_each_invalid_line_and_decides_the_others(runs, env: str) -> None:  # type: ignore[no-untyped-def]
+    asked, answered = lines(), answers(runs[env, "gate"], env)
+    assert len(answered) == len(asked)  # one answer per line, in order: a lone CR splits nothing
+    for raw, answer in zip(asked, answered):
+        effect, atom, *reason = answer.split("\t")
+        assert atom == shown(raw).replace("\r", "\\r"), answer
+        if not valid(raw):
+            assert effect == "deny" and reason[0], answer
+            if raw.startswith(b"fs:write:"):
+                assert reason[0].startswith("rejected: is not valid UTF-8 (byte 0x"), answer
+        else:
+            granted = raw.startswith((b"fs:write:/src/ok", "fs:write:/src/é".encode()))
+            assert effect == ("allow" if granted else "deny"), answer
+
+
+@pytest.mark.parametrize("env", MATCH_ENVIRONMENTS)
+def test_match_rejects_each_invalid_line_even_raw(runs, env: str) -> None:  # type: ignore[no-untyped-def]
+    asked, answered = lines(), answers(runs[env, "match"], env)
+    assert len(answered) == len(asked)
+    for raw, answer in zip(asked, answered):
+        verdict, text, *reason = answer.split("\t")
+        assert text == shown(raw).replace("\r", "\\r"), answer
+        if valid(raw):
+            assert verdict in ("match", "no-match"), answer
+        else:
+            assert verdict == "rejected" and reason[0].startswith("is not valid UTF-8 (byte 0x"), answer
+
+
+def test_arguments_that_were_not_utf8_are_rejected_even_raw() -> None:
+    """On POSIX, arguments arrive as Python decodes them: a byte that was not UTF-8 as a lone
+    surrogate (surrogateescape); ``--raw`` matches text as given, and such bytes are no text."""
+    result = bgc("match", "--raw", "/src/*", "/src/\udcff", "/src/a")
+    assert result.exit_code == 1
+    assert result.output.splitlines() == ["rejected\t/src/\\xff\tis not valid UTF-8 (byte 0xFF)", "match\t/src/a"]
