@@ -26,6 +26,7 @@ MAX_DEPTH = 64
 MIN_INT = -(2**64)
 MAX_INT = 2**64 - 1
 """The integers CBOR encodes without a tag; cbor2 would write anything beyond as a bignum (tag 2/3)."""
+INT_OUT_OF_RANGE = "integer out of range for the canonical encoding (-2**64 .. 2**64-1)"
 
 
 class DataModelError(ValueError):
@@ -98,7 +99,7 @@ def check_value(value: Any, path: tuple[str | int, ...] = (), depth: int = 0) ->
         return
     if kind is int:
         if not MIN_INT <= value <= MAX_INT:
-            raise DataModelError("integer out of range for the canonical encoding (-2**64 .. 2**64-1)", path)
+            raise DataModelError(INT_OUT_OF_RANGE, path)
         return
     if kind is str:
         check_text(value, path)

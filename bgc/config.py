@@ -313,6 +313,8 @@ def load_config(path: str | Path) -> Config | None:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise _toml_error(error, path, text) from None
+    except ValueError:  # tomllib converts integers with int(), which refuses over 4300 digits
+        raise _long_integer_error(path, text) from None
     if _table(path) is not None:
         tool = document.get("tool", {})
         if not isinstance(tool, dict) or "bgc" not in tool:
@@ -395,9 +397,12 @@ def _build(path: Path, table: Any, text: str) -> Config:
 
 
 def _toml_kind(value: Any) -> str:
+    """A value's kind in TOML's words, with the value when it is short to show (an integer of
+    thousands of digits, which tomllib reads from hexadecimal, is not: nor can Python print it)."""
+    shown = isinstance(value, (str, bool, float)) or (isinstance(value, int) and value.bit_length() <= 64)
     return {str: "a string", list: "an array", dict: "a table", bool: "a boolean", int: "an integer"}.get(
         type(value), type(value).__name__
-    ) + (f" {value!r}" if isinstance(value, (str, bool, int, float)) else "")
+    ) + (f" {value!r}" if shown else "")
 
 
 def _toml_error(error: Exception, path: Path, text: str) -> ConfigError:
@@ -410,6 +415,18 @@ def _toml_error(error: Exception, path: Path, text: str) -> ConfigError:
     lines = text.splitlines()
     source = lines[line - 1] if 0 < line <= len(lines) else None
     return ConfigError(f"invalid TOML: {message[: match.start()].rstrip()}", Span(path.name, line, col), source=source)
+
+
+def _long_integer_error(path: Path, text: str) -> ConfigError:
+    """An integer too long for Python to convert, at the first run of over 4300 digits: TOML
+    integers are 64-bit, so it is out of range whatever it says."""
+    message = "invalid TOML: integer out of range (TOML integers are 64-bit)"
+    match = re.search(r"(?<![\w.\"'])[-+]?[0-9](?:_?[0-9]){4300,}", text)
+    if match is None:  # another ValueError of tomllib (none is known): name the file, no wrong place
+        return ConfigError(message, Span(path.name))
+    line = text.count("\n", 0, match.start()) + 1
+    col = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+    return ConfigError(message, Span(path.name, line, col), source=text.split("\n")[line - 1].removesuffix("\r"))
 
 
 _HEADER = r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$"

@@ -21,7 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bgc.canonical import MAX_DEPTH, MAX_INT, MIN_INT, DataModelError, check_text, check_value, format_path
+from bgc.canonical import (
+    INT_OUT_OF_RANGE,
+    MAX_DEPTH,
+    MAX_INT,
+    MIN_INT,
+    DataModelError,
+    check_text,
+    check_value,
+    format_path,
+)
 from bgc.errors import InputError, Span
 from bgc.files import read_bounded
 
@@ -178,13 +187,33 @@ def _locator(text: str) -> Callable[[int], Location]:
     return locate
 
 
-def _json_int(literal: str) -> int:
-    """Integer literals longer than 20 digits are beyond ``2**64`` whatever they say.
+_INT_DIGITS = 65
+"""2**64 has 65 binary digits: an integer literal with more significant digits is out of the data
+model's range whatever its base (see :func:`_too_long`)."""
 
-    Python refuses (unlocated) to convert literals over 4300 digits, so such a literal stands
-    for the nearest out-of-range integer and :func:`check_value` reports it at its place.
+
+def _int_digits(literal: str) -> str:
+    """The digits of an integer literal — JSON, or any YAML 1.1 form — without its sign, its
+    ``0b``/``0x`` prefix and its ``_`` and sexagesimal ``:`` separators."""
+    digits = literal.replace("_", "").replace(":", "").lstrip("+-")
+    return digits[2:] if digits[:2] in ("0b", "0x") else digits
+
+
+def _too_long(literal: str) -> bool:
+    """Whether an integer literal has more than :data:`_INT_DIGITS` significant digits, and so
+    lies outside ``-2**64 .. 2**64-1`` (a sexagesimal literal that long has a first part over 20
+    digits or more than 11 parts, each a factor of 60).
+
+    Such a literal is never converted: Python refuses (with a message of its own, unlocated) to
+    convert decimal literals over 4300 digits, and converting a huge one costs quadratic time.
     """
-    if len(literal.lstrip("-")) > 20:
+    return len(_int_digits(literal).lstrip("0")) > _INT_DIGITS
+
+
+def _json_int(literal: str) -> int:
+    """A JSON integer; a literal too long to convert (:func:`_too_long`) stands for the nearest
+    out-of-range integer, which :func:`check_value` then reports at its place."""
+    if _too_long(literal):
         return MIN_INT - 1 if literal.startswith("-") else MAX_INT + 1
     return int(literal)
 
@@ -343,6 +372,15 @@ _YAML_TAGS = {
     "tag:yaml.org,2002:map",
 }
 
+_SCALAR_KINDS = {
+    "tag:yaml.org,2002:int": "an integer",
+    "tag:yaml.org,2002:float": "a number",
+    "tag:yaml.org,2002:bool": "true or false",
+    "tag:yaml.org,2002:null": "null",
+}
+"""The typed scalar tags and what their text must be, in words. The loader keeps, as
+``scalar_forms``, the pattern YAML resolves plain scalars of each tag by: the text it accepts."""
+
 
 def _yaml_loader_class() -> type:
     """A SafeLoader without the timestamp resolver, so ``2026-01-01`` stays a string."""
@@ -355,7 +393,28 @@ def _yaml_loader_class() -> type:
         first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
+    Loader.scalar_forms = {  # type: ignore[attr-defined]
+        tag: pattern
+        for resolvers in Loader.yaml_implicit_resolvers.values()
+        for tag, pattern in resolvers
+        if tag in _SCALAR_KINDS
+    }
     return Loader
+
+
+def _scalar_problem(node: Any, forms: dict[str, re.Pattern[str]]) -> str | None:
+    """Why a scalar cannot become a value of its tag, checked before PyYAML's constructors see
+    it: they assume text the resolver accepts, so an explicit ``!!int ""`` or ``!!bool maybe``
+    crashed them (IndexError, KeyError), and ``0x_`` (which the resolver does accept) leaked
+    Python's message; an integer literal too long to convert (:func:`_too_long`) is out of range,
+    said as such, not in Python's words."""
+    form = forms.get(node.tag)
+    is_int = node.tag == "tag:yaml.org,2002:int"
+    if form is not None and (not form.match(node.value) or (is_int and not _int_digits(node.value))):
+        return f"!!{node.tag.rpartition(':')[2]} needs {_SCALAR_KINDS[node.tag]}"
+    if is_int and _too_long(node.value):
+        return INT_OUT_OF_RANGE
+    return None
 
 
 _LOADER: type | None = None
@@ -403,6 +462,9 @@ def _load_yaml(text: str, path: str) -> Document:
         if node.tag not in _YAML_TAGS:
             raise fail(f"{format_path(where)}: the YAML tag {node.tag!r} is not allowed", node.start_mark)
         if isinstance(node, yaml.ScalarNode):
+            problem = _scalar_problem(node, loader.scalar_forms)
+            if problem:
+                raise fail(f"{format_path(where)}: {problem}", node.start_mark)
             try:
                 value = loader.construct_object(node)
             except (yaml.YAMLError, ValueError) as error:

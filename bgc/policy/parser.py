@@ -648,10 +648,14 @@ class FileParser:
             if name in names:
                 self.fail(f"`{name}` is listed twice", self.token_span(token), "BGC007")
             names.append(name)
-        count = int(count_token.value)
-        if count < 1 or count > len(names):
+        # A count with more digits than the number of names is too large whatever they say; it is
+        # never converted (Python refuses, in its own words, over 4300 digits).
+        digits = count_token.value.lstrip("0") or "0"
+        count = int(digits) if len(digits) <= len(str(len(names))) else None
+        if count is None or count < 1 or count > len(names):
+            shown = digits if count is not None else f"a {len(digits)}-digit count"
             self.fail(
-                f"approvals {count} of {len(names)} name{'s' if len(names) != 1 else ''}: "
+                f"approvals {shown} of {len(names)} name{'s' if len(names) != 1 else ''}: "
                 f"the count must be between 1 and the number of names",
                 self.token_span(count_token),
                 "BGC007",
