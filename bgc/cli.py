@@ -8,7 +8,6 @@ the commands, so ``bgc --help`` and the hot paths stay fast.
 
 from __future__ import annotations
 
-import os
 import sys
 import typing
 from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, Optional
@@ -19,8 +18,7 @@ from bgc import __version__
 from bgc.errors import BgcError, ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from bgc.plan import Plan
-    from bgc.policy.ast import Policy
+    pass
 
 app = typer.Typer(
     name="bgc",
@@ -92,66 +90,6 @@ def digest(
             typer.echo(f"{order_id}  {escape_field(path, backslash=False)}")
 
 
-def _use_color(stream: typing.TextIO) -> bool:
-    """Colour only for a terminal, never with NO_COLOR set (https://no-color.org)."""
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return stream.isatty()
-
-
-def _emit(data: bytes, output: str | None) -> None:
-    """Write output to ``output`` atomically, or to stdout."""
-    if output is None:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        from bgc.errors import InputError, Span
-        from bgc.files import write_atomic
-
-        try:
-            write_atomic(output, data)
-        except OSError as error:
-            fail(InputError(f"cannot write the output: {error.strerror or error}", Span(output)))
-
-
-def _stdin_lines() -> typing.Iterator[str]:
-    """Lines of stdin for ``gate`` and ``match``: split at ``\\n`` only (a CRLF's CR dropped) and
-    decoded as UTF-8 whatever the locale, one input line giving exactly one answer.
-
-    stdin is read as bytes: a text stream would stop at the first line that is not UTF-8 (strict
-    locales), read it as something else (Latin-1) or split it at a lone CR. Bytes that are not
-    UTF-8 become lone surrogates, as Python decodes command-line arguments, so an atom is the same
-    value whether given as an argument or a line; the gate denies it and ``match`` rejects it,
-    showing the bytes escaped (``\\xff``).
-    """
-    for line in sys.stdin.buffer:
-        yield line.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "surrogateescape")
-
-
-def _load_policy(policy: str | None, mode: str | None) -> "tuple[Policy, str | None]":
-    """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
-    from bgc.cache import cached_policy
-    from bgc.config import find_config
-
-    if policy is not None:
-        return cached_policy(policy), mode
-    config = find_config(".")
-    if config is None or config.policy is None:
-        raise UsageError("no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml")
-    loaded = cached_policy(os.path.relpath(config.policy))
-    return loaded, mode if mode is not None else config.resolved_mode(loaded)
-
-
-def plan_exit_code(plans: "list[Plan]", fail_on: str) -> ExitCode:
-    """0 when nothing at or above the ``fail_on`` level happened, else 1 (findings)."""
-    from bgc.outcomes import fails
-
-    return ExitCode.FINDINGS if any(fails(plan, fail_on) for plan in plans) else ExitCode.OK
-
-
 PolicyOption = Annotated[
     Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="Policy file (.bgp); defaults to the configured one.")
 ]
@@ -179,28 +117,15 @@ def compile_command(
     Exit 0 when everything was granted as asked and every call is covered, 1 otherwise
     (tune with --fail-on), 2 on bad input.
     """
-    from bgc.compiler import Compiler
-    from bgc.documents import load_order
-    from bgc.render import plans as render
+    from bgc.commands import compile as command
 
     try:
-        loaded, mode = _load_policy(policy, mode)
-        compiler = Compiler(loaded)
-        plans = [(compiler.compile(load_order(path, input_format), mode), path) for path in orders]
+        code = command.run(
+            orders, policy=policy, mode=mode, output_format=output_format, output=output, fail_on=fail_on, input_format=input_format
+        )
     except BgcError as error:
         fail(error)
-    if output_format == "text":
-        color = output is None and _use_color(sys.stdout)
-        data = render.render_text(plans, color).encode()
-    elif output_format in ("sarif", "github"):
-        from bgc.config import repository_root
-        from bgc.outcomes import render_plans
-
-        data = render_plans(plans, output_format, fail_on=fail_on, root=repository_root()).encode()
-    else:
-        data = render.render_data(render.plans_data([plan for plan, _ in plans]), output_format)
-    _emit(data, output)
-    raise typer.Exit(plan_exit_code([plan for plan, _ in plans], fail_on))
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -216,6 +141,7 @@ def explain(
     switch modes; the proposal cannot. Exit 0 when the atom is granted as asked, 1 otherwise,
     2 on bad input.
     """
+    from bgc.commands import io
     from bgc.compiler import Compiler
     from bgc.compiler import explain as explain_atom
     from bgc.documents import load_order
@@ -223,7 +149,7 @@ def explain(
     from bgc.render import plans as render
 
     try:
-        loaded, mode = _load_policy(policy, mode)
+        loaded, mode = io.load_policy(policy, mode)
         compiler = Compiler(loaded)
         work_order = load_order(order)
         try:
@@ -233,7 +159,7 @@ def explain(
         explanation = explain_atom(compiler, work_order, requested, mode)
     except BgcError as error:
         fail(error)
-    typer.echo(render.render_lines(render.explanation_lines(explanation), _use_color(sys.stdout)), nl=False)
+    typer.echo(render.render_lines(render.explanation_lines(explanation), io.use_color(sys.stdout)), nl=False)
     raise typer.Exit(ExitCode.OK if explanation.result.verdict == "granted" else ExitCode.FINDINGS)
 
 
@@ -265,37 +191,16 @@ def gate(
     --expect-plan. Exit 0 if all were allowed, 1 otherwise, 2 on a bad or unpinned plan file,
     a bad --root or no atoms at all (nothing is decided then).
     """
-    import json
+    from bgc.commands import gate as command
 
-    from bgc.documents import read_document
-    from bgc.model import Digest, ModelError
-    from bgc.plan import Gate, plans_from_data
-    from bgc.render.fields import gate_line
-
-    if root is not None and not os.path.isdir(root):
-        fail(UsageError(f"--root {root!r} is not a directory"))
-    if plan == "-" and not atoms:
-        fail(UsageError("the plan is read from stdin, so the atoms must be given as arguments"))
     try:
-        pinned = [Digest(text) for text in expect_plan or ()]
-    except ModelError as error:
-        fail(UsageError(f"--expect-plan: {error.message}"))
-    try:
-        from_policy = Digest(_load_policy(policy, None)[0].id()) if policy is not None else None
-        document = read_document(plan, input_format)
-        plans = document.build(lambda data: plans_from_data(data, expect_policy=from_policy, expect_plans=pinned))
+        code = command.run(
+            plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
+            expect_plan=expect_plan or (),
+        )
     except BgcError as error:
         fail(error)
-    checker = Gate(plans, root)
-    texts = atoms if atoms else [line for line in _stdin_lines() if line.strip()]
-    if not texts:
-        fail(UsageError("no atoms to decide: give ATOM arguments or lines on stdin"))
-    allowed = True
-    for text in texts:
-        decision = checker.decide(text)
-        allowed &= decision.effect == "allow"
-        typer.echo(json.dumps(decision.to_data(), sort_keys=True) if output_format == "json" else gate_line(decision))
-    raise typer.Exit(ExitCode.OK if allowed else ExitCode.FINDINGS)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -450,6 +355,7 @@ def match_command(
     Exit 0 when every text matched, 1 otherwise, 2 for a malformed pattern.
     """
     from bgc import glob, values
+    from bgc.commands import io
     from bgc.names import ATOM_NAME
     from bgc.render.fields import escape_field
 
@@ -461,7 +367,7 @@ def match_command(
         compiled = glob.parse(pattern)
     except glob.PatternError as error:
         fail(error)
-    inputs: typing.Iterable[str] = texts if texts else _stdin_lines()
+    inputs: typing.Iterable[str] = texts if texts else io.stdin_lines()
     seen = 0
     all_matched = True
     for text in inputs:

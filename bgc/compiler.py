@@ -34,7 +34,18 @@ from typing import Any
 from bgc import glob, values
 from bgc.errors import UsageError
 from bgc.model import GrantAtom, ToolCall, WorkOrder
-from bgc.plan import Approvals, CallResult, Gate, GateDecision, NeedResult, Part, Plan, RequestResult, RuleRef, approvals_text
+from bgc.plan import (
+    Approvals,
+    CallResult,
+    Gate,
+    GateDecision,
+    NeedResult,
+    Part,
+    Plan,
+    RequestResult,
+    RuleRef,
+    approvals_text,
+)
 from bgc.policy.ast import Policy, Rule, TemplateError
 
 _ESCAPE = re.compile(r"\\(.)", re.S)

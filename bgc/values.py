@@ -26,7 +26,6 @@ see": a refused value is denied, never matched.
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
 import urllib.parse

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bgc.launch import fast_check_arguments
+from bgc.launch import fast_arguments
 from tests.samples import POLICY, PROMPT, bgc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -299,20 +299,31 @@ def test_one_exit_code_table_for_every_command(repo: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "parsed"),
     [
-        (["check"], ([], "text", {"update": False, "orders_only": False})),
-        (["check", "a.bgp", "--format", "sarif", "b.bgt.yaml"],
-         (["a.bgp", "b.bgt.yaml"], "sarif", {"update": False, "orders_only": False})),
-        (["check", "--format=github", "--update", "--orders"], ([], "github", {"update": True, "orders_only": True})),
+        (["check"], ("check", [], {})),
+        (["check", "a.bgp", "--format", "sarif", "b.bgt.yaml"], ("check", ["a.bgp", "b.bgt.yaml"], {"output_format": "sarif"})),
+        (["check", "--format=github", "--update", "--orders"],
+         ("check", [], {"output_format": "github", "update": True, "orders_only": True})),
         (["check", "--help"], None),
         (["check", "--format"], None),
+        (["check", "--format", "xml"], None),
         (["check", "--update", "--update"], None),
+        (["check", "--update=1"], None),
         (["check", "-"], None),
-        (["compile", "x.yaml"], None),
+        (["gate", "plan.json", "fs:read:/a", "-p", "p.bgp", "--expect-plan", "A", "--expect-plan=B"],
+         ("gate", ["plan.json", "fs:read:/a"], {"policy": "p.bgp", "expect_plan": ["A", "B"]})),
+        (["gate", "-", "fs:read:/-x"], ("gate", ["-", "fs:read:/-x"], {})),
+        (["gate"], None),
+        (["gate", "p.json", "--", "-x"], None),
+        (["compile", "x.yaml", "-p", "p.bgp", "-f", "json", "-o", "out.json", "--fail-on", "never"],
+         ("compile", ["x.yaml"], {"policy": "p.bgp", "output_format": "json", "output": "out.json", "fail_on": "never"})),
+        (["compile", "x.yaml", "--fail-on", "sometimes"], None),
+        (["compile", "x.yaml", "-p", "a", "-p", "b"], None),
+        (["explain", "x.yaml", "fs:read:/a"], None),
         ([], None),
     ],
 )
-def test_fast_path_recognises_only_plain_check(argv: list[str], parsed: object) -> None:
-    assert fast_check_arguments(argv) == parsed
+def test_fast_path_recognises_only_plain_forms(argv: list[str], parsed: object) -> None:
+    assert fast_arguments(argv) == parsed
 
 
 def test_fast_path_and_typer_print_the_same(repo: Path) -> None:
@@ -325,6 +336,32 @@ def test_fast_path_and_typer_print_the_same(repo: Path) -> None:
             cwd=repo, env=env, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert "typer" not in script.stderr
+        typed = bgc(*args)
+        assert (script.returncode, script.stdout) == (typed.exit_code, typed.stdout), args
+
+
+def test_gate_and_compile_fast_paths_print_what_typer_prints_without_importing_it(tmp_path: Path) -> None:
+    """`bgc gate` and `bgc compile` in their plain forms: same bytes and exit code as the typer
+    commands, and neither typer, click, rich nor pydantic in the process."""
+    env = {**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    plan = tmp_path / "plan.json"
+    order = str(ROOT / "examples/orders/overreach.yaml")
+    policy = str(ROOT / "policies/default.bgp")
+    bgc("compile", order, "-p", policy, "-f", "json", "-o", str(plan), "--fail-on", "never")
+    probe = (
+        "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
+        "try:\n    main()\nfinally:\n"
+        "    heavy = ('typer', 'click', 'rich', 'pydantic')\n"
+        "    print('HEAVY', sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )
+    for args in (
+        ["gate", str(plan), "fs:write:/src/a.py", "fs:write:/.git/config", "fs:write:/package.json"],
+        ["gate", str(plan), "fs:write:/src/a.py", "--format", "json", "-p", policy],
+        ["compile", order, "-p", policy],
+        ["compile", order, "-p", policy, "--format", "yaml", "--fail-on", "denied"],
+    ):
+        script = subprocess.run([sys.executable, "-c", probe, *args], env=env, capture_output=True, text=True, timeout=60)
+        assert "HEAVY []" in script.stderr, (args, script.stderr)
         typed = bgc(*args)
         assert (script.returncode, script.stdout) == (typed.exit_code, typed.stdout), args
 

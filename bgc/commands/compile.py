@@ -1,0 +1,44 @@
+"""``bgc compile ORDER... -p POLICY``: work orders into granted plans, asked vs granted."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from bgc.errors import ExitCode
+
+
+def run(
+    orders: Sequence[str],
+    *,
+    policy: str | None = None,
+    mode: str | None = None,
+    output_format: str = "text",
+    output: str | None = None,
+    fail_on: str = "narrowed",
+    input_format: str | None = None,
+) -> ExitCode:
+    """Compile every order against one policy (one compiler: shared answers), then render.
+
+    Exit 0 when everything was granted as asked and every call is covered, 1 at ``fail_on`` or
+    worse; a bad order or policy raises (exit 2) before anything is written.
+    """
+    from bgc.commands import io
+    from bgc.compiler import Compiler
+    from bgc.documents import load_order
+    from bgc.render import plans as render
+
+    loaded, mode = io.load_policy(policy, mode)
+    compiler = Compiler(loaded)
+    plans = [(compiler.compile(load_order(path, input_format), mode), path) for path in orders]
+    if output_format == "text":
+        data = render.render_text(plans, output is None and io.use_color(sys.stdout)).encode()
+    elif output_format in ("sarif", "github"):
+        from bgc.config import repository_root
+        from bgc.outcomes import render_plans
+
+        data = render_plans(plans, output_format, fail_on=fail_on, root=repository_root()).encode()
+    else:
+        data = render.render_data(render.plans_data([plan for plan, _ in plans]), output_format)
+    io.emit(data, output)
+    return io.plan_exit_code([plan for plan, _ in plans], fail_on)

@@ -1,0 +1,84 @@
+"""The few ways a command meets the outside world, shared by every command module.
+
+Light on purpose: the hot commands import this on every run, so it imports nothing heavy at
+module level.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, TextIO
+
+from bgc.errors import ExitCode, InputError, Span, UsageError
+
+if TYPE_CHECKING:
+    from bgc.plan import Plan
+    from bgc.policy.ast import Policy
+
+
+def use_color(stream: TextIO) -> bool:
+    """Colour only for a terminal, never with NO_COLOR set (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return stream.isatty()
+
+
+def emit(data: bytes, output: str | None) -> None:
+    """Write output to ``output`` atomically (nothing half-written on failure), or to stdout."""
+    if output is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    from bgc.files import write_atomic
+
+    try:
+        write_atomic(output, data)
+    except OSError as error:
+        raise InputError(f"cannot write the output: {error.strerror or error}", Span(output)) from None
+
+
+def write_line(text: str) -> None:
+    """One line of output in the terminal's encoding; a character it cannot show is written as a
+    backslash escape rather than crashing the command halfway through its answers."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    sys.stdout.buffer.write((text + "\n").encode(encoding, "backslashreplace"))
+
+
+def stdin_lines() -> Iterator[str]:
+    """Lines of stdin for ``gate`` and ``match``: split at ``\\n`` only (a CRLF's CR dropped) and
+    decoded as UTF-8 whatever the locale, one input line giving exactly one answer.
+
+    stdin is read as bytes: a text stream would stop at the first line that is not UTF-8 (strict
+    locales), read it as something else (Latin-1) or split it at a lone CR. Bytes that are not
+    UTF-8 become lone surrogates, as Python decodes command-line arguments, so an atom is the same
+    value whether given as an argument or a line; the gate denies it and ``match`` rejects it,
+    showing the bytes escaped (``\\xff``).
+    """
+    for line in sys.stdin.buffer:
+        yield line.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "surrogateescape")
+
+
+def load_policy(policy: str | None, mode: str | None) -> tuple[Policy, str | None]:
+    """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
+    from bgc.cache import cached_policy
+    from bgc.config import find_config
+
+    if policy is not None:
+        return cached_policy(policy), mode
+    config = find_config(".")
+    if config is None or config.policy is None:
+        raise UsageError("no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml")
+    loaded = cached_policy(os.path.relpath(config.policy))
+    return loaded, mode if mode is not None else config.resolved_mode(loaded)
+
+
+def plan_exit_code(plans: list[Plan], fail_on: str) -> ExitCode:
+    """0 when nothing at or above the ``fail_on`` level happened, else 1 (findings)."""
+    from bgc.outcomes import fails
+
+    return ExitCode.FINDINGS if any(fails(plan, fail_on) for plan in plans) else ExitCode.OK
