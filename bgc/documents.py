@@ -12,13 +12,13 @@ everywhere; input size and nesting depth are bounded.
 from __future__ import annotations
 
 import io
+import os
 import json
 import re
 import sys
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bgc.canonical import (
@@ -108,7 +108,7 @@ def format_for(path: str, explicit: str | None = None) -> str:
         return explicit
     if path == "-":
         raise DocumentError("reading from stdin needs --input-format yaml|json|cbor", Span("-"))
-    suffix = Path(path).suffix.lower()
+    suffix = os.path.splitext(path)[1].lower()
     if suffix not in _EXTENSIONS:
         raise DocumentError(
             f"cannot tell the format of {path!r} from its extension "

@@ -9,11 +9,12 @@ must not pay for importing the document readers (cbor2, the canonical data model
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from bgc.errors import InputError, Span
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_BYTES = 8 * 1024 * 1024
 """Larger inputs are refused before parsing: no work order or policy is megabytes long."""
@@ -53,6 +54,9 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     link stays a link; renaming over the link itself would replace it by a regular file and
     leave its target as it was.
     """
+    import tempfile  # here: only a command that writes a file pays for it
+    from pathlib import Path
+
     target = Path(os.path.realpath(path))
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:

@@ -6,7 +6,6 @@ the test-file reader all phrase their "did you mean" from here.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 
 
@@ -22,5 +21,7 @@ def did_you_mean(word: str, choices: Iterable[str], quote: Callable[[str], str] 
     configuration file and a test file. ``quote`` spells the choice as the message around it
     does: backticks for policy words, ``repr`` for keys of TOML and YAML files.
     """
+    import difflib  # here: only a typo pays for it; the hot commands import this module
+
     close = difflib.get_close_matches(word.lower(), list(choices), n=1, cutoff=0.6)
     return f"did you mean {quote(close[0])}?" if close else None
