@@ -12,8 +12,8 @@ everywhere; input size and nesting depth are bounded.
 from __future__ import annotations
 
 import io
-import os
 import json
+import os
 import re
 import sys
 from bisect import bisect_right
