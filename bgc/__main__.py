@@ -1,0 +1,5 @@
+"""``python -m bgc``: the same entry point as the ``bgc`` console script."""
+
+from bgc.launch import main
+
+main()
