@@ -62,6 +62,34 @@ def run_once(argv: Sequence[str], env: dict[str, str], timeout: float, stdin: st
     return Run(None if killed else elapsed, None if killed else proc.returncode, usage.ru_maxrss, text)
 
 
+_PEAK = """
+import os, sys
+out, argv = sys.argv[1], sys.argv[2:]
+pid = os.posix_spawn(argv[0], argv, os.environ)
+_, status, usage = os.wait4(pid, 0)
+with open(out, "w") as f:
+    f.write(f"{usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+"""
+
+
+def peak_rss(argv: Sequence[str], env: dict[str, str], timeout: float, stdin: str | None = None) -> tuple[Run, int]:
+    """``(run, peak RSS in KiB)`` of a command, through a small spawner.
+
+    A child's ``ru_maxrss`` includes the memory of the process it was forked from until its
+    exec (Linux keeps the high-water mark of the old address space), so a command spawned
+    straight from this (large) process would report this process's size. The spawner is a bare
+    ``python -c`` (about 10 MiB, the floor of what can be measured); the command's own peak is
+    what it reports.
+    """
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
+        run = run_once([sys.executable, "-c", _PEAK, out.name, *argv], env, timeout, stdin)
+        text = out.read().split()
+    if not text:
+        return run, 0
+    run.code = int(text[1])
+    return run, int(text[0])
+
+
 @dataclass
 class Case:
     """A command timed in fresh processes. ``setup`` runs before each round, untimed, and

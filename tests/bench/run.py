@@ -53,6 +53,7 @@ from common import (  # noqa: E402
     Row,
     base_env,
     bgc_script,
+    peak_rss,
     ms,
     print_table,
     race,
@@ -211,16 +212,23 @@ def section_gate(ctx: Context) -> list[Row]:
 
     # peak memory of the real process
     big = ctx.file("w1000-100k.txt", "\n".join(workloads.w_requests(1000, 100_000, seed=7)) + "\n")
-    gate_case = Case("gate-100k", [ctx.bgc, "gate", str(plan)], stdin=str(big), timeout=600, budget=60)
-    five = Case("import-five", [sys.executable, "-c", FIVE])
-    race([gate_case, five], ctx.heavy_rounds)
-    rss = max(run.max_rss_kib for run in gate_case.runs) * 1024
-    base = max(run.max_rss_kib for run in five.runs) * 1024
-    rows.append(Row("`bgc gate PLAN` deciding 100,000 atoms (stdin), N=1,000 plan: peak RSS", f"{rss / MIB:.1f} MiB",
-                    f"{base / MIB:.1f} MiB (import five deps)", ratio(rss / base), "≤ 64 MiB", verdict(rss <= 64 * MIB)))  # fmt: skip
-    if gate_case.median:
-        rows.append(Row("  that process's wall time (whole command)", timing(gate_case), "", "", "",
-                        f"info: {100_000 / gate_case.median:,.0f} atoms/s"))  # fmt: skip
+    memory_rounds = ctx.heavy_rounds
+    gate_runs, gate_peaks, five_peaks, pass_peaks = [], [], [], []
+    for _ in range(memory_rounds):
+        run, peak = peak_rss([ctx.bgc, "gate", str(plan)], base_env(), 600, stdin=str(big))
+        if run.code not in (0, 1):
+            raise RuntimeError(f"bgc gate on 100,000 atoms exited {run.code}: {run.stderr}")
+        gate_runs.append(run.seconds or 0.0)
+        gate_peaks.append(peak)
+        five_peaks.append(peak_rss([sys.executable, "-c", FIVE], base_env(), 60)[1])
+        pass_peaks.append(peak_rss([sys.executable, "-c", "pass"], base_env(), 60)[1])
+    rss, base, floor = max(gate_peaks) * 1024, max(five_peaks) * 1024, max(pass_peaks) * 1024
+    rows.append(Row(f"`bgc gate PLAN` deciding 100,000 atoms (stdin), N=1,000 plan: peak RSS (max of {memory_rounds})",
+                    f"{rss / MIB:.1f} MiB", f"{base / MIB:.1f} MiB (import five deps; `python -c pass` {floor / MIB:.1f} MiB)",
+                    ratio(rss / base), "≤ 64 MiB", verdict(rss <= 64 * MIB)))  # fmt: skip
+    wall = statistics.median(gate_runs)
+    rows.append(Row("  that process's wall time (whole command, through the spawner)", ms(wall), "", "", "",
+                    f"info: {100_000 / wall:,.0f} atoms/s"))  # fmt: skip
     print_table(rows)
     print("\nAgreement with reference 1 (bgc.glob, rule by rule, deny-overrides) on the first timed set:\n")
     names = list(agreement[sizes[0]])
