@@ -1,7 +1,7 @@
 """bgc's benchmarks, one entry point (issue 10, item 4). Run on demand, never as timed tests:
 
     pip install -e '.[bench]'                  # the peers: cedarpy, pathspec (optional)
-    python tests/bench/run.py                  # everything (~10 minutes on 2 cores)
+    python tests/bench/run.py                  # everything (10-20 minutes on 2 cores)
     python tests/bench/run.py --quick          # fewer rounds, shorter limits
     python tests/bench/run.py --only gate,startup
 
