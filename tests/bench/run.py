@@ -1,0 +1,476 @@
+"""bgc's benchmarks, one entry point (issue 10, item 4). Run on demand, never as timed tests:
+
+    pip install -e '.[bench]'                  # the peers: cedarpy, pathspec (optional)
+    python tests/bench/run.py                  # everything (10-20 minutes on 2 cores)
+    python tests/bench/run.py --quick          # fewer rounds, shorter limits
+    python tests/bench/run.py --only gate,startup
+
+Sections (each prints its workload, then one table whose peer/baseline column was measured in
+the same run, the ratio, the target and PASS/FAIL):
+
+- ``gate``: workload W through a long-lived ``bgc.plan.Gate`` (in-process, warm) against one
+  combined ``re``, pathspec and cedarpy; agreement with two glob references; a new gate's
+  first 1,000 decisions (fresh process each round); peak RSS of ``bgc gate`` on 100,000 atoms.
+- ``compile``: ``bgc compile`` in fresh processes — a broad order against a realistic 1,000-rule
+  policy, 1,000 orders at N = 10 vs N = 1,000, a pathological policy under a time limit.
+- ``startup``: cold ``bgc gate``, ``bgc compile`` and ``bgc check`` against ``python -c pass``
+  and importing bgc's five dependencies.
+- ``adversarial``: nanoseconds per character for backtracking-hostile patterns, against
+  fnmatch, a naive regex translation and pathspec (each in a killable subprocess).
+- ``parser``: the policy front end (informational; tests/bench/bench_policy_parser.py).
+
+Commands are timed in fresh processes (several rounds, commands alternating; median and min),
+each round with a private ``BGC_CACHE_DIR``: empty (``""``, no cache) or a private copy of a
+cache primed by an untimed command that is named in the table. A missing peer is reported as
+skipped. Exit status 0, or with ``--strict`` 1 when a target fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[2]))
+
+import workloads  # noqa: E402
+from common import (  # noqa: E402
+    FIVE,
+    ROOT,
+    Case,
+    PrimedCache,
+    Row,
+    base_env,
+    bgc_script,
+    peak_rss,
+    ms,
+    print_table,
+    race,
+    rate,
+    ratio,
+    run_once,
+    timing,
+    verdict,
+)
+
+MIB = 1024 * 1024
+
+
+class Context:
+    """Shared state of one run: settings, the work directory, files made once."""
+
+    def __init__(self, quick: bool, rounds: int | None, workdir: Path) -> None:
+        self.quick = quick
+        self.rounds = rounds or (5 if quick else 15)
+        self.heavy_rounds = max(1, min(self.rounds, 2 if quick else 3))
+        self.dir = workdir
+        self.bgc = bgc_script()
+        self.results: list[tuple[str, Row]] = []
+        self._plans: dict[int, Path] = {}
+
+    def file(self, name: str, text: str) -> Path:
+        path = self.dir / name
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        return path
+
+    def compile_plan(self, order: Path, policy: Path, out: Path) -> float:
+        run = run_once([self.bgc, "compile", str(order), "-p", str(policy), "--format", "json", "-o", str(out),
+                        "--fail-on", "never"], base_env(), 1800)  # fmt: skip
+        if run.code != 0:
+            raise RuntimeError(f"compiling {order.name} against {policy.name}: exit {run.code}: {run.stderr}")
+        return run.seconds or 0.0
+
+    def w_plan(self, n: int) -> Path:
+        """The plan of W(n)'s order (every project's tree and API) against W(n)'s policy."""
+        if n not in self._plans:
+            out = self.dir / f"w{n}-plan.json"
+            self.compile_plan(self.file(f"w{n}-order.json", workloads.w_order(n)), self.w_policy(n), out)
+            self._plans[n] = out
+        return self._plans[n]
+
+    def w_policy(self, n: int) -> Path:
+        return self.file(f"w{n}.bgp", workloads.w_policy(n))
+
+    def record(self, section: str, rows: list[Row]) -> None:
+        self.results += [(section, row) for row in rows if row.result in ("PASS", "FAIL")]
+
+
+def available(module: str | None) -> bool:
+    return module is None or importlib.util.find_spec(module) is not None
+
+
+# --- gate ---------------------------------------------------------------------------------------
+
+
+def _gate_decider(plan: Path) -> Callable[[list[str]], list[bool]]:
+    from bgc.plan import Gate, plans_from_data
+
+    gate = Gate(plans_from_data(json.loads(plan.read_text())))
+    return lambda atoms: [gate.decide(atom).effect == "allow" for atom in atoms]
+
+
+COLD_GATE = """
+import json, sys, time
+from bgc.plan import Gate, plans_from_data
+plans = plans_from_data(json.loads(open(sys.argv[1]).read()))
+atoms = open(sys.argv[2]).read().split("\\n")
+t0 = time.perf_counter(); gate = Gate(plans); t1 = time.perf_counter()
+for atom in atoms: gate.decide(atom)
+t2 = time.perf_counter()
+print(json.dumps({"build": t1 - t0, "decide": t2 - t1, "count": len(atoms)}))
+"""
+
+
+def section_gate(ctx: Context) -> list[Row]:
+    from peers import PEERS, reference_bgc_glob, reference_translation
+
+    sizes = (10, 100, 1000)
+    count = 1000
+    rounds = ctx.rounds
+    print(f"Workload W: N rules in groups of four per project g (`allow fs:write:/p{{g}}/src/**`, `deny fs:write:/p{{g}}/src/secrets/**`, "
+          f"`allow fs:read:/p{{g}}/**`, `allow net:connect:https://api{{g}}.example.com/*`), N = {', '.join(map(str, sizes))}. "
+          f"The gate holds the plan of an order asking each project's `fs:write:/p{{g}}/**`, `fs:read:/p{{g}}/**` and "
+          f"`net:connect:https://api{{g}}.example.com/**`; the peers hold the rules.")  # fmt: skip
+    print(f"Requests: sets of {count:,} distinct concrete atoms (9 kinds, ~52% allowed, 10% outside every project); one "
+          f"untimed warm-up set, then {rounds} fresh sets (no atom repeats), peers interleaved; rate = median over sets. "
+          f"In-process, warm: one long-lived `Gate` / peer object per N.\n")  # fmt: skip
+    rows: list[Row] = []
+    agreement: dict[int, dict[str, str]] = {}
+    rates: dict[int, dict[str, float]] = {}
+    skipped = [name for name, (_, module) in PEERS.items() if not available(module)]
+    for n in sizes:
+        rules = workloads.w_rules(n)
+        deciders: dict[str, Callable[[list[str]], list[bool]]] = {"Gate": _gate_decider(ctx.w_plan(n))}
+        for name, (build, module) in PEERS.items():
+            if available(module):
+                deciders[name] = build(rules)
+        warm = workloads.w_requests(n, count, seed=100)
+        for decide in deciders.values():
+            decide(warm)
+        samples: dict[str, list[float]] = {name: [] for name in deciders}
+        first: dict[str, list[bool]] = {}
+        names = list(deciders)
+        for r in range(rounds):
+            atoms = workloads.w_requests(n, count, seed=101 + r)
+            for name in names[r % len(names):] + names[: r % len(names)]:
+                started = time.perf_counter()
+                answers = deciders[name](atoms)
+                samples[name].append(count / (time.perf_counter() - started))
+                if r == 0:
+                    first[name] = answers
+        atoms = workloads.w_requests(n, count, seed=101)
+        reference = reference_bgc_glob(rules)(atoms)
+        first["translation (reference 2)"] = reference_translation(rules)(atoms)
+        agreement[n] = {name: f"{sum(a == b for a, b in zip(answers, reference))}/{count}" for name, answers in first.items()}
+        rates[n] = {name: statistics.median(values) for name, values in samples.items()}
+        print(f"  N={n:,}: " + ", ".join(f"{name} {rate(value)}" for name, value in rates[n].items()), file=sys.stderr)
+
+    for n in sizes:
+        gate = rates[n]["Gate"]
+        for name in PEERS:
+            if name in skipped:
+                module = PEERS[name][1]
+                rows.append(Row(f"warm Gate vs {name}, N={n:,}", rate(gate), f"skipped (pip install {module})", "", "", "skipped"))
+                continue
+            peer = rates[n][name]
+            target = n == 1000 and name == "one combined re"
+            ok = gate / peer >= 1.2 if target else None
+            rows.append(Row(f"warm Gate vs {name}, N={n:,} (atoms/s)", rate(gate), rate(peer), ratio(gate / peer),
+                            "≥ 1.20×" if target else "", verdict(ok) if target else "info"))  # fmt: skip
+    slow = rates[10]["Gate"] / rates[1000]["Gate"]
+    rows.append(Row("warm Gate N=1,000 vs its own N=10 rate (slowdown)", rate(rates[1000]["Gate"]), rate(rates[10]["Gate"]),
+                    ratio(slow), "≤ 1.50×", verdict(slow <= 1.5)))  # fmt: skip
+
+    # a new gate in a fresh process: its first 1,000 decisions
+    plan = ctx.w_plan(1000)
+    atoms_file = ctx.file("w1000-set101.txt", "\n".join(workloads.w_requests(1000, count, seed=101)))
+    builds, firsts = [], []
+    for _ in range(rounds):
+        out = subprocess.run([sys.executable, "-c", COLD_GATE, str(plan), str(atoms_file)], env=base_env(), cwd=ROOT,
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        data = json.loads(out.stdout)
+        builds.append(data["build"])
+        firsts.append(data["count"] / data["decide"])
+    cold = statistics.median(firsts)
+    warm_rate = rates[1000]["Gate"]
+    rows.append(Row(f"new Gate's first 1,000 decisions, N=1,000 (fresh process ×{rounds}; vs warm)", rate(cold), rate(warm_rate),
+                    ratio(cold / warm_rate), "≥ 0.50×", verdict(cold / warm_rate >= 0.5)))  # fmt: skip
+    rows.append(Row("  building that Gate from the loaded plan (not in the rate above)", ms(statistics.median(builds))))
+
+    # peak memory of the real process
+    big = ctx.file("w1000-100k.txt", "\n".join(workloads.w_requests(1000, 100_000, seed=7)) + "\n")
+    memory_rounds = ctx.heavy_rounds
+    gate_runs, gate_peaks, five_peaks, pass_peaks = [], [], [], []
+    for _ in range(memory_rounds):
+        run, peak = peak_rss([ctx.bgc, "gate", str(plan)], base_env(), 600, stdin=str(big))
+        if run.code not in (0, 1):
+            raise RuntimeError(f"bgc gate on 100,000 atoms exited {run.code}: {run.stderr}")
+        gate_runs.append(run.seconds or 0.0)
+        gate_peaks.append(peak)
+        five_peaks.append(peak_rss([sys.executable, "-c", FIVE], base_env(), 60)[1])
+        pass_peaks.append(peak_rss([sys.executable, "-c", "pass"], base_env(), 60)[1])
+    rss, base, floor = max(gate_peaks) * 1024, max(five_peaks) * 1024, max(pass_peaks) * 1024
+    rows.append(Row(f"`bgc gate PLAN` deciding 100,000 atoms (stdin), N=1,000 plan: peak RSS (max of {memory_rounds})",
+                    f"{rss / MIB:.1f} MiB", f"{base / MIB:.1f} MiB (import five deps; `python -c pass` {floor / MIB:.1f} MiB)",
+                    ratio(rss / base), "≤ 64 MiB", verdict(rss <= 64 * MIB)))  # fmt: skip
+    wall = statistics.median(gate_runs)
+    rows.append(Row("  that process's wall time (whole command, through the spawner)", ms(wall), "", "", "",
+                    f"info: {100_000 / wall:,.0f} atoms/s"))  # fmt: skip
+    print_table(rows)
+    print("\nAgreement with reference 1 (bgc.glob, rule by rule, deny-overrides) on the first timed set:\n")
+    names = list(agreement[sizes[0]])
+    print("| N | " + " | ".join(names) + " |")
+    print("|---:|" + "---:|" * len(names))
+    for n in sizes:
+        print(f"| {n:,} | " + " | ".join(agreement[n].get(name, "skipped") for name in names) + " |")
+    return rows
+
+
+# --- compile ------------------------------------------------------------------------------------
+
+
+def section_compile(ctx: Context) -> list[Row]:
+    rounds = ctx.heavy_rounds
+    limit = 120.0 if ctx.quick else 300.0
+    realistic = ctx.file("realistic.bgp", workloads.realistic_policy())
+    broad = ctx.file("broad.json", workloads.broad_order())
+    primer = ctx.file("primer.json", workloads.primer_order())
+    print(f"Broad: order `fs:write:/**`, `fs:read:/**` against a realistic 1,000-rule policy ({len(workloads.FLOATING)} floating "
+          f"denies `fs:*:/**/secrets/**`, `/**/*.key`…, 100 asks `fs:write:/p{{k}}/**/migrations/**`, 864 allows "
+          f"`fs:write:/p{{g}}/src/**`, `fs:write:/p{{g}}/**/tests/**`, `fs:read:/p{{g}}/**`).")  # fmt: skip
+    print("Scaling: 1,000 orders × 10 atoms over 250 projects of W, in one `bgc compile o/*.json -p wN.bgp`, N = 10 vs 1,000. "
+          "Pathological: 300 allows `/**/a{i}/**` and 300 denies `/**/d{i}/**`, order `fs:write:/**`.")  # fmt: skip
+    print(f"Fresh process per round ({rounds} rounds, alternating, limit {limit:.0f} s each; a command slower than "
+          f"{limit / 2:.0f} s runs once); each round has a private copy "
+          f"of a cache primed by compiling an unrelated order (`proc:exec:bench-primer`) against the same policy — "
+          f"parser tables and the parsed policy, no answer of the timed order.\n")  # fmt: skip
+    rows: list[Row] = []
+
+    def compile_case(name: str, order_args: list[str], policy: Path) -> Case:
+        cache = PrimedCache(ctx.dir, name, [ctx.bgc, "compile", str(primer), "-p", str(policy), "--fail-on", "never"])
+        argv = [ctx.bgc, "compile", *order_args, "-p", str(policy), "--format", "json", "-o", str(ctx.dir / f"{name}.out.json"),
+                "--fail-on", "never"]  # fmt: skip
+        # a command slower than half the limit runs once: far off its target, more rounds add little
+        return Case(name, argv, setup=cache.fresh, ok=(0,), timeout=limit, budget=limit / 2)
+
+    five = Case("import-five", [sys.executable, "-c", FIVE])
+    broad_case = compile_case("broad", [str(broad)], realistic)
+    race([broad_case, five], rounds)
+    value = broad_case.median if broad_case.median is not None else broad_case.timeout
+    r = value / five.median
+    rows.append(Row("broad order vs realistic 1,000-rule policy", timing(broad_case), timing(five) + " (import five deps)",
+                    ("> " if broad_case.stopped else "") + ratio(r, 1), "≤ 15×", verdict(not broad_case.stopped and r <= 15)))  # fmt: skip
+
+    orders = ctx.dir / "orders"
+    if not orders.exists():
+        orders.mkdir()
+        for index, text in enumerate(workloads.w_orders(1000)):
+            (orders / f"o{index:04d}.json").write_text(text)
+    files = sorted(str(path) for path in orders.glob("*.json"))
+    small = compile_case("orders-n10", files, ctx.w_policy(10))
+    large = compile_case("orders-n1000", files, ctx.w_policy(1000))
+    race([small, large], rounds)
+    if small.median and large.median:
+        r = large.median / small.median
+        rows.append(Row("1,000 orders × 10 atoms, N=1,000 vs N=10", timing(large), timing(small) + " (N=10)", ratio(r),
+                        "≤ 2.00×", verdict(r <= 2)))  # fmt: skip
+        rows.append(Row("  per order at N=1,000 (whole command / 1,000)", ms(large.median / 1000)))
+    else:
+        rows.append(Row("1,000 orders × 10 atoms, N=1,000 vs N=10", timing(large), timing(small) + " (N=10)", "—", "≤ 2.00×",
+                        "FAIL"))  # fmt: skip
+
+    patho = ctx.file("pathological.bgp", workloads.pathological_policy())
+    out = ctx.dir / "pathological.out.json"
+    run = run_once([ctx.bgc, "compile", str(broad_order_write(ctx)), "-p", str(patho), "--format", "json", "-o", str(out),
+                    "--fail-on", "never"], base_env(), 60.0)  # fmt: skip
+    if run.seconds is None:
+        how = "stopped at the 60 s limit"
+    elif run.code == 0:
+        unknown = any(request.get("unknown") for request in json.loads(out.read_text()).get("requests", []))
+        how = "finished" + (", a work bound hit (verdict marked unknown)" if unknown else "")
+    else:
+        how = f"exit {run.code}: {run.stderr.strip().splitlines()[-1] if run.stderr.strip() else ''}"
+    ok = run.seconds is not None and run.seconds <= 30 and run.code in (0, 2)
+    rows.append(Row("pathological policy (no cache, one run)", ms(run.seconds, 60), how, "", "≤ 30 s, answered", verdict(ok)))
+    print_table(rows)
+    return rows
+
+
+def broad_order_write(ctx: Context) -> Path:
+    return ctx.file("broad-write.json", workloads.order(["fs:write:/**"]))
+
+
+# --- startup ------------------------------------------------------------------------------------
+
+
+def section_startup(ctx: Context) -> list[Row]:
+    rounds = ctx.rounds + (ctx.rounds + 1) % 2  # odd, for a clean median
+    example_plan = ctx.dir / "example-plan.json"
+    overreach = ROOT / "examples/orders/overreach.yaml"
+    default = ROOT / "policies/default.bgp"
+    if not example_plan.exists():
+        ctx.compile_plan(overreach, default, example_plan)
+    primer = ctx.file("primer.json", workloads.primer_order())
+    print("Cold whole-process commands, timed from spawn to exit; all commands alternate within each of "
+          f"{rounds} rounds; median (min). `bgc gate` decides one atom against the plan of "
+          "examples/orders/overreach.yaml; compile runs examples/orders/fix-bug.yaml against policies/default.bgp, "
+          "its cache primed by an unrelated order against the same policy (parser tables, parsed policy); check's cache "
+          "is primed by the same check once (what a pre-commit hook has from its second commit on). "
+          "Each round gets a private copy of the primed cache.\n")  # fmt: skip
+    compile_cache = PrimedCache(ctx.dir, "startup-compile", [ctx.bgc, "compile", str(primer), "-p", str(default)])
+    check_cache = PrimedCache(ctx.dir, "startup-check", [ctx.bgc, "check", "policies/default.bgp"])
+    compile_argv = [ctx.bgc, "compile", "examples/orders/fix-bug.yaml", "-p", "policies/default.bgp"]
+    cases = {
+        "pass": Case("pass", [sys.executable, "-c", "pass"]),
+        "five": Case("five", [sys.executable, "-c", FIVE]),
+        "gate": Case("gate", [ctx.bgc, "gate", str(example_plan), "fs:write:/src/parse.py"]),
+        "gate-w": Case("gate-w", [ctx.bgc, "gate", str(ctx.w_plan(1000)), "fs:write:/p7/src/a.py"]),
+        "compile": Case("compile", compile_argv, setup=compile_cache.fresh),
+        "compile-nocache": Case("compile-nocache", compile_argv),
+        "check": Case("check", [ctx.bgc, "check", "policies/default.bgp"], setup=check_cache.fresh),
+        "check-nocache": Case("check-nocache", [ctx.bgc, "check", "policies/default.bgp"]),
+    }
+    race(list(cases.values()), rounds)
+    c = {name: case.median for name, case in cases.items()}
+    five = f"{timing(cases['five'])} (import five deps)"
+    rows = [
+        Row("`bgc gate PLAN ATOM` (example plan)", timing(cases["gate"]), f"{timing(cases['pass'])} (`python -c pass`)",
+            ratio(c["gate"] / c["pass"]), "≤ 3.00×", verdict(c["gate"] / c["pass"] <= 3)),
+        Row("  `bgc gate PLAN ATOM` with the W N=1,000 plan (322 KiB)", timing(cases["gate-w"]), "(`python -c pass`)",
+            ratio(c["gate-w"] / c["pass"])),
+        Row("`bgc compile fix-bug.yaml -p default.bgp` (warm cache)", timing(cases["compile"]), five,
+            ratio(c["compile"] / c["five"]), "≤ 0.80×", verdict(c["compile"] / c["five"] <= 0.8)),
+        Row('  the same, `BGC_CACHE_DIR=""` (no cache)', timing(cases["compile-nocache"]), "(import five deps)",
+            ratio(c["compile-nocache"] / c["five"])),
+        Row("`bgc check policies/default.bgp` (warm cache)", timing(cases["check"]), five,
+            ratio(c["check"] / c["five"]), "≤ 0.80×", verdict(c["check"] / c["five"] <= 0.8)),
+        Row('  the same, `BGC_CACHE_DIR=""` (no cache)', timing(cases["check-nocache"]), "(import five deps)",
+            ratio(c["check-nocache"] / c["five"])),
+    ]  # fmt: skip
+    print_table(rows)
+    return rows
+
+
+# --- adversarial patterns -----------------------------------------------------------------------
+
+
+def section_adversarial(ctx: Context) -> list[Row]:
+    import bench_glob  # the cases and the killable competitors live there (bench_glob.py runs them alone too)
+
+    from bgc import glob
+
+    sizes = (1024, 4096, 16384) if ctx.quick else (1024, 4096, 16384, 65536)
+    bench_glob.LIMIT_S = 3.0 if ctx.quick else 10.0
+    names = ["naive regex", "fnmatch"] + (["pathspec"] if available("pathspec") else [])
+    print(f"Near-miss texts of {', '.join(f'{n:,}' for n in sizes)} characters: `/**/a/**/b/**/c/**/d` against `/a/b/c` "
+          f"repeated, `*a*a*a*a*a*b` against `aaa…`. bgc warm = median of 20 matches on a parsed pattern whose states "
+          f"a first match built; cold = a new `glob.Pattern` per match (median of 5). Peers run in a subprocess "
+          f"killed after {bench_glob.LIMIT_S:.0f} s (and not tried on longer texts after that); ratio = peer / bgc warm."
+          + ("" if "pathspec" in names else " pathspec: skipped (pip install pathspec).") + "\n")  # fmt: skip
+    rows: list[Row] = []
+    for label, (pattern, make) in bench_glob.adversarial_cases().items():
+        dead: set[str] = set()
+        for n in sizes:
+            text = make(n)
+            compiled = glob.Pattern(pattern)
+            compiled.matches(text)
+            warm = bench_glob._time(lambda: compiled.matches(text), 20)
+            cold = bench_glob._time(lambda: glob.Pattern(pattern).matches(text), 5)
+            cells = []
+            for name in names:
+                seconds = None if name in dead else bench_glob.competitor(name, pattern, text)
+                if seconds is None:
+                    dead.add(name)
+                    cells.append(f"{name} > {bench_glob.LIMIT_S:.0f} s")
+                else:
+                    cells.append(f"{name} {seconds * 1e9 / n:,.0f} ns/char ({seconds / warm:,.1f}×)")
+            per_char = warm * 1e9 / n
+            rows.append(Row(f"`{label}`, {n:,} chars: warm (cold {cold * 1e9 / n:,.0f}) ns/char", f"{per_char:,.0f}",
+                            "; ".join(cells), "", "≤ 30 ns/char", verdict(per_char <= 30)))  # fmt: skip
+    print_table(rows, "peers (same run): ns/char (peer / bgc warm)")
+    return rows
+
+
+# --- parser (informational) ---------------------------------------------------------------------
+
+
+def section_parser(ctx: Context) -> list[Row]:
+    rounds = 5 if ctx.quick else 11
+    print(f"tests/bench/bench_policy_parser.py --rounds {rounds} (in-process, informational; no target).\n")
+    out = subprocess.run([sys.executable, str(Path(__file__).with_name("bench_policy_parser.py")), "--rounds", str(rounds)],
+                         env={**base_env(), "BGC_CACHE_DIR": str(ctx.dir / "parser-cache")}, cwd=ROOT,
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    print(out.stdout.rstrip())
+    return []
+
+
+SECTIONS: dict[str, Callable[[Context], list[Row]]] = {
+    "gate": section_gate,
+    "compile": section_compile,
+    "startup": section_startup,
+    "adversarial": section_adversarial,
+    "parser": section_parser,
+}
+
+
+def describe_machine() -> str:
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"{datetime.datetime.now().isoformat(timespec='minutes')}, bgc {commit or '?'}, Python {platform.python_version()}, "
+            f"{os.cpu_count()} CPUs, load average {load} (1/5/15 min)")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and shorter limits, for iterating")
+    parser.add_argument("--only", action="append", default=[], metavar="SECTION", help=f"one of {', '.join(SECTIONS)} (repeat or comma-separate)")
+    parser.add_argument("--rounds", type=int, help="rounds per measurement (default 15, --quick 5)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (workloads, plans, caches)")
+    args = parser.parse_args(argv)
+    chosen = [name for item in args.only for name in item.split(",") if name] or list(SECTIONS)
+    unknown = [name for name in chosen if name not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown section {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
+    started = time.perf_counter()
+    print(f"# bgc benchmarks{' (--quick)' if args.quick else ''}\n")
+    print(f"`python tests/bench/run.py{' --quick' if args.quick else ''}{''.join(f' --only {n}' for n in args.only)}` — {describe_machine()}")
+    with tempfile.TemporaryDirectory(prefix="bgc-bench-") as tmp:
+        ctx = Context(args.quick, args.rounds, Path(tmp))
+        for name in chosen:
+            print(f"\n## {name}\n")
+            sys.stdout.flush()
+            try:
+                ctx.record(name, SECTIONS[name](ctx))
+            except Exception as error:  # noqa: BLE001 - a benchmark reports a broken section, it goes on
+                print(f"section {name} failed: {type(error).__name__}: {error}")
+                ctx.results.append((name, Row(f"section {name}", "error", result="FAIL")))
+            sys.stdout.flush()
+        if args.keep:
+            kept = Path(tempfile.mkdtemp(prefix="bgc-bench-kept-"))
+            subprocess.run(["cp", "-a", f"{tmp}/.", str(kept)], check=True)
+            print(f"\n(work directory kept in {kept})")
+    failed = [(section, row) for section, row in ctx.results if row.result == "FAIL"]
+    print(f"\n## summary\n\n{len(ctx.results) - len(failed)} targets pass, {len(failed)} fail "
+          f"({time.perf_counter() - started:,.0f} s; load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())})\n")  # fmt: skip
+    print("| section | measure | bgc | ratio | target | result |\n|---|---|---:|---:|---|---|")
+    for section, row in ctx.results:
+        print(f"| {section} | {row.measure.strip()} | {row.value} | {row.ratio} | {row.target} | {row.result} |")
+    return 1 if args.strict and failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
