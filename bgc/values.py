@@ -251,8 +251,8 @@ def canonical_url(value: str) -> str | Rejection:
     is ambiguous: ``https://0../`` is host ``0.``, whose canonical spelling reads as ``0.0.0.0``).
     """
     first = _canonical_url_once(value)
-    if isinstance(first, Rejection):
-        return first
+    if isinstance(first, Rejection) or first == value:
+        return first  # a value already canonical is its own second reading
     if _canonical_url_once(first) != first:
         return Rejection(value, "is ambiguous: its canonical spelling would be read as another URL")
     return first
@@ -261,7 +261,7 @@ def canonical_url(value: str) -> str | Rejection:
 def _canonical_url_once(value: str) -> str | Rejection:
     if "\\" in value:
         return Rejection(value, "has a '\\', which a WHATWG URL parser reads as '/' and others do not")
-    if any(ch.isspace() for ch in value):
+    if _SPACE.search(value):
         return Rejection(value, "has white space, which URL parsers strip or encode differently")
     scheme, sep, _rest = value.partition("://")
     if not sep or scheme.lower() not in URL_SCHEMES:
@@ -272,12 +272,12 @@ def _canonical_url_once(value: str) -> str | Rejection:
     try:
         import ada_url  # here: only net values need the parser, and the gate's start-up should not pay for it
 
-        url = ada_url.URL(value)
+        url = ada_url.parse_url(value, attributes=_ADA_PARTS)  # one call for every part
     except ValueError:
         return Rejection(value, "is not a valid URL (WHATWG)")
-    if url.username or url.password or "@" in value.split("/", 3)[2]:
+    if url["username"] or url["password"] or "@" in value.split("/", 3)[2]:
         return Rejection(value, "has userinfo ('user@host'), a name in front of the host")
-    host = url.hostname
+    host = url["hostname"]
     if host.endswith("."):
         host = host[:-1]
     if not host or ".." in host or host.startswith("."):
@@ -286,17 +286,21 @@ def _canonical_url_once(value: str) -> str | Rejection:
     if isinstance(host_or_problem, Rejection):
         return Rejection(value, host_or_problem.reason)
     host = host_or_problem
-    raw_path = url.pathname or "/"
+    raw_path = url["pathname"] or "/"
     if "//" in raw_path:
         return Rejection(value, "has an empty path segment ('//'), which many servers merge into one '/'")
     if ";" in raw_path:
         return Rejection(value, "has a ';' in its path: servers differ on path parameters (Tomcat drops them)")
     path, problem = _canonical_escapes(raw_path, in_path=True)
-    query, _ = _canonical_escapes(url.search, in_path=False)
+    query, _ = _canonical_escapes(url["search"], in_path=False)
     if problem:
         return Rejection(value, problem)
-    port = f":{url.port}" if url.port else ""
-    return f"{url.protocol}//{host}{port}{path}{query}"
+    port = f":{url['port']}" if url["port"] else ""
+    return f"{url['protocol']}//{host}{port}{path}{query}"
+
+
+_SPACE = re.compile(r"\s")
+_ADA_PARTS = ("username", "password", "hostname", "port", "protocol", "pathname", "search")
 
 
 IDNA_DEVIATIONS = frozenset("\u00df\u03c2\u200c\u200d")
