@@ -103,10 +103,15 @@ class _PrefixTrie:
         node.items.append(entry)
 
     def below(self) -> list[_Entry]:
+        """Every entry at or under this node (walked with a stack: a prefix may be long)."""
         if self._below is None:
-            self._below = list(self.items)
-            for child in self.children.values():
-                self._below.extend(child.below())
+            found: list[_Entry] = []
+            nodes = [self]
+            while nodes:
+                node = nodes.pop()
+                found.extend(node.items)
+                nodes.extend(node.children.values())
+            self._below = found
         return self._below
 
     def compatible(self, prefix: str) -> list[_Entry]:
