@@ -19,10 +19,13 @@ exactly the intersection; subsumed members are pruned afterwards with the automa
 
 from __future__ import annotations
 
-from typing import Callable, Hashable
+from typing import TYPE_CHECKING, Callable, Hashable
 
 from bgc._glob_automata import AlgebraLimit
 from bgc._glob_syntax import D0, D1, STAR, DStar, Elems, Item, One, Segment, Star, canonical, merge_stars
+
+if TYPE_CHECKING:
+    from bgc.budget import Budget
 
 #: Alternatives one sub-problem may produce before the intersection is declared too large.
 MAX_TERMS = 256
@@ -55,13 +58,17 @@ Key = Hashable
 Step = tuple[tuple[Key, ...], Callable[..., Terms]]
 
 
-def _solve(root: Key, expand: Callable[[Key], Step]) -> Terms:
+def _solve(root: Key, expand: Callable[[Key], Step], budget: Budget) -> Terms:
     """The answer to ``root`` of a memoised recursion, evaluated with an explicit stack.
 
     Patterns may be thousands of segments or characters long: written as Python recursion, the
     merge rules would need a call per element and raise RecursionError. Every rule moves at
     least one cursor forward, so sub-problems form a DAG and a depth-first walk that solves a
     sub-problem once all it needs is solved visits each one once, as the memo did.
+
+    Each solved sub-problem is charged to ``budget`` by the elements of the terms it built
+    (building and hashing a term costs about that), and the root once more for the caller's
+    normalising and sorting of the result.
     """
     memo: dict[Key, Terms] = {}
     waiting: dict[Key, Step] = {}
@@ -79,16 +86,23 @@ def _solve(root: Key, expand: Callable[[Key], Step]) -> Terms:
                 stack.extend(missing)
                 continue
         deps, combine = waiting.pop(key)
-        memo[key] = _checked(combine(*(memo[dep] for dep in deps)))
+        terms = memo[key] = _checked(combine(*(memo[dep] for dep in deps)))
+        budget.charge(_cost(terms))
         stack.pop()
+    budget.charge(_cost(memo[root]))
     return memo[root]
+
+
+def _cost(terms: Terms) -> int:
+    """Steps charged for building ``terms``: one per term and per element (at least one)."""
+    return 1 + len(terms) + sum(map(len, terms))
 
 
 def _constant(terms: Terms) -> Step:
     return (), lambda: terms
 
 
-def intersect_items(xs: tuple[Item, ...], ys: tuple[Item, ...]) -> list[tuple[Item, ...]]:
+def intersect_items(xs: tuple[Item, ...], ys: tuple[Item, ...], budget: Budget) -> list[tuple[Item, ...]]:
     """Simple segments whose union is exactly the intersection of segments ``xs`` and ``ys``."""
 
     def expand(key: Key) -> Step:
@@ -108,10 +122,10 @@ def intersect_items(xs: tuple[Item, ...], ys: tuple[Item, ...]) -> list[tuple[It
             return _constant(_EMPTY)
         return ((p + 1, q + 1),), lambda u: _pre(One(both), u)
 
-    return sorted({merge_stars(t) for t in _solve((0, 0), expand)}, key=repr)
+    return sorted({merge_stars(t) for t in _solve((0, 0), expand, budget)}, key=repr)
 
 
-def intersect_elems(a: Elems, b: Elems) -> list[Elems]:
+def intersect_elems(a: Elems, b: Elems, budget: Budget) -> list[Elems]:
     """Canonical element tuples whose union is exactly L(a) ∩ L(b).
 
     ``DStar(1)`` is kept whole rather than expanded to ``*`` then ``DStar(0)``: with
@@ -154,10 +168,10 @@ def intersect_elems(a: Elems, b: Elems) -> list[Elems]:
             return ((i + 1, na, j, 0), *skip), lambda u, *v: _pre(x, u).union(*v)
         pair = (x, y)
         if pair not in seg_memo:
-            seg_memo[pair] = intersect_items(x.items, y.items)
+            seg_memo[pair] = intersect_items(x.items, y.items, budget)
         segments = seg_memo[pair]
         if not segments:
             return _constant(_EMPTY)
         return ((i + 1, na, j + 1, nb),), lambda rest: frozenset().union(*(_pre(Segment(s), rest) for s in segments))
 
-    return sorted({canonical(t) for t in _solve((0, dmin(a, 0), 0, dmin(b, 0)), expand)}, key=repr)
+    return sorted({canonical(t) for t in _solve((0, dmin(a, 0), 0, dmin(b, 0)), expand, budget)}, key=repr)

@@ -15,9 +15,10 @@ Two fail-closed choices deserve a word:
 * Conditions are three-valued. A field the context does not know (``call.tool`` while compiling
   requests: a grant in the plan may be used by any call) is *unknown*; an ``allow`` applies only
   when its condition is true, an ``ask`` or ``deny`` whenever it is true *or unknown*.
-* When the pattern algebra hits its work bound (:class:`bgc.glob.AlgebraLimit`), the undecided
-  piece is not granted: an allow whose intersection cannot be computed grants nothing, a cut that
-  cannot be decided is kept as a cut, and the request is marked ``unknown``.
+* When the pattern algebra hits a work bound (:class:`bgc.glob.AlgebraLimit`: a question's own, or
+  the order's :class:`bgc.budget.Budget` once it is spent), the undecided piece is not granted: an
+  allow whose intersection cannot be computed grants nothing, a cut that cannot be decided is kept
+  as a cut, and the request is marked ``unknown``.
 
 Rules are indexed by resource/action and by the literal prefix of their patterns, so the cost of
 a request grows with the rules that can overlap it, not with the size of the policy.
@@ -32,7 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bgc import glob
+from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc.errors import UsageError
+from bgc.limits import ORDER_BUDGET
 from bgc.model import GrantAtom, ToolCall, WorkOrder
 from bgc.plan import Approvals, CallResult, Gate, GateDecision, NeedResult, Part, Plan, RequestResult, RuleRef
 from bgc.policy.ast import Policy, Rule, TemplateError
@@ -180,7 +183,7 @@ class _Accumulator:
             refs = tuple(sorted(set(self.parts[key][1].rules) | set(refs)))
         self.parts[key] = (piece, Part(resource, action, piece.text, excepts, refs, approvals))
 
-    def pruned(self, cutters: Mapping[str, glob.Pattern]) -> tuple[Part, ...]:
+    def pruned(self, cutters: Mapping[str, glob.Pattern], budget: Budget) -> tuple[Part, ...]:
         """The parts, each part inside another one folded into it (its rules kept).
 
         Part ``P except E`` lies inside ``Q except F`` when P ⊆ Q and every cut in F but not in E
@@ -194,9 +197,14 @@ class _Accumulator:
                 if (
                     i != j
                     and other.approvals == part.approvals
-                    and _subset(pattern, [other_pattern])
-                    and all(_overlaps(pattern, cutters[text]) == [] for text in set(other.excepts) - set(part.excepts))
-                    and not (j > i and _subset(other_pattern, [pattern]) and set(other.excepts) <= set(part.excepts))
+                    and _subset(pattern, [other_pattern], budget)
+                    and all(
+                        _overlaps(pattern, cutters[text], budget) == []
+                        for text in set(other.excepts) - set(part.excepts)
+                    )
+                    and not (
+                        j > i and _subset(other_pattern, [pattern], budget) and set(other.excepts) <= set(part.excepts)
+                    )
                 ):
                     host[i] = j
                     break
@@ -213,28 +221,49 @@ class _Accumulator:
         )
 
 
-def _subset(a: glob.Pattern, bs: list[glob.Pattern]) -> bool:
+# Once an order's budget is spent every question is unknown, so these do not ask: pruning alone
+# asks a question per pair of parts, and raising each one's error would be work without bound.
+
+
+def _subset(a: glob.Pattern, bs: list[glob.Pattern], budget: Budget) -> bool:
+    """Whether L(a) ⊆ ∪L(bs); False when the algebra cannot decide it (within the budget)."""
+    if budget.exhausted:
+        return False
     try:
-        return glob.is_subset(a, bs)
+        return glob.is_subset(a, bs, budget=budget)
     except glob.AlgebraLimit:
         return False
 
 
-def _overlaps(a: glob.Pattern, b: glob.Pattern) -> list[glob.Pattern] | None:
-    """The exact intersection, or None when the algebra cannot decide it."""
+def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pattern] | None:
+    """The exact intersection, or None when the algebra cannot decide it (within the budget)."""
+    if budget.exhausted:
+        return None
     try:
-        return glob.intersect(a, b)
+        return glob.intersect(a, b, budget=budget)
     except glob.AlgebraLimit:
         return None
 
 
-class Compiler:
-    """Compiles orders against one policy; reuse it for many orders (the index is built once)."""
+#: Steps charged for deciding one atom a call needs, plus one per NEED_CHARS_PER_STEP characters
+#: (normalising and matching the value are linear in it).
+NEED_STEPS = 128
+NEED_CHARS_PER_STEP = 8
 
-    def __init__(self, policy: Policy) -> None:
+
+class Compiler:
+    """Compiles orders against one policy; reuse it for many orders (the index is built once).
+
+    Each order gets its own work :class:`~bgc.budget.Budget` of ``order_budget`` steps, shared
+    by its requests and calls; request results are remembered with their cost, so an order's
+    plan is the same whatever the compiler compiled before.
+    """
+
+    def __init__(self, policy: Policy, order_budget: int = ORDER_BUDGET) -> None:
         self.policy = policy
+        self.order_budget = order_budget
         self.index = RuleIndex(policy)
-        self._cache: dict[tuple[Any, ...], RequestResult] = {}
+        self._requests: CostMemo[RequestResult] = CostMemo()
         self._refs: dict[int, RuleRef] = {}
         self.policy_id = policy.id()
 
@@ -250,32 +279,35 @@ class Compiler:
         """What conditions may know of an order; ``call.tool`` is never known while compiling."""
         return {"intent.kind": order.intent.kind, "origin.model": order.origin.model}
 
-    def compile(self, order: WorkOrder, mode: str | None = None) -> Plan:
+    def compile(self, order: WorkOrder, mode: str | None = None, budget: Budget | None = None) -> Plan:
+        """The plan for ``order``; its work is charged to ``budget`` (a fresh order budget if None)."""
         mode = resolve_mode(self.policy, mode)
         context = self.context(order)
-        requests = tuple(self.request(atom, context, mode) for atom in order.requests)
+        budget = Budget(self.order_budget) if budget is None else budget
+        requests = tuple(self.request(atom, context, mode, budget) for atom in order.requests)
         plan = Plan(str(order.id()), self.policy_id, mode, requests, (), self.policy.case_insensitive)
         if not order.calls:
             return plan
         gate = Gate([plan])  # calls are judged exactly as the gate will judge them at run time
-        calls = tuple(self.call(call, gate, requests) for call in order.calls)
+        calls = tuple(self.call(call, gate, requests, budget) for call in order.calls)
         return Plan(plan.order, plan.policy, mode, requests, calls, plan.fold_case)
 
-    def request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None) -> RequestResult:
+    def request(
+        self, atom: GrantAtom, context: Mapping[str, str], mode: str | None, budget: Budget | None = None
+    ) -> RequestResult:
+        """What the policy gives ``atom``; the work is charged to ``budget`` (a fresh order's if None)."""
+        budget = Budget(self.order_budget) if budget is None else budget
         key = (atom, tuple(sorted(context.items())), mode)
-        cached = self._cache.get(key)
-        if cached is None:
-            cached = self._cache[key] = self._request(atom, context, mode)
-        return cached
+        return self._requests.get(key, budget, lambda: self._request(atom, context, mode, budget))
 
-    def _request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None) -> RequestResult:
+    def _request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None, budget: Budget) -> RequestResult:
         requested = glob.parse(atom.pattern)
         unknown = False
         touching: dict[str, list[tuple[_Entry, list[glob.Pattern]]]] = {"allow": [], "ask": [], "deny": []}
         for entry in self.index.candidates(atom.resource, atom.action, requested.prefix):
             if not _applies(entry.rule, context, mode):
                 continue
-            pieces = _overlaps(requested, entry.pattern)
+            pieces = _overlaps(requested, entry.pattern, budget)
             if pieces is None:
                 unknown = True
                 if entry.rule.effect == "allow":
@@ -288,7 +320,7 @@ class Compiler:
             texts: dict[str, glob.Pattern] = {}
             for effect in effects:
                 for entry, _ in touching[effect]:
-                    overlap = _overlaps(piece, entry.pattern)
+                    overlap = _overlaps(piece, entry.pattern, budget)
                     if overlap is None or overlap:
                         texts.setdefault(entry.text, entry.pattern)
             ordered = sorted(texts)
@@ -296,11 +328,13 @@ class Compiler:
 
         def nonempty(piece: glob.Pattern, excepts: list[glob.Pattern]) -> bool:
             nonlocal unknown
-            try:
-                return not glob.is_empty(piece, excepts)
-            except glob.AlgebraLimit:
-                unknown = True
-                return True  # kept: the term is exact, only its emptiness is undecided
+            if not budget.exhausted:
+                try:
+                    return not glob.is_empty(piece, excepts, budget=budget)
+                except glob.AlgebraLimit:
+                    pass
+            unknown = True
+            return True  # kept: the term is exact, only its emptiness is undecided
 
         granted, asked, denied = _Accumulator(), _Accumulator(), _Accumulator()
         for entry, pieces in touching["allow"]:
@@ -322,19 +356,19 @@ class Compiler:
         if nonempty(requested, [everything[text] for text in residual]):
             denied.add(atom.resource, atom.action, requested, tuple(residual), None)
 
-        granted_parts, ask_parts = granted.pruned(everything), asked.pruned(everything)
+        granted_parts, ask_parts = granted.pruned(everything, budget), asked.pruned(everything, budget)
         allow_patterns = [piece for _, pieces in touching["allow"] for piece in pieces]
         complete = (
             not unknown
             and not touching["ask"]
             and not touching["deny"]
             and bool(allow_patterns)
-            and _subset(requested, allow_patterns)
+            and _subset(requested, allow_patterns, budget)
         )
         verdict = "granted" if complete else "narrowed" if granted_parts else "ask" if ask_parts else "denied"
-        return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything), unknown)
+        return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything, budget), unknown)
 
-    def call(self, call: ToolCall, gate: Gate, requests: Iterable[RequestResult]) -> CallResult:
+    def call(self, call: ToolCall, gate: Gate, requests: Iterable[RequestResult], budget: Budget) -> CallResult:
         """Resolve a call through its tool declaration and check every atom it needs."""
         decl = self.policy.tool(call.tool)
         if decl is None:
@@ -346,7 +380,7 @@ class Compiler:
             except TemplateError as error:
                 return CallResult(call.tool, call.server, "uncovered", str(error))
             for text in patterns:
-                needs.append(self._need(template.resource, template.action, text, gate, requests))
+                needs.append(self._need(template.resource, template.action, text, gate, requests, budget))
         effects = {need.effect for need in needs}
         if "deny" in effects:
             first = next(need for need in needs if need.effect == "deny")
@@ -355,27 +389,34 @@ class Compiler:
             return CallResult(call.tool, call.server, "pending", "some atoms await approval", tuple(needs))
         return CallResult(call.tool, call.server, "covered", "every atom it needs is granted", tuple(needs))
 
-    def _need(self, resource: str, action: str, text: str, gate: Gate, requests: Iterable[RequestResult]) -> NeedResult:
+    def _need(
+        self, resource: str, action: str, text: str, gate: Gate, requests: Iterable[RequestResult], budget: Budget
+    ) -> NeedResult:
         """Decide one atom a call needs, exactly as the gate would decide the value it touches.
 
         ``text`` is pattern text whose parameters were escaped. The value as the tool sees it
         (escapes resolved, wildcards of the template taken as characters) is checked first,
         before any NFC normalisation by the parser could hide a problem: a value the gate would
-        reject is never covered, whatever the template's shape.
+        reject is never covered, whatever the template's shape. Each need is charged to the
+        order's budget: a call may need thousands of atoms (list parameters).
         """
         probe = _ESCAPE.sub(r"\1", text)
         checked = glob.normalise(resource, probe)
         if isinstance(checked, glob.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
+        try:
+            budget.charge(NEED_STEPS + len(text) // NEED_CHARS_PER_STEP)
+        except BudgetExhausted:
+            return NeedResult(f"{resource}:{action}:{checked}", "deny", _UNDECIDED)
         needed = glob.parse(text)
         if needed.literal is not None:
             decision: GateDecision = gate.decide(f"{resource}:{action}:{checked}")
             reason = decision.reason if decision.effect != "ask" else "awaits " + "; ".join(map(str, decision.approvals))
             return NeedResult(f"{resource}:{action}:{checked}", decision.effect, reason or "granted")
-        return self._need_pattern(resource, action, needed, requests)
+        return self._need_pattern(resource, action, needed, requests, budget)
 
     def _need_pattern(
-        self, resource: str, action: str, needed: glob.Pattern, requests: Iterable[RequestResult]
+        self, resource: str, action: str, needed: glob.Pattern, requests: Iterable[RequestResult], budget: Budget
     ) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""
         atom = f"{resource}:{action}:{needed.text}"
@@ -389,10 +430,13 @@ class Compiler:
             if (part.resource, part.action) == (resource, action)
         ]
         try:
-            covered = bool(terms) and glob.is_subset_terms(needed, terms)
+            covered = bool(terms) and glob.is_subset_terms(needed, terms, budget=budget)
         except glob.AlgebraLimit:
-            return NeedResult(atom, "deny", "undecided within the work bound: not granted")
+            return NeedResult(atom, "deny", _UNDECIDED)
         return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
+
+
+_UNDECIDED = "undecided within the work bound: not granted"
 
 
 def _approvals(rule: Rule) -> Approvals:
@@ -467,20 +511,22 @@ def explain(compiler: Compiler, order: WorkOrder, atom: GrantAtom, mode: str | N
 
     Rules are listed deny, then ask, then allow (the precedence), each in policy order. For a
     request not granted in full, the verdict in every other mode is given too: a person may
-    switch modes; the proposal cannot.
+    switch modes; the proposal cannot. The atom is decided as if it were the order's only
+    request (a budget of its own), and so is each other mode; the rules' overlaps share one more.
     """
     policy = compiler.policy
     mode = resolve_mode(policy, mode)
     context = compiler.context(order)
     requested = glob.parse(atom.pattern)
     traces = []
+    budget = Budget(compiler.order_budget)
     entries = sorted(
         compiler.index.candidates(atom.resource, atom.action, ""),
         key=lambda entry: (_PRECEDENCE[entry.rule.effect], entry.order),
     )
     for entry in entries:
         rule = entry.rule
-        overlap = _overlaps(requested, entry.pattern)
+        overlap = _overlaps(requested, entry.pattern, budget)
         if overlap == []:
             continue  # never touched the atom
         if rule.mode is not None and rule.mode != mode:

@@ -1,0 +1,147 @@
+"""Bounded work (issue 9): an order's work budget, charged the same way on every run.
+
+The budget's contract: once an order has spent its steps every further question is unknown
+(not granted), and a plan never depends on what the process computed before it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from bgc import _glob_automata, glob
+from bgc.budget import Budget, BudgetExhausted, CostMemo
+from bgc.compiler import Compiler
+from bgc.model import ToolCall
+from bgc.policy.loader import parse_policy
+from tests.test_compiler import order
+
+POLICY = """\
+tool fs.write needs fs:write:{path}
+allow fs:write:/src/** because "source"
+ask fs:write:/src/gen/** because "generated code"
+deny fs:write:/src/secrets/** because "secrets"
+"""
+
+
+def forget_answers() -> None:
+    """What a fresh process knows: no remembered answers, no parsed patterns or their automata."""
+    glob._intersect.cache_clear()  # type: ignore[attr-defined]
+    glob._counterexample.cache_clear()  # type: ignore[attr-defined]
+    glob.parse.cache_clear()
+
+
+def test_a_budget_raises_once_more_than_its_limit_is_spent() -> None:
+    budget = Budget(10)
+    budget.charge(10)
+    assert not budget.exhausted and budget.remaining == 0 and budget.affords(0)
+    with pytest.raises(BudgetExhausted) as info:
+        budget.charge(1)
+    assert budget.exhausted and isinstance(info.value, glob.AlgebraLimit)
+    assert "10 steps" in info.value.message and "unknown" in info.value.message
+    unbounded = Budget()
+    unbounded.charge(10**12)
+    assert not unbounded.exhausted and unbounded.remaining is None
+
+
+def test_a_remembered_answer_costs_what_working_it_out_did() -> None:
+    memo: CostMemo[str] = CostMemo()
+    worked: list[int] = []
+
+    def get(budget: Budget) -> str:
+        def compute() -> str:
+            worked.append(1)
+            budget.charge(5)
+            return "answer"
+
+        return memo.get("question", budget, compute)
+
+    first, second = Budget(100), Budget(100)
+    assert get(first) == get(second) == "answer"
+    assert first.spent == second.spent == 5 and len(worked) == 1
+    # a hit the budget cannot afford is worked out again and runs out as the first time would
+    with pytest.raises(BudgetExhausted):
+        get(Budget(3))
+    assert len(worked) == 2
+    # an answer given while the budget ran out (the compiler's, say) is the budget's: not kept
+    short = Budget(5)
+
+    def undecided() -> str:
+        with contextlib.suppress(BudgetExhausted):
+            short.charge(10)
+        return "undecided"
+
+    assert memo.get("other", short, undecided) == "undecided"
+    assert memo.get("other", Budget(), lambda: "decided") == "decided"
+
+
+def test_running_out_is_not_remembered_as_the_question_s_answer() -> None:
+    forget_answers()
+    a, b = "/bounds/**/*a*b*", "/bounds/**/*b*a*"
+    with pytest.raises(BudgetExhausted):
+        glob.intersect(a, b, budget=Budget(50))
+    assert [p.text for p in glob.intersect(a, b)] == ["/bounds/**/*a*b*a*", "/bounds/**/*b*a*b*"]
+
+
+def test_a_question_costs_the_same_cold_remembered_or_on_warm_automata() -> None:
+    forget_answers()
+    a, b = "/bounds/**/*.py", "/bounds/src/**"
+    cold, remembered, warm_automata = Budget(), Budget(), Budget()
+    answer = glob.intersect(a, b, budget=cold)
+    assert glob.intersect(a, b, budget=remembered) == answer
+    glob._intersect.cache_clear()  # type: ignore[attr-defined]
+    glob._counterexample.cache_clear()  # type: ignore[attr-defined]
+    assert glob.intersect(a, b, budget=warm_automata) == answer  # the automata keep their states
+    assert cold.spent == remembered.spent == warm_automata.spent > 0
+
+
+def test_a_decision_does_not_depend_on_what_matching_left_in_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an 'a' 12 characters from the end: thousands of reachable states, more than the cache holds
+    monkeypatch.setattr(_glob_automata, "MAX_STATES", 64)
+    text = "/bounds/*a????????????"
+    forget_answers()
+    expected = glob.example(glob.parse(text), [glob.parse("/bounds/*b")])
+    forget_answers()
+    pattern = glob.parse(text)
+    for i in range(256):
+        pattern.matches("/bounds/" + format(i * 37, "012b").replace("0", "a").replace("1", "b") + "ab")
+    assert len(pattern.automaton().masks) >= 64  # matching filled the cache
+    glob._counterexample.cache_clear()  # type: ignore[attr-defined]
+    assert glob.example(pattern, [glob.parse("/bounds/*b")]) == expected
+
+
+def test_past_the_budget_nothing_is_granted_and_the_request_says_unknown() -> None:
+    policy = parse_policy(POLICY, "p.bgp")
+    calls = (ToolCall("fs.write", None, {"path": "/src/a.py"}),)
+    plan = Compiler(policy, order_budget=0).compile(order("fs:write:/src/**", calls=calls))
+    (request,) = plan.requests
+    assert request.unknown and not request.granted
+    assert [str(rule) for part in request.denied for rule in part.rules] == ["p.bgp:4"]
+    (call,) = plan.calls
+    assert call.status == "uncovered" and call.needs[0].reason == "undecided within the work bound: not granted"
+
+
+def test_requests_decided_before_the_budget_ran_out_keep_their_parts() -> None:
+    policy = parse_policy(POLICY, "p.bgp")
+    first = Budget()
+    alone = Compiler(policy).compile(order("fs:write:/src/**"), budget=first).requests[0]
+    both = Compiler(policy).compile(order("fs:write:/src/**", "fs:write:/tests/**"), budget=Budget(first.spent))
+    assert both.requests[0] == alone and not alone.unknown
+    assert both.requests[1].unknown and both.requests[1].verdict == "denied"
+
+
+def test_a_plan_does_not_depend_on_what_was_compiled_before() -> None:
+    policy = parse_policy(POLICY + "deny fs:write:/**/*a*b*c*, /**/*c*b*a* because \"odd\"\n", "p.bgp")
+    big = order(*(f"fs:write:/src/d{i}/**/*{'?' * i}" for i in range(8)), "fs:write:/**")
+    small = order("fs:write:/src/d3/**/*???", "fs:write:/**")
+    forget_answers()
+    fresh_big = Compiler(policy, order_budget=40_000).compile(big).to_data()
+    assert any(request["unknown"] for request in fresh_big["requests"])  # the budget ran out
+    forget_answers()
+    fresh_small = Compiler(policy, order_budget=40_000).compile(small).to_data()
+    compiler = Compiler(policy, order_budget=40_000)  # everything remembered from here on
+    assert compiler.compile(small).to_data() == fresh_small
+    assert compiler.compile(big).to_data() == fresh_big
+    assert compiler.compile(small).to_data() == fresh_small
+    assert Compiler(policy, order_budget=40_000).compile(big).to_data() == fresh_big
