@@ -17,8 +17,9 @@ Two fail-closed choices deserve a word:
   when its condition is true, an ``ask`` or ``deny`` whenever it is true *or unknown*.
 * When the pattern algebra hits a work bound (:class:`bgc.glob.AlgebraLimit`: a question's own, or
   the order's :class:`bgc.budget.Budget` once it is spent), the undecided piece is not granted: an
-  allow whose intersection cannot be computed grants nothing, a cut that cannot be decided is kept
-  as a cut, and the request is marked ``unknown``.
+  allow whose intersection cannot be computed grants nothing, an ask whose intersection cannot be
+  computed asks for nothing (it might not cover the request) but cuts, a cut that cannot be
+  decided is kept as a cut, and the request is marked ``unknown``.
 
 Rules are indexed by resource/action and by the literal prefix of their patterns, so the cost of
 a request grows with the rules that can overlap it, not with the size of the policy.
@@ -304,6 +305,7 @@ class Compiler:
         requested = glob.parse(atom.pattern)
         unknown = False
         touching: dict[str, list[tuple[_Entry, list[glob.Pattern]]]] = {"allow": [], "ask": [], "deny": []}
+        undecided_asks: set[int] = set()
         for entry in self.index.candidates(atom.resource, atom.action, requested.prefix):
             if not _applies(entry.rule, context, mode):
                 continue
@@ -312,6 +314,8 @@ class Compiler:
                 unknown = True
                 if entry.rule.effect == "allow":
                     continue  # an allow we cannot intersect grants nothing
+                if entry.rule.effect == "ask":
+                    undecided_asks.add(id(entry))
                 pieces = [requested]  # a cut we cannot intersect cuts the whole request
             if pieces:
                 touching[entry.rule.effect].append((entry, pieces))
@@ -343,6 +347,8 @@ class Compiler:
                 if nonempty(piece, cut_patterns):
                     granted.add(atom.resource, atom.action, piece, excepts, self.ref(entry.rule))
         for entry, pieces in touching["ask"]:
+            if id(entry) in undecided_asks:
+                continue  # it cuts the whole request, but may not cover it: it asks for nothing
             approvals = _approvals(entry.rule)
             for piece in pieces:
                 excepts, cut_patterns = cuts(piece, ("deny",))

@@ -111,12 +111,13 @@ def test_a_decision_does_not_depend_on_what_matching_left_in_the_cache(monkeypat
     assert glob.example(pattern, [glob.parse("/bounds/*b")]) == expected
 
 
-def test_past_the_budget_nothing_is_granted_and_the_request_says_unknown() -> None:
+def test_past_the_budget_nothing_is_granted_or_asked_and_the_request_says_unknown() -> None:
     policy = parse_policy(POLICY, "p.bgp")
     calls = (ToolCall("fs.write", None, {"path": "/src/a.py"}),)
     plan = Compiler(policy, order_budget=0).compile(order("fs:write:/src/**", calls=calls))
     (request,) = plan.requests
-    assert request.unknown and not request.granted
+    assert request.unknown and request.verdict == "denied"
+    assert not request.granted and not request.ask  # an ask it could not intersect asks for nothing
     assert [str(rule) for part in request.denied for rule in part.rules] == ["p.bgp:4"]
     (call,) = plan.calls
     assert call.status == "uncovered" and call.needs[0].reason == "undecided within the work bound: not granted"
