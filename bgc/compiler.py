@@ -428,6 +428,9 @@ class Compiler:
         atom = f"{resource}:{action}:{needed.text}"
         if glob.has_dot_segment(needed.text):
             return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
+        too_large = glob.size_problem(needed)
+        if too_large:
+            return NeedResult(atom, "deny", f"rejected: the pattern is too large to decide: it {too_large}")
         fold = self.policy.case_insensitive and resource == "fs"
         terms = [
             (glob.parse(part.pattern), [glob.fold_case(glob.parse(e)) if fold else glob.parse(e) for e in part.excepts])

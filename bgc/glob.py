@@ -28,9 +28,10 @@ from functools import lru_cache
 from typing import Callable, Sequence, TypeVar, Union
 
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions, search
-from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc._glob_symbolic import intersect_elems
-from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, nfc, parse_elems, render
+from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render
+from bgc.budget import Budget, BudgetExhausted, CostMemo
+from bgc.limits import MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
 
 __all__ = [
     "AlgebraLimit",
@@ -44,6 +45,7 @@ __all__ = [
     "example",
     "fold_case",
     "has_dot_segment",
+    "size_problem",
     "decoded_dot_segment",
     "intersect",
     "is_empty",
@@ -159,6 +161,29 @@ def _literal_prefix(elems: Elems) -> tuple[str, str | None]:
 def parse(text: str) -> Pattern:
     """Parse pattern text (NFC-normalised first); raises :class:`PatternError` with the column."""
     return Pattern(text)
+
+
+def size_problem(pattern: Pattern) -> str | None:
+    """Why ``pattern`` is too large to be requested or written in a rule, or None.
+
+    Parsing and matching are linear in any pattern; the bounds (bgc.limits) are for the
+    algebra, whose every step grows with the pattern's length and whose worst cases grow with
+    its wildcards. Wildcards are counted as the algebra sees them: each ``*`` run, ``?``,
+    class and ``**`` once (``**/**`` is one).
+    """
+    text = pattern.text
+    if len(text) > MAX_PATTERN_LENGTH:
+        return f"is {len(text):,} characters long (at most {MAX_PATTERN_LENGTH:,})"
+    segments = len(text.split("/")) - text.startswith("/")
+    if segments > MAX_PATTERN_SEGMENTS:
+        return f"has {segments} segments (at most {MAX_PATTERN_SEGMENTS})"
+    wildcards = sum(
+        sum(1 for it in e.items if isinstance(it, Star) or it.chars.single() is None) if isinstance(e, Segment) else 1
+        for e in pattern._elems
+    )
+    if wildcards > MAX_PATTERN_WILDCARDS:
+        return f"has {wildcards} wildcards (at most {MAX_PATTERN_WILDCARDS}; each `*`, `?`, `[...]` and `**` counts)"
+    return None
 
 
 def escape(text: str) -> str:

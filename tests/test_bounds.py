@@ -7,14 +7,27 @@ The budget's contract: once an order has spent its steps every further question 
 from __future__ import annotations
 
 import contextlib
+import json
+import re
+from pathlib import Path
 
 import pytest
 
 from bgc import _glob_automata, glob
 from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc.compiler import Compiler
-from bgc.model import ToolCall
+from bgc.limits import (
+    MAX_CALL_ATOMS,
+    MAX_CALLS,
+    MAX_PATTERN_LENGTH,
+    MAX_PATTERN_SEGMENTS,
+    MAX_PATTERN_WILDCARDS,
+    MAX_REQUESTS,
+)
+from bgc.model import GrantAtom, ToolCall
 from bgc.policy.loader import parse_policy
+from bgc.policy.parser import PolicyError
+from tests.samples import PROMPT, bgc
 from tests.test_compiler import order
 
 POLICY = """\
@@ -146,3 +159,89 @@ def test_a_plan_does_not_depend_on_what_was_compiled_before() -> None:
     assert compiler.compile(big).to_data() == fresh_big
     assert compiler.compile(small).to_data() == fresh_small
     assert Compiler(policy, order_budget=40_000).compile(big).to_data() == fresh_big
+
+
+# --- structural limits: refused when loaded, with the place -----------------------------------
+
+
+def write_order(path: Path, requests: list[str], calls: list[dict] | None = None) -> str:
+    data = {
+        "intent": {"kind": "patch.apply"},
+        "calls": calls or [],
+        "requests": requests,
+        "origin": {"model": "m", "parents": [], "prompt": PROMPT},
+    }
+    path.write_text(json.dumps(data, indent=1))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("requests", "calls", "message"),
+    [
+        ([f"fs:read:/f{i}" for i in range(MAX_REQUESTS + 1)], [], "requests: 1,001 requests: an order may have at most 1,000"),
+        (["fs:read:/x"], [{"tool": "fs.write", "params": {}}] * (MAX_CALLS + 1), "calls: 1,001 calls"),
+        (["fs:read:/x", "fs:read:/" + "a" * MAX_PATTERN_LENGTH], [], "requests[1]: the pattern is too large: it is 1,025 characters long (at most 1,024)"),
+        (["fs:read:" + "/a" * (MAX_PATTERN_SEGMENTS + 1)], [], "requests[0]: the pattern is too large: it has 129 segments (at most 128)"),
+        (["fs:read:/" + "?" * (MAX_PATTERN_WILDCARDS + 1)], [], "it has 33 wildcards (at most 32;"),
+        (["fs:read:" + "/*a" * 1000], [], "requests[0]: the pattern is too large: it is 3,000 characters long"),
+    ],
+)
+def test_an_order_past_a_structural_limit_is_refused_at_the_field(
+    tmp_path: Path, requests: list[str], calls: list[dict], message: str
+) -> None:
+    path = write_order(tmp_path / "big.json", requests, calls)
+    result = bgc("compile", path, "-p", str(write_policy(tmp_path)))
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert re.search(r"big\.json:\d+:\d+: error", result.output), result.output  # located
+
+
+def write_policy(tmp_path: Path, text: str = POLICY) -> Path:
+    path = tmp_path / "p.bgp"
+    path.write_text(text)
+    return path
+
+
+def test_patterns_at_the_limits_are_accepted() -> None:
+    fits = [
+        "/" + "a" * (MAX_PATTERN_LENGTH - 1),
+        "/a" * MAX_PATTERN_SEGMENTS,
+        "/" + "?" * (MAX_PATTERN_WILDCARDS - 2) + "/**/*",
+        "/**/**/**/x",  # one '**' as the algebra sees it
+    ]
+    for text in fits:
+        assert glob.size_problem(glob.parse(text)) is None, text
+        GrantAtom("fs", "read", text)
+
+
+@pytest.mark.parametrize(
+    ("line", "column", "message"),
+    [
+        ("allow fs:write:/src/" + "[ab]" * (MAX_PATTERN_WILDCARDS + 1), 16, "it has 33 wildcards"),
+        ("deny fs:write:/a, /" + "b" * MAX_PATTERN_LENGTH, 19, "it is 1,025 characters long"),
+        ("tool t needs fs:write:{p}" + "/*" * (MAX_PATTERN_WILDCARDS + 1), 23, "it has 33 wildcards"),
+        ('expect deny fs:write:"/' + "c" * MAX_PATTERN_LENGTH + '"', 23, "it is 1,025 characters long"),
+    ],
+)
+def test_a_rule_past_the_pattern_limits_is_a_located_policy_error(line: str, column: int, message: str) -> None:
+    with pytest.raises(PolicyError) as info:
+        parse_policy(line + "\n", "p.bgp")
+    error = info.value
+    assert (error.code, error.span.line, error.span.col) == ("BGC003", 1, column), error.render()
+    assert message in error.message
+
+
+def test_a_call_whose_lists_make_too_many_atoms_is_uncovered_not_expanded() -> None:
+    policy = parse_policy("tool t needs fs:write:{a}/{b}\nallow fs:write:/** because \"all\"\n", "p.bgp")
+    many = [f"/x{i}" for i in range(MAX_CALL_ATOMS // 10 + 1)]
+    calls = (ToolCall("t", None, {"a": many, "b": many[:10]}), ToolCall("t", None, {"a": many[:10], "b": many[:10]}))
+    plan = Compiler(policy).compile(order("fs:write:/**", calls=calls))
+    assert [call.status for call in plan.calls] == ["uncovered", "covered"]
+    assert "parameter 'b' makes more than 1,000 atoms" in plan.calls[0].reason and not plan.calls[0].needs
+
+
+def test_a_templated_need_past_the_pattern_limits_is_not_covered() -> None:
+    policy = parse_policy("tool t needs fs:write:{dir}/**/*.py\nallow fs:write:/** because \"all\"\n", "p.bgp")
+    calls = (ToolCall("t", None, {"dir": "/a" * MAX_PATTERN_SEGMENTS}),)
+    (call,) = Compiler(policy).compile(order("fs:write:/**", calls=calls)).calls
+    assert call.status == "uncovered"
+    assert call.needs[0].reason.startswith("rejected: the pattern is too large to decide: it has 130 segments")
