@@ -364,13 +364,15 @@ class Compiler:
 
         granted_parts, ask_parts = granted.pruned(everything, budget), asked.pruned(everything, budget)
         allow_patterns = [piece for _, pieces in touching["allow"] for piece in pieces]
-        complete = (
-            not unknown
-            and not touching["ask"]
-            and not touching["deny"]
-            and bool(allow_patterns)
-            and _subset(requested, allow_patterns, budget)
-        )
+        complete = not unknown and not touching["ask"] and not touching["deny"] and bool(allow_patterns)
+        if complete:  # granted as asked, or only narrowed? Undecided counts as narrowed, and unknown.
+            inside: bool | None = None
+            if not budget.exhausted:
+                try:
+                    inside = glob.is_subset(requested, allow_patterns, budget=budget)
+                except glob.AlgebraLimit:
+                    pass
+            complete, unknown = inside is True, inside is None
         verdict = "granted" if complete else "narrowed" if granted_parts else "ask" if ask_parts else "denied"
         return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything, budget), unknown)
 

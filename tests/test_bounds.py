@@ -145,6 +145,16 @@ def test_requests_decided_before_the_budget_ran_out_keep_their_parts() -> None:
     assert both.requests[1].unknown and both.requests[1].verdict == "denied"
 
 
+def test_a_request_whose_completeness_is_undecided_is_narrowed_and_unknown() -> None:
+    policy = parse_policy(POLICY, "p.bgp")
+    full = Budget()
+    granted = Compiler(policy).compile(order("fs:write:/src/lib/**"), budget=full).requests[0]
+    assert granted.verdict == "granted" and not granted.unknown
+    # the last question (is the request inside its allows?) is the one the budget cannot pay
+    short = Compiler(policy).compile(order("fs:write:/src/lib/**"), budget=Budget(full.spent - 1)).requests[0]
+    assert (short.verdict, short.unknown, short.granted) == ("narrowed", True, granted.granted)
+
+
 def test_a_plan_does_not_depend_on_what_was_compiled_before() -> None:
     policy = parse_policy(POLICY + "deny fs:write:/**/*a*b*c*, /**/*c*b*a* because \"odd\"\n", "p.bgp")
     big = order(*(f"fs:write:/src/d{i}/**/*{'?' * i}" for i in range(8)), "fs:write:/**")
