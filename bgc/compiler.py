@@ -255,14 +255,14 @@ NEED_CHARS_PER_STEP = 8
 class Compiler:
     """Compiles orders against one policy; reuse it for many orders (the index is built once).
 
-    Each order gets its own work :class:`~bgc.budget.Budget` of ``order_budget`` steps, shared
-    by its requests and calls; request results are remembered with their cost, so an order's
-    plan is the same whatever the compiler compiled before.
+    Each order gets its own work :class:`~bgc.budget.Budget` of ``order_budget`` steps (by default
+    ``bgc.limits.ORDER_BUDGET``), shared by its requests and calls; request results are remembered
+    with their cost, so an order's plan is the same whatever the compiler compiled before.
     """
 
-    def __init__(self, policy: Policy, order_budget: int = ORDER_BUDGET) -> None:
+    def __init__(self, policy: Policy, order_budget: int | None = None) -> None:
         self.policy = policy
-        self.order_budget = order_budget
+        self.order_budget = ORDER_BUDGET if order_budget is None else order_budget
         self.index = RuleIndex(policy)
         self._requests: CostMemo[RequestResult] = CostMemo()
         self._refs: dict[int, RuleRef] = {}

@@ -7,13 +7,16 @@ The budget's contract: once an order has spent its steps every further question 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from bgc import _glob_automata, glob
+from bgc import _glob_automata, compiler, glob
 from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc.compiler import Compiler
 from bgc.limits import (
@@ -25,10 +28,11 @@ from bgc.limits import (
     MAX_REQUESTS,
 )
 from bgc.model import GrantAtom, ToolCall
+from bgc.plan import Gate
 from bgc.policy.loader import parse_policy
 from bgc.policy.parser import PolicyError
 from tests.samples import PROMPT, bgc
-from tests.test_compiler import order
+from tests.test_compiler import ROOT, SEGMENTS, make_policy, order, reference_regex
 
 POLICY = """\
 tool fs.write needs fs:write:{path}
@@ -185,13 +189,19 @@ def write_order(path: Path, requests: list[str], calls: list[dict] | None = None
     return str(path)
 
 
+def write_policy(tmp_path: Path, text: str = POLICY) -> Path:
+    path = tmp_path / "p.bgp"
+    path.write_text(text)
+    return path
+
+
 @pytest.mark.parametrize(
     ("requests", "calls", "message"),
     [
-        ([f"fs:read:/f{i}" for i in range(MAX_REQUESTS + 1)], [], "requests: 1,001 requests: an order may have at most 1,000"),
+        ([f"fs:read:/f{i}" for i in range(MAX_REQUESTS + 1)], [], "requests: 1,001 requests: an order may have at most"),
         (["fs:read:/x"], [{"tool": "fs.write", "params": {}}] * (MAX_CALLS + 1), "calls: 1,001 calls"),
-        (["fs:read:/x", "fs:read:/" + "a" * MAX_PATTERN_LENGTH], [], "requests[1]: the pattern is too large: it is 1,025 characters long (at most 1,024)"),
-        (["fs:read:" + "/a" * (MAX_PATTERN_SEGMENTS + 1)], [], "requests[0]: the pattern is too large: it has 129 segments (at most 128)"),
+        (["fs:read:/x", "fs:read:/" + "a" * MAX_PATTERN_LENGTH], [], "requests[1]: the pattern is too large: it is 1,025"),
+        (["fs:read:" + "/a" * (MAX_PATTERN_SEGMENTS + 1)], [], "requests[0]: the pattern is too large: it has 129 segments"),
         (["fs:read:/" + "?" * (MAX_PATTERN_WILDCARDS + 1)], [], "it has 33 wildcards (at most 32;"),
         (["fs:read:" + "/*a" * 1000], [], "requests[0]: the pattern is too large: it is 3,000 characters long"),
     ],
@@ -203,12 +213,6 @@ def test_an_order_past_a_structural_limit_is_refused_at_the_field(
     result = bgc("compile", path, "-p", str(write_policy(tmp_path)))
     assert result.exit_code == 2 and message in result.output, result.output
     assert re.search(r"big\.json:\d+:\d+: error", result.output), result.output  # located
-
-
-def write_policy(tmp_path: Path, text: str = POLICY) -> Path:
-    path = tmp_path / "p.bgp"
-    path.write_text(text)
-    return path
 
 
 def test_patterns_at_the_limits_are_accepted() -> None:
@@ -255,3 +259,112 @@ def test_a_templated_need_past_the_pattern_limits_is_not_covered() -> None:
     (call,) = Compiler(policy).compile(order("fs:write:/**", calls=calls)).calls
     assert call.status == "uncovered"
     assert call.needs[0].reason.startswith("rejected: the pattern is too large to decide: it has 130 segments")
+
+
+# --- generated adversarial orders: bounded, no traceback, never wider than the policy ----------
+
+#: Segments the brute-force reference (tests/test_compiler.py) reads: characters a and b, '*', '?',
+#: '[ab]', '[!a]', and '**' as a whole segment (no other all-star segment: git reads '***' as
+#: '**', the reference does not); runs of wildcards make the automata blow up.
+ADVERSARIAL_SEGMENTS = ["a", "b", "*", "?", "**", "*a", "a*", "*a?", "?*b", "*a*b*", "[ab]?", "[!a]*", "??"]
+NAMES = ["a", "b", "ab", "ba"]
+DEEP_UNIVERSE = ["/"] + ["/" + "/".join(p) for n in range(1, 6) for p in itertools.product(NAMES[:3], repeat=n)]
+DEEP_UNIVERSE += ["/" + "/".join(p) for p in itertools.product(["aab", "bab", "abab", "b"], repeat=2)]
+
+segments = st.sampled_from(ADVERSARIAL_SEGMENTS)
+deep = st.lists(segments, min_size=3, max_size=9).map(lambda s: "/" + "/".join(s))
+both_ends = st.lists(segments, min_size=1, max_size=3).map(lambda s: "/**/" + "/".join(s) + "/**")
+wild = st.lists(st.sampled_from(["*a", "?", "a*", "?b", "b"]), min_size=4, max_size=14).map(lambda s: "/" + "".join(s))
+shallow = st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=3).map(lambda s: "/" + "/".join(s))
+adversarial = st.one_of(deep, both_ends, wild, shallow)
+DISJOINT = ["/" + "/".join(names) + "/**" for names in itertools.product(NAMES[:3], repeat=3)]
+disjoint_denies = st.integers(0, len(DISJOINT)).map(lambda n: [("deny", pattern) for pattern in DISJOINT[:n]])
+effects = st.sampled_from(["allow", "allow", "ask", "deny"])
+rule_patterns = st.one_of(shallow, shallow, adversarial)
+generated_rules = st.tuples(
+    st.lists(st.tuples(effects, rule_patterns), max_size=6), st.booleans(), disjoint_denies
+).map(lambda parts: parts[0] + [("allow", "/**")] * parts[1] + parts[2])
+
+
+def brute_force(requests: list[str], rules: list[tuple[str, str]], texts: list[str] = DEEP_UNIVERSE) -> dict[str, str]:
+    """What DESIGN §3 gives each of ``texts`` asked through any of ``requests``."""
+    asked = [reference_regex(r) for r in requests]
+    compiled = [(effect, reference_regex(pattern)) for effect, pattern in rules]
+    out = {}
+    for text in texts:
+        hits = {effect for effect, regex in compiled if regex.fullmatch(text)}
+        in_request = any(regex.fullmatch(text) for regex in asked)
+        out[text] = next((e for e in ("deny", "ask", "allow") if e in hits), "deny") if in_request else "deny"
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(generated_rules, st.lists(adversarial, min_size=1, max_size=4), st.integers(0, 200_000) | st.just(1_000_000))
+def test_adversarial_orders_stay_in_budget_and_never_widen(
+    rules: list[tuple[str, str]], requested: list[str], steps: int
+) -> None:
+    budget = Budget(steps)
+    plan = Compiler(make_policy(rules)).compile(order(*(f"fs:write:{r}" for r in requested)), budget=budget)
+    # bounded: the work stopped within one charge of the budget (a charge is one search step's
+    # states or one term of an intersection, a few thousand steps for inputs of this size)
+    assert budget.spent <= steps + 20_000
+    gate = Gate([plan])
+    unknown = any(request.unknown for request in plan.requests)
+    for text, expected in brute_force(requested, rules).items():
+        effect = gate.decide(f"fs:write:{text}").effect
+        # never wider: allowed only where the policy allows, awaiting a human only where it asks;
+        # exact unless some question was left undecided
+        assert effect in (expected, "deny") and (unknown or effect == expected), (text, expected, plan.to_data())
+
+
+@pytest.mark.parametrize(
+    ("requests", "policy"),
+    [
+        # the issue's shapes, sized to stay inside the structural limits so the budget bounds them
+        ([f"fs:write:/**/*a{'?' * 17}/**/p{i}" for i in range(10)], None),
+        (["fs:write:" + "/*a" * MAX_PATTERN_WILDCARDS + "/a" * (MAX_PATTERN_SEGMENTS - MAX_PATTERN_WILDCARDS)], None),
+        ([f"fs:write:/src/d{i}/**/*.py" for i in range(200)], None),
+        (["fs:write:/**"], "allow fs:write:/**\n" + "".join(f"deny fs:write:/d{i}/**\n" for i in range(600))),
+        (["fs:write:/**/*a*b*a*b*/**", "fs:write:**/a/**/b/**"], "allow fs:write:**/b*a*b*a*/**\ndeny fs:write:**/x/**"),
+    ],
+    ids=["wildcards", "deep", "many", "denies", "dstar-both-sides"],
+)
+def test_the_issue_s_shapes_end_in_a_plan_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, requests: list[str], policy: str | None
+) -> None:
+    monkeypatch.setattr(compiler, "ORDER_BUDGET", 50_000)  # small: the test is about the path, not the time
+    path = write_order(tmp_path / "order.json", requests)
+    policy_path = write_policy(tmp_path, policy) if policy else ROOT / "policies" / "default.bgp"
+    result = bgc("compile", path, "-p", str(policy_path), "--format", "json")
+    assert result.exit_code == 1, result.output
+    plan = json.loads(result.stdout)
+    assert any(request["unknown"] for request in plan["requests"]) or len(plan["requests"][0]["denied"]) == 600
+
+
+def test_wherever_the_budget_runs_out_nothing_is_widened(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every point between two charges is a different place to run out: before the allow is
+    # intersected, between the allow and a deny, in the middle of the cuts, while pruning, ...
+    rules = [("allow", "/**"), ("ask", "/src/gen/**"), ("deny", "/src/secrets/**"), ("deny", "/**/*a*b")]
+    rules.append(("allow", "/src/**"))
+    requested = ["/src/**", "/**/*b"]
+    texts = ["/src/a", "/src/gen/a", "/src/gen/ab", "/src/secrets/a", "/ab", "/b", "/src/b", "/x/aab", "/src/gen/b"]
+    compile_order = lambda budget: Compiler(make_policy(rules)).compile(  # noqa: E731
+        order(*(f"fs:write:{r}" for r in requested)), budget=budget
+    )
+    marks: list[int] = []
+    charge = Budget.charge
+
+    def logged(self: Budget, steps: int) -> None:
+        charge(self, steps)
+        marks.append(self.spent)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Budget, "charge", logged)
+        compile_order(Budget())
+    expected = brute_force(requested, rules, texts)
+    assert set(expected.values()) == {"allow", "ask", "deny"}
+    for limit in sorted({mark - 1 for mark in marks}):  # the budget runs out at that charge
+        gate = Gate([compile_order(Budget(limit))])
+        decided = {text: gate.decide(f"fs:write:{text}").effect for text in texts}
+        assert all(decided[text] in (expected[text], "deny") for text in texts), (limit, decided)
+    assert decided == expected  # with the whole budget, exact
