@@ -201,7 +201,7 @@ class _Accumulator:
                     and _subset(pattern, [other_pattern], budget)
                     and all(
                         _overlaps(pattern, cutters[text], budget) == []
-                        for text in set(other.excepts) - set(part.excepts)
+                        for text in sorted(set(other.excepts) - set(part.excepts))  # sorted: the same steps
                     )
                     and not (
                         j > i and _subset(other_pattern, [pattern], budget) and set(other.excepts) <= set(part.excepts)

@@ -9,7 +9,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -368,3 +371,21 @@ def test_wherever_the_budget_runs_out_nothing_is_widened(monkeypatch: pytest.Mon
         decided = {text: gate.decide(f"fs:write:{text}").effect for text in texts}
         assert all(decided[text] in (expected[text], "deny") for text in texts), (limit, decided)
     assert decided == expected  # with the whole budget, exact
+
+
+def test_a_plan_cut_short_by_the_budget_is_the_same_whatever_the_hash_seed(tmp_path: Path) -> None:
+    requests = [f"fs:write:/src/d{i}/**/*{'?' * i}" for i in range(6)] + ["fs:write:/**"]
+    path = write_order(tmp_path / "order.json", requests)
+    policy = write_policy(tmp_path, POLICY + "deny fs:write:/**/*a*b*, /**/x/**\nask fs:write:/src/d2/**\n")
+    run = "import bgc.compiler as c; c.ORDER_BUDGET = 60_000; from bgc.cli import main; main()"
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", run, "compile", path, "-p", str(policy), "--format", "json"],
+            env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True,
+        ).stdout
+        for seed in ("0", "31337")
+    }
+    assert len(outputs) == 1
+    plan = json.loads(outputs.pop())
+    assert any(request["unknown"] for request in plan["requests"])  # it was cut short
+    assert any(not request["unknown"] for request in plan["requests"])
