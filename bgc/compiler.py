@@ -523,7 +523,8 @@ def explain(compiler: Compiler, order: WorkOrder, atom: GrantAtom, mode: str | N
     Rules are listed deny, then ask, then allow (the precedence), each in policy order. For a
     request not granted in full, the verdict in every other mode is given too: a person may
     switch modes; the proposal cannot. The atom is decided as if it were the order's only
-    request (a budget of its own), and so is each other mode; the rules' overlaps share one more.
+    request (an order's budget of its own); the rules' overlaps have another, and the other
+    modes share a third, so an explanation costs at most three orders' work.
     """
     policy = compiler.policy
     mode = resolve_mode(policy, mode)
@@ -559,7 +560,8 @@ def explain(compiler: Compiler, order: WorkOrder, atom: GrantAtom, mode: str | N
     result = compiler.request(atom, context, mode)
     others: list[tuple[str, str]] = []
     if result.verdict != "granted":
+        modes_budget = Budget(compiler.order_budget)
         for other in policy.modes:
             if other != mode:
-                others.append((other, compiler.request(atom, context, other).verdict))
+                others.append((other, compiler.request(atom, context, other, modes_budget).verdict))
     return Explanation(str(atom), mode, result, tuple(traces), tuple(others))
