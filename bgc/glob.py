@@ -45,7 +45,6 @@ __all__ = [
     "example",
     "fold_case",
     "has_dot_segment",
-    "size_problem",
     "decoded_dot_segment",
     "intersect",
     "is_empty",
@@ -54,6 +53,7 @@ __all__ = [
     "match_value",
     "normalise",
     "parse",
+    "size_problem",
 ]
 
 
