@@ -39,7 +39,7 @@ from bgc.errors import UsageError
 from bgc.limits import ORDER_BUDGET
 from bgc.model import GrantAtom, ToolCall, WorkOrder
 from bgc.plan import Approvals, CallResult, Gate, GateDecision, NeedResult, Part, Plan, RequestResult, RuleRef
-from bgc.policy.ast import Policy, Rule, TemplateError
+from bgc.policy.ast import AtomTemplate, Policy, Rule, TemplateError
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
 
@@ -247,7 +247,7 @@ def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pat
 
 
 #: Steps charged for deciding one atom a call needs, plus one per NEED_CHARS_PER_STEP characters
-#: (normalising and matching the value are linear in it).
+#: (expanding, normalising and matching the value are linear in it).
 NEED_STEPS = 128
 NEED_CHARS_PER_STEP = 8
 
@@ -377,18 +377,28 @@ class Compiler:
         return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything, budget), unknown)
 
     def call(self, call: ToolCall, gate: Gate, requests: Iterable[RequestResult], budget: Budget) -> CallResult:
-        """Resolve a call through its tool declaration and check every atom it needs."""
+        """Resolve a call through its tool declaration and check every atom it needs.
+
+        The atoms are charged to the order's budget before any is decided (list parameters can
+        make one call need a thousand): a call the budget cannot pay for is not covered, and once
+        the budget is spent no call is even expanded.
+        """
         decl = self.policy.tool(call.tool)
         if decl is None:
             return CallResult(call.tool, call.server, "uncovered", f"unknown tool {call.tool!r}: the policy does not declare it")
-        needs: list[NeedResult] = []
+        if budget.exhausted:
+            return CallResult(call.tool, call.server, "uncovered", _UNDECIDED)
+        atoms: list[tuple[AtomTemplate, str]] = []
         for template in decl.needs:
             try:
-                patterns = template.expand(call.params)
+                atoms.extend((template, text) for text in template.expand(call.params))
             except TemplateError as error:
                 return CallResult(call.tool, call.server, "uncovered", str(error))
-            for text in patterns:
-                needs.append(self._need(template.resource, template.action, text, gate, requests, budget))
+        try:
+            budget.charge(sum(NEED_STEPS + len(text) // NEED_CHARS_PER_STEP for _, text in atoms))
+        except BudgetExhausted:
+            return CallResult(call.tool, call.server, "uncovered", _UNDECIDED)
+        needs = [self._need(t.resource, t.action, text, gate, requests, budget) for t, text in atoms]
         effects = {need.effect for need in needs}
         if "deny" in effects:
             first = next(need for need in needs if need.effect == "deny")
@@ -405,17 +415,12 @@ class Compiler:
         ``text`` is pattern text whose parameters were escaped. The value as the tool sees it
         (escapes resolved, wildcards of the template taken as characters) is checked first,
         before any NFC normalisation by the parser could hide a problem: a value the gate would
-        reject is never covered, whatever the template's shape. Each need is charged to the
-        order's budget: a call may need thousands of atoms (list parameters).
+        reject is never covered, whatever the template's shape.
         """
         probe = _ESCAPE.sub(r"\1", text)
         checked = glob.normalise(resource, probe)
         if isinstance(checked, glob.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
-        try:
-            budget.charge(NEED_STEPS + len(text) // NEED_CHARS_PER_STEP)
-        except BudgetExhausted:
-            return NeedResult(f"{resource}:{action}:{checked}", "deny", _UNDECIDED)
         needed = glob.parse(text)
         if needed.literal is not None:
             decision: GateDecision = gate.decide(f"{resource}:{action}:{checked}")

@@ -140,7 +140,7 @@ def test_past_the_budget_nothing_is_granted_or_asked_and_the_request_says_unknow
     assert not request.granted and not request.ask  # an ask it could not intersect asks for nothing
     assert [str(rule) for part in request.denied for rule in part.rules] == ["p.bgp:4"]
     (call,) = plan.calls
-    assert call.status == "uncovered" and call.needs[0].reason == "undecided within the work bound: not granted"
+    assert call.status == "uncovered" and call.reason == "undecided within the work bound: not granted"
 
 
 def test_requests_decided_before_the_budget_ran_out_keep_their_parts() -> None:
@@ -389,3 +389,14 @@ def test_a_plan_cut_short_by_the_budget_is_the_same_whatever_the_hash_seed(tmp_p
     plan = json.loads(outputs.pop())
     assert any(request["unknown"] for request in plan["requests"])  # it was cut short
     assert any(not request["unknown"] for request in plan["requests"])
+
+
+def test_calls_past_the_budget_are_not_expanded() -> None:
+    policy = parse_policy("tool t needs fs:write:{p}\nallow fs:write:/** because \"all\"\n", "p.bgp")
+    paths = [f"/f{i}" for i in range(MAX_CALL_ATOMS)]
+    calls = tuple(ToolCall("t", None, {"p": paths}) for _ in range(50))  # 50,000 atoms
+    plan = Compiler(policy, order_budget=400_000).compile(order("fs:write:/**", calls=calls))
+    assert plan.calls[0].status == "covered" and len(plan.calls[0].needs) == MAX_CALL_ATOMS
+    assert sum(len(call.needs) for call in plan.calls) <= 400_000 // compiler.NEED_STEPS  # each paid for
+    last = plan.calls[-1]
+    assert (last.status, last.reason, last.needs) == ("uncovered", "undecided within the work bound: not granted", ())
