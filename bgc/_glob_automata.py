@@ -15,7 +15,7 @@ patterns' character sets draw. Two characters in one atom behave identically in 
 pattern involved, so a question over all of Unicode becomes a question over a few dozen
 symbols. Questions (emptiness, inclusion, examples) are breadth-first searches over tuples of
 lazily built DFA states; every search has a work bound and raises :class:`AlgebraLimit`
-rather than run long.
+rather than run long, and charges its work to the order's budget (:mod:`bgc.budget`).
 
 Hand-written rather than a library (automata-lib, interegular, greenery were measured, see
 docs/patterns.md): the bitmask automaton is what gives linear matching anyway, and searching
@@ -28,12 +28,16 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from itertools import chain
-from typing import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Hashable, Iterable, Iterator, Sequence
 
 from bgc._glob_syntax import ANY, NOSLASH, SLASH, SLASH_SET, CharSet, Elems, Segment, Star
 from bgc.errors import BgcError
 
-#: Cached DFA states per automaton; a matcher that needs more goes on without caching.
+if TYPE_CHECKING:
+    from bgc.budget import Budget
+
+#: Cached DFA states per automaton; a matcher that needs more goes on without caching. A decision
+#: may build more while it runs (it has its own bound, MAX_VISITED) and trims the cache after.
 MAX_STATES = 20_000
 #: Cached character transitions per automaton; past it matching goes on through the atom table.
 MAX_ROW_ENTRIES = 65_536
@@ -42,6 +46,16 @@ MAX_ANSWERS = 4096
 #: Automaton steps (product states × atoms × automata) one decision may take before it gives
 #: up: about half a second of work.
 MAX_WORK = 2_000_000
+#: Automaton states (summed over the automata) one decision may visit before it gives up.
+MAX_VISITED = 20_000
+#: What a decision is charged, in steps (about a cached automaton transition, 0.3 µs, each):
+#: to start, per atom of its alphabet to set it up (a readable representative, a column per
+#: automaton), per automaton state it visits to build that state, and per atom of that
+#: automaton to compute the state's move.
+SEARCH_STEPS = 64
+SETUP_STEPS_PER_ATOM = 16
+STATE_STEPS = 8
+MOVE_STEPS = 4
 
 
 class AlgebraLimit(BgcError):
@@ -52,7 +66,7 @@ class AlgebraLimit(BgcError):
 
 
 class _Overflow(Exception):
-    """The DFA cache is full (internal; becomes AlgebraLimit or uncached matching)."""
+    """The DFA cache is full (internal; matching goes on without caching)."""
 
 
 #: (self-loop set, step set, empty moves: 0 none, 1 to the next position, 3 to the next two)
@@ -131,6 +145,11 @@ class Automaton:
                     if self.close(1 << p) & self.accept:
                         universal |= 1 << p
         self.universal_mask = universal
+        self._init_mask = self.close(_mask(init_bits, base))
+        self._forget_states()
+
+    def _forget_states(self) -> None:
+        """Start the state cache afresh: only the dead state (id 0) and the initial one (id 1)."""
         self.masks: list[int] = []
         self.index: dict[int, int] = {}
         self.trans: list[list[int]] = []
@@ -140,7 +159,17 @@ class Automaton:
         self.universal: list[bool] = []
         self.dead = self.intern(0)
         self._dead_row = self._char_rows[self.dead]
-        self.init = self.intern(self.close(_mask(init_bits, base)))
+        self.init = self.intern(self._init_mask)
+
+    def trim(self) -> None:
+        """Forget the cached states once there are more than MAX_STATES.
+
+        A decision may build more states than matching keeps (it is bounded by its own count,
+        which does not depend on what earlier questions cached); this keeps the cache's memory
+        bounded between decisions. Only a decision's own state ids are held across its steps.
+        """
+        if len(self.masks) > MAX_STATES:
+            self._forget_states()
 
     def close(self, m: int) -> int:
         """Add the positions reachable by empty moves."""
@@ -181,10 +210,10 @@ class Automaton:
         loop, step = self._atom_masks(k)
         return self.close((m & loop) | ((m & step) << 1))
 
-    def intern(self, m: int) -> int:
+    def intern(self, m: int, bounded: bool = True) -> int:
         sid = self.index.get(m)
         if sid is None:
-            if len(self.masks) >= MAX_STATES:
+            if bounded and len(self.masks) >= MAX_STATES:
                 raise _Overflow
             sid = len(self.masks)
             self.index[m] = sid
@@ -195,10 +224,11 @@ class Automaton:
             self.universal.append(bool(m & self.universal_mask))
         return sid
 
-    def step(self, sid: int, k: int) -> int:
+    def step(self, sid: int, k: int, bounded: bool = True) -> int:
+        """The state after atom ``k`` from state ``sid``; ``bounded`` raises _Overflow on a full cache."""
         t = self.trans[sid][k]
         if t < 0:
-            t = self.trans[sid][k] = self.intern(self.move(self.masks[sid], k))
+            t = self.trans[sid][k] = self.intern(self.move(self.masks[sid], k), bounded)
         return t
 
     def state(self, text: str) -> int:
@@ -364,14 +394,24 @@ def search(
     autos: Sequence[Automaton],
     bad: Callable[[tuple[int, ...]], bool],
     hopeless: Callable[[tuple[int, ...]], bool],
+    budget: Budget,
 ) -> str | None:
     """A shortest text whose state tuple is ``bad``, or None when there is none.
 
     Breadth-first over the product of the automata, on the atoms all of them distinguish;
     ``hopeless`` prunes tuples from which no bad tuple can be reached. Raises
-    :class:`AlgebraLimit` when the work bound is hit.
+    :class:`AlgebraLimit` past the question's own bounds (MAX_WORK steps, MAX_VISITED states)
+    and the budget's :class:`~bgc.budget.BudgetExhausted` past the order's.
+
+    The work charged is a function of the question alone, never of what earlier questions left
+    in the automata's caches (or plans would depend on them): the setup, one step per
+    automaton and atom of each tuple expanded, and for every automaton state the question
+    visits the price of building it and its moves cold, whether or not it was cached already.
+    For the same reason the state cache's bound does not apply here: the search counts the
+    states it visits itself, and trims the caches afterwards.
     """
     cuts = sorted(set().union(*(a.cuts for a in autos)))
+    budget.charge(SEARCH_STEPS + len(cuts) * (len(autos) + SETUP_STEPS_PER_ATOM))
     reps = [_representative(lo, hi - 1) for lo, hi in zip(cuts, cuts[1:] + [0x110000])]
     order = sorted(range(len(cuts)), key=lambda g: _nice_rank(reps[g]))
     local = [[a.atom(cuts[g]) for g in order] for a in autos]
@@ -381,27 +421,40 @@ def search(
     if hopeless(start):
         return None
     parent: dict[tuple[int, ...], tuple[tuple[int, ...], int] | None] = {start: None}
+    seen: list[set[int]] = [{sid} for sid in start]  # per automaton: what a cold cache would build
+    price = [STATE_STEPS + len(a.cuts) * MOVE_STEPS for a in autos]
+    visited, cold = len(autos), sum(price)
     queue = deque([start])
     work = 0
+    room = budget.remaining
     steps = [a.step for a in autos]
     width = range(len(autos))
+    per_tuple = len(order) * len(autos)
     try:
         while queue:
             state = queue.popleft()
-            work += len(order) * len(autos)
-            if work > MAX_WORK:
+            work += per_tuple
+            if work > MAX_WORK or visited > MAX_VISITED or (room is not None and work + cold > room):
+                budget.charge(work + cold)  # raises when the order's budget is what ran out
+                too_much = f"{MAX_WORK} automaton steps" if work > MAX_WORK else f"{MAX_VISITED} automaton states"
                 raise AlgebraLimit(
-                    f"deciding this needs more than {MAX_WORK} automaton steps; the answer is unknown",
+                    f"deciding this needs more than {too_much}; the answer is unknown",
                     hint="simplify the patterns involved (fewer '*' and '**')",
                 )
             for g in range(len(order)):
-                nxt = tuple(steps[i](state[i], local[i][g]) for i in width)
+                nxt = tuple(steps[i](state[i], local[i][g], False) for i in width)
                 if nxt in parent:
                     continue
                 parent[nxt] = (state, g)
+                for i in width:
+                    if nxt[i] not in seen[i]:
+                        seen[i].add(nxt[i])
+                        visited += 1
+                        cold += price[i]
                 if hopeless(nxt):
                     continue
                 if bad(nxt):
+                    budget.charge(work + cold)
                     out = []
                     cur: tuple[int, ...] | None = nxt
                     while parent[cur] is not None:
@@ -409,9 +462,8 @@ def search(
                         out.append(chr(reps[order[gg]]))
                     return "".join(reversed(out))
                 queue.append(nxt)
-    except _Overflow:
-        raise AlgebraLimit(
-            f"a pattern automaton needs more than {MAX_STATES} states; the answer is unknown",
-            hint="simplify the patterns involved (fewer '*' and '**')",
-        ) from None
+    finally:
+        for auto in autos:
+            auto.trim()
+    budget.charge(work + cold)
     return None

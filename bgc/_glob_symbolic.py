@@ -19,8 +19,13 @@ exactly the intersection; subsumed members are pruned afterwards with the automa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable, Hashable
+
 from bgc._glob_automata import AlgebraLimit
 from bgc._glob_syntax import D0, D1, STAR, DStar, Elems, Item, One, Segment, Star, canonical, merge_stars
+
+if TYPE_CHECKING:
+    from bgc.budget import Budget
 
 #: Alternatives one sub-problem may produce before the intersection is declared too large.
 MAX_TERMS = 256
@@ -48,48 +53,89 @@ def _checked(terms: Terms) -> Terms:
 _EMPTY: Terms = frozenset()
 _UNIT: Terms = frozenset({()})
 
+Key = Hashable
+#: A sub-problem's plan: the sub-problems it needs, and how their answers make its own.
+Step = tuple[tuple[Key, ...], Callable[..., Terms]]
 
-def intersect_items(xs: tuple[Item, ...], ys: tuple[Item, ...]) -> list[tuple[Item, ...]]:
+
+def _solve(root: Key, expand: Callable[[Key], Step], budget: Budget) -> Terms:
+    """The answer to ``root`` of a memoised recursion, evaluated with an explicit stack.
+
+    Patterns may be thousands of segments or characters long: written as Python recursion, the
+    merge rules would need a call per element and raise RecursionError. Every rule moves at
+    least one cursor forward, so sub-problems form a DAG and a depth-first walk that solves a
+    sub-problem once all it needs is solved visits each one once, as the memo did.
+
+    Each solved sub-problem is charged to ``budget`` by the elements of the terms it built
+    (building and hashing a term costs about that), and the root once more for the caller's
+    normalising and sorting of the result.
+    """
+    memo: dict[Key, Terms] = {}
+    waiting: dict[Key, Step] = {}
+    stack = [root]
+    while stack:
+        key = stack[-1]
+        if key in memo:
+            stack.pop()
+            continue
+        step = waiting.get(key)
+        if step is None:
+            step = waiting[key] = expand(key)
+            missing = [dep for dep in step[0] if dep not in memo]
+            if missing:
+                stack.extend(missing)
+                continue
+        deps, combine = waiting.pop(key)
+        terms = memo[key] = _checked(combine(*(memo[dep] for dep in deps)))
+        budget.charge(_cost(terms))
+        stack.pop()
+    budget.charge(_cost(memo[root]))
+    return memo[root]
+
+
+def _cost(terms: Terms) -> int:
+    """Steps charged for building ``terms``: one per term and per element (at least one)."""
+    return 1 + len(terms) + sum(map(len, terms))
+
+
+def _constant(terms: Terms) -> Step:
+    return (), lambda: terms
+
+
+def intersect_items(xs: tuple[Item, ...], ys: tuple[Item, ...], budget: Budget) -> list[tuple[Item, ...]]:
     """Simple segments whose union is exactly the intersection of segments ``xs`` and ``ys``."""
-    memo: dict[tuple[int, int], Terms] = {}
 
-    def go(p: int, q: int) -> Terms:
-        key = (p, q)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
+    def expand(key: Key) -> Step:
+        p, q = key
         if p == len(xs) or q == len(ys):
             rest = ys[q:] if p == len(xs) else xs[p:]
-            res = _UNIT if all(isinstance(it, Star) for it in rest) else _EMPTY
-        else:
-            x, y = xs[p], ys[q]
-            if isinstance(x, Star) and isinstance(y, Star):
-                res = _pre(STAR, go(p + 1, q) | go(p, q + 1))
-            elif isinstance(x, Star):
-                res = go(p + 1, q) | _pre(y, go(p, q + 1))
-            elif isinstance(y, Star):
-                res = go(p, q + 1) | _pre(x, go(p + 1, q))
-            else:
-                both = x.chars & y.chars
-                res = _pre(One(both), go(p + 1, q + 1)) if both.spans else _EMPTY
-        memo[key] = res = _checked(res)
-        return res
+            return _constant(_UNIT if all(isinstance(it, Star) for it in rest) else _EMPTY)
+        x, y = xs[p], ys[q]
+        if isinstance(x, Star) and isinstance(y, Star):
+            return ((p + 1, q), (p, q + 1)), lambda u, v: _pre(STAR, u | v)
+        if isinstance(x, Star):
+            return ((p + 1, q), (p, q + 1)), lambda u, v: u | _pre(y, v)
+        if isinstance(y, Star):
+            return ((p, q + 1), (p + 1, q)), lambda u, v: u | _pre(x, v)
+        both = x.chars & y.chars
+        if not both.spans:
+            return _constant(_EMPTY)
+        return ((p + 1, q + 1),), lambda u: _pre(One(both), u)
 
-    return sorted({merge_stars(t) for t in go(0, 0)}, key=repr)
+    return sorted({merge_stars(t) for t in _solve((0, 0), expand, budget)}, key=repr)
 
 
-def intersect_elems(a: Elems, b: Elems) -> list[Elems]:
+def intersect_elems(a: Elems, b: Elems, budget: Budget) -> list[Elems]:
     """Canonical element tuples whose union is exactly L(a) ∩ L(b).
 
     ``DStar(1)`` is kept whole rather than expanded to ``*`` then ``DStar(0)``: with
     ``+ = one or more`` and ``* = zero or more`` (over segments),
     ``+P ∩ +Q = +(P ∩ *Q) ∪ +(+P ∩ Q)``, ``+P ∩ *Q = +(P ∩ *Q) ∪ *(+P ∩ Q)`` and
     ``+P ∩ sQ = s(*P ∩ Q)``. That is what makes ``/src/**`` ∩ ``/**/*.py`` come out as the one
-    pattern ``/src/**/*.py`` instead of ``/src/*.py`` plus ``/src/*/**/*.py``. The recursion
-    state carries the current minimum of the ``DStar`` under each cursor, because these rules
-    lower a ``+`` to a ``*`` in place.
+    pattern ``/src/**/*.py`` instead of ``/src/*.py`` plus ``/src/*/**/*.py``. A sub-problem
+    carries the current minimum of the ``DStar`` under each cursor, because these rules lower a
+    ``+`` to a ``*`` in place.
     """
-    memo: dict[tuple[int, int, int, int], Terms] = {}
     seg_memo: dict[tuple[Segment, Segment], list[tuple[Item, ...]]] = {}
 
     def dmin(seq: Elems, i: int) -> int:
@@ -99,43 +145,33 @@ def intersect_elems(a: Elems, b: Elems) -> list[Elems]:
     def only_d0(seq: Elems, i: int, m: int) -> bool:
         return all(isinstance(e, DStar) and (m if k == i else e.min) == 0 for k, e in enumerate(seq) if k >= i)
 
-    def go(i: int, ma: int, j: int, mb: int) -> Terms:
-        key = (i, ma, j, mb)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
+    def expand(key: Key) -> Step:
+        i, ma, j, mb = key
         x = a[i] if i < len(a) else None
         y = b[j] if j < len(b) else None
         na, nb = dmin(a, i + 1), dmin(b, j + 1)
         if x is None or y is None:
-            res = _UNIT if only_d0(b, j, mb) and only_d0(a, i, ma) else _EMPTY
-        elif isinstance(x, DStar) and isinstance(y, DStar):
+            return _constant(_UNIT if only_d0(b, j, mb) and only_d0(a, i, ma) else _EMPTY)
+        if isinstance(x, DStar) and isinstance(y, DStar):
             if ma == 0 and mb == 0:
-                res = _pre(D0, go(i + 1, na, j, mb) | go(i, ma, j + 1, nb))
-            elif ma == 1 and mb == 1:
-                res = _pre(D1, go(i + 1, na, j, 0) | go(i, 1, j + 1, nb))
-            elif ma == 1:
-                res = _pre(D1, go(i + 1, na, j, 0)) | _pre(D0, go(i, 1, j + 1, nb))
-            else:
-                res = _pre(D1, go(i, 0, j + 1, nb)) | _pre(D0, go(i + 1, na, j, 1))
-        elif isinstance(x, DStar):
-            res = _pre(y, go(i, 0, j + 1, nb))
-            if ma == 0:
-                res |= go(i + 1, na, j, mb)
-        elif isinstance(y, DStar):
-            res = _pre(x, go(i + 1, na, j, 0))
-            if mb == 0:
-                res |= go(i, ma, j + 1, nb)
-        else:
-            pair = (x, y)
-            if pair not in seg_memo:
-                seg_memo[pair] = intersect_items(x.items, y.items)
-            rest = go(i + 1, na, j + 1, nb)
-            res = frozenset()
-            for items in seg_memo[pair]:
-                res |= _pre(Segment(items), rest)
-        memo[key] = res = _checked(res)
-        return res
+                return ((i + 1, na, j, mb), (i, ma, j + 1, nb)), lambda u, v: _pre(D0, u | v)
+            if ma == 1 and mb == 1:
+                return ((i + 1, na, j, 0), (i, 1, j + 1, nb)), lambda u, v: _pre(D1, u | v)
+            if ma == 1:
+                return ((i + 1, na, j, 0), (i, 1, j + 1, nb)), lambda u, v: _pre(D1, u) | _pre(D0, v)
+            return ((i, 0, j + 1, nb), (i + 1, na, j, 1)), lambda u, v: _pre(D1, u) | _pre(D0, v)
+        if isinstance(x, DStar):
+            skip = ((i + 1, na, j, mb),) if ma == 0 else ()
+            return ((i, 0, j + 1, nb), *skip), lambda u, *v: _pre(y, u).union(*v)
+        if isinstance(y, DStar):
+            skip = ((i, ma, j + 1, nb),) if mb == 0 else ()
+            return ((i + 1, na, j, 0), *skip), lambda u, *v: _pre(x, u).union(*v)
+        pair = (x, y)
+        if pair not in seg_memo:
+            seg_memo[pair] = intersect_items(x.items, y.items, budget)
+        segments = seg_memo[pair]
+        if not segments:
+            return _constant(_EMPTY)
+        return ((i + 1, na, j + 1, nb),), lambda rest: frozenset().union(*(_pre(Segment(s), rest) for s in segments))
 
-    return sorted({canonical(t) for t in go(0, dmin(a, 0), 0, dmin(b, 0))}, key=repr)
-
+    return sorted({canonical(t) for t in _solve((0, dmin(a, 0), 0, dmin(b, 0)), expand, budget)}, key=repr)

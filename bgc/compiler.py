@@ -15,9 +15,11 @@ Two fail-closed choices deserve a word:
 * Conditions are three-valued. A field the context does not know (``call.tool`` while compiling
   requests: a grant in the plan may be used by any call) is *unknown*; an ``allow`` applies only
   when its condition is true, an ``ask`` or ``deny`` whenever it is true *or unknown*.
-* When the pattern algebra hits its work bound (:class:`bgc.glob.AlgebraLimit`), the undecided
-  piece is not granted: an allow whose intersection cannot be computed grants nothing, a cut that
-  cannot be decided is kept as a cut, and the request is marked ``unknown``.
+* When the pattern algebra hits a work bound (:class:`bgc.glob.AlgebraLimit`: a question's own, or
+  the order's :class:`bgc.budget.Budget` once it is spent), the undecided piece is not granted: an
+  allow whose intersection cannot be computed grants nothing, an ask whose intersection cannot be
+  computed asks for nothing (it might not cover the request) but cuts, a cut that cannot be
+  decided is kept as a cut, and the request is marked ``unknown``.
 
 Rules are indexed by resource/action and by the literal prefix of their patterns, so the cost of
 a request grows with the rules that can overlap it, not with the size of the policy.
@@ -32,7 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bgc import glob, values
+from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc.errors import UsageError
+from bgc.limits import ORDER_BUDGET
 from bgc.model import GrantAtom, ToolCall, WorkOrder
 from bgc.plan import (
     Approvals,
@@ -46,7 +50,7 @@ from bgc.plan import (
     RuleRef,
     approvals_text,
 )
-from bgc.policy.ast import Policy, Rule, TemplateError
+from bgc.policy.ast import AtomTemplate, Policy, Rule, TemplateError
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
 
@@ -114,10 +118,15 @@ class _PrefixTrie:
         node.items.append(entry)
 
     def below(self) -> list[_Entry]:
+        """Every entry at or under this node (walked with a stack: a prefix may be long)."""
         if self._below is None:
-            self._below = list(self.items)
-            for child in self.children.values():
-                self._below.extend(child.below())
+            found: list[_Entry] = []
+            nodes = [self]
+            while nodes:
+                node = nodes.pop()
+                found.extend(node.items)
+                nodes.extend(node.children.values())
+            self._below = found
         return self._below
 
     def compatible(self, prefix: str) -> list[_Entry]:
@@ -189,7 +198,7 @@ class _Accumulator:
             refs = tuple(sorted(set(self.parts[key][1].rules) | set(refs)))
         self.parts[key] = (piece, Part(resource, action, piece.text, excepts, refs, approvals))
 
-    def pruned(self, cutters: Mapping[str, glob.Pattern]) -> tuple[Part, ...]:
+    def pruned(self, cutters: Mapping[str, glob.Pattern], budget: Budget) -> tuple[Part, ...]:
         """The parts, each part inside another one folded into it (its rules kept).
 
         Part ``P except E`` lies inside ``Q except F`` when P ⊆ Q and every cut in F but not in E
@@ -203,9 +212,14 @@ class _Accumulator:
                 if (
                     i != j
                     and other.approvals == part.approvals
-                    and _subset(pattern, [other_pattern])
-                    and all(_overlaps(pattern, cutters[text]) == [] for text in set(other.excepts) - set(part.excepts))
-                    and not (j > i and _subset(other_pattern, [pattern]) and set(other.excepts) <= set(part.excepts))
+                    and _subset(pattern, [other_pattern], budget)
+                    and all(
+                        _overlaps(pattern, cutters[text], budget) == []
+                        for text in sorted(set(other.excepts) - set(part.excepts))  # sorted: the same steps
+                    )
+                    and not (
+                        j > i and _subset(other_pattern, [pattern], budget) and set(other.excepts) <= set(part.excepts)
+                    )
                 ):
                     host[i] = j
                     break
@@ -222,28 +236,49 @@ class _Accumulator:
         )
 
 
-def _subset(a: glob.Pattern, bs: list[glob.Pattern]) -> bool:
+# Once an order's budget is spent every question is unknown, so these do not ask: pruning alone
+# asks a question per pair of parts, and raising each one's error would be work without bound.
+
+
+def _subset(a: glob.Pattern, bs: list[glob.Pattern], budget: Budget) -> bool:
+    """Whether L(a) ⊆ ∪L(bs); False when the algebra cannot decide it (within the budget)."""
+    if budget.exhausted:
+        return False
     try:
-        return glob.is_subset(a, bs)
+        return glob.is_subset(a, bs, budget=budget)
     except glob.AlgebraLimit:
         return False
 
 
-def _overlaps(a: glob.Pattern, b: glob.Pattern) -> list[glob.Pattern] | None:
-    """The exact intersection, or None when the algebra cannot decide it."""
+def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pattern] | None:
+    """The exact intersection, or None when the algebra cannot decide it (within the budget)."""
+    if budget.exhausted:
+        return None
     try:
-        return glob.intersect(a, b)
+        return glob.intersect(a, b, budget=budget)
     except glob.AlgebraLimit:
         return None
 
 
-class Compiler:
-    """Compiles orders against one policy; reuse it for many orders (the index is built once)."""
+#: Steps charged for deciding one atom a call needs, plus one per NEED_CHARS_PER_STEP characters
+#: (expanding, normalising and matching the value are linear in it).
+NEED_STEPS = 128
+NEED_CHARS_PER_STEP = 8
 
-    def __init__(self, policy: Policy) -> None:
+
+class Compiler:
+    """Compiles orders against one policy; reuse it for many orders (the index is built once).
+
+    Each order gets its own work :class:`~bgc.budget.Budget` of ``order_budget`` steps (by default
+    ``bgc.limits.ORDER_BUDGET``), shared by its requests and calls; request results are remembered
+    with their cost, so an order's plan is the same whatever the compiler compiled before.
+    """
+
+    def __init__(self, policy: Policy, order_budget: int | None = None) -> None:
         self.policy = policy
+        self.order_budget = ORDER_BUDGET if order_budget is None else order_budget
         self.index = RuleIndex(policy)
-        self._cache: dict[tuple[Any, ...], RequestResult] = {}
+        self._requests: CostMemo[RequestResult] = CostMemo()
         self._refs: dict[int, RuleRef] = {}
         self.policy_id = policy.id()
 
@@ -259,36 +294,42 @@ class Compiler:
         """What conditions may know of an order; ``call.tool`` is never known while compiling."""
         return {"intent.kind": order.intent.kind, "origin.model": order.origin.model}
 
-    def compile(self, order: WorkOrder, mode: str | None = None) -> Plan:
+    def compile(self, order: WorkOrder, mode: str | None = None, budget: Budget | None = None) -> Plan:
+        """The plan for ``order``; its work is charged to ``budget`` (a fresh order budget if None)."""
         mode = resolve_mode(self.policy, mode)
         context = self.context(order)
-        requests = tuple(self.request(atom, context, mode) for atom in order.requests)
+        budget = Budget(self.order_budget) if budget is None else budget
+        requests = tuple(self.request(atom, context, mode, budget) for atom in order.requests)
         plan = Plan(str(order.id()), self.policy_id, mode, requests, (), self.policy.case_insensitive)
         if not order.calls:
             return plan
         gate = Gate([plan])  # calls are judged exactly as the gate will judge them at run time
-        calls = tuple(self.call(call, gate, requests) for call in order.calls)
+        calls = tuple(self.call(call, gate, requests, budget) for call in order.calls)
         return Plan(plan.order, plan.policy, mode, requests, calls, plan.fold_case)
 
-    def request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None) -> RequestResult:
+    def request(
+        self, atom: GrantAtom, context: Mapping[str, str], mode: str | None, budget: Budget | None = None
+    ) -> RequestResult:
+        """What the policy gives ``atom``; the work is charged to ``budget`` (a fresh order's if None)."""
+        budget = Budget(self.order_budget) if budget is None else budget
         key = (atom, tuple(sorted(context.items())), mode)
-        cached = self._cache.get(key)
-        if cached is None:
-            cached = self._cache[key] = self._request(atom, context, mode)
-        return cached
+        return self._requests.get(key, budget, lambda: self._request(atom, context, mode, budget))
 
-    def _request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None) -> RequestResult:
+    def _request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None, budget: Budget) -> RequestResult:
         requested = glob.parse(atom.pattern)
         unknown = False
         touching: dict[str, list[tuple[_Entry, list[glob.Pattern]]]] = {"allow": [], "ask": [], "deny": []}
+        undecided_asks: set[int] = set()
         for entry in self.index.candidates(atom.resource, atom.action, requested.prefix):
             if not _applies(entry.rule, context, mode):
                 continue
-            pieces = _overlaps(requested, entry.pattern)
+            pieces = _overlaps(requested, entry.pattern, budget)
             if pieces is None:
                 unknown = True
                 if entry.rule.effect == "allow":
                     continue  # an allow we cannot intersect grants nothing
+                if entry.rule.effect == "ask":
+                    undecided_asks.add(id(entry))
                 pieces = [requested]  # a cut we cannot intersect cuts the whole request
             if pieces:
                 touching[entry.rule.effect].append((entry, pieces))
@@ -297,7 +338,7 @@ class Compiler:
             texts: dict[str, glob.Pattern] = {}
             for effect in effects:
                 for entry, _ in touching[effect]:
-                    overlap = _overlaps(piece, entry.pattern)
+                    overlap = _overlaps(piece, entry.pattern, budget)
                     if overlap is None or overlap:
                         texts.setdefault(entry.text, entry.pattern)
             ordered = sorted(texts)
@@ -305,11 +346,13 @@ class Compiler:
 
         def nonempty(piece: glob.Pattern, excepts: list[glob.Pattern]) -> bool:
             nonlocal unknown
-            try:
-                return not glob.is_empty(piece, excepts)
-            except glob.AlgebraLimit:
-                unknown = True
-                return True  # kept: the term is exact, only its emptiness is undecided
+            if not budget.exhausted:
+                try:
+                    return not glob.is_empty(piece, excepts, budget=budget)
+                except glob.AlgebraLimit:
+                    pass
+            unknown = True
+            return True  # kept: the term is exact, only its emptiness is undecided
 
         granted, asked, denied = _Accumulator(), _Accumulator(), _Accumulator()
         for entry, pieces in touching["allow"]:
@@ -318,6 +361,8 @@ class Compiler:
                 if nonempty(piece, cut_patterns):
                     granted.add(atom.resource, atom.action, piece, excepts, self.ref(entry.rule))
         for entry, pieces in touching["ask"]:
+            if id(entry) in undecided_asks:
+                continue  # it cuts the whole request, but may not cover it: it asks for nothing
             approvals = _approvals(entry.rule)
             for piece in pieces:
                 excepts, cut_patterns = cuts(piece, ("deny",))
@@ -331,31 +376,43 @@ class Compiler:
         if nonempty(requested, [everything[text] for text in residual]):
             denied.add(atom.resource, atom.action, requested, tuple(residual), None)
 
-        granted_parts, ask_parts = granted.pruned(everything), asked.pruned(everything)
+        granted_parts, ask_parts = granted.pruned(everything, budget), asked.pruned(everything, budget)
         allow_patterns = [piece for _, pieces in touching["allow"] for piece in pieces]
-        complete = (
-            not unknown
-            and not touching["ask"]
-            and not touching["deny"]
-            and bool(allow_patterns)
-            and _subset(requested, allow_patterns)
-        )
+        complete = not unknown and not touching["ask"] and not touching["deny"] and bool(allow_patterns)
+        if complete:  # granted as asked, or only narrowed? Undecided counts as narrowed, and unknown.
+            inside: bool | None = None
+            if not budget.exhausted:
+                try:
+                    inside = glob.is_subset(requested, allow_patterns, budget=budget)
+                except glob.AlgebraLimit:
+                    pass
+            complete, unknown = inside is True, inside is None
         verdict = "granted" if complete else "narrowed" if granted_parts else "ask" if ask_parts else "denied"
-        return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything), unknown)
+        return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything, budget), unknown)
 
-    def call(self, call: ToolCall, gate: Gate, requests: Iterable[RequestResult]) -> CallResult:
-        """Resolve a call through its tool declaration and check every atom it needs."""
+    def call(self, call: ToolCall, gate: Gate, requests: Iterable[RequestResult], budget: Budget) -> CallResult:
+        """Resolve a call through its tool declaration and check every atom it needs.
+
+        The atoms are charged to the order's budget before any is decided (list parameters can
+        make one call need a thousand): a call the budget cannot pay for is not covered, and once
+        the budget is spent no call is even expanded.
+        """
         decl = self.policy.tool(call.tool)
         if decl is None:
             return CallResult(call.tool, call.server, "uncovered", f"unknown tool {call.tool!r}: the policy does not declare it")
-        needs: list[NeedResult] = []
+        if budget.exhausted:
+            return CallResult(call.tool, call.server, "uncovered", _UNDECIDED)
+        atoms: list[tuple[AtomTemplate, str]] = []
         for template in decl.needs:
             try:
-                patterns = template.expand(call.params)
+                atoms.extend((template, text) for text in template.expand(call.params))
             except TemplateError as error:
                 return CallResult(call.tool, call.server, "uncovered", str(error))
-            for text in patterns:
-                needs.append(self._need(template.resource, template.action, text, gate, requests))
+        try:
+            budget.charge(sum(NEED_STEPS + len(text) // NEED_CHARS_PER_STEP for _, text in atoms))
+        except BudgetExhausted:
+            return CallResult(call.tool, call.server, "uncovered", _UNDECIDED)
+        needs = [self._need(t.resource, t.action, text, gate, requests, budget) for t, text in atoms]
         effects = {need.effect for need in needs}
         if "deny" in effects:
             first = next(need for need in needs if need.effect == "deny")
@@ -364,7 +421,9 @@ class Compiler:
             return CallResult(call.tool, call.server, "pending", "some atoms await approval", tuple(needs))
         return CallResult(call.tool, call.server, "covered", "every atom it needs is granted", tuple(needs))
 
-    def _need(self, resource: str, action: str, text: str, gate: Gate, requests: Iterable[RequestResult]) -> NeedResult:
+    def _need(
+        self, resource: str, action: str, text: str, gate: Gate, requests: Iterable[RequestResult], budget: Budget
+    ) -> NeedResult:
         """Decide one atom a call needs, exactly as the gate would decide the value it touches.
 
         ``text`` is pattern text whose parameters were escaped. The value as the tool sees it
@@ -392,15 +451,18 @@ class Compiler:
             return NeedResult(
                 f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
             )
-        return self._need_pattern(resource, action, needed, requests)
+        return self._need_pattern(resource, action, needed, requests, budget)
 
     def _need_pattern(
-        self, resource: str, action: str, needed: glob.Pattern, requests: Iterable[RequestResult]
+        self, resource: str, action: str, needed: glob.Pattern, requests: Iterable[RequestResult], budget: Budget
     ) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""
         atom = f"{resource}:{action}:{needed.text}"
         if glob.has_dot_segment(needed.text):
             return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
+        too_large = glob.size_problem(needed)
+        if too_large:
+            return NeedResult(atom, "deny", f"rejected: the pattern is too large to decide: it {too_large}")
         fold = self.policy.case_insensitive and resource == "fs"
         terms = [
             (glob.parse(part.pattern), [glob.fold_case(glob.parse(e)) if fold else glob.parse(e) for e in part.excepts])
@@ -409,10 +471,13 @@ class Compiler:
             if (part.resource, part.action) == (resource, action)
         ]
         try:
-            covered = bool(terms) and glob.is_subset_terms(needed, terms)
+            covered = bool(terms) and glob.is_subset_terms(needed, terms, budget=budget)
         except glob.AlgebraLimit:
-            return NeedResult(atom, "deny", "undecided within the work bound: not granted")
+            return NeedResult(atom, "deny", _UNDECIDED)
         return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
+
+
+_UNDECIDED = "undecided within the work bound: not granted"
 
 
 def _approvals(rule: Rule) -> Approvals:
@@ -487,20 +552,23 @@ def explain(compiler: Compiler, order: WorkOrder, atom: GrantAtom, mode: str | N
 
     Rules are listed deny, then ask, then allow (the precedence), each in policy order. For a
     request not granted in full, the verdict in every other mode is given too: a person may
-    switch modes; the proposal cannot.
+    switch modes; the proposal cannot. The atom is decided as if it were the order's only
+    request (an order's budget of its own); the rules' overlaps have another, and the other
+    modes share a third, so an explanation costs at most three orders' work.
     """
     policy = compiler.policy
     mode = resolve_mode(policy, mode)
     context = compiler.context(order)
     requested = glob.parse(atom.pattern)
     traces = []
+    budget = Budget(compiler.order_budget)
     entries = sorted(
         compiler.index.candidates(atom.resource, atom.action, ""),
         key=lambda entry: (_PRECEDENCE[entry.rule.effect], entry.order),
     )
     for entry in entries:
         rule = entry.rule
-        overlap = _overlaps(requested, entry.pattern)
+        overlap = _overlaps(requested, entry.pattern, budget)
         if overlap == []:
             continue  # never touched the atom
         if rule.mode is not None and rule.mode != mode:
@@ -522,7 +590,8 @@ def explain(compiler: Compiler, order: WorkOrder, atom: GrantAtom, mode: str | N
     result = compiler.request(atom, context, mode)
     others: list[tuple[str, str]] = []
     if result.verdict != "granted":
+        modes_budget = Budget(compiler.order_budget)
         for other in policy.modes:
             if other != mode:
-                others.append((other, compiler.request(atom, context, other).verdict))
+                others.append((other, compiler.request(atom, context, other, modes_budget).verdict))
     return Explanation(str(atom), mode, result, tuple(traces), tuple(others))

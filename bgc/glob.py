@@ -26,10 +26,14 @@ from typing import Callable, Sequence, TypeVar, Union
 
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions, search
 from bgc._glob_symbolic import intersect_elems
-from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, nfc, parse_elems, render
+from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render
+from bgc.budget import Budget, BudgetExhausted, CostMemo
+from bgc.limits import MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
 
 __all__ = [
     "AlgebraLimit",
+    "Budget",
+    "BudgetExhausted",
     "Pattern",
     "PatternError",
     "PatternSet",
@@ -42,6 +46,7 @@ __all__ = [
     "is_subset",
     "is_subset_terms",
     "parse",
+    "size_problem",
 ]
 
 
@@ -151,6 +156,29 @@ def parse(text: str) -> Pattern:
     return Pattern(text)
 
 
+def size_problem(pattern: Pattern) -> str | None:
+    """Why ``pattern`` is too large to be requested or written in a rule, or None.
+
+    Parsing and matching are linear in any pattern; the bounds (bgc.limits) are for the
+    algebra, whose every step grows with the pattern's length and whose worst cases grow with
+    its wildcards. Wildcards are counted as the algebra sees them: each ``*`` run, ``?``,
+    class and ``**`` once (``**/**`` is one).
+    """
+    text = pattern.text
+    if len(text) > MAX_PATTERN_LENGTH:
+        return f"is {len(text):,} characters long (at most {MAX_PATTERN_LENGTH:,})"
+    segments = len(text.split("/")) - text.startswith("/")
+    if segments > MAX_PATTERN_SEGMENTS:
+        return f"has {segments} segments (at most {MAX_PATTERN_SEGMENTS})"
+    wildcards = sum(
+        sum(1 for it in e.items if isinstance(it, Star) or it.chars.single() is None) if isinstance(e, Segment) else 1
+        for e in pattern._elems
+    )
+    if wildcards > MAX_PATTERN_WILDCARDS:
+        return f"has {wildcards} wildcards (at most {MAX_PATTERN_WILDCARDS}; each `*`, `?`, `[...]` and `**` counts)"
+    return None
+
+
 def escape(text: str) -> str:
     """Pattern text that matches exactly ``text`` (for tool-call parameters).
 
@@ -243,27 +271,35 @@ def has_dot_segment(pattern_text: str) -> bool:
 _T = TypeVar("_T")
 
 
+#: Steps charged for asking a question at all (the fast paths, the memo, Python's calls).
+QUESTION_STEPS = 32
+
+
 def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
-    """Cache answers *and* AlgebraLimit: a question that hit the bound is not worked again.
+    """Cache answers *and* AlgebraLimit: a question that hit its bound is not worked again.
 
     The compiler asks the same questions many times; an undecidable one would otherwise
-    spend its whole work bound on every asking.
+    spend its whole work bound on every asking. Answers are kept with their cost
+    (:class:`~bgc.budget.CostMemo`), so a remembered answer charges the caller's budget what
+    working it out would have: plans do not depend on what was asked before. The budget
+    running out (:class:`~bgc.budget.BudgetExhausted`) is not an answer and is never kept.
     """
-    memo: dict[tuple, _T | AlgebraLimit] = {}
+    memo: CostMemo[_T | AlgebraLimit] = CostMemo(65536)
 
-    def wrapper(*args: object) -> _T:
-        hit = memo.get(args, memo)
-        if hit is memo:
+    def wrapper(*args: object, budget: Budget) -> _T:
+        def compute() -> _T | AlgebraLimit:
+            budget.charge(QUESTION_STEPS)
             try:
-                hit = fn(*args)
+                return fn(*args, budget)
+            except BudgetExhausted:
+                raise
             except AlgebraLimit as error:
-                hit = error
-            if len(memo) >= 65536:
-                memo.clear()
-            memo[args] = hit
+                return error
+
+        hit = memo.get(args, budget, compute)
         if isinstance(hit, AlgebraLimit):
             raise AlgebraLimit(hit.message, hit.span, hint=hit.hint)  # a fresh one: no traceback pile-up
-        return hit  # type: ignore[return-value]
+        return hit
 
     wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
     wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
@@ -284,17 +320,24 @@ def _p(pattern: PatternLike) -> Pattern:
     return pattern if isinstance(pattern, Pattern) else parse(pattern)
 
 
-def intersect(a: PatternLike, b: PatternLike) -> list[Pattern]:
+def _budget(budget: Budget | None) -> Budget:
+    """The caller's budget, or one that only counts: each question still has its own bounds."""
+    return Budget() if budget is None else budget
+
+
+def intersect(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) -> list[Pattern]:
     """Patterns whose union is exactly L(a) ∩ L(b), none covered by the others; [] if empty.
 
-    When one pattern contains the other, the answer is that pattern as written.
+    When one pattern contains the other, the answer is that pattern as written. Every
+    question of the algebra charges its work to ``budget`` (:mod:`bgc.budget`).
     """
     a, b = _p(a), _p(b)
-    return list(_intersect(a, b) if a.text <= b.text else _intersect(b, a))
+    first, second = (a, b) if a.text <= b.text else (b, a)
+    return list(_intersect(first, second, budget=_budget(budget)))
 
 
 @_memo
-def _intersect(a: Pattern, b: Pattern) -> tuple[Pattern, ...]:
+def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
     if a == b:
         return (a,)
     if _disjoint_prefixes(a, b):
@@ -302,13 +345,13 @@ def _intersect(a: Pattern, b: Pattern) -> tuple[Pattern, ...]:
     for x, y in ((a, b), (b, a)):
         if x.literal is not None:
             return (x,) if y.matches(x.literal) else ()
-    if is_subset(a, [b]):
+    if is_subset(a, [b], budget=budget):
         return (a,)
-    if is_subset(b, [a]):
+    if is_subset(b, [a], budget=budget):
         return (b,)
     found: dict[str, Pattern] = {}
     empty_text = False  # the term matching only "": no pattern spells it (the empty pattern is an error)
-    for elems in intersect_elems(a._elems, b._elems):
+    for elems in intersect_elems(a._elems, b._elems, budget):
         if elems == (Segment(()),):
             empty_text = True
             continue
@@ -317,7 +360,7 @@ def _intersect(a: Pattern, b: Pattern) -> tuple[Pattern, ...]:
     kept = sorted(found.values(), key=lambda p: (-len(p.text), p.text))
     for pat in list(kept):
         others = [q for q in kept if q is not pat]
-        if others and is_subset(pat, others):
+        if others and is_subset(pat, others, budget=budget):
             kept.remove(pat)
     if empty_text and not any(p.matches("") for p in kept):
         raise AlgebraLimit(
@@ -327,28 +370,33 @@ def _intersect(a: Pattern, b: Pattern) -> tuple[Pattern, ...]:
     return tuple(sorted(kept, key=lambda p: p.text))
 
 
-def is_subset(a: PatternLike, bs: Sequence[PatternLike]) -> bool:
+def is_subset(a: PatternLike, bs: Sequence[PatternLike], *, budget: Budget | None = None) -> bool:
     """Is every text matching ``a`` matched by some pattern in ``bs``?"""
-    return _counterexample(_p(a), tuple((_p(b), ()) for b in bs)) is None
+    return _counterexample(_p(a), tuple((_p(b), ()) for b in bs), budget=_budget(budget)) is None
 
 
-def is_empty(a: PatternLike, excepts: Sequence[PatternLike] = ()) -> bool:
+def is_empty(a: PatternLike, excepts: Sequence[PatternLike] = (), *, budget: Budget | None = None) -> bool:
     """Is L(a) minus the union of L(e) for the excepts empty?"""
-    return example(a, excepts) is None
+    return example(a, excepts, budget=budget) is None
 
 
-def example(a: PatternLike, excepts: Sequence[PatternLike] = ()) -> str | None:
+def example(a: PatternLike, excepts: Sequence[PatternLike] = (), *, budget: Budget | None = None) -> str | None:
     """A shortest text matching ``a`` and none of ``excepts``; None when there is none."""
-    return _counterexample(_p(a), tuple((_p(e), ()) for e in excepts))
+    return _counterexample(_p(a), tuple((_p(e), ()) for e in excepts), budget=_budget(budget))
 
 
-def is_subset_terms(a: PatternLike, terms: Sequence[tuple[PatternLike, Sequence[PatternLike]]]) -> bool:
+def is_subset_terms(
+    a: PatternLike, terms: Sequence[tuple[PatternLike, Sequence[PatternLike]]], *, budget: Budget | None = None
+) -> bool:
     """Is L(a) inside the union of the terms, each ``(pattern, excepts)`` = pattern minus excepts?"""
-    return _counterexample(_p(a), tuple((_p(p), tuple(_p(e) for e in es)) for p, es in terms)) is None
+    pieces = tuple((_p(p), tuple(_p(e) for e in es)) for p, es in terms)
+    return _counterexample(_p(a), pieces, budget=_budget(budget)) is None
 
 
 @_memo
-def _counterexample(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...]) -> str | None:
+def _counterexample(
+    a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...], budget: Budget
+) -> str | None:
     """A shortest text in L(a) that no term covers, or None (the one decision procedure)."""
     live = []
     for p, es in terms:
@@ -386,5 +434,5 @@ def _counterexample(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]]
             return True
         return any(univ[p][st[p]] and all(st[e] == dead[e] for e in es) for p, es in plan)
 
-    return search(autos, bad, hopeless)
+    return search(autos, bad, hopeless, budget)
 

@@ -9,12 +9,13 @@ from plain data (``from_data``) reports the field path of the first problem it m
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from bgc import canonical
 from bgc.canonical import DataModelError, FrozenMap, freeze, kind_name, thaw
+from bgc.limits import MAX_CALLS, MAX_REQUESTS
 from bgc.names import ATOM_NAME, DOTTED_NAME, display_control
 from bgc.render.words import did_you_mean
 
@@ -116,7 +117,8 @@ class GrantAtom:
 
     ``resource`` and ``action`` are lower-case names; ``*`` is allowed for them only where
     ``wildcard=True`` (policies), never in a request. The pattern must be a valid pattern of the
-    dialect (DESIGN §2), with no ``.``/``..`` segments in a request.
+    dialect (DESIGN §2), with no ``.``/``..`` segments in a request, and within the size bounds
+    (bgc.limits: length, segments, wildcards).
     """
 
     resource: str
@@ -135,6 +137,9 @@ class GrantAtom:
             raise ModelError(f"bad pattern {self.pattern!r}: {error.message}") from None
         if glob.has_dot_segment(parsed.text):
             raise ModelError(f"pattern {self.pattern!r} has a '.' or '..' segment")
+        too_large = glob.size_problem(parsed)
+        if too_large:
+            raise ModelError(f"the pattern is too large: it {too_large}")
         if self.resource != "fs" and values.decoded_dot_segment(parsed.text) is not None:
             raise ModelError(f"pattern {self.pattern!r} has a segment a URL parser reads as '.' or '..'")
         object.__setattr__(self, "pattern", parsed.text)
@@ -206,6 +211,8 @@ class WorkOrder:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "calls", tuple(self.calls))
+        _at_most(self.requests.atoms, MAX_REQUESTS, "requests")
+        _at_most(self.calls, MAX_CALLS, "calls")
 
     def to_data(self) -> dict[str, Any]:
         """The order as plain data: the body of its canonical encoding and of its JSON/YAML."""
@@ -235,15 +242,15 @@ class WorkOrder:
         intent_f.only("kind", "payload")
         kind, payload = intent_f.get("kind"), intent_f.get("payload", None)
         intent = intent_f.build(Intent, kind, payload)
+        _at_most(root.list("calls", default=[]), MAX_CALLS, "calls")  # before reading any
         calls = []
         for call_f in root.maps("calls", default=[]):
             call_f.only("tool", "server", "params")
             tool, server, params = call_f.get("tool"), call_f.get("server", None), call_f.get("params", {})
             calls.append(call_f.build(ToolCall, tool, server, params))
-        atoms = [
-            Fields(text, ("requests", i)).build(GrantAtom.parse, text)
-            for i, text in enumerate(root.list("requests"))
-        ]
+        requests = root.list("requests")
+        _at_most(requests, MAX_REQUESTS, "requests")  # before parsing any
+        atoms = [Fields(text, ("requests", i)).build(GrantAtom.parse, text) for i, text in enumerate(requests)]
         origin_f = root.map("origin")
         origin_f.only("model", "parents", "prompt")
         parents = tuple(
@@ -254,6 +261,12 @@ class WorkOrder:
         prompt = Fields(prompt_text, ("origin", "prompt")).build(Digest, prompt_text)
         origin = origin_f.build(ProposalOrigin, model, parents, prompt)
         return cls(intent, tuple(calls), GrantSet.of(atoms), origin)
+
+
+def _at_most(items: Sized, limit: int, field: str) -> None:
+    """Refuse more than ``limit`` items in the order's ``field`` (bgc.limits: the work is bounded)."""
+    if len(items) > limit:
+        raise ModelError(f"{len(items):,} {field}: an order may have at most {limit:,}", (field,))
 
 
 _MISSING = object()

@@ -426,6 +426,13 @@ def test_never_widen_on_urls_whatever_the_spelling(generated: list[tuple[str, st
             assert gate.decide(f"net:connect:{spelling}").effect == expected, (spelling, rules)
 
 
+def test_a_long_literal_prefix_in_the_rule_index_needs_no_recursion() -> None:
+    # the index is a trie with a node per character of a rule's literal prefix
+    deep = "/" + "a" * 1000 + "/**"  # within MAX_PATTERN_LENGTH, deeper than the recursion limit
+    (request,) = plan_for(f"allow fs:write:{deep}", "fs:write:/**").requests
+    assert [part.pattern for part in request.granted] == [deep]
+
+
 def test_module_level_compile_matches_compiler() -> None:
     policy = parse_policy(BASE, "p.bgp")
     assert compiler.compile(order("fs:write:/**"), policy) == Compiler(policy).compile(order("fs:write:/**"))

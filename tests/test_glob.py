@@ -269,6 +269,13 @@ def test_intersect_blow_up_is_an_algebra_limit_not_a_hang() -> None:
     assert time.perf_counter() - start < 2.0
 
 
+def test_deep_patterns_intersect_without_python_recursion() -> None:
+    # a sub-problem per segment (and per character inside a segment): more than Python's
+    # default recursion limit of 1,000 deep, evaluated with an explicit stack
+    assert intersect("/*a" * 1100 + "/x", "/**/*b/x") == []
+    assert intersect("/" + "*a" * 1100 + "/x", "/*b/x") == []
+
+
 def test_decisions_hit_their_bound_quickly() -> None:
     # "an 'a' 17 characters from the end" needs 2**17 DFA states
     start = time.perf_counter()

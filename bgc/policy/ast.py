@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from bgc.errors import Span
+from bgc.limits import MAX_CALL_ATOMS
 
 Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
@@ -203,17 +204,24 @@ class AtomTemplate:
         Each placeholder is replaced by the parameter's text with glob characters escaped, so a
         parameter is always literal. A list-valued parameter yields one pattern per element
         (several list parameters: every combination, in order). Only text and integers are
-        parameter values; anything else, or a missing parameter, raises :class:`TemplateError`
+        parameter values; anything else, a missing parameter, or lists that make more than
+        ``MAX_CALL_ATOMS`` patterns (checked before any is built) raise :class:`TemplateError`
         so the caller can fail closed.
         """
         from bgc import glob
 
         choices: list[tuple[str, ...]] = []
+        atoms = 1
         for name in self.params:
             if name not in values:
                 raise TemplateError(f"missing parameter {name!r}", name)
             value = values[name]
             items = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+            atoms *= len(items)
+            if atoms > MAX_CALL_ATOMS:
+                raise TemplateError(
+                    f"parameter {name!r} makes more than {MAX_CALL_ATOMS:,} atoms of `{self}` for one call", name
+                )
             choices.append(tuple(glob.escape(_param_text(name, item)) for item in items))
         pieces = _split_template(self.template)
         return tuple(

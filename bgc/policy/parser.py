@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from lark import Lark, Token, Tree
     from lark.exceptions import UnexpectedInput
 
+    from bgc.glob import Pattern
+
 
 class PolicyError(BgcError):
     """A policy that cannot be used: unparseable or invalid. ``code`` is a stable id (BGC0xx)."""
@@ -78,7 +80,7 @@ class PolicyError(BgcError):
 ERROR_CODES: dict[str, str] = {
     "BGC001": "syntax error: the text does not follow the grammar",
     "BGC002": "malformed atom: not `resource:action:pattern`, or a bad resource/action name",
-    "BGC003": "malformed pattern (unclosed `[`, trailing `\\`, empty, ...)",
+    "BGC003": "malformed pattern (unclosed `[`, trailing `\\`, empty, ...) or one beyond the size bounds",
     "BGC004": "bad string: unknown escape or empty where text is required",
     "BGC005": "unknown condition field",
     "BGC006": "bad tool template placeholder (`{name}`)",
@@ -484,7 +486,7 @@ class FileParser:
         from bgc import glob
 
         try:
-            return glob.parse(unicodedata.normalize("NFC", located.text)).text
+            parsed = glob.parse(unicodedata.normalize("NFC", located.text))
         except glob.PatternError as error:
             problem = error.message.removesuffix(f" at column {error.column}")
             self.fail(
@@ -492,6 +494,23 @@ class FileParser:
                 self.at(located.line, located.col(error.column - 1)),
                 "BGC003",
                 error.hint,
+            )
+        self.bounded(parsed, located)
+        return parsed.text
+
+    def bounded(self, parsed: Pattern, located: _Located) -> None:
+        """Refuse a pattern (or an expect's value) beyond the size bounds of bgc.limits: the
+        algebra's work grows with it, and a policy is compiled against every order. The error
+        points at the pattern's start (it may be a thousand characters long)."""
+        from bgc import glob
+
+        problem = glob.size_problem(parsed)
+        if problem:
+            self.fail(
+                f"the pattern is too large: it {problem}",
+                self.at(located.line, located.col(0)),
+                "BGC003",
+                "split it into several narrower patterns",
             )
 
     def path_pattern(self, located: _Located, shown: str | None = None) -> str:
@@ -799,6 +818,8 @@ class FileParser:
     # -- expects --
 
     def expect(self, tree: Tree) -> Expect:
+        from bgc import glob
+
         effect_token, atom_token = tree.children[1], tree.children[2]
         resource, action, located = self.split_atom(atom_token)
         for value, part, offset in ((resource, "resource", 0), (action, "action", len(resource) + 1)):
@@ -809,6 +830,7 @@ class FileParser:
                     "BGC009",
                 )
         value = self.concrete(located)
+        self.bounded(glob.parse(glob.escape(value)), located)  # it is decided as a request
         context: tuple[tuple[str, str], ...] = ()
         mode: str | None = None
         mode_span: Span | None = None
