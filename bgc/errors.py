@@ -43,6 +43,10 @@ class Span:
         return self.file
 
 
+_SHOWN = 160
+"""How much of a long source line a located message shows around its column."""
+
+
 def caret_lines(span: Span, source: str | None) -> list[str]:
     """The source line ``span`` points into and a caret line under it, both indented two spaces:
     what every located message (errors and findings alike) shows below its first line.
@@ -57,6 +61,12 @@ def caret_lines(span: Span, source: str | None) -> list[str]:
     line = source.rstrip("\n")
     width = span.end_col - span.col if span.end_line == span.line and span.end_col > span.col else 1
     start = span.col - 1
+    if len(line) > _SHOWN:  # a one-line JSON document: show the part around the column, marked
+        left = max(0, min(start - _SHOWN // 2, len(line) - _SHOWN))
+        width = min(width, _SHOWN - (start - left))
+        head, tail = ("…" if left else ""), ("…" if left + _SHOWN < len(line) else "")
+        line = head + line[left : left + _SHOWN] + tail
+        start = start - left + len(head)
 
     def grown(text: str) -> int:
         return len(escape_field(text, backslash=False)) - len(text)

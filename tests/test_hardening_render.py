@@ -267,3 +267,15 @@ def test_file_names_and_test_names_are_escaped(tmp_path: Path) -> None:
     result = bgc("test", str(tmp_path / "t.bgt.yaml"))
     assert result.exit_code == 1 and all(line.isprintable() for line in result.stdout.splitlines()), result.stdout
     assert "fine\\n✓ 1 passed\\x1b[2K" in result.stdout
+
+
+@pytest.mark.parametrize("length", [10, 159, 160, 161, 5_000])
+def test_a_long_source_line_is_shown_around_its_column_with_the_caret_on_its_character(length: int) -> None:
+    """A one-line JSON document of megabytes must not be echoed whole under an error."""
+    from bgc.errors import Span, caret_lines
+
+    line = "".join(chr(ord("a") + i % 26) for i in range(length))
+    for col in sorted({1, 2, length // 2, length - 1, length}):
+        shown, carets = caret_lines(Span("f", 1, col), line)
+        assert len(shown) <= 2 + 160 + 2  # indentation, the window, an ellipsis each side
+        assert shown[carets.index("^")] == line[col - 1], (length, col)
