@@ -251,6 +251,8 @@ def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pat
 NEED_STEPS = 128
 NEED_STEPS_PER_CHAR = 6
 
+_UNDECIDED = "undecided within the work bound: not granted"
+
 
 class Compiler:
     """Compiles orders against one policy; reuse it for many orders (the index is built once).
@@ -450,9 +452,6 @@ class Compiler:
         except glob.AlgebraLimit:
             return NeedResult(atom, "deny", _UNDECIDED)
         return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
-
-
-_UNDECIDED = "undecided within the work bound: not granted"
 
 
 def _approvals(rule: Rule) -> Approvals:

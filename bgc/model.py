@@ -128,11 +128,11 @@ class GrantAtom:
             parsed = glob.parse(self.pattern)
         except glob.PatternError as error:
             raise ModelError(f"bad pattern {self.pattern!r}: {error.message}") from None
-        if glob.has_dot_segment(parsed.text):
-            raise ModelError(f"pattern {self.pattern!r} has a '.' or '..' segment")
         too_large = glob.size_problem(parsed)
         if too_large:
             raise ModelError(f"the pattern is too large: it {too_large}")
+        if glob.has_dot_segment(parsed.text):
+            raise ModelError(f"pattern {self.pattern!r} has a '.' or '..' segment")
         if self.resource != "fs" and glob.decoded_dot_segment(parsed.text) is not None:
             raise ModelError(f"pattern {self.pattern!r} has a segment a URL parser reads as '.' or '..'")
         object.__setattr__(self, "pattern", parsed.text)
