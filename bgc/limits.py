@@ -11,12 +11,17 @@ spend; a question past it is "unknown", which is never granted.
 MAX_REQUESTS = 1_000
 """Atoms one order may request (an order asks for what one task needs: tens, not thousands)."""
 
+MAX_REQUEST_CHARS = 65_536
+"""Characters of all the atoms one order requests, together: a thousand requests of 65
+characters on average (parsing costs about 2 µs a character, before any budget applies)."""
+
 MAX_CALLS = 1_000
 """Tool calls one order may propose."""
 
 MAX_CALL_ATOMS = 1_000
 """Atoms one tool template may expand to for one call: list parameters multiply (two lists of
-a thousand paths would otherwise be a million atoms)."""
+a thousand paths would otherwise be a million atoms). Each atom is held to MAX_PATTERN_LENGTH,
+and the atoms are charged to the order's budget before any is decided."""
 
 MAX_PATTERN_LENGTH = 1_024
 """Characters (NFC) in one pattern of a request or a rule: longer than any path or URL pattern

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from bgc import canonical
 from bgc.canonical import DataModelError, FrozenMap, freeze, kind_name, thaw
-from bgc.limits import MAX_CALLS, MAX_REQUESTS
+from bgc.limits import MAX_CALLS, MAX_REQUEST_CHARS, MAX_REQUESTS
 from bgc.names import ATOM_NAME, DOTTED_NAME, display_control
 from bgc.render.words import did_you_mean
 
@@ -135,11 +135,11 @@ class GrantAtom:
             parsed = glob.parse(self.pattern)
         except glob.PatternError as error:
             raise ModelError(f"bad pattern {self.pattern!r}: {error.message}") from None
-        if glob.has_dot_segment(parsed.text):
-            raise ModelError(f"pattern {self.pattern!r} has a '.' or '..' segment")
         too_large = glob.size_problem(parsed)
         if too_large:
             raise ModelError(f"the pattern is too large: it {too_large}")
+        if glob.has_dot_segment(parsed.text):
+            raise ModelError(f"pattern {self.pattern!r} has a '.' or '..' segment")
         if self.resource != "fs" and values.decoded_dot_segment(parsed.text) is not None:
             raise ModelError(f"pattern {self.pattern!r} has a segment a URL parser reads as '.' or '..'")
         object.__setattr__(self, "pattern", parsed.text)
@@ -211,8 +211,8 @@ class WorkOrder:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "calls", tuple(self.calls))
-        _at_most(self.requests.atoms, MAX_REQUESTS, "requests")
         _at_most(self.calls, MAX_CALLS, "calls")
+        _within_bounds([str(atom) for atom in self.requests])
 
     def to_data(self) -> dict[str, Any]:
         """The order as plain data: the body of its canonical encoding and of its JSON/YAML."""
@@ -249,7 +249,7 @@ class WorkOrder:
             tool, server, params = call_f.get("tool"), call_f.get("server", None), call_f.get("params", {})
             calls.append(call_f.build(ToolCall, tool, server, params))
         requests = root.list("requests")
-        _at_most(requests, MAX_REQUESTS, "requests")  # before parsing any
+        _within_bounds(requests)  # before parsing any
         atoms = [Fields(text, ("requests", i)).build(GrantAtom.parse, text) for i, text in enumerate(requests)]
         origin_f = root.map("origin")
         origin_f.only("model", "parents", "prompt")
@@ -267,6 +267,18 @@ def _at_most(items: Sized, limit: int, field: str) -> None:
     """Refuse more than ``limit`` items in the order's ``field`` (bgc.limits: the work is bounded)."""
     if len(items) > limit:
         raise ModelError(f"{len(items):,} {field}: an order may have at most {limit:,}", (field,))
+
+
+def _within_bounds(requests: list[Any]) -> None:
+    """Refuse more requests, or more text in all of them, than an order may have: parsing is
+    linear, but a thousand thousand-character patterns would take seconds before any bound."""
+    _at_most(requests, MAX_REQUESTS, "requests")
+    size = sum(len(text) for text in requests if isinstance(text, str))
+    if size > MAX_REQUEST_CHARS:
+        raise ModelError(
+            f"the requests are {size:,} characters long together: an order may have at most {MAX_REQUEST_CHARS:,}",
+            ("requests",),
+        )
 
 
 _MISSING = object()

@@ -28,6 +28,7 @@ from bgc.limits import (
     MAX_PATTERN_LENGTH,
     MAX_PATTERN_SEGMENTS,
     MAX_PATTERN_WILDCARDS,
+    MAX_REQUEST_CHARS,
     MAX_REQUESTS,
 )
 from bgc.model import GrantAtom, ToolCall
@@ -202,6 +203,11 @@ def write_policy(tmp_path: Path, text: str = POLICY) -> Path:
     ("requests", "calls", "message"),
     [
         ([f"fs:read:/f{i}" for i in range(MAX_REQUESTS + 1)], [], "requests: 1,001 requests: an order may have at most"),
+        (
+            [f"fs:read:/{i:04}" + "a" * 60 for i in range(MAX_REQUESTS)],
+            [],
+            f"requests: the requests are 73,000 characters long together: an order may have at most {MAX_REQUEST_CHARS:,}",
+        ),
         (["fs:read:/x"], [{"tool": "fs.write", "params": {}}] * (MAX_CALLS + 1), "calls: 1,001 calls"),
         (["fs:read:/x", "fs:read:/" + "a" * MAX_PATTERN_LENGTH], [], "requests[1]: the pattern is too large: it is 1,025"),
         (["fs:read:" + "/a" * (MAX_PATTERN_SEGMENTS + 1)], [], "requests[0]: the pattern is too large: it has 129 segments"),
@@ -254,6 +260,14 @@ def test_a_call_whose_lists_make_too_many_atoms_is_uncovered_not_expanded() -> N
     plan = Compiler(policy).compile(order("fs:write:/**", calls=calls))
     assert [call.status for call in plan.calls] == ["uncovered", "covered"]
     assert "parameter 'b' makes more than 1,000 atoms" in plan.calls[0].reason and not plan.calls[0].needs
+
+
+def test_a_call_whose_atom_would_be_too_long_is_uncovered_not_expanded() -> None:
+    policy = parse_policy("tool t needs fs:write:/in/{a}/{b}\nallow fs:write:/** because \"all\"\n", "p.bgp")
+    calls = (ToolCall("t", None, {"a": ["x", "y" * 500], "b": ["z" * 600] + ["w"] * 10}),)
+    (call,) = Compiler(policy).compile(order("fs:write:/**", calls=calls)).calls
+    assert call.status == "uncovered" and not call.needs
+    assert call.reason == "parameter 'b' makes an atom of `fs:write:/in/{a}/{b}` longer than 1,024 characters"
 
 
 def test_a_templated_need_past_the_pattern_limits_is_not_covered() -> None:

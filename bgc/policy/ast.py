@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from bgc.errors import Span
-from bgc.limits import MAX_CALL_ATOMS
+from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH
 
 Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
@@ -204,14 +204,16 @@ class AtomTemplate:
         Each placeholder is replaced by the parameter's text with glob characters escaped, so a
         parameter is always literal. A list-valued parameter yields one pattern per element
         (several list parameters: every combination, in order). Only text and integers are
-        parameter values; anything else, a missing parameter, or lists that make more than
-        ``MAX_CALL_ATOMS`` patterns (checked before any is built) raise :class:`TemplateError`
-        so the caller can fail closed.
+        parameter values; anything else, a missing parameter, lists that make more than
+        ``MAX_CALL_ATOMS`` patterns, or a pattern longer than ``MAX_PATTERN_LENGTH`` raise
+        :class:`TemplateError` so the caller can fail closed; the bounds are checked before any
+        pattern is built.
         """
         from bgc import glob
 
+        pieces = _split_template(self.template)
         choices: list[tuple[str, ...]] = []
-        atoms = 1
+        atoms, longest = 1, sum(len(piece) for piece in pieces if isinstance(piece, str))
         for name in self.params:
             if name not in values:
                 raise TemplateError(f"missing parameter {name!r}", name)
@@ -223,7 +225,11 @@ class AtomTemplate:
                     f"parameter {name!r} makes more than {MAX_CALL_ATOMS:,} atoms of `{self}` for one call", name
                 )
             choices.append(tuple(glob.escape(_param_text(name, item)) for item in items))
-        pieces = _split_template(self.template)
+            longest += max(map(len, choices[-1]), default=0)
+            if longest > MAX_PATTERN_LENGTH:
+                raise TemplateError(
+                    f"parameter {name!r} makes an atom of `{self}` longer than {MAX_PATTERN_LENGTH:,} characters", name
+                )
         return tuple(
             "".join(piece if isinstance(piece, str) else combo[piece] for piece in pieces)
             for combo in itertools.product(*choices)
