@@ -52,12 +52,22 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     an error (disk full, interrupt) leaves the old file untouched. A symlink is written
     *through*: the file it points to gets the new content (and keeps its permissions) and the
     link stays a link; renaming over the link itself would replace it by a regular file and
-    leave its target as it was.
+    leave its target as it was. Anything that is not a regular file (``/dev/null``, ``/dev/stdout``,
+    a FIFO) is written into as it is: renaming over a device would replace it by a file.
     """
+    import stat
     import tempfile  # here: only a command that writes a file pays for it
     from pathlib import Path
 
     target = Path(os.path.realpath(path))
+    try:
+        special = not stat.S_ISREG(target.stat().st_mode)
+    except FileNotFoundError:
+        special = False
+    if special:
+        with open(target, "wb") as stream:
+            stream.write(data)
+        return
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:

@@ -279,3 +279,24 @@ def test_a_long_source_line_is_shown_around_its_column_with_the_caret_on_its_cha
         shown, carets = caret_lines(Span("f", 1, col), line)
         assert len(shown) <= 2 + 160 + 2  # indentation, the window, an ellipsis each side
         assert shown[carets.index("^")] == line[col - 1], (length, col)
+
+
+def test_output_to_a_device_or_fifo_is_written_into_never_replaced(tmp_path: Path) -> None:
+    """`-o /dev/null` once renamed a file over /dev/null: outputs that are not regular files are
+    written into as they are (a FIFO stands in for the device: replacing it would be seen too)."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    root = Path(__file__).resolve().parent.parent
+    order, policy = root / "examples/orders/fix-bug.yaml", root / "policies/default.bgp"
+    result = bgc("compile", str(order), "-p", str(policy), "-f", "json", "-o", str(fifo))
+    reader.join(timeout=30)
+    assert result.exit_code in (0, 1)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert received and json.loads(received[0])["type"] == "bgc.Plan"
