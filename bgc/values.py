@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -366,7 +365,9 @@ def _canonical_escapes(text: str, in_path: bool) -> tuple[str, str]:
             problem.append("has a '%' that is not a two-digit escape (IIS reads '%u002e' as '.')")
         else:
             try:
-                urllib.parse.unquote_to_bytes(fixed).decode("utf-8")
+                from urllib.parse import unquote_to_bytes
+
+                unquote_to_bytes(fixed).decode("utf-8")
             except UnicodeDecodeError:
                 problem.append("has escapes that are not UTF-8 (an overlong '%C0%AE' reads as '.' on some servers)")
     return fixed, problem[0] if problem else ""
@@ -544,7 +545,11 @@ def decoded_dot_segment(text: str) -> str | None:
     ``v1/%2e%2e/admin``, ``v1/..\\admin``, ``public/..?x`` and ``a/..;/b`` all climb out of where
     they seem to be. Refusing them errs on the closed side (``..%3Fx`` is refused too).
     """
-    for segment in _URL_SEGMENT_END.split(urllib.parse.unquote(text)):
+    if "%" in text:
+        from urllib.parse import unquote  # here: urllib.parse (and the ipaddress it imports) only for escapes
+
+        text = unquote(text)
+    for segment in _URL_SEGMENT_END.split(text):
         if segment in (".", ".."):
             return segment
     return None
