@@ -300,3 +300,14 @@ def test_output_to_a_device_or_fifo_is_written_into_never_replaced(tmp_path: Pat
     assert result.exit_code in (0, 1)
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert received and json.loads(received[0])["type"] == "bgc.Plan"
+
+
+def test_every_package_ships_in_the_wheel() -> None:
+    """`pip install .` (the README's quick start) installs only the packages pyproject lists; an
+    editable install hides a missing one, so compare the list with the tree."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(init.parent.relative_to(root).parts) for init in (root / "bgc").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
