@@ -35,8 +35,7 @@ from bgc.files import read_bounded
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-    from bgc.policy.ast import Policy, PolicyFile
-    from bgc.policy.check import CheckResult
+    from bgc.policy.ast import PolicyFile
 
 MAGIC = b"bgc-cache\x001\n"
 _DIGEST_SIZE = 32
@@ -161,10 +160,10 @@ def store_object(namespace: str, key: str, value: Any) -> None:
     store_bytes(namespace, key, payload)
 
 
-# --- what is cached: loaded and checked policies --------------------------------------------------
+# --- keys for policies: valid while every file that went into one is unchanged ---------------------
 
 
-def _unchanged(root: str, root_digest: str, files: Iterable[PolicyFile]) -> bool:
+def unchanged(root: str, root_digest: str, files: Iterable[PolicyFile]) -> bool:
     """True when every file that went into a policy still has the content it had.
 
     The root file was just read and hashed to make the entry's key (``root_digest``); reading it
@@ -193,45 +192,10 @@ def _digest(path: str) -> str | None:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _policy_key(path: str, extra: str) -> tuple[str, str] | None:
+def policy_key(path: str, extra: str) -> tuple[str, str] | None:
     """The entry key for the policy at ``path`` — the root file's content digest plus how it was
     named (spans keep the name as given) — and that digest, or ``None`` when it cannot be read."""
     digest = _digest(path)
     if digest is None:
         return None
     return f"{os.getcwd()}\0{path}\0{extra}\0{digest}", digest
-
-
-def cached_policy(path: str) -> Policy:
-    """:func:`bgc.policy.loader.load_policy`, reusing the parse of unchanged files.
-
-    The entry is keyed by the root file's digest and valid only while every included file
-    still has the digest recorded in the policy; anything else is parsed afresh.
-    """
-    keyed = _policy_key(path, "policy")
-    if keyed is not None:
-        entry = load_object("policy", keyed[0])
-        if entry is not None and _unchanged(path, keyed[1], entry.files):
-            return entry  # type: ignore[no-any-return]
-    from bgc.policy.loader import load_policy
-
-    policy = load_policy(path)
-    if keyed is not None:
-        store_object("policy", keyed[0], policy)
-    return policy
-
-
-def cached_check(path: str) -> CheckResult:
-    """:func:`bgc.policy.check.check_paths` for one policy, reusing the result for unchanged
-    files (lints and expects are pure functions of the files). Failures are never cached."""
-    keyed = _policy_key(path, "check")
-    if keyed is not None:
-        entry = load_object("check", keyed[0])
-        if entry is not None and all(_unchanged(path, keyed[1], policy.files) for policy in entry.policies):
-            return entry  # type: ignore[no-any-return]
-    from bgc.policy.check import check_paths
-
-    result = check_paths([path])
-    if keyed is not None and not result.errors:
-        store_object("check", keyed[0], result)
-    return result

@@ -227,13 +227,13 @@ def check(
 
     Exit 0 clean, 1 findings (lints, failing expects or tests, changed orders), 2 bad input.
     """
-    from bgc.repository import run_command
+    from bgc.commands import check as command
+    from bgc.commands.io import deliver
 
     try:
-        text, code = run_command(paths or [], output_format=output_format, update=update, orders_only=orders_only)
+        code = deliver(command.run(paths or [], output_format=output_format, update=update, orders_only=orders_only))
     except BgcError as error:
         fail(error)
-    typer.echo(text, nl=False)
     raise typer.Exit(code)
 
 
@@ -257,15 +257,14 @@ def test_command(
 
     Exit 0 all passed, 1 a test failed, 2 bad input (a malformed test file, an unknown mode).
     """
-    from bgc.testing import run_command
+    from bgc.commands import test as command
+    from bgc.commands.io import deliver
 
     try:
-        text, code = run_command(
-            paths or [], keyword=keyword, coverage=coverage, output_format=output_format, junit_xml=junit_xml
-        )
+        result = command.run(paths or [], keyword=keyword, coverage=coverage, output_format=output_format, junit_xml=junit_xml)
+        code = deliver(result)
     except BgcError as error:
         fail(error)
-    typer.echo(text, nl=False)
     raise typer.Exit(code)
 
 
@@ -297,13 +296,13 @@ def fmt(
     changed = [result for result in results if result.changed]
     if output_format != "text":
         from bgc.config import repository_root
-        from bgc.outcomes import RULES, unformatted_finding
+        from bgc.outcomes import unformatted_finding
         from bgc.render.machine import FORMATS, render
 
         if output_format not in FORMATS or not check_only:
             fail(UsageError(f"--format {output_format!r}: use json, sarif or github, with --check"))
         findings = [unformatted_finding(r.path, r.original, r.formatted) for r in changed]
-        typer.echo(render(findings, output_format, root=repository_root(), descriptions=RULES), nl=False)
+        typer.echo(render(findings, output_format, root=repository_root()), nl=False)
         raise typer.Exit(ExitCode.FINDINGS if changed else ExitCode.OK)
     if check_only or diff:
         for result in changed:
@@ -385,12 +384,12 @@ def match_command(
 
 
 def main() -> None:
-    """Run the typer app; :func:`bgc.launch.guarded` keeps every traceback from the user.
+    """Run the typer app; :func:`bgc.guard.guarded` keeps every traceback from the user.
 
-    The ``bgc`` script enters through :func:`bgc.launch.main`, which runs plain ``bgc check``
-    without importing typer and hands everything else to this function.
+    The ``bgc`` script enters through :func:`bgc.launch.main`, which runs the plain forms of the
+    hot commands without importing typer and hands everything else to this function.
     """
-    from bgc.launch import guarded
+    from bgc.guard import guarded
 
     guarded(app)
 

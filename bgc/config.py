@@ -97,7 +97,7 @@ class Config:
         """
         if self.mode is None or self.policy is None:
             return
-        from bgc.cache import cached_policy
+        from bgc.policy.loader import cached_policy
 
         try:
             policy = cached_policy(local_path(self.policy))

@@ -9,14 +9,13 @@ plain forms of ``check``, ``gate`` and ``compile`` (:data:`FAST_COMMANDS`) and c
 or repeated option, a value outside its choices, ``--`` — goes to :mod:`bgc.cli` unchanged, which
 explains it.
 
-This module also holds the one guard that keeps tracebacks from users, used by both paths.
+Both paths run under the one guard that keeps tracebacks from users (:func:`bgc.guard.guarded`).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple, NoReturn
 
 
@@ -103,43 +102,12 @@ def fast_arguments(argv: Sequence[str]) -> tuple[str, list[str], dict[str, objec
     return argv[0], positionals, values
 
 
-def guarded(run: Callable[[], object]) -> NoReturn:
-    """Run ``run`` and exit with its code; never let a traceback reach the user."""
-    from bgc.errors import BgcError, ExitCode
-
-    try:
-        result = run()
-    except BgcError as error:  # a stage raised outside a command's own handling
-        print(error.render(), file=sys.stderr)
-        sys.exit(ExitCode.BAD_INPUT)
-    except KeyboardInterrupt:
-        print("bgc: interrupted", file=sys.stderr)
-        sys.exit(130)
-    except SystemExit:
-        raise
-    except BrokenPipeError:  # the reader went away (`bgc … | head`): nothing left to say to it
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(ExitCode.FINDINGS)
-    except OSError as error:  # writing the output failed (disk full, closed stream)
-        print(f"bgc: cannot write output: {error.strerror or error}", file=sys.stderr)
-        sys.exit(ExitCode.BAD_INPUT)
-    except Exception as error:  # noqa: BLE001 - the edge: never show a traceback
-        if os.environ.get("BGC_DEBUG"):
-            raise
-        print(f"bgc: internal error: {type(error).__name__}: {error} (set BGC_DEBUG=1 for details)", file=sys.stderr)
-        sys.exit(ExitCode.BAD_INPUT)
-    sys.exit(result if isinstance(result, int) else 0)
-
-
 def _run_fast(command: str, positionals: list[str], options: dict[str, object]) -> int:
     if command == "check":
-        from bgc.repository import run_command
+        from bgc.commands import check
+        from bgc.commands.io import deliver
 
-        flags = {"update": bool(options.pop("update", False)), "orders_only": bool(options.pop("orders_only", False))}
-        text, code = run_command(positionals, output_format=str(options.get("output_format", "text")), **flags)
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return code
+        return deliver(check.run(positionals, **options))  # type: ignore[arg-type]
     if command == "gate":
         from bgc.commands import gate
 
@@ -156,4 +124,6 @@ def main() -> NoReturn:
         from bgc.cli import main as typer_main
 
         typer_main()  # exits: guarded() always ends the process
+    from bgc.guard import guarded
+
     guarded(lambda: _run_fast(*fast))

@@ -4,7 +4,7 @@
 asked and every call not covered becomes a finding located at the request or call in the order
 file. Those at or above the ``--fail-on`` level are errors (they make the exit code 1); the
 others are notes, so "exit 1 ⇔ a non-note finding" holds for every command. ``bgc fmt --check`` reports each
-file that would change (BGC601).
+file that would change (``codes.UNFORMATTED``).
 
 **Recorded expectations** (``bgc check`` in a repository): each order under the configured
 orders directory has a ``<order file name>.expected.json`` holding the *semantic* outcome of
@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bgc import codes
 from bgc.errors import InputError, Span
 from bgc.findings import Finding, Severity
 
@@ -30,21 +31,8 @@ if TYPE_CHECKING:
     from bgc.documents import Document
     from bgc.plan import Part, Plan
 
-RULES = {
-    "BGC401": "A requested atom was narrowed: only part of it is granted",
-    "BGC402": "A requested atom awaits human approval",
-    "BGC403": "A requested atom was denied",
-    "BGC404": "A proposed tool call awaits approval (pending)",
-    "BGC405": "A proposed tool call is not covered by the plan",
-    "BGC501": "An order's result differs from its recorded expectation",
-    "BGC502": "An order has no recorded expectation",
-    "BGC503": "A recorded expectation belongs to no order",
-    "BGC601": "A policy file is not in the canonical layout (bgc fmt would change it)",
-}
-"""The finding ids this module produces, with the one-line meaning SARIF shows."""
-
-_VERDICT_RULE = {"narrowed": "BGC401", "ask": "BGC402", "denied": "BGC403"}
-_CALL_RULE = {"pending": "BGC404", "uncovered": "BGC405"}
+_VERDICT_RULE = {"narrowed": codes.NARROWED, "ask": codes.ASKED, "denied": codes.DENIED}
+_CALL_RULE = {"pending": codes.CALL_PENDING, "uncovered": codes.CALL_UNCOVERED}
 FAIL_ON: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "denied": (frozenset({"denied"}), frozenset({"uncovered"})),
     "ask": (frozenset({"denied", "ask"}), frozenset({"uncovered", "pending"})),
@@ -107,20 +95,11 @@ def _request_positions(document: Document) -> dict[str, int]:
     return positions
 
 
-def render_plans(plans: Sequence[tuple[Plan, str]], fmt: str, *, fail_on: str, root: Path) -> str:
-    """``bgc compile --format sarif|github``: the plans' findings, located in their order files."""
-    from bgc.documents import read_document
-    from bgc.render.machine import render
-
-    findings = [f for plan, path in plans for f in plan_findings(plan, read_document(path), fail_on)]
-    return render(findings, fmt, root=root, descriptions=RULES)
-
-
 def unformatted_finding(path: str, original: str, formatted: str) -> Finding:
     """``bgc fmt --check``: a file that would change, located at its first line that would."""
     before, after = original.splitlines(), formatted.splitlines()
     line = next((n for n, (a, b) in enumerate(zip(before, after), start=1) if a != b), min(len(before), len(after)) + 1)
-    return Finding("BGC601", Severity.ERROR, "not in the canonical layout: `bgc fmt` would change this file",
+    return Finding(codes.UNFORMATTED, Severity.ERROR, "not in the canonical layout: `bgc fmt` would change this file",
                    Span(path, line, 1), f"run `bgc fmt {path}`")  # fmt: skip
 
 
@@ -225,7 +204,7 @@ def compare(path: Path, compiler: Compiler, config: Config, *, mode: str | None)
     target = config.expectation_for(path)
     if not target.is_file():
         return [
-            Finding("BGC502", Severity.ERROR, f"no recorded expectation {target.name} for this order",
+            Finding(codes.RECORDING_MISSING, Severity.ERROR, f"no recorded expectation {target.name} for this order",
                     Span(str(path)), "record it with `bgc check --update` and review the file it writes")
         ]  # fmt: skip
     positions = _request_positions(document)
@@ -236,7 +215,7 @@ def compare(path: Path, compiler: Compiler, config: Config, *, mode: str | None)
         else:
             span = document.span(where)
         findings.append(
-            Finding("BGC501", Severity.ERROR, message, span,
+            Finding(codes.RECORDING_DIFFERS, Severity.ERROR, message, span,
                     f"if the change is intended, record it with `bgc check --update` ({target.name})")
         )  # fmt: skip
     return findings
@@ -249,7 +228,7 @@ def stale_recordings(config: Config, orders: Sequence[Path]) -> list[Path]:
 
 
 def stale_finding(path: Path) -> Finding:
-    return Finding("BGC503", Severity.ERROR, "this recorded expectation belongs to no order", Span(str(path)),
+    return Finding(codes.RECORDING_STALE, Severity.ERROR, "this recorded expectation belongs to no order", Span(str(path)),
                    "delete it, or run `bgc check --update`")  # fmt: skip
 
 

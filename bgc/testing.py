@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from bgc import codes
 from bgc.errors import InputError, Span, UsageError
 from bgc.findings import Finding, Severity
 
@@ -45,16 +46,7 @@ if TYPE_CHECKING:
     from bgc.documents import Document
     from bgc.model import WorkOrder
     from bgc.plan import Plan, RuleRef
-    from bgc.policy.ast import Policy
-    from bgc.render.junit import Case
-
-RULES = {
-    "BGC301": "A policy test's expected verdict did not hold",
-    "BGC302": "A policy test's expected call coverage did not hold",
-    "BGC303": "A policy test's expected plan excerpt did not match",
-}
-"""The finding ids this module produces, with the one-line meaning SARIF shows (a failing inline
-expect is ``bgc check``'s BGC201, the same finding whichever command runs it)."""
+    from bgc.policy.ast import Expect, Policy
 
 _FILE_KEYS = ("policy", "mode", "tests")
 _CASE_KEYS = ("name", "order", "mode", "verdicts", "calls", "plan")
@@ -188,8 +180,8 @@ class _Policies:
     def get(self, path: str) -> tuple[Policy, Compiler]:
         key = _real(path)
         if key not in self.loaded:
-            from bgc.cache import cached_policy
             from bgc.compiler import Compiler
+            from bgc.policy.loader import cached_policy
 
             policy = cached_policy(path)
             self.loaded[key] = (policy, Compiler(policy))
@@ -215,15 +207,14 @@ def run_tests(
     involved: list[str] = [str(path) for path in policy_files]
     for test_file in test_files:
         cases.extend(_run_file(str(test_file), policies, config, select, involved))
-    seen: set[str] = set()
-    rules: dict[tuple[str, int], RuleSite] = {}
+    unique: dict[str, str] = {}  # each policy once, by its real path, named as first given
     for path in involved:
-        if _real(path) in seen:
-            continue
-        seen.add(_real(path))
-        policy, compiler = policies.get(path)
-        if expects:
-            cases.extend(_run_expects(policy, compiler, select))
+        unique.setdefault(_real(path), path)
+    loaded = [policies.get(path) for path in unique.values()]
+    if expects:
+        cases.extend(_run_expects(loaded, select))
+    rules: dict[tuple[str, int], RuleSite] = {}
+    for policy, _ in loaded:
         for rule in policy.rules:
             real = _real(rule.span.file)
             rules.setdefault((real, rule.span.line), RuleSite(rule.span.file, rule.span.line, _rule_text(rule), real))
@@ -292,23 +283,32 @@ def _run_file(
     return results
 
 
-def _run_expects(policy: Policy, compiler: Compiler, select: Callable[[str], bool]) -> list[CaseResult]:
-    """Each selected inline expect as a case, run by ``bgc check``'s own
-    :func:`~bgc.policy.check.run_expect`, so both commands report the same finding."""
-    from bgc.policy.check import run_expect
+def _run_expects(loaded: Sequence[tuple[Policy, Compiler]], select: Callable[[str], bool]) -> list[CaseResult]:
+    """Each selected inline expect line as one case, run by ``bgc check``'s own
+    :func:`~bgc.expects.run_expect`, so both commands report the same finding.
 
+    A shared base's expect is run in every policy of this run that includes it (the base can
+    hold under one policy and fail under another) but is one case, reported once: it fails
+    when it fails in any of them, with one finding per policy it failed in."""
+    from bgc.expects import run_expect
+
+    by_line: dict[tuple[str, int, int], list[tuple[Policy, Compiler, Expect]]] = {}
+    for policy, compiler in loaded:
+        for expect in policy.expects:
+            key = (_real(expect.span.file), expect.span.line, expect.span.col)
+            by_line.setdefault(key, []).append((policy, compiler, expect))
     results = []
-    for expect in policy.expects:
+    for runs in by_line.values():
+        expect = runs[0][2]
         name = f"line {expect.span.line}: expect {expect.effect} {expect.resource}:{expect.action}:{expect.value}"
-        if _real(expect.span.file) != _real(policy.path):  # an included file's expect, run in this policy
-            name += f" (in {policy.path})"
         if not select(f"{expect.span.file}::{name}"):
             continue
         started = time.perf_counter()
-        ran = run_expect(policy, expect, compiler)
-        findings = () if ran.finding is None else (ran.finding,)
+        ran = [run_expect(policy, each, compiler) for policy, compiler, each in runs]
+        findings = tuple(result.finding for result in ran if result.finding is not None)
         seconds = time.perf_counter() - started
-        results.append(CaseResult(expect.span.file, name, expect.span, seconds, findings, ran.exercised))
+        exercised = frozenset().union(*(result.exercised for result in ran))
+        results.append(CaseResult(expect.span.file, name, expect.span, seconds, findings, exercised))
     return results
 
 
@@ -341,7 +341,7 @@ def _check_verdicts(document: Document, where: tuple[str | int, ...], case: dict
             message = f"{atom}: expected {verdict}, got {request.verdict}" + _parts_summary(request)
         else:
             continue
-        findings.append(Finding("BGC301", Severity.ERROR, message, document.span(at)))
+        findings.append(Finding(codes.TEST_VERDICT, Severity.ERROR, message, document.span(at)))
     return findings
 
 
@@ -360,12 +360,12 @@ def _check_calls(document: Document, where: tuple[str | int, ...], case: dict[st
         raise document.error_at((*where, "calls"), f"expected a list with one of {', '.join(statuses)} per call")
     if len(expected) != len(plan.calls):
         message = f"expected {len(expected)} call statuses, the order has {len(plan.calls)} calls"
-        return [Finding("BGC302", Severity.ERROR, message, document.span((*where, "calls")))]
+        return [Finding(codes.TEST_CALLS, Severity.ERROR, message, document.span((*where, "calls")))]
     findings = []
     for index, (status, call) in enumerate(zip(expected, plan.calls)):
         if status != call.status:
             message = f"call {index + 1} ({call.tool}): expected {status}, got {call.status} ({call.reason})"
-            findings.append(Finding("BGC302", Severity.ERROR, message, document.span((*where, "calls", index))))
+            findings.append(Finding(codes.TEST_CALLS, Severity.ERROR, message, document.span((*where, "calls", index))))
     return findings
 
 
@@ -380,7 +380,7 @@ def _check_excerpt(document: Document, where: tuple[str | int, ...], case: dict[
     findings = []
     for path, message in mismatches(expected, plan.to_data()):
         at = (*where, "plan", *path)
-        findings.append(Finding("BGC303", Severity.ERROR, f"plan.{format_path(path)}: {message}", document.span(at)))
+        findings.append(Finding(codes.TEST_PLAN, Severity.ERROR, f"plan.{format_path(path)}: {message}", document.span(at)))
     return findings
 
 
@@ -482,141 +482,3 @@ def _rule_text(rule: Any) -> str:
 
 def _real(path: str) -> str:
     return os.path.realpath(path)
-
-
-# --- the report people read ---------------------------------------------------------------------
-
-
-def report(run: PolicyTestRun, *, coverage: bool = False) -> str:
-    """The pytest-style report: a progress line per file, failures, summary, coverage."""
-    from bgc.render.fields import escape_field
-
-    lines: list[str] = []
-    by_file: dict[str, list[CaseResult]] = {}
-    for case in run.cases:
-        by_file.setdefault(case.file, []).append(case)
-    for file, cases in by_file.items():
-        lines.append(f"{file} " + "".join("." if case.passed else "F" for case in cases))
-    failed = [case for case in run.cases if not case.passed]
-    if failed:
-        lines += ["", " FAILURES ".center(72, "=")]
-        for case in failed:
-            lines.append(f" {case.id} ".center(72, "_"))
-            for finding in case.findings:
-                lines.append(f"{finding.span}: {finding.message}")
-                lines += [f"  hint: {finding.hint}"] if finding.hint else []
-        lines += ["", " short test summary info ".center(72, "=")]
-        lines += [f"FAILED {case.id} - {case.findings[0].message}" for case in failed]
-    if coverage:
-        missing = run.unexercised()
-        total = len(run.rules)
-        lines += ["", f"rule coverage: {total - len(missing)} of {total} rules exercised"]
-        lines += [f"  not exercised: {rule.file}:{rule.line}  {rule.text}" for rule in missing]
-    lines.append(f"{run.passed} passed, {run.failed} failed")
-    # names, messages and paths come from test files, orders and policies: one line each
-    return "".join(escape_field(line, backslash=False) + "\n" for line in lines)
-
-
-def summary(run: PolicyTestRun, *, coverage: bool = False) -> dict[str, Any]:
-    """Counts for the machine formats (``summary`` in the JSON output)."""
-    data: dict[str, Any] = {"passed": run.passed, "failed": run.failed}
-    if coverage:
-        missing = run.unexercised()
-        data["coverage"] = {
-            "rules": len(run.rules),
-            "exercised": len(run.rules) - len(missing),
-            "not_exercised": [{"file": r.file, "line": r.line, "rule": r.text} for r in missing],
-        }
-    return data
-
-
-def junit_cases(run: PolicyTestRun) -> list[Case]:
-    from bgc.render.junit import Case
-
-    return [Case(case.file, case.name, case.seconds, case.findings) for case in run.cases]
-
-
-def find_in(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
-    """Split command-line paths into test files and policy files; directories are searched."""
-    from bgc.config import split_paths
-
-    def other(entry: str) -> NoReturn:
-        raise UsageError("not a test file (*.bgt.yaml), a policy (*.bgp) or a directory", Span(entry))
-
-    policies, tests, _ = split_paths(paths, orders=False, must_exist=True, other=other)
-    return [Path(test) for test in tests], [Path(policy) for policy in policies]
-
-
-
-def run_command(
-    paths: Sequence[str],
-    *,
-    keyword: str | None = None,
-    coverage: bool = False,
-    output_format: str = "text",
-    junit_xml: str | None = None,
-) -> tuple[str, int]:
-    """``bgc test``: what to print and the exit code. Raises :class:`BgcError` on bad input.
-
-    Without paths, the configuration's ``tests`` directories and policies are run. With a
-    configuration, the tests run from the repository root (:func:`bgc.config.at_root`), so ids
-    and every printed path are repository-relative. A ``-k`` that selects nothing is a usage
-    error: a typo in it must not turn CI green by running no test at all.
-    """
-    from bgc.config import at_root, find_config
-
-    config = find_config(".")
-    with at_root(config, paths) as paths:
-        text, code, junit = _run(paths, config, keyword, coverage, output_format, junit_xml is not None)
-    if junit_xml is not None and junit is not None:  # written from where bgc was started
-        from bgc.files import write_atomic
-
-        try:
-            write_atomic(junit_xml, junit.encode("utf-8"))
-        except OSError as error:
-            raise InputError(f"cannot write the JUnit report: {error.strerror}", Span(junit_xml)) from None
-    return text, code
-
-
-def _run(
-    paths: Sequence[str], config: Config | None, keyword: str | None, coverage: bool, output_format: str, want_junit: bool
-) -> tuple[str, int, str | None]:
-    """The body of :func:`run_command`, run at the repository root: the text, the exit code and,
-    when ``want_junit``, the JUnit report."""
-    from bgc.config import local_path
-    from bgc.errors import ExitCode
-    from bgc.render.machine import FORMATS, render
-
-    if output_format not in ("text", "junit", *FORMATS):
-        raise UsageError(f"unknown --format {output_format!r} (expected text, junit, {', '.join(FORMATS)})")
-    if config is not None:
-        config.check_mode()
-    if paths:
-        tests, policies = find_in(paths)
-    elif config is not None:
-        tests = [Path(local_path(path)) for path in config.test_files()]
-        policies = [Path(local_path(path)) for path in config.policy_files()]
-    else:
-        raise UsageError("nothing to test: pass test files (*.bgt.yaml), policies or directories, or configure [tool.bgc]")
-    root = config.root if config is not None else Path.cwd()
-    select = keyword_filter(keyword) if keyword else (lambda name: True)
-    run = run_tests(tests, policies, config=config, select=select)
-    if keyword and not run.cases:
-        raise UsageError(f"no test matches -k {keyword!r}")
-    if not run.cases:  # a green run that tested nothing would hide a misconfiguration
-        raise UsageError("no tests found: no *.bgt.yaml test cases and no inline expects in the given paths")
-    code = ExitCode.FINDINGS if run.failed else ExitCode.OK
-    junit = None
-    if want_junit or output_format == "junit":
-        from bgc.render.junit import render_junit
-
-        junit = render_junit(junit_cases(run), root=root)
-    if output_format == "text":
-        return report(run, coverage=coverage), code, junit
-    if junit is not None and output_format == "junit":
-        return junit, code, junit
-    from bgc.policy.check import CODES
-
-    text = render(run.findings, output_format, root=root, descriptions={**CODES, **RULES},
-                  summary=summary(run, coverage=coverage))  # fmt: skip
-    return text, code, junit

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bgc import cache
+from bgc import cache, checks
+from bgc.policy import loader
 from bgc.errors import BgcError
 
 
@@ -128,7 +129,8 @@ def test_default_location_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def policy_tree(cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
     """``p/root.bgp`` including ``p/lib/inc.bgp``, cwd at their parent; the returned log records
     each real parse and check, so a test can tell a cache hit (nothing logged) from a miss."""
-    from bgc.policy import check, loader
+    from bgc import checks as check
+    from bgc.policy import loader
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "p" / "lib").mkdir(parents=True)
@@ -142,23 +144,23 @@ def policy_tree(cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_an_edited_included_file_invalidates_cached_policies_and_checks(policy_tree: dict[str, list[str]]) -> None:
-    assert [rule.effect for rule in cache.cached_policy("p/root.bgp").rules] == ["allow"]
-    assert cache.cached_check("p/root.bgp").findings == ()
+    assert [rule.effect for rule in loader.cached_policy("p/root.bgp").rules] == ["allow"]
+    assert checks.cached_check("p/root.bgp").findings == ()
     misses = {name: len(paths) for name, paths in policy_tree.items()}
     assert misses["parsed"] >= 1 and misses["checked"] == 1
-    assert [rule.effect for rule in cache.cached_policy("p/root.bgp").rules] == ["allow"]
-    assert cache.cached_check("p/root.bgp").findings == ()
+    assert [rule.effect for rule in loader.cached_policy("p/root.bgp").rules] == ["allow"]
+    assert checks.cached_check("p/root.bgp").findings == ()
     assert {name: len(paths) for name, paths in policy_tree.items()} == misses  # hits: nothing parsed
 
     Path("p/lib/inc.bgp").write_text("deny fs:read:/**\n")  # the root file is as it was
-    assert [rule.effect for rule in cache.cached_policy("p/root.bgp").rules] == ["deny"]
+    assert [rule.effect for rule in loader.cached_policy("p/root.bgp").rules] == ["deny"]
     assert len(policy_tree["parsed"]) > misses["parsed"]
-    assert [f.rule_id for f in cache.cached_check("p/root.bgp").findings if f.rule_id != "BGC110"] == ["BGC201"]
+    assert [f.rule_id for f in checks.cached_check("p/root.bgp").findings if f.rule_id != "BGC110"] == ["BGC201"]
     assert len(policy_tree["checked"]) == 2
 
     Path("p/lib/inc.bgp").unlink()  # gone: a miss, and the loader's own error
     with pytest.raises(BgcError, match="cannot include"):
-        cache.cached_policy("p/root.bgp")
+        loader.cached_policy("p/root.bgp")
 
 
 def test_a_root_file_edited_while_it_was_parsed_is_not_served_for_its_old_content(
@@ -178,8 +180,8 @@ def test_a_root_file_edited_while_it_was_parsed_is_not_served_for_its_old_conten
         return parse(path)
 
     monkeypatch.setattr(loader, "load_policy", edited_meanwhile)
-    assert len(cache.cached_policy("p/root.bgp").rules) == 2  # parsed the edited file, keyed by the original
+    assert len(loader.cached_policy("p/root.bgp").rules) == 2  # parsed the edited file, keyed by the original
     root.write_text(original)
     monkeypatch.setattr(loader, "load_policy", parse)
-    assert len(cache.cached_policy("p/root.bgp").rules) == 1
+    assert len(loader.cached_policy("p/root.bgp").rules) == 1
     assert policy_tree["parsed"][-1] == "p/root.bgp"

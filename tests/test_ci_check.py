@@ -59,7 +59,7 @@ RECORDING = "orders/one.yaml.expected.json"
 def test_record_then_pass_then_catch_a_change(repo: Path) -> None:
     first = bgc("check")
     assert first.exit_code == 1
-    assert "orders/one.yaml: error[BGC502]: no recorded expectation one.yaml.expected.json" in first.stdout
+    assert "orders/one.yaml: error[BGC222]: no recorded expectation one.yaml.expected.json" in first.stdout
     updated = bgc("check", "--update")
     assert updated.exit_code == 0, updated.stdout
     assert f"recorded {RECORDING}" in updated.stdout
@@ -79,7 +79,7 @@ def test_record_then_pass_then_catch_a_change(repo: Path) -> None:
     (repo / "policies/p.bgp").write_text(POLICY.replace("allow fs:read:/**", "allow fs:read:/src/**"))
     changed = bgc("check")
     assert changed.exit_code == 1
-    assert ("orders/one.yaml:5:5: error[BGC501]: fs:read:/docs/**: recorded granted (granted fs:read:/docs/**), "
+    assert ("orders/one.yaml:5:5: error[BGC221]: fs:read:/docs/**: recorded granted (granted fs:read:/docs/**), "
             "now denied (denied fs:read:/docs/**)") in changed.stdout
     assert bgc("check", "--update").exit_code == 0
     assert json.loads((repo / RECORDING).read_text())["requests"][0]["verdict"] == "denied"
@@ -93,8 +93,8 @@ def test_stale_recordings_and_a_configured_directory(repo: Path) -> None:
     (repo / "expected/one.yaml.expected.json").rename(repo / "expected/sub/gone.yaml.expected.json")
     stale = bgc("check")
     assert stale.exit_code == 1
-    assert "expected/sub/gone.yaml.expected.json: error[BGC503]" in stale.stdout
-    assert "orders/one.yaml: error[BGC502]" in stale.stdout
+    assert "expected/sub/gone.yaml.expected.json: error[BGC223]" in stale.stdout
+    assert "orders/one.yaml: error[BGC222]" in stale.stdout
     assert bgc("check", "--update").exit_code == 0
     assert sorted(p.relative_to(repo).as_posix() for p in (repo / "expected").rglob("*.json")) == [
         "expected/one.yaml.expected.json"
@@ -126,7 +126,7 @@ def test_orders_only(repo: Path) -> None:
     (repo / "tests/p.bgt.yaml").write_text("not: [a test file")  # not looked at
     result = bgc("check", "--orders")
     assert result.exit_code == 1
-    assert result.stdout.splitlines()[0].startswith("orders/one.yaml: error[BGC502]")
+    assert result.stdout.splitlines()[0].startswith("orders/one.yaml: error[BGC222]")
     assert bgc("check", "--orders", "--update").exit_code == 0
     assert bgc("check", "--orders", "orders/one.yaml").exit_code == 0
     assert bgc("check", "--orders", "policies/p.bgp").exit_code == 2
@@ -191,14 +191,18 @@ def test_every_path_printed_is_repository_relative_from_a_subdirectory(
         assert located and headers and set(located + headers) <= files, (args, result.output)
     everything = bgc("check").stdout
     for place in ("policies/p.bgp:6:15: warning[BGC103]", "policies/p.bgp:7:1: error[BGC201]",
-                  "orders/broken.yaml:2:1: error[BGC099]", "orders/one.yaml: error[BGC502]",
-                  "tests/p.bgt.yaml:5:36: fs:write:/src/**: expected granted"):  # fmt: skip
+                  "orders/broken.yaml:2:1: error[BGC099]", "orders/one.yaml: error[BGC222]",
+                  "tests/p.bgt.yaml:5:36: error[BGC211]: fs:write:/src/**: expected granted"):  # fmt: skip
         assert place in everything, (place, everything)
 
 
 def test_order_counts_and_wording(repo: Path) -> None:
-    updated = bgc("check", "--update")
-    assert "orders: 1 checked, 1 recording out of date, 0 stale" in updated.stdout
+    updated = bgc("check", "--update")  # the order had no recording: it is missing, not out of date
+    assert "orders: 1 checked, 1 recording missing, 0 out of date, 0 stale" in updated.stdout
+    recording = repo / RECORDING
+    recording.write_text(recording.read_text().replace('"narrowed"', '"granted"'))
+    assert "orders: 1 checked, 0 recordings missing, 1 out of date, 0 stale" in bgc("check", "--update").stdout
+    assert "orders: 1 checked, 0 recordings missing, 0 out of date, 0 stale" in bgc("check", "--update").stdout
     (repo / "orders/broken.yaml").write_text("intent: {kind: x\n")
     result = bgc("check")
     assert result.exit_code == 2
@@ -225,11 +229,11 @@ def test_a_recording_named_on_the_command_line_says_what_it_is(repo: Path) -> No
 def test_check_formats(repo: Path) -> None:
     (repo / "policies/p.bgp").write_text(POLICY + "expect allow fs:write:/src/secrets/x\n")
     document = json.loads(bgc("check", "--format", "json").stdout)
-    assert {f["rule"] for f in document["findings"]} == {"BGC201", "BGC502"}
+    assert {f["rule"] for f in document["findings"]} == {"BGC201", "BGC222"}
     assert document["summary"]["tests"] == {"passed": 1, "failed": 0}
     sarif = json.loads(bgc("check", "--format", "sarif").stdout)
     rules = {rule["id"]: rule["shortDescription"]["text"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
-    assert rules["BGC502"] == "An order has no recorded expectation"
+    assert rules["BGC222"] == "an order has no recorded expectation"
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
     assert uris == {"policies/p.bgp", "orders/one.yaml"}
     github = bgc("check", "--format", "github").stdout.splitlines()
@@ -255,11 +259,11 @@ def test_compile_sarif_and_github_agree_with_the_exit_code(repo: Path) -> None:
         assert result.exit_code == code
         line = result.stdout.strip()
         level = "error" if code else "notice"
-        assert line == (f"::{level} file=orders/one.yaml,line=6,col=5,title=BGC401::fs:write:/src/**: narrowed, "
+        assert line == (f"::{level} file=orders/one.yaml,line=6,col=5,title=BGC701::fs:write:/src/**: narrowed, "
                         "only fs:write:/src/** except /src/secrets, /src/secrets/** is granted")
     sarif = json.loads(bgc("compile", "orders/one.yaml", "--format", "sarif").stdout)
     (result,) = sarif["runs"][0]["results"]
-    assert result["ruleId"] == "BGC401" and result["level"] == "error"
+    assert result["ruleId"] == "BGC701" and result["level"] == "error"
     assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 6, "startColumn": 5}
 
 

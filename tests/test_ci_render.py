@@ -28,9 +28,9 @@ def finding(rule: str = "BGC101", severity: Severity = Severity.WARNING, message
 
 FINDINGS = [
     finding("BGC101", Severity.WARNING, "shadowed rule", line=7, col=1, end_line=7, end_col=20, hint="remove it"),
-    finding("BGC301", Severity.ERROR, "fs:write:/** expected granted, got narrowed", "/repo/tests/p.bgt.yaml", 4, 9),
+    finding("BGC211", Severity.ERROR, "fs:write:/** expected granted, got narrowed", "/repo/tests/p.bgt.yaml", 4, 9),
     finding("BGC201", Severity.NOTE, "a note", "/repo/dir with space/o.yaml", 0, 0),
-    finding("BGC301", Severity.ERROR, "outside", "/elsewhere/x.bgt.yaml", 2, 1),
+    finding("BGC211", Severity.ERROR, "outside", "/elsewhere/x.bgt.yaml", 2, 1),
 ]
 
 
@@ -54,7 +54,7 @@ def validate_sarif(document: dict) -> None:
 
 
 def test_sarif_validates_against_the_official_schema() -> None:
-    document = json.loads(render(FINDINGS, "sarif", root=ROOT, descriptions={"BGC301": "A test failed"}))
+    document = json.loads(render(FINDINGS, "sarif", root=ROOT))
     validate_sarif(document)
     # and the schema is really enforced: a broken document is rejected
     document["runs"][0]["results"][0]["level"] = "fatal"
@@ -63,12 +63,12 @@ def test_sarif_validates_against_the_official_schema() -> None:
 
 
 def test_sarif_content_for_code_scanning() -> None:
-    document = json.loads(render(FINDINGS, "sarif", root=ROOT, descriptions={"BGC301": "A test failed"}))
+    document = json.loads(render(FINDINGS, "sarif", root=ROOT))
     assert document["version"] == "2.1.0"
     (run,) = document["runs"]
     rules = run["tool"]["driver"]["rules"]
-    assert [rule["id"] for rule in rules] == ["BGC101", "BGC201", "BGC301"]
-    assert rules[2]["shortDescription"]["text"] == "A test failed"
+    assert [rule["id"] for rule in rules] == ["BGC101", "BGC201", "BGC211"]
+    assert rules[2]["shortDescription"]["text"] == "a policy test's expected verdict did not hold"  # from bgc.codes
     assert rules[2]["defaultConfiguration"]["level"] == "error"
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file:///repo/"
     results = run["results"]
@@ -79,7 +79,7 @@ def test_sarif_content_for_code_scanning() -> None:
     location = test["locations"][0]["physicalLocation"]
     assert location["artifactLocation"] == {"uri": "tests/p.bgt.yaml", "uriBaseId": "%SRCROOT%"}
     assert location["region"] == {"startLine": 4, "startColumn": 9}
-    assert rules[test["ruleIndex"]]["id"] == test["ruleId"] == "BGC301"
+    assert rules[test["ruleIndex"]]["id"] == test["ruleId"] == "BGC211"
     lint = by_message["shadowed rule (hint: remove it)"]["locations"][0]["physicalLocation"]
     assert lint["region"] == {"startLine": 7, "startColumn": 1, "endLine": 7, "endColumn": 20}
     spaced = by_message["a note"]["locations"][0]["physicalLocation"]
@@ -150,7 +150,7 @@ def test_json_shape_stable_and_sorted() -> None:
     assert [f["severity"] for f in document["findings"]] == ["error", "error", "warning", "note"]
     first = next(f for f in document["findings"] if f["file"] == "tests/p.bgt.yaml")
     assert first == {
-        "rule": "BGC301", "severity": "error", "message": "fs:write:/** expected granted, got narrowed",
+        "rule": "BGC211", "severity": "error", "message": "fs:write:/** expected granted, got narrowed",
         "hint": None, "file": "tests/p.bgt.yaml", "line": 4, "col": 9, "end_line": 0, "end_col": 0,
     }
     assert document["findings"][-1]["severity"] == "note"
@@ -163,7 +163,7 @@ def test_unknown_format_is_refused() -> None:
 
 
 def test_junit_lists_every_case_and_its_failure() -> None:
-    failure = finding("BGC301", Severity.ERROR, "expected <granted> & got \x01 narrowed", "/repo/t.bgt.yaml", 4, 9)
+    failure = finding("BGC211", Severity.ERROR, "expected <granted> & got \x01 narrowed", "/repo/t.bgt.yaml", 4, 9)
     xml = render_junit(
         [Case("/repo/t.bgt.yaml", "passes", 0.25), Case("/repo/t.bgt.yaml", "fails", 0.5, (failure,))], root=ROOT
     )
@@ -175,6 +175,6 @@ def test_junit_lists_every_case_and_its_failure() -> None:
     assert [(c.get("classname"), c.get("name")) for c in cases] == [("t.bgt.yaml", "passes"), ("t.bgt.yaml", "fails")]
     assert cases[0].find("failure") is None
     element = cases[1].find("failure")
-    assert element is not None and element.get("type") == "BGC301"
+    assert element is not None and element.get("type") == "BGC211"
     assert element.get("message") == "expected <granted> & got \\x01 narrowed"
     assert element.text == "t.bgt.yaml:4:9: expected <granted> & got \\x01 narrowed"

@@ -20,7 +20,7 @@ from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalO
 from bgc.plan import Gate, PlanError, plan_from_data
 from bgc.policy.ast import Policy, PolicyFile, Rule
 from bgc.policy.loader import parse_policy
-from bgc.render.fields import gate_line
+from bgc.render.gate import gate_line
 
 ROOT = Path(__file__).resolve().parent.parent
 

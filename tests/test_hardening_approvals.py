@@ -17,7 +17,7 @@ from bgc.compiler import Compiler
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, ToolCall, WorkOrder
 from bgc.plan import Approvals, Gate, approvals_text, strongest
 from bgc.policy.loader import parse_policy
-from bgc.render.fields import gate_line
+from bgc.render.gate import gate_line
 from bgc.render.plans import render_text
 from tests.samples import PROMPT, bgc
 

@@ -26,12 +26,14 @@ from bgc.errors import BgcError, Span
 from bgc.findings import Finding, Severity
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
 from bgc.plan import CALL_STATUSES, EFFECTS, VERDICTS, Approvals, GateDecision, Plan
-from bgc.policy.check import render_finding
+from bgc.render.findings_text import render_finding
 from bgc.policy.loader import parse_policy
-from bgc.render.fields import escape_field, gate_line
+from bgc.render.fields import escape_field
+from bgc.render.gate import gate_line
 from bgc.render.machine import render
 from bgc.render.plans import explanation_lines, render_lines, render_text
-from bgc.testing import CaseResult, PolicyTestRun, RuleSite, report
+from bgc.render.test_report import report
+from bgc.testing import CaseResult, PolicyTestRun, RuleSite
 from tests.samples import PROMPT, bgc
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -197,7 +199,7 @@ def test_gate_lines_escape_every_field() -> None:
             assert_clean(line.replace("\t", " "), benign)
 
 
-FINDING = Finding("BGC301", Severity.ERROR, "fs:write:/** expected granted, got narrowed", Span("t.bgt.yaml", 3, 5, 3, 9), "a hint")
+FINDING = Finding("BGC211", Severity.ERROR, "fs:write:/** expected granted, got narrowed", Span("t.bgt.yaml", 3, 5, 3, 9), "a hint")
 
 
 def test_findings_escape_every_field() -> None:

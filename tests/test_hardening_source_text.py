@@ -19,7 +19,8 @@ import pytest
 
 from bgc.policy.format import format_text
 from bgc.policy.loader import load_policy, parse_policy
-from bgc.policy.parser import ERROR_CODES, PolicyError, parse_source
+from bgc.codes import CODES
+from bgc.policy.parser import PolicyError, parse_source
 from tests.samples import bgc
 
 HIDDEN = [
@@ -173,5 +174,5 @@ def test_fmt_refuses_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_the_code_is_registered() -> None:
-    assert "BGC017" in ERROR_CODES
+    assert "BGC017" in CODES
     assert "`BGC017`" in (Path(__file__).resolve().parent.parent / "docs" / "policy-language.md").read_text()

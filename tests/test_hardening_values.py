@@ -22,7 +22,7 @@ from bgc.compiler import Compiler
 from bgc.model import ToolCall
 from bgc.plan import Gate
 from bgc.policy.ast import Matches
-from bgc.policy.check import check_paths
+from bgc.checks import check_paths
 from bgc.policy.loader import parse_policy
 from bgc.values import HFS_IGNORED, Rejection, normalise
 from tests.test_compiler import order, plan_for

@@ -478,7 +478,7 @@ def test_parser_tables_are_cached_and_a_damaged_cache_is_rebuilt(
 
 
 def test_importing_the_front_end_does_not_import_lark() -> None:
-    code = "import sys, bgc.cli, bgc.policy.parser, bgc.policy.loader, bgc.policy.check; print('lark' in sys.modules)"
+    code = "import sys, bgc.cli, bgc.policy.parser, bgc.policy.loader, bgc.checks; print('lark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 

@@ -107,5 +107,5 @@ def test_hooks_pass_on_good_files_and_fail_on_bad_ones(tmp_path: Path) -> None:
     assert "error[BGC201]: expected allow for `fs:write:/src/other.py`" in bad.stdout
     assert "expected uncovered, got covered" in bad.stdout
     assert "files were modified by this hook" in bad.stdout  # bgc fmt rewrote the policy
-    assert "error[BGC501]: fs:write:/src/**: recorded narrowed" in bad.stdout
+    assert "error[BGC221]: fs:write:/src/**: recorded narrowed" in bad.stdout
     assert "allow fs:write:/src/a.py" in (work / "policies/p.bgp").read_text()  # and it is formatted now

@@ -35,9 +35,13 @@ def run(
         data = render.render_text(plans, output is None and io.use_color(sys.stdout)).encode()
     elif output_format in ("sarif", "github"):
         from bgc.config import repository_root
-        from bgc.outcomes import render_plans
+        from bgc.documents import read_document
+        from bgc.outcomes import plan_findings
+        from bgc.render.machine import render as render_findings
 
-        data = render_plans(plans, output_format, fail_on=fail_on, root=repository_root()).encode()
+        # the plans' findings, located in their order files
+        findings = [f for plan, path in plans for f in plan_findings(plan, read_document(path), fail_on)]
+        data = render_findings(findings, output_format, root=repository_root()).encode()
     else:
         data = render.render_data(render.plans_data([plan for plan, _ in plans]), output_format)
     io.emit(data, output)

@@ -49,7 +49,7 @@ def run(
         def line(decision) -> str:  # type: ignore[no-untyped-def]
             return json.dumps(decision.to_data(), sort_keys=True)
     else:
-        from bgc.render.fields import gate_line as line
+        from bgc.render.gate import gate_line as line
     allowed = True
     for text in texts:
         decision = checker.decide(text)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from bgc.errors import ExitCode, InputError, Span, UsageError
+from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 
 if TYPE_CHECKING:
     from bgc.plan import Plan
@@ -65,7 +66,7 @@ def stdin_lines() -> Iterator[str]:
 
 def load_policy(policy: str | None, mode: str | None) -> tuple[Policy, str | None]:
     """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
-    from bgc.cache import cached_policy
+    from bgc.policy.loader import cached_policy
     from bgc.config import find_config
 
     if policy is not None:
@@ -82,3 +83,55 @@ def plan_exit_code(plans: list[Plan], fail_on: str) -> ExitCode:
     from bgc.outcomes import fails
 
     return ExitCode.FINDINGS if any(fails(plan, fail_on) for plan in plans) else ExitCode.OK
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a command produced, for an argument adapter to deliver (:func:`deliver`): the exit
+    code, the bytes for stdout, the files to write (path, content; each atomically, its
+    directory made first when listed in ``directories``), the files to remove (stale
+    recordings), and an error to show people on stderr while a machine format carries it in
+    ``output``. A command computes all of it first, so a failure (exit 2) leaves nothing
+    half-written and nothing half-printed."""
+
+    code: ExitCode
+    output: bytes = b""
+    files: tuple[tuple[str, bytes], ...] = ()
+    directories: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    error: BgcError | None = None
+
+
+def deliver(result: Result) -> ExitCode:
+    """Carry out ``result``: make its directories, write its files (atomically, in order), remove
+    what it removes, show its error on stderr, then print its output; return its exit code."""
+    for directory in result.directories:
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as error:
+            raise InputError(f"cannot make the directory: {error.strerror or error}", Span(directory)) from None
+    for path, data in result.files:
+        emit(data, path)
+    for path in result.removed:
+        try:
+            if os.path.lexists(path):
+                os.unlink(path)
+        except OSError as error:
+            raise InputError(f"cannot remove: {error.strerror or error}", Span(path)) from None
+    if result.error is not None:
+        print(result.error.render(), file=sys.stderr)
+    if result.output:
+        emit(result.output, None)
+    return result.code
+
+
+def machine_error(error: BgcError, output_format: str) -> Result:
+    """A command that could not run, in a machine format: the error as that format carries one
+    (a SARIF run whose invocation failed, a GitHub ``::error`` annotation, a JSON ``error``
+    object), exit 2, and the error on stderr for people. Paths are shown from the repository
+    root, like findings."""
+    from bgc.config import git_root
+    from bgc.render.machine import render_error
+
+    output = render_error(error, output_format, root=git_root(".")).encode("utf-8")
+    return Result(ExitCode.BAD_INPUT, output, error=error)

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import NoReturn
 
+from bgc import codes
 from bgc.errors import Span
 from bgc.policy.ast import (
     DefaultMode,
@@ -48,6 +49,25 @@ def load_policy(path: str | Path) -> Policy:
     return _Loader(display).load(display, _decode(data, display), data)
 
 
+def cached_policy(path: str) -> Policy:
+    """:func:`load_policy`, reusing the parse of unchanged files from bgc's verified cache.
+
+    The entry is keyed by the root file's digest and valid only while every included file
+    still has the digest recorded in the policy; anything else is parsed afresh.
+    """
+    from bgc import cache  # the cache's hashing and pickling cost nothing until a policy is loaded
+
+    keyed = cache.policy_key(path, "policy")
+    if keyed is not None:
+        entry = cache.load_object("policy", keyed[0])
+        if entry is not None and cache.unchanged(path, keyed[1], entry.files):
+            return entry  # type: ignore[no-any-return]
+    policy = load_policy(path)
+    if keyed is not None:
+        cache.store_object("policy", keyed[0], policy)
+    return policy
+
+
 def _read(path: str, site: tuple[FileParser, Span, str] | None) -> bytes:
     """The bytes of the policy file at ``path``. ``site`` is the include that names it (the
     including file's parser, the include's span, the path to show), for an include's error."""
@@ -57,9 +77,9 @@ def _read(path: str, site: tuple[FileParser, Span, str] | None) -> bytes:
         return read_bytes(path)
     except DocumentError as error:
         if site is None:
-            raise PolicyError(error.message, Span(path), code="BGC015") from None
+            raise PolicyError(error.message, Span(path), code=codes.UNREADABLE_POLICY) from None
         owner, span, shown = site
-        owner.fail(f"cannot include `{shown}`: {error.message}", span, "BGC010")
+        owner.fail(f"cannot include `{shown}`: {error.message}", span, codes.BAD_INCLUDE)
 
 
 def _decode(data: bytes, display: str) -> str:
@@ -68,7 +88,7 @@ def _decode(data: bytes, display: str) -> str:
     try:
         return decode_utf8(data, display)
     except DocumentError as error:
-        raise PolicyError(error.message, error.span, code="BGC015") from None
+        raise PolicyError(error.message, error.span, code=codes.UNREADABLE_POLICY) from None
 
 
 class _Loader:
@@ -147,12 +167,12 @@ class _Loader:
                 f"include `{statement.path}` resolves outside the root policy's directory "
                 f"(`{self.root_dir}`), symbolic links followed",
                 where,
-                "BGC010",
+                codes.BAD_INCLUDE,
                 "an included file must lie in the root policy's directory or below it; copy it there",
             )
         if real in stack:
             chain = [os.path.relpath(item) for item in stack[stack.index(real) :]] + [os.path.relpath(real)]
-            self.fail(f"include cycle: {' → '.join(chain)}", statement.span, "BGC010")
+            self.fail(f"include cycle: {' → '.join(chain)}", statement.span, codes.BAD_INCLUDE)
         if real in self.seen:
             return  # already spliced in once (a diamond); rules are a set, once is enough
         data = _read(real, (self.parsers[display], where, target))
@@ -164,7 +184,7 @@ class _Loader:
             self.fail(
                 f"mode `{block.name}` is already declared at {first}",
                 block.name_span or block.span,
-                "BGC012",
+                codes.DUPLICATE_MODE,
                 "put all of a mode's rules in one block",
             )
         self.modes[block.name] = block
@@ -175,7 +195,7 @@ class _Loader:
             self.fail(
                 f"tool `{decl.tool}` is already declared at {self.tools[decl.tool].span}",
                 decl.name_span or decl.span,
-                "BGC013",
+                codes.DUPLICATE_TOOL,
                 "list every atom the tool needs in one declaration, separated by `,`",
             )
         self.tools[decl.tool] = decl
@@ -186,7 +206,7 @@ class _Loader:
             self.fail(
                 f"conflicts with the `filesystem` declaration at {self.filesystem.span}",
                 statement.span,
-                "BGC014",
+                codes.CONFLICTING_FILESYSTEM,
             )
         self.filesystem = self.filesystem or statement
 
@@ -196,13 +216,13 @@ class _Loader:
             self.fail(
                 f"unknown mode `{name}`" + (f": declared modes are {declared}" if declared else ": no mode is declared"),
                 span,
-                "BGC011",
+                codes.UNKNOWN_MODE,
                 did_you_mean(name, self.modes) or (None if declared else f"declare it: mode {name} {{ ... }}"),
             )
 
     def validate(self) -> str | None:
         for extra in self.defaults[1:]:
-            self.fail(f"`default mode` is already set at {self.defaults[0].span}", extra.span, "BGC012")
+            self.fail(f"`default mode` is already set at {self.defaults[0].span}", extra.span, codes.DUPLICATE_MODE)
         default = self.defaults[0] if self.defaults else None
         if default is not None:
             self.known_mode(default.name, default.name_span or default.span)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from bgc import codes
 from bgc.errors import BgcError, Span
 from bgc.names import ATOM_NAME, DOTTED_NAME, display_control
 from bgc.policy.ast import (
@@ -70,35 +71,12 @@ class PolicyError(BgcError):
         message: str,
         span: Span | None = None,
         *,
-        code: str = "BGC001",
+        code: str = codes.SYNTAX,
         hint: str | None = None,
         source: str | None = None,
     ) -> None:
         super().__init__(message, span, hint=hint, source=source)
         self.code = code
-
-
-ERROR_CODES: dict[str, str] = {
-    "BGC001": "syntax error: the text does not follow the grammar",
-    "BGC002": "malformed atom: not `resource:action:pattern`, or a bad resource/action name",
-    "BGC003": "malformed pattern (unclosed `[`, trailing `\\`, empty, ...) or one beyond the size bounds",
-    "BGC004": "bad string: unknown escape or empty where text is required",
-    "BGC005": "unknown condition field",
-    "BGC006": "bad tool template placeholder (`{name}`)",
-    "BGC007": "bad approvals (count below 1 or above the number of names, repeated name)",
-    "BGC008": "misplaced or repeated clause (`when`, `because`, `approvals`, `in mode`)",
-    "BGC009": "bad inline expect (pattern instead of a value, context not `==`/`and`)",
-    "BGC010": "bad include (missing file, absolute path, outside the root policy's directory, cycle)",
-    "BGC011": "unknown mode",
-    "BGC012": "duplicate mode or second `default mode`",
-    "BGC013": "duplicate tool declaration",
-    "BGC014": "conflicting `filesystem` declarations",
-    "BGC015": "unreadable policy file (missing, not UTF-8, too large)",
-    "BGC016": "bad name (tool or mode)",
-    "BGC017": "a character a reader may not see as bgc reads it (line break other than a newline, "
-    "bidirectional control, invisible format or control character)",
-}
-"""The error ids ``bgc check`` can report with exit 2 (documented in docs/policy-language.md)."""
 
 
 # ---- the parser, built once ---------------------------------------------------------------
@@ -331,7 +309,7 @@ class FileParser:
                 self.fail(
                     hidden_reason(char),
                     self.at(number, line.index(char) + 1),
-                    "BGC017",
+                    codes.HIDDEN_CHARACTER,
                     "delete it (an editor may not show it: retype the text at the caret)",
                 )
 
@@ -375,20 +353,20 @@ class FileParser:
         second = text.find(":", first + 1) if first >= 0 else -1
         if first < 0:
             hint = f"name the resource and action, e.g. `fs:write:{text}`" if text.startswith("/") else None
-            self.fail(f"expected an atom `resource:action:pattern`, found `{text}`", self.at(line, col, len(text)), "BGC002", hint)
+            self.fail(f"expected an atom `resource:action:pattern`, found `{text}`", self.at(line, col, len(text)), codes.BAD_ATOM, hint)
         if second < 0:
             head, tail = text[:first], text[first + 1 :]
             if _NAME.fullmatch(tail) or tail == "*":
                 self.fail(
                     f"`{text}` has no pattern: an atom is `resource:action:pattern`",
                     self.at(line, col + len(text)),
-                    "BGC002",
+                    codes.BAD_ATOM,
                     f"add the pattern right after a colon, e.g. `{text}:/src/**`",
                 )
             self.fail(
                 f"`{text}` has no action: an atom is `resource:action:pattern`",
                 self.at(line, col + first),
-                "BGC002",
+                codes.BAD_ATOM,
                 f"name the action, e.g. `{head}:write:{tail}`",
             )
         resource, action, rest = text[:first], text[first + 1 : second], text[second + 1 :]
@@ -396,7 +374,7 @@ class FileParser:
         self.check_part(action, "action", line, col + first + 1)
         start = col + second + 1
         if rest == '""':
-            self.fail("empty pattern: a pattern must match something", self.at(line, start, 2), "BGC003")
+            self.fail("empty pattern: a pattern must match something", self.at(line, start, 2), codes.BAD_PATTERN)
         if rest.startswith('"'):
             return resource, action, _Located(rest[1:-1], line, start + 1, quoted=True)
         if '"' in rest:
@@ -404,14 +382,14 @@ class FileParser:
             self.fail(
                 "a quoted pattern must follow `resource:action:` directly",
                 self.at(line, start + quote),
-                "BGC002",
+                codes.BAD_ATOM,
                 f'quote the whole pattern: {resource}:{action}:"..."',
             )
         if rest == "":
             self.fail(
                 "empty pattern after `resource:action:`",
                 self.at(line, start),
-                "BGC003",
+                codes.BAD_PATTERN,
                 "no space is allowed between the action and the pattern",
             )
         return resource, action, _Located(rest, line, start, quoted=False)
@@ -426,7 +404,7 @@ class FileParser:
         self.fail(
             f"{shown} is not a valid {part}: expected a lowercase name ([a-z][a-z0-9_.-]*) or `*`",
             self.at(line, col, len(value)),
-            "BGC002",
+            codes.BAD_ATOM,
             hint,
         )
 
@@ -442,7 +420,7 @@ class FileParser:
             self.fail(
                 f"malformed pattern `{shown or located.text}`: {problem}",
                 self.at(located.line, located.col(error.column - 1)),
-                "BGC003",
+                codes.BAD_PATTERN,
                 error.hint,
             )
         self.bounded(parsed, located)
@@ -459,7 +437,7 @@ class FileParser:
             self.fail(
                 f"the pattern is too large: it {problem}",
                 self.at(located.line, located.col(0)),
-                "BGC003",
+                codes.BAD_PATTERN,
                 "split it into several narrower patterns",
             )
 
@@ -481,7 +459,7 @@ class FileParser:
                     f"`{segment}` segment in pattern `{shown or located.text}`: values are normalised before "
                     "they are matched, so no value has a `.` or `..` segment and this pattern could never match",
                     self.at(located.line, located.col(start), located.col(end - 1) - located.col(start) + 1),
-                    "BGC003",
+                    codes.BAD_PATTERN,
                     "write the path the pattern means: `/a/./b` is `/a/b`, `/a/x/../b` is `/a/b`",
                 )
         return text
@@ -508,7 +486,7 @@ class FileParser:
         self.fail(
             "`#` starts a comment here; quote the pattern to include it",
             self.at(token.end_line, token.end_column),
-            "BGC003",
+            codes.BAD_PATTERN,
             f"write `{suggestion}`, or put a space before `#` to start a comment",
         )
 
@@ -519,7 +497,7 @@ class FileParser:
         token = tree.children[0]
         span = self.token_span(token)
         if token.value == '""':
-            self.fail("empty pattern: a pattern must match something", span, "BGC003")
+            self.fail("empty pattern: a pattern must match something", span, codes.BAD_PATTERN)
         if token.type == "STRING":
             return self.path_pattern(self.quoted(token)), span
         self.glued_comment(token)
@@ -540,7 +518,7 @@ class FileParser:
                     self.fail(
                         f"unknown escape `\\{nxt}` in a string",
                         self.at(token.line, token.column + 1 + index, 2),
-                        "BGC004",
+                        codes.BAD_STRING,
                         'inside quotes only \\" and \\\\ are escapes; write \\\\ for a backslash',
                     )
                 out.append(nxt)
@@ -553,7 +531,7 @@ class FileParser:
     def nonempty_string(self, token: Token, what: str) -> str:
         value = self.string(token)
         if not value.strip():
-            self.fail(f"{what} must not be empty", self.token_span(token), "BGC004")
+            self.fail(f"{what} must not be empty", self.token_span(token), codes.BAD_STRING)
         return value
 
     # -- rules --
@@ -596,7 +574,7 @@ class FileParser:
     def duplicate_clause(self, kind: str, span: Span, first: Span) -> NoReturn:
         word = {"when_clause": "when", "because": "because", "approvals": "approvals", "in_mode": "in mode"}[kind]
         hint = "join conditions with `and`" if kind == "when_clause" else None
-        self.fail(f"`{word}` given twice (first at column {first.col})", span, "BGC008", hint)
+        self.fail(f"`{word}` given twice (first at column {first.col})", span, codes.MISPLACED_CLAUSE, hint)
 
     def approvals(self, tree: Tree, effect: str) -> Approvals:
         span = self.tree_span(tree)
@@ -604,7 +582,7 @@ class FileParser:
             self.fail(
                 f"`approvals` only applies to `ask` rules, not `{effect}`",
                 self.at(span.line, span.col, len("approvals")),
-                "BGC008",
+                codes.MISPLACED_CLAUSE,
                 f"write `ask` instead of `{effect}` if this needs people to approve",
             )
         count_token = tree.children[1]
@@ -613,9 +591,9 @@ class FileParser:
             token = approver.children[0]
             name = self.string(token) if token.type == "STRING" else token.value
             if not name.strip():
-                self.fail("an approver's name must not be empty", self.token_span(token), "BGC004")
+                self.fail("an approver's name must not be empty", self.token_span(token), codes.BAD_STRING)
             if name in names:
-                self.fail(f"`{name}` is listed twice", self.token_span(token), "BGC007")
+                self.fail(f"`{name}` is listed twice", self.token_span(token), codes.BAD_APPROVALS)
             names.append(name)
         # A count with more digits than the number of names is too large whatever they say; it is
         # never converted (Python refuses, in its own words, over 4300 digits).
@@ -627,7 +605,7 @@ class FileParser:
                 f"approvals {shown} of {len(names)} name{'s' if len(names) != 1 else ''}: "
                 f"the count must be between 1 and the number of names",
                 self.token_span(count_token),
-                "BGC007",
+                codes.BAD_APPROVALS,
             )
         return Approvals(count, tuple(names), span)
 
@@ -637,7 +615,7 @@ class FileParser:
         kind = tree.data
         span = self.tree_span(tree)
         if depth > MAX_CONDITION_DEPTH:  # evaluation and formatting recurse: bound them here
-            self.fail(f"condition nested more than {MAX_CONDITION_DEPTH} levels deep", span, "BGC001")
+            self.fail(f"condition nested more than {MAX_CONDITION_DEPTH} levels deep", span, codes.SYNTAX)
         if kind in ("or_cond", "and_cond"):
             node = Or if kind == "or_cond" else And
             items: list[Condition] = []
@@ -665,7 +643,7 @@ class FileParser:
             self.fail(
                 f"unknown field `{token.value}`: expected {join_words([f'`{name}`' for name in FIELDS])}",
                 self.token_span(token),
-                "BGC005",
+                codes.UNKNOWN_FIELD,
                 did_you_mean(token.value, FIELDS),
             )
         return token.value
@@ -678,7 +656,7 @@ class FileParser:
             self.fail(
                 f"`{name_token.value}` is not a valid tool name: expected a dotted name like `fs.write`",
                 self.token_span(name_token),
-                "BGC016",
+                codes.BAD_NAME,
             )
         needs = tuple(self.template(token) for token in tree.children[3:])
         return ToolDecl(name_token.value, needs, self.tree_span(tree), self.token_span(name_token))
@@ -691,7 +669,7 @@ class FileParser:
                 self.fail(
                     f"a tool needs a concrete {part}, not `*`",
                     self.at(token.line, token.column + offset),
-                    "BGC002",
+                    codes.BAD_ATOM,
                 )
         params: list[str] = []
         probe: list[str] = []
@@ -703,14 +681,14 @@ class FileParser:
                 self.fail(
                     "`}` without a matching `{`",
                     self.at(token.line, located.col(start)),
-                    "BGC006",
+                    codes.BAD_PLACEHOLDER,
                     "write `\\}` for a literal brace",
                 )
             if kind == "unclosed":
                 self.fail(
                     "unclosed `{`: a placeholder is `{name}`",
                     self.at(token.line, located.col(start)),
-                    "BGC006",
+                    codes.BAD_PLACEHOLDER,
                     "write `\\{` for a literal brace",
                 )
             name = text[start + 1 : end - 1]
@@ -720,13 +698,13 @@ class FileParser:
                     f"`{{{name}}}` is not a parameter: a placeholder names one call parameter, "
                     f"like `{{path}}`",
                     self.at(token.line, located.col(start), width),
-                    "BGC006",
+                    codes.BAD_PLACEHOLDER,
                 )
             if name in params:
                 self.fail(
                     f"parameter `{{{name}}}` appears twice in one atom",
                     self.at(token.line, located.col(start), width),
-                    "BGC006",
+                    codes.BAD_PLACEHOLDER,
                     "a list-valued parameter expands to one atom per element, so each "
                     "parameter may appear once per atom",
                 )
@@ -744,7 +722,7 @@ class FileParser:
             self.fail(
                 f"`{token.value}` is not a valid mode name: expected letters, digits, `_` or `-`",
                 self.token_span(token),
-                "BGC016",
+                codes.BAD_NAME,
             )
         return token.value
 
@@ -761,7 +739,7 @@ class FileParser:
             self.fail(
                 f"include paths are relative to the including file, not absolute: `{path}`",
                 self.token_span(token),
-                "BGC010",
+                codes.BAD_INCLUDE,
             )
         return Include(path, self.tree_span(tree), self.token_span(token))
 
@@ -777,7 +755,7 @@ class FileParser:
                 self.fail(
                     f"an expect checks one concrete {part}, not `*`",
                     self.at(atom_token.line, atom_token.column + offset),
-                    "BGC009",
+                    codes.BAD_EXPECT,
                 )
         value = self.concrete(located)
         self.bounded(glob.parse(glob.escape(value)), located)  # it is decided as a request
@@ -808,7 +786,7 @@ class FileParser:
             char = text[index]
             if char == "\\":
                 if index + 1 == len(text):
-                    self.fail("trailing `\\` escapes nothing", self.at(located.line, located.col(index)), "BGC009")
+                    self.fail("trailing `\\` escapes nothing", self.at(located.line, located.col(index)), codes.BAD_EXPECT)
                 out.append(text[index + 1])
                 index += 2
                 continue
@@ -816,7 +794,7 @@ class FileParser:
                 self.fail(
                     f"an expect checks one concrete value, not a pattern: `{char}` is a wildcard",
                     self.at(located.line, located.col(index)),
-                    "BGC009",
+                    codes.BAD_EXPECT,
                     f"write `\\{char}` for a literal `{char}`",
                 )
             out.append(char)
@@ -831,7 +809,7 @@ class FileParser:
                 self.fail(
                     "an expect's context is `field == \"value\"` comparisons joined by `and`",
                     item.span,
-                    "BGC009",
+                    codes.BAD_EXPECT,
                     "an expect describes one situation, so it cannot use `or`, `not`, `!=`, `in` or `matches`",
                 )
             if item.field == "call.tool":
@@ -839,11 +817,11 @@ class FileParser:
                     "an expect cannot set `call.tool`: it decides a request, and requests are compiled "
                     "without a call",
                     item.span,
-                    "BGC009",
+                    codes.BAD_EXPECT,
                     "give intent.kind and origin.model; bgc test checks call coverage",
                 )
             if item.field in pairs:
-                self.fail(f"`{item.field}` is given twice", item.span, "BGC009")
+                self.fail(f"`{item.field}` is given twice", item.span, codes.BAD_EXPECT)
             pairs[item.field] = item.value
         return tuple(pairs.items())
 
@@ -860,7 +838,7 @@ class FileParser:
                 return self.error(
                     'unclosed string: expected a closing `"` on the same line',
                     self.at(line, col, len(source_line) - col + 1),
-                    "BGC001",
+                    codes.SYNTAX,
                 )
             word = re.match(r'[^\s,#"\[\](){}]+|.', source_line[col - 1 :])
             found_text = word.group(0) if word else ""
@@ -884,7 +862,7 @@ class FileParser:
             found = f"`{found_text}`"
             width = len(found_text)
         hint = self.syntax_hint(expected, found_type, found_text)
-        return self.error(f"expected {expected_text}, found {found}", self.at(line, col, width), "BGC001", hint)
+        return self.error(f"expected {expected_text}, found {found}", self.at(line, col, width), codes.SYNTAX, hint)
 
     def spaced_atom(self, error: Any, found_type: str, found: str) -> PolicyError | None:
         """``allow fs:write /src/**``: report the incomplete atom, not the word after it."""
@@ -936,11 +914,11 @@ class FileParser:
             return self.error(
                 "this mode block is never closed: expected `}` on a line of its own",
                 self.token_span(opener),
-                "BGC001",
+                codes.SYNTAX,
             )
         last = max((number for number, text in enumerate(self.lines, start=1) if text.strip()), default=1)
         return self.error(
             f"unexpected end of the file: expected {self.expected_text(expected)}",
             self.at(last, len(self.lines[last - 1]) + 1),
-            "BGC001",
+            codes.SYNTAX,
         )

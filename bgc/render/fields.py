@@ -20,12 +20,8 @@ carry values raw: their encoders escape.
 from __future__ import annotations
 
 import unicodedata
-from typing import TYPE_CHECKING
 
 from bgc.names import DISPLAY_CONTROLS
-
-if TYPE_CHECKING:
-    from bgc.plan import GateDecision
 
 _NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
@@ -55,15 +51,3 @@ def escape_field(text: str, *, backslash: bool = True) -> str:
         else:
             out.append(char)
     return "".join(out)
-
-
-def gate_line(decision: GateDecision) -> str:
-    """The tab-separated line ``bgc gate`` prints for a decision, every field escaped."""
-    from bgc.plan import approvals_text  # not at the top: escaping must stay import-light
-
-    atom = escape_field(decision.atom)
-    if decision.effect == "allow":
-        return f"allow\t{atom}"
-    if decision.effect == "ask":
-        return f"ask\t{atom}\t" + escape_field(approvals_text(decision.approvals))
-    return f"deny\t{atom}\t{escape_field(decision.reason)}"

@@ -3,11 +3,14 @@
 ::
 
     {"version": 1,
-     "findings": [{"rule": "BGC301", "severity": "error", "message": "...", "hint": null,
+     "findings": [{"rule": "BGC211", "severity": "error", "message": "...", "hint": null,
                    "file": "tests/policy/a.bgt.yaml", "line": 4, "col": 5,
                    "end_line": 0, "end_col": 0}, ...],
      "counts": {"error": 1, "warning": 0, "note": 0},
      "summary": {...}}          # only for commands that have more to say (``bgc test``)
+
+A command that could not run at all (a bad configuration) writes the same document with no
+findings and an ``error`` object: ``{"message", "hint", "file", "line", "col"}``.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bgc.errors import BgcError, Span
 from bgc.findings import Finding, Severity
-from bgc.render.machine import ordered, shown_path
+from bgc.render.locations import ordered, shown_path
 
 SCHEMA_VERSION = 1
 
@@ -38,7 +42,13 @@ def finding_data(finding: Finding, root: Path) -> dict[str, Any]:
     }
 
 
-def render_json(findings: Sequence[Finding], *, root: Path, summary: Mapping[str, Any] | None = None) -> str:
+def render_json(
+    findings: Sequence[Finding],
+    *,
+    root: Path,
+    summary: Mapping[str, Any] | None = None,
+    error: BgcError | None = None,
+) -> str:
     items = ordered(findings)
     document: dict[str, Any] = {
         "version": SCHEMA_VERSION,
@@ -47,4 +57,13 @@ def render_json(findings: Sequence[Finding], *, root: Path, summary: Mapping[str
     }
     if summary is not None:
         document["summary"] = dict(summary)
+    if error is not None:
+        span = error.span or Span("")
+        document["error"] = {
+            "message": error.message,
+            "hint": error.hint,
+            "file": shown_path(span.file, root) if span.file else None,
+            "line": span.line,
+            "col": span.col,
+        }
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from bgc.errors import BgcError
 from bgc.findings import Finding, Severity
 from bgc.render.fields import escape_field
-from bgc.render.machine import ordered, shown_path
+from bgc.render.locations import ordered, shown_path
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
@@ -29,7 +30,7 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(finding: Finding, root: Path) -> str:
+def annotation(finding: Finding, root: Path, title: bool = True) -> str:
     span = finding.span
     properties = [("file", shown_path(span.file, root))]
     if span.line:
@@ -40,7 +41,8 @@ def annotation(finding: Finding, root: Path) -> str:
             properties.append(("col", str(span.col)))
             if span.end_col and span.end_line in (0, span.line):
                 properties.append(("endColumn", str(span.end_col)))
-    properties.append(("title", finding.rule_id))
+    if title:
+        properties.append(("title", finding.rule_id))
     lines = [finding.message] if finding.hint is None else [finding.message, f"hint: {finding.hint}"]
     message = "\n".join(escape_field(line, backslash=False) for line in lines)
     props = ",".join(f"{key}={escape_property(escape_field(value, backslash=False))}" for key, value in properties)
@@ -49,3 +51,13 @@ def annotation(finding: Finding, root: Path) -> str:
 
 def render_github(findings: Sequence[Finding], *, root: Path) -> str:
     return "".join(annotation(finding, root) + "\n" for finding in ordered(findings))
+
+
+def render_github_error(error: BgcError, *, root: Path) -> str:
+    """A command that could not run: one ``::error`` annotation at the error's place (the whole
+    file, or no file at all, when that is all that is known), so the workflow shows why."""
+    if error.span is None:
+        message = error.message if error.hint is None else f"{error.message}\nhint: {error.hint}"
+        text = "\n".join(escape_field(line, backslash=False) for line in message.split("\n"))
+        return f"::error::{escape_data(text)}\n"
+    return annotation(Finding("", Severity.ERROR, error.message, error.span, error.hint), root, title=False) + "\n"

@@ -15,7 +15,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from bgc.findings import Finding
-from bgc.render.machine import shown_path
+from bgc.render.locations import shown_path
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 

@@ -1,4 +1,4 @@
-"""``bgc check`` over a repository: policies, policy tests and recorded work orders, at once.
+"""``bgc check [PATH...]``: policies, policy tests and recorded work orders, at once.
 
 With paths, each is checked by kind: ``*.bgp`` policies (lints and inline expects),
 ``*.bgt.yaml`` test files, work orders (compiled under the configured policy and compared with
@@ -11,6 +11,10 @@ report for people. A file that cannot be read is reported and checking goes on, 
 file does not hide the state of the rest; the exit code is then 2. With a configuration, the
 check runs from the repository root (:func:`bgc.config.at_root`), so every path it prints is
 repository-relative, whichever directory it was started in.
+
+:func:`run` returns what to print, the exit code and the recordings to write or remove
+(``--update``); the argument adapters (:mod:`bgc.cli`, :mod:`bgc.launch`) hand that to
+:func:`bgc.commands.io.deliver`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
-from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
+from bgc import codes
+from bgc.commands.io import Result, machine_error
+from bgc.errors import BgcError, ExitCode, Span, UsageError
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code
 from bgc.render.fields import escape_field
@@ -30,31 +36,21 @@ from bgc.render.words import count
 if TYPE_CHECKING:
     from bgc.config import Config
 
-UNREADABLE = "BGC099"
-"""A test file, order or recording that could not be read (the message says why and where)."""
-
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """The result of a ``bgc check``: findings, the bad-input errors, and the report for people."""
+    """The result of a ``bgc check``: findings, the bad-input errors, the report for people and
+    the recordings to write or remove (``--update``, only when every file could be read)."""
 
     findings: tuple[Finding, ...]
     errors: tuple[BgcError, ...]
     text: str
     summary: dict[str, Any]
+    recordings: Recordings | None = None
 
     @property
     def exit_code(self) -> ExitCode:
         return findings_exit_code(self.findings, self.errors)
-
-
-def descriptions() -> dict[str, str]:
-    """Every rule id ``check`` can report, with its meaning (SARIF rule metadata)."""
-    from bgc.outcomes import RULES as ORDER_RULES
-    from bgc.policy.check import CODES
-    from bgc.testing import RULES as TEST_RULES
-
-    return {**CODES, **TEST_RULES, **ORDER_RULES, UNREADABLE: "A file could not be read"}
 
 
 class _Plan(NamedTuple):
@@ -125,8 +121,8 @@ def check(
 ) -> Outcome:
     """Check ``paths`` (or, with none, the configured repository); ``update`` rewrites recordings;
     ``orders_only`` leaves policies and tests out (the ``bgc-compile`` pre-commit hook)."""
-    from bgc.cache import cached_check
-    from bgc.policy.check import CheckResult, findings_text
+    from bgc.checks import CheckResult, cached_check
+    from bgc.render.findings_text import findings_text
 
     targets = _sort(paths, config, orders_only)
     if not (targets.policies or targets.tests or targets.orders or targets.whole_repository):
@@ -137,13 +133,7 @@ def check(
     summary: dict[str, Any] = {}
 
     if targets.policies:
-        results = [cached_check(path) for path in targets.policies]
-        merged = CheckResult(
-            tuple(sorted({f for r in results for f in r.findings}, key=Finding.sort_key)),
-            tuple(p for r in results for p in r.policies),
-            tuple(n for r in results for n in r.failed_expects),
-            tuple(e for r in results for e in r.errors),
-        )
+        merged = CheckResult.merged([cached_check(path) for path in targets.policies])
         findings.extend(merged.findings)
         errors.extend(merged.errors)
         sections.append(findings_text(merged))
@@ -152,16 +142,19 @@ def check(
     if targets.tests:
         sections.append(_tests(targets.tests, config, findings, errors, summary))
 
+    recordings = None
     if targets.orders or (targets.whole_repository and config is not None and config.orders is not None):
-        text, writes, removals = _orders(targets, config, update, findings, errors, summary)
+        text, recordings = _orders(targets, config, update, findings, errors, summary)
         sections.append(text)
-        if errors and (writes or removals):
+        if errors and recordings:
             sections.append("nothing was recorded: fix the files that could not be read first")
-        else:
-            sections.extend(_apply(writes, removals))
+            recordings = None
+        elif recordings:
+            sections.extend(recordings.lines())
 
     outcome_line = _closing_line(findings, errors)
-    return Outcome(tuple(findings), tuple(errors), "\n".join([*filter(None, sections), outcome_line]) + "\n", summary)
+    text = "\n".join([*filter(None, sections), outcome_line]) + "\n"
+    return Outcome(tuple(findings), tuple(errors), text, summary, recordings)
 
 
 def _tests(
@@ -172,7 +165,8 @@ def _tests(
     summary: dict[str, Any],
 ) -> str:
     """Run each test file on its own, so a malformed one is reported and the others still run."""
-    from bgc.testing import PolicyTestRun, report, run_tests
+    from bgc.render.test_report import report
+    from bgc.testing import PolicyTestRun, run_tests
 
     cases = []
     lines: list[str] = []
@@ -197,14 +191,15 @@ def _orders(
     findings: list[Finding],
     errors: list[BgcError],
     summary: dict[str, Any],
-) -> tuple[str, list[tuple[Path, str]], list[Path]]:
-    """Compare each order with its recording; with ``update``, say what would be (re)written and
-    removed instead, leaving the writing to the caller (nothing is written when input was bad)."""
-    from bgc.cache import cached_policy
+) -> tuple[str, Recordings | None]:
+    """Compare each order with its recording; with ``update``, say what would be written (a
+    recording that is missing or out of date) and removed (a stale one) instead, leaving the
+    writing to the caller (nothing is written when input was bad)."""
     from bgc.compiler import Compiler
     from bgc.config import local_path
     from bgc.outcomes import compare, recording, stale_finding, stale_recordings
-    from bgc.policy.check import render_finding
+    from bgc.policy.loader import cached_policy
+    from bgc.render.findings_text import render_finding
 
     if config is None or config.policy is None:
         message = "checking work orders needs the policy to compile them against: set `policy` in [tool.bgc]"
@@ -215,9 +210,10 @@ def _orders(
     except BgcError as error:
         rendered = _report(error, policy, errors, findings)
         closing = escape_field(f"orders: not checked, the policy {policy} does not load", backslash=False)
-        return (f"{rendered}\n{closing}" if rendered else closing), [], []
+        return (f"{rendered}\n{closing}" if rendered else closing), None
     lines: list[str] = []
     writes: list[tuple[Path, str]] = []
+    missing = 0  # recordings --update creates: their order had none
     order_findings: list[Finding] = []
     differing = 0  # orders compared and found to differ from their recording
     unreadable = 0  # orders (or their recordings) that could not be read: not compared
@@ -225,7 +221,9 @@ def _orders(
         try:
             if update:
                 pending = recording(path, compiler, config, mode=config.mode)
-                writes.extend([pending] if pending else [])
+                if pending is not None:
+                    missing += not pending[0].is_file()
+                    writes.append(pending)
                 continue
             found = compare(path, compiler, config, mode=config.mode)
         except BgcError as error:
@@ -244,32 +242,45 @@ def _orders(
     not_read = f", {count(unreadable, 'order')} could not be read" if unreadable else ""
     if update:
         lines.append(
-            f"orders: {checked} checked{not_read}, {count(len(writes), 'recording')} out of date, {len(stale)} stale"
+            f"orders: {checked} checked{not_read}, {count(missing, 'recording')} missing, "
+            f"{len(writes) - missing} out of date, {len(stale)} stale"
         )
         summary["orders"] = {"checked": checked, "unreadable": unreadable, "recorded": len(writes), "removed": len(stale)}
-        return "\n".join(lines), writes, stale
+        return "\n".join(lines), Recordings(tuple(writes), tuple(stale))
     lines.append(f"orders: {checked} checked{not_read}, {checked - differing} match their recorded expectations")
     summary["orders"] = {"checked": checked, "unreadable": unreadable, "differ": differing, "stale": len(stale)}
-    return "\n".join(lines), [], []
+    return "\n".join(lines), None
 
 
-def _apply(writes: Sequence[tuple[Path, str]], removals: Sequence[Path]) -> list[str]:
-    """Write the new recordings and remove the stale ones; the lines that say so."""
-    from bgc.config import local_path
-    from bgc.files import write_atomic
+@dataclass(frozen=True, slots=True)
+class Recordings:
+    """What ``bgc check --update`` writes (recordings missing or out of date: target, text) and
+    removes (stale ones), written by the argument adapter once everything could be read."""
 
-    lines = []
-    for target, text in writes:
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(target, text.encode("utf-8"))
-        except OSError as error:
-            raise InputError(f"cannot write the recording: {error.strerror}", Span(local_path(target))) from None
-        lines.append(escape_field(f"recorded {local_path(target)}", backslash=False))
-    for path in removals:
-        path.unlink(missing_ok=True)
-        lines.append(escape_field(f"removed {local_path(path)}", backslash=False))
-    return lines
+    written: tuple[tuple[Path, str], ...]
+    removed: tuple[Path, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.written or self.removed)
+
+    def lines(self) -> list[str]:
+        """The report's lines that say what changed (paths as this process names them)."""
+        from bgc.config import local_path
+
+        said = [f"recorded {local_path(target)}" for target, _ in self.written]
+        said += [f"removed {local_path(path)}" for path in self.removed]
+        return [escape_field(line, backslash=False) for line in said]
+
+    def result(self, code: ExitCode, output: str) -> Result:
+        """The command's result: paths made absolute, since they are written after the command
+        has left the repository root it ran from."""
+        return Result(
+            code,
+            output.encode("utf-8"),
+            tuple((str(target.resolve()), text.encode("utf-8")) for target, text in self.written),
+            tuple(sorted({str(target.resolve().parent) for target, _ in self.written})),
+            tuple(str(path.resolve()) for path in self.removed),
+        )
 
 
 def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[Finding]) -> str | None:
@@ -277,7 +288,8 @@ def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[F
     error is already recorded (a broken policy that several tests use is one error, not many).
     It is rendered as the finding it becomes, id included (``error[BGC099]``), like a policy
     that does not load (``error[BGC001]``)."""
-    from bgc.policy.check import error_finding, render_finding
+    from bgc.checks import error_finding
+    from bgc.render.findings_text import render_finding
 
     where = error.span or Span(path)
     key = (os.path.realpath(where.file), where.line, where.col, error.message)
@@ -286,7 +298,7 @@ def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[F
         if (os.path.realpath(seen.file), seen.line, seen.col, known.message) == key:
             return None
     errors.append(error)
-    finding = error_finding(error, path, UNREADABLE)
+    finding = error_finding(error, path, codes.UNREADABLE_FILE)
     findings.append(finding)
     return render_finding(finding, error.source)
 
@@ -315,7 +327,7 @@ def _unreadable(error: BgcError) -> bool:
     file and carries no line, while everything found in the content is located."""
     code = getattr(error, "code", None)
     if code is not None:
-        return bool(code == "BGC015")
+        return bool(code == codes.UNREADABLE_POLICY)
     return error.span is None or not error.span.line
 
 
@@ -323,26 +335,41 @@ def _error_file(error: BgcError) -> str:
     return os.path.realpath(error.span.file) if error.span is not None else ""
 
 
-def run_command(
+def run(
     paths: Sequence[str], *, output_format: str = "text", update: bool = False, orders_only: bool = False
-) -> tuple[str, int]:
-    """``bgc check``: what to print and the exit code (0 passed, 1 findings, 2 bad input).
+) -> Result:
+    """``bgc check``: what to print, the exit code (0 passed, 1 findings, 2 bad input) and the
+    recordings to write or remove.
 
     Shared by the typer command and the fast start-up path (:mod:`bgc.launch`), so both behave
-    identically. Raises :class:`UsageError` for a bad command line or configuration.
+    identically. A bad command line or configuration raises :class:`BgcError` with the text
+    format; a machine format carries it instead (:func:`bgc.commands.io.machine_error`), so CI
+    shows why nothing was checked rather than an empty report.
     """
-    from bgc.config import at_root, find_config, git_root
-    from bgc.render.machine import FORMATS, render
+    from bgc.render.machine import FORMATS
 
     if output_format != "text" and output_format not in FORMATS:
         raise UsageError(f"unknown --format {output_format!r} (expected text, {', '.join(FORMATS)})")
+    try:
+        return _run(paths, output_format, update, orders_only)
+    except BgcError as error:
+        if output_format == "text":
+            raise
+        return machine_error(error, output_format)
+
+
+def _run(paths: Sequence[str], output_format: str, update: bool, orders_only: bool) -> Result:
+    from bgc.config import at_root, find_config, git_root
+    from bgc.render.machine import render
+
     config = find_config(".")
     root = config.root if config is not None else git_root(".")
     with at_root(config, paths) as paths:
         if config is not None:
             config.check_mode()
         outcome = check(paths, config=config, update=update, orders_only=orders_only)
-        if output_format == "text":
-            return outcome.text, outcome.exit_code
-        text = render(outcome.findings, output_format, root=root, descriptions=descriptions(), summary=outcome.summary)
-    return text, outcome.exit_code
+        text = outcome.text
+        if output_format != "text":
+            text = render(outcome.findings, output_format, root=root, summary=outcome.summary)
+        recordings = outcome.recordings or Recordings((), ())
+        return recordings.result(outcome.exit_code, text)

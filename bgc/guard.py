@@ -1,0 +1,42 @@
+"""The one guard between bgc and its user: every command, on the fast path (:mod:`bgc.launch`)
+or through typer (:mod:`bgc.cli`), runs under :func:`guarded`, so no traceback ever reaches the
+user and every way out has its exit code from :class:`bgc.errors.ExitCode`.
+
+A module of its own so that both entry points can use it without importing each other (the
+fast path must never import typer, and the typer app has no business with the fast path).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+
+def guarded(run: Callable[[], object]) -> NoReturn:
+    """Run ``run`` and exit with its code; never let a traceback reach the user."""
+    from bgc.errors import BgcError, ExitCode
+
+    try:
+        result = run()
+    except BgcError as error:  # a stage raised outside a command's own handling
+        print(error.render(), file=sys.stderr)
+        sys.exit(ExitCode.BAD_INPUT)
+    except KeyboardInterrupt:
+        print("bgc: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except BrokenPipeError:  # the reader went away (`bgc … | head`): nothing left to say to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(ExitCode.FINDINGS)
+    except OSError as error:  # writing the output failed (disk full, closed stream)
+        print(f"bgc: cannot write output: {error.strerror or error}", file=sys.stderr)
+        sys.exit(ExitCode.BAD_INPUT)
+    except Exception as error:  # noqa: BLE001 - the edge: never show a traceback
+        if os.environ.get("BGC_DEBUG"):
+            raise
+        print(f"bgc: internal error: {type(error).__name__}: {error} (set BGC_DEBUG=1 for details)", file=sys.stderr)
+        sys.exit(ExitCode.BAD_INPUT)
+    sys.exit(result if isinstance(result, int) else 0)

@@ -1,0 +1,59 @@
+"""``bgc test``'s report: the pytest-style text people read, the counts the machine formats
+carry, and the cases as JUnit sees them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from bgc.render.fields import escape_field
+
+if TYPE_CHECKING:
+    from bgc.render.junit import Case
+    from bgc.testing import CaseResult, PolicyTestRun
+
+
+def report(run: PolicyTestRun, *, coverage: bool = False) -> str:
+    """The pytest-style report: a progress line per file, failures, summary, coverage."""
+    lines: list[str] = []
+    by_file: dict[str, list[CaseResult]] = {}
+    for case in run.cases:
+        by_file.setdefault(case.file, []).append(case)
+    for file, cases in by_file.items():
+        lines.append(f"{file} " + "".join("." if case.passed else "F" for case in cases))
+    failed = [case for case in run.cases if not case.passed]
+    if failed:
+        lines += ["", " FAILURES ".center(72, "=")]
+        for case in failed:
+            lines.append(f" {case.id} ".center(72, "_"))
+            for finding in case.findings:
+                lines.append(f"{finding.span}: {finding.severity.value}[{finding.rule_id}]: {finding.message}")
+                lines += [f"  hint: {finding.hint}"] if finding.hint else []
+        lines += ["", " short test summary info ".center(72, "=")]
+        lines += [f"FAILED {case.id} - {case.findings[0].message}" for case in failed]
+    if coverage:
+        missing = run.unexercised()
+        total = len(run.rules)
+        lines += ["", f"rule coverage: {total - len(missing)} of {total} rules exercised"]
+        lines += [f"  not exercised: {rule.file}:{rule.line}  {rule.text}" for rule in missing]
+    lines.append(f"{run.passed} passed, {run.failed} failed")
+    # names, messages and paths come from test files, orders and policies: one line each
+    return "".join(escape_field(line, backslash=False) + "\n" for line in lines)
+
+
+def summary(run: PolicyTestRun, *, coverage: bool = False) -> dict[str, Any]:
+    """Counts for the machine formats (``summary`` in the JSON output)."""
+    data: dict[str, Any] = {"passed": run.passed, "failed": run.failed}
+    if coverage:
+        missing = run.unexercised()
+        data["coverage"] = {
+            "rules": len(run.rules),
+            "exercised": len(run.rules) - len(missing),
+            "not_exercised": [{"file": r.file, "line": r.line, "rule": r.text} for r in missing],
+        }
+    return data
+
+
+def junit_cases(run: PolicyTestRun) -> list[Case]:
+    from bgc.render.junit import Case
+
+    return [Case(case.file, case.name, case.seconds, case.findings) for case in run.cases]
