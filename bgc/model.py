@@ -237,6 +237,13 @@ class WorkOrder:
         Raises :class:`ModelError` whose ``path`` names the offending field, e.g. ``requests[2]``.
         """
         root = Fields(data, ())
+        if isinstance(data, Mapping) and isinstance(data.get("type"), str):
+            # plans (and every other bgc document) say what they are; an order never does
+            raise ModelError(
+                f"this is a {data['type']!r} document, not a work order: a plan is what `bgc compile "
+                "--format json|yaml|cbor` writes and `bgc gate` reads; keep it out of the orders",
+                ("type",),
+            )
         root.only("intent", "calls", "requests", "origin")
         intent_f = root.map("intent")
         intent_f.only("kind", "payload")

@@ -475,3 +475,62 @@ def test_a_missing_path_is_no_such_file(repo: Path) -> None:
     (repo / "x.txt").write_text("")
     other = bgc("check", "x.txt")
     assert other.stderr.startswith("x.txt: error: not a policy (.bgp)") and other.stderr.count("x.txt") == 1
+
+
+# --- regressions: what a new user met --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["json", "yaml"])
+def test_a_plan_among_the_orders_is_named_a_plan(repo: Path, suffix: str) -> None:
+    """A plan written next to the orders used to fail with "unknown field 'fold_case'"."""
+    assert bgc("compile", "orders/one.yaml", "--format", suffix, "-o", f"orders/plan.{suffix}", "--fail-on", "never").exit_code == 0
+    result = bgc("check", "--orders")
+    assert result.exit_code == 2
+    assert f"orders/plan.{suffix}:" in result.stdout and "'bgc.Plan' document, not a work order" in result.stdout
+    assert "keep it out of the orders" in result.stdout and "fold_case" not in result.stdout
+
+
+BAD_CONFIGURATIONS = {
+    "unknown key": ('polices = ["policies/*.bgp"]\n', "bgc.toml"),
+    "not TOML": ("policy = \n", "bgc.toml"),
+    "unknown default mode": ('policy = "policies/p.bgp"\nmode = "nope"\n', "bgc.toml"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGURATIONS))
+@pytest.mark.parametrize("command", ["check", "test"])
+def test_a_configuration_error_is_carried_by_every_machine_format(repo: Path, case: str, command: str) -> None:
+    """A bad configuration with --format sarif|github|json used to print nothing at all: CI then
+    showed an empty report. Each format now carries the error, exit 2, and people still see it
+    on stderr."""
+    text, where = BAD_CONFIGURATIONS[case]
+    (repo / "bgc.toml").write_text(text)
+    plain = bgc(command)
+    assert plain.exit_code == 2 and plain.stdout == "" and plain.stderr
+    message = plain.stderr.splitlines()[0].split(": error: ", 1)[-1]
+
+    as_json = bgc(command, "--format", "json")
+    assert (as_json.exit_code, as_json.stderr) == (2, plain.stderr)
+    document = json.loads(as_json.stdout)
+    assert document["findings"] == [] and document["error"]["message"] == message
+    assert document["error"]["file"] == where
+
+    github = bgc(command, "--format", "github")
+    assert (github.exit_code, github.stderr) == (2, plain.stderr)
+    (line,) = github.stdout.splitlines()
+    from bgc.render.github import escape_data
+
+    assert line.startswith(f"::error file={where},line=") and "::" + escape_data(message) in line
+
+    sarif = bgc(command, "--format", "sarif")
+    assert (sarif.exit_code, sarif.stderr) == (2, plain.stderr)
+    (run,) = json.loads(sarif.stdout)["runs"]
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False and run["results"] == []
+    (notification,) = invocation["toolExecutionNotifications"]
+    assert notification["level"] == "error" and notification["message"]["text"].startswith(message)
+    location = notification["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": where, "uriBaseId": "%SRCROOT%"}
+    from tests.test_ci_render import validate_sarif
+
+    validate_sarif(json.loads(sarif.stdout))

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.testing import keyword_filter, mismatches
+from bgc.testing.runner import mismatches
+from bgc.testing.selection import keyword_filter
 from tests.samples import PROMPT, bgc
 
 POLICY = """\
@@ -395,3 +396,19 @@ def test_an_expect_the_compiler_cannot_decide_is_bgc202_in_both_commands(
     assert [(f["rule"], f["line"], f["message"]) for f in document["findings"]] == [
         ("BGC202", 10, "could not decide this expect: the pattern algebra hit its work bound")
     ]
+
+
+def test_each_expect_line_is_one_case_however_many_policies_include_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bundled policies all include base.bgp: its 8 expects used to run, and show, once per
+    including policy (32 dots for 8 lines). One case per line written, whoever includes it."""
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(root)
+    policies = sorted(str(path.relative_to(root)) for path in (root / "policies").glob("*.bgp"))
+    written = sum(line.startswith("expect ") for path in policies for line in Path(path).read_text().splitlines())
+    result = bgc("test", *policies, "--format", "junit")
+    assert result.exit_code == 0, result.stdout
+    cases = list(ElementTree.fromstring(result.stdout.split("\n", 1)[1]).iter("testcase"))
+    assert len(cases) == written
+    assert len({(case.get("classname"), case.get("name")) for case in cases}) == written
+    dots = bgc("test", *policies).stdout
+    assert sum(len(found) for found in re.findall(r"^\S+ ([.F]+)$", dots, re.MULTILINE)) == written

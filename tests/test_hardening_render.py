@@ -33,7 +33,7 @@ from bgc.render.gate import gate_line
 from bgc.render.machine import render
 from bgc.render.plans import explanation_lines, render_lines, render_text
 from bgc.render.test_report import report
-from bgc.testing import CaseResult, PolicyTestRun, RuleSite
+from bgc.testing.results import CaseResult, PolicyTestRun, RuleSite
 from tests.samples import PROMPT, bgc
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"

@@ -166,7 +166,8 @@ def _tests(
 ) -> str:
     """Run each test file on its own, so a malformed one is reported and the others still run."""
     from bgc.render.test_report import report
-    from bgc.testing import PolicyTestRun, run_tests
+    from bgc.testing.results import PolicyTestRun
+    from bgc.testing.runner import run_tests
 
     cases = []
     lines: list[str] = []

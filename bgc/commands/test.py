@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from bgc.commands.io import Result, machine_error
 from bgc.errors import BgcError, ExitCode, Span, UsageError
-
-if TYPE_CHECKING:
-    from bgc.config import Config
 
 
 def find_in(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
@@ -70,7 +67,8 @@ def _run(
     from bgc.config import at_root, find_config, local_path
     from bgc.render.machine import render
     from bgc.render.test_report import junit_cases, report, summary
-    from bgc.testing import keyword_filter, run_tests
+    from bgc.testing.runner import run_tests
+    from bgc.testing.selection import keyword_filter
 
     config = find_config(".")
     with at_root(config, paths) as paths:

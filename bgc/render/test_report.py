@@ -9,7 +9,7 @@ from bgc.render.fields import escape_field
 
 if TYPE_CHECKING:
     from bgc.render.junit import Case
-    from bgc.testing import CaseResult, PolicyTestRun
+    from bgc.testing.results import CaseResult, PolicyTestRun
 
 
 def report(run: PolicyTestRun, *, coverage: bool = False) -> str:

@@ -1,174 +1,27 @@
-"""``bgc test``: policy tests, the policies' inline ``expect``s, and rule coverage.
-
-A policy is code that decides what an agent may touch; a change to it deserves the same safety
-net as code. Test files (``*.bgt.yaml``, documented in docs/ci.md) give a work order (inline or
-by path), optionally a mode, and what must come of it::
-
-    policy: ../../policies/default.bgp        # relative to this file; default: the configured one
-    mode: edit                                # optional, for every test in the file
-    tests:
-      - name: a bug fix is granted as asked
-        order: ../../examples/orders/fix-bug.yaml
-        verdicts: {"fs:write:/src/parse.py": granted}
-        calls: [covered, covered, covered]
-      - name: writing everywhere is narrowed to the source tree
-        order: {intent: {kind: refactor.rename}, requests: ["fs:write:/**"]}
-        plan:
-          requests: [{verdict: narrowed, granted: [{atom: "fs:write:/src/**"}]}]
-
-``plan`` is an excerpt of the plan data (``bgc compile --format json``), matched the way jest's
-``toMatchObject`` does: a map matches when every key it lists matches (others are ignored), a
-list when it has the same length and each item matches in order, anything else by equality.
-
-Each test and each inline ``expect`` is one case; a case fails with located findings (the line
-of the expectation that did not hold). A test file that is malformed is bad input (exit 2),
-not a failing test. Coverage counts the rules that decided some part of some plan or some
-expect (a rule is *exercised* when it is among the deciding rules), and lists the others.
-"""
+"""Running policy tests: each test file's cases compiled and compared with what they expect,
+and the policies' inline expects, each a case; coverage counts the rules that decided."""
 
 from __future__ import annotations
 
 import os
-import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from bgc import codes
-from bgc.errors import InputError, Span, UsageError
+from bgc.errors import UsageError
 from bgc.findings import Finding, Severity
+from bgc.testing.results import CaseResult, PolicyTestRun, RuleSite
+from bgc.testing.schema import CASE_KEYS, FILE_KEYS, only, optional_text, read_order, read_policy_path
 
 if TYPE_CHECKING:
     from bgc.compiler import Compiler
     from bgc.config import Config
     from bgc.documents import Document
-    from bgc.model import WorkOrder
     from bgc.plan import Plan, RuleRef
     from bgc.policy.ast import Expect, Policy
-
-_FILE_KEYS = ("policy", "mode", "tests")
-_CASE_KEYS = ("name", "order", "mode", "verdicts", "calls", "plan")
-_INLINE_ORIGIN = {"model": "bgc-test", "parents": [], "prompt": "sha256:" + "0" * 64}
-
-
-@dataclass(frozen=True, slots=True)
-class CaseResult:
-    """One executed case: its id (``file::name``), where it is defined, and what it found."""
-
-    file: str
-    name: str
-    span: Span
-    seconds: float
-    findings: tuple[Finding, ...]
-    exercised: frozenset[tuple[str, int]]
-
-    @property
-    def id(self) -> str:
-        return f"{self.file}::{self.name}"
-
-    @property
-    def passed(self) -> bool:
-        return not self.findings
-
-
-@dataclass(frozen=True, slots=True)
-class RuleSite:
-    """A rule of a tested policy, for the coverage report: where people find it (``file``, as
-    opened) and the real path that identifies it."""
-
-    file: str
-    line: int
-    text: str
-    real: str
-
-
-@dataclass(frozen=True, slots=True)
-class PolicyTestRun:
-    """Everything ``bgc test`` found: the cases in run order and every rule of every policy."""
-
-    cases: tuple[CaseResult, ...]
-    rules: tuple[RuleSite, ...]
-
-    @property
-    def passed(self) -> int:
-        return sum(case.passed for case in self.cases)
-
-    @property
-    def failed(self) -> int:
-        return len(self.cases) - self.passed
-
-    @property
-    def findings(self) -> list[Finding]:
-        return [finding for case in self.cases for finding in case.findings]
-
-    def unexercised(self) -> list[RuleSite]:
-        """The rules no selected case exercised, in file and line order."""
-        hit = set().union(*(case.exercised for case in self.cases))
-        return [rule for rule in self.rules if (rule.real, rule.line) not in hit]
-
-
-# --- selection (-k) -----------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
-
-
-def keyword_filter(expression: str) -> Callable[[str], bool]:
-    """pytest's ``-k``: case-insensitive substrings joined by ``and``, ``or``, ``not``, ``( )``."""
-    tokens = [match.group(1) for match in _TOKEN.finditer(expression)]
-    position = 0
-
-    def peek() -> str | None:
-        return tokens[position] if position < len(tokens) else None
-
-    def take() -> str:
-        nonlocal position
-        token = peek()
-        if token is None:
-            raise UsageError(f"-k {expression!r}: the expression ends too early")
-        position += 1
-        return token
-
-    def disjunction() -> Callable[[str], bool]:
-        terms = [conjunction()]
-        while peek() == "or":
-            take()
-            terms.append(conjunction())
-        return lambda name: any(term(name) for term in terms)
-
-    def conjunction() -> Callable[[str], bool]:
-        terms = [negation()]
-        while peek() == "and":
-            take()
-            terms.append(negation())
-        return lambda name: all(term(name) for term in terms)
-
-    def negation() -> Callable[[str], bool]:
-        if peek() == "not":
-            take()
-            inner = negation()
-            return lambda name: not inner(name)
-        token = take()
-        if token == "(":
-            inner = disjunction()
-            if take() != ")":
-                raise UsageError(f"-k {expression!r}: expected `)`")
-            return inner
-        if token in (")", "and", "or"):
-            raise UsageError(f"-k {expression!r}: unexpected `{token}`")
-        word = token.lower()
-        return lambda name: word in name.lower()
-
-    if not tokens:
-        return lambda name: True
-    selected = disjunction()
-    if peek() is not None:
-        raise UsageError(f"-k {expression!r}: unexpected `{peek()}`")
-    return selected
-
-
-# --- running ------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -234,10 +87,10 @@ def _run_file(
     data = document.data
     if not isinstance(data, dict):
         raise document.error_at((), "a test file is a map with `tests` (and optionally `policy`, `mode`)")
-    _only(document, (), data, _FILE_KEYS)
-    policy_path = _policy_path(document, data, config)
+    only(document, (), data, FILE_KEYS)
+    policy_path = read_policy_path(document, data, config)
     used.append(policy_path)
-    file_mode = _optional_text(document, ("mode",), data.get("mode"))
+    file_mode = optional_text(document, ("mode",), data.get("mode"))
     tests = data.get("tests")
     if not isinstance(tests, list) or not tests:
         raise document.error_at(("tests",), "expected a non-empty list of tests")
@@ -247,8 +100,8 @@ def _run_file(
         where: tuple[str | int, ...] = ("tests", index)
         if not isinstance(case, dict):
             raise document.error_at(where, "a test is a map with `order` and at least one of `verdicts`, `calls`, `plan`")
-        _only(document, where, case, _CASE_KEYS)
-        name = _optional_text(document, (*where, "name"), case.get("name")) or f"test {index + 1}"
+        only(document, where, case, CASE_KEYS)
+        name = optional_text(document, (*where, "name"), case.get("name")) or f"test {index + 1}"
         if name in names:
             raise document.error_at((*where, "name"), f"the name {name!r} is already used by test {names[name] + 1}")
         names[name] = index
@@ -258,8 +111,8 @@ def _run_file(
             continue
         started = time.perf_counter()
         policy, compiler = policies.get(policy_path)
-        order = _order(document, (*where, "order"), case.get("order"), path)
-        mode = _optional_text(document, (*where, "mode"), case.get("mode")) or file_mode
+        order = read_order(document, (*where, "order"), case.get("order"), path)
+        mode = optional_text(document, (*where, "mode"), case.get("mode")) or file_mode
         try:
             plan = compiler.compile(order, mode)
         except UsageError as error:  # an unknown mode: the test file is wrong, point at it
@@ -310,9 +163,6 @@ def _run_expects(loaded: Sequence[tuple[Policy, Compiler]], select: Callable[[st
         exercised = frozenset().union(*(result.exercised for result in ran))
         results.append(CaseResult(expect.span.file, name, expect.span, seconds, findings, exercised))
     return results
-
-
-# --- expectations -------------------------------------------------------------------------------
 
 
 def _check_verdicts(document: Document, where: tuple[str | int, ...], case: dict[str, Any], plan: Plan) -> list[Finding]:
@@ -412,68 +262,11 @@ def _brief(items: list[Any]) -> str:
     return repr(shown)
 
 
-# --- helpers ------------------------------------------------------------------------------------
-
-
 def _plan_rules(plan: Plan, policy: Policy) -> frozenset[tuple[str, int]]:
     from bgc.compiler import rule_source
 
     refs: list[RuleRef] = [rule for request in plan.requests for rule in request.rules]
     return frozenset((_real(rule_source(policy, rule)), rule.line) for rule in refs)
-
-
-def _order(document: Document, at: tuple[str | int, ...], value: Any, test_file: str) -> WorkOrder:
-    from bgc.canonical import DataModelError
-    from bgc.documents import load_order
-    from bgc.model import WorkOrder
-
-    if isinstance(value, str):
-        target = os.path.normpath(os.path.join(os.path.dirname(test_file), value))
-        if not os.path.isfile(target):
-            raise document.error_at(at, f"no such order file {target!r}")
-        return load_order(target)
-    if isinstance(value, dict):
-        data = {"origin": _INLINE_ORIGIN, **value}
-        try:
-            return WorkOrder.from_data(data)
-        except DataModelError as error:
-            raise document.error_at((*at, *error.path), error.message) from None
-    raise document.error_at(at, "expected an order: a path (relative to this file) or an inline map")
-
-
-def _policy_path(document: Document, data: dict[str, Any], config: Config | None) -> str:
-    value = data.get("policy")
-    if value is None:
-        if config is not None and config.policy is not None:
-            from bgc.config import local_path
-
-            return local_path(config.policy)
-        raise document.error_at(
-            (), "no policy: give `policy:` (relative to this file) or name one in [tool.bgc] / bgc.toml"
-        )
-    if not isinstance(value, str) or not value:
-        raise document.error_at(("policy",), "expected the path of a policy file")
-    target = os.path.normpath(os.path.join(os.path.dirname(document.path), value))
-    if not os.path.isfile(target):
-        raise document.error_at(("policy",), f"no such policy file {target!r}")
-    return target
-
-
-def _only(document: Document, where: tuple[str | int, ...], data: Mapping[str, Any], keys: Sequence[str]) -> None:
-    from bgc.render.words import did_you_mean
-
-    for key in data:
-        if key not in keys:
-            hint = did_you_mean(key, keys, repr) or f"expected one of: {', '.join(keys)}"
-            raise document.error_at((*where, key), f"unknown key {key!r} ({hint})", at_key=True)
-
-
-def _optional_text(document: Document, at: tuple[str | int, ...], value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise document.error_at(at, f"expected text, got {value!r}")
-    return value
 
 
 def _rule_text(rule: Any) -> str:
