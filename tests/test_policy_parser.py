@@ -491,3 +491,19 @@ def test_every_example_in_the_reference_parses() -> None:
     assert len(blocks) >= 8
     for index, block in enumerate(blocks):
         parse_source(block, f"policy-language.md#example-{index}")
+
+
+@given(st.text(alphabet='ab/\\"*[', max_size=12))
+def test_escape_units_cut_text_into_characters_and_escapes(text: str) -> None:
+    """The one escape walker: units cover the text in order; an escape is ``\\`` and the next
+    character; only the very last character may be a lone ``\\``."""
+    from bgc.policy.parser import escape_units
+
+    units = list(escape_units(text))
+    assert "".join(unit for _, unit in units) == text
+    assert [index for index, _ in units] == [sum(len(u) for _, u in units[:i]) for i in range(len(units))]
+    for position, (index, unit) in enumerate(units):
+        if unit.startswith("\\"):
+            assert len(unit) == 2 or (unit == "\\" and position == len(units) - 1 and index == len(text) - 1)
+        else:
+            assert len(unit) == 1

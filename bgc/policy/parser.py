@@ -22,7 +22,7 @@ import functools
 import os
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -200,6 +200,18 @@ def join_words(items: Sequence[str], last: str = "or") -> str:
 _COMMENT_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|(#[^\n]*)')
 
 
+def escape_units(text: str) -> Iterator[tuple[int, str]]:
+    """``text`` as its units, each with its index: one character, or an escape ``\\x`` (two
+    characters; a trailing lone ``\\`` is a unit of its own). The one walker of backslash escapes
+    in policy text: quoted patterns, segments, strings and expect values all read units from it,
+    and differ only in what a unit means to them."""
+    index = 0
+    while index < len(text):
+        step = 2 if text[index] == "\\" and index + 1 < len(text) else 1
+        yield index, text[index : index + step]
+        index += step
+
+
 class _Located:
     """Pattern text cut from a source line, with the source column of each of its characters.
 
@@ -212,19 +224,14 @@ class _Located:
     def __init__(self, raw: str, line: int, col: int, quoted: bool) -> None:
         chars: list[str] = []
         cols: list[int] = []
-        index = 0
-        while index < len(raw):
-            pair = raw[index : index + 2]
-            if quoted and pair == '\\"':
+        for index, unit in escape_units(raw):
+            if quoted and unit == '\\"':
                 chars.append('"')
                 cols.append(col + index)
-                index += 2
                 continue
-            step = 2 if raw[index] == "\\" and len(pair) == 2 else 1
-            for offset in range(step):
-                chars.append(raw[index + offset])
+            for offset, char in enumerate(unit):
+                chars.append(char)
                 cols.append(col + index + offset)
-            index += step
         self.text = "".join(chars)
         self.line = line
         self.cols = cols or [col]
@@ -238,15 +245,11 @@ def _segments(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each ``/``-separated segment of pattern text. ``\\/`` separates too
     (it matches ``/``), any other ``\\x`` is one character, and classes cannot hold ``/``."""
     found: list[tuple[int, int]] = []
-    start = index = 0
-    while index < len(text):
-        pair = text[index : index + 2]
-        if pair == "\\/" or text[index] == "/":
+    start = 0
+    for index, unit in escape_units(text):
+        if unit in ("/", "\\/"):
             found.append((start, index))
-            index += len(pair) if pair == "\\/" else 1
-            start = index
-        else:
-            index += 2 if text[index] == "\\" else 1
+            start = index + len(unit)
     found.append((start, len(text)))
     return found
 
@@ -507,25 +510,16 @@ class FileParser:
 
     def string(self, token: Token) -> str:
         """A quoted string's text: ``\\"`` and ``\\\\`` are the only escapes."""
-        raw = token.value[1:-1]
         out: list[str] = []
-        index = 0
-        while index < len(raw):
-            char = raw[index]
-            if char == "\\":
-                nxt = raw[index + 1]
-                if nxt not in '"\\':
-                    self.fail(
-                        f"unknown escape `\\{nxt}` in a string",
-                        self.at(token.line, token.column + 1 + index, 2),
-                        codes.BAD_STRING,
-                        'inside quotes only \\" and \\\\ are escapes; write \\\\ for a backslash',
-                    )
-                out.append(nxt)
-                index += 2
-                continue
-            out.append(char)
-            index += 1
+        for index, unit in escape_units(token.value[1:-1]):  # the grammar ends no string in a lone `\`
+            if unit[0] == "\\" and unit[1:] not in ('"', "\\"):
+                self.fail(
+                    f"unknown escape `{unit}` in a string",
+                    self.at(token.line, token.column + 1 + index, 2),
+                    codes.BAD_STRING,
+                    'inside quotes only \\" and \\\\ are escapes; write \\\\ for a backslash',
+                )
+            out.append(unit[-1])
         return "".join(out)
 
     def nonempty_string(self, token: Token, what: str) -> str:
@@ -779,26 +773,18 @@ class FileParser:
 
     def concrete(self, located: _Located) -> str:
         """An expect's value: literal text; ``\\x`` is ``x``, wildcards are refused."""
-        text = located.text
         out: list[str] = []
-        index = 0
-        while index < len(text):
-            char = text[index]
-            if char == "\\":
-                if index + 1 == len(text):
-                    self.fail("trailing `\\` escapes nothing", self.at(located.line, located.col(index)), codes.BAD_EXPECT)
-                out.append(text[index + 1])
-                index += 2
-                continue
-            if char in "*?[":
+        for index, unit in escape_units(located.text):
+            if unit == "\\":
+                self.fail("trailing `\\` escapes nothing", self.at(located.line, located.col(index)), codes.BAD_EXPECT)
+            if unit in ("*", "?", "["):
                 self.fail(
-                    f"an expect checks one concrete value, not a pattern: `{char}` is a wildcard",
+                    f"an expect checks one concrete value, not a pattern: `{unit}` is a wildcard",
                     self.at(located.line, located.col(index)),
                     codes.BAD_EXPECT,
-                    f"write `\\{char}` for a literal `{char}`",
+                    f"write `\\{unit}` for a literal `{unit}`",
                 )
-            out.append(char)
-            index += 1
+            out.append(unit[-1])
         return "".join(out)
 
     def expect_context(self, condition: Condition) -> tuple[tuple[str, str], ...]:
