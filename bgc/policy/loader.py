@@ -32,7 +32,8 @@ from bgc.policy.ast import (
     Statement,
     ToolDecl,
 )
-from bgc.policy.parser import FileParser, PolicyError, join_words
+from bgc.policy.parser import FileParser, PolicyError
+from bgc.policy.syntax_words import join_words
 from bgc.render.words import did_you_mean
 
 

@@ -54,6 +54,7 @@ from bgc.policy.ast import (
     scan_template,
 )
 from bgc.policy.source_text import hidden_reason
+from bgc.policy.syntax_words import expected_text, join_words, syntax_hint
 from bgc.render.words import did_you_mean
 
 if TYPE_CHECKING:
@@ -128,72 +129,6 @@ _NAME = ATOM_NAME  # a resource or action: the same words a work order uses
 _TOOL = DOTTED_NAME  # a tool name, as in a work order's calls
 _MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-STATEMENT_KEYWORDS = ("allow", "ask", "deny", "tool", "mode", "default", "include", "expect", "filesystem")
-_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "EFFECT": ("allow", "ask", "deny"),
-    "WHEN": ("when",),
-    "BECAUSE": ("because",),
-    "APPROVALS": ("approvals",),
-    "OF": ("of",),
-    "TOOL": ("tool",),
-    "NEEDS": ("needs",),
-    "MODE": ("mode",),
-    "DEFAULT": ("default",),
-    "INCLUDE": ("include",),
-    "EXPECT": ("expect",),
-    "FILESYSTEM": ("filesystem",),
-    "CASE": ("case-insensitive", "case-sensitive"),
-    "IN": ("in",),
-    "AND": ("and",),
-    "OR": ("or",),
-    "NOT": ("not",),
-    "MATCHES": ("matches",),
-}
-_DESCRIPTIONS: dict[str, str] = {
-    "ATOM": "a permission atom `resource:action:pattern`",
-    "PATTERN": "a pattern",
-    "STRING": 'a quoted string ("...")',
-    "NAME": "a name",
-    "FIELD": "a field (intent.kind, origin.model or call.tool)",
-    "APPROVER": "an approver's name",
-    "CMP": "`==`, `!=`",
-    "INT": "a number",
-    "LBRACE": "`{`",
-    "RBRACE": "`}`",
-    "_LBRACKET": "`[`",
-    "_RBRACKET": "`]`",
-    "_LPAR": "`(`",
-    "_RPAR": "`)`",
-    "_COMMA": "`,`",
-    "_NL": "the end of the line",
-    "$END": "the end of the file",
-    "DEFAULT": "`default mode`",
-}
-_STATEMENT = (
-    "a statement (`allow`, `ask`, `deny`, `tool`, `mode`, `default mode`, `include`, `expect` or `filesystem`)"
-)
-_ORDER = [
-    "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "CASE", "ATOM", "PATTERN",
-    "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "NEEDS",
-    "LBRACE", "_LBRACKET", "_COMMA", "WHEN", "APPROVALS", "BECAUSE", "AND", "OR", "_RPAR", "_RBRACKET",
-    "RBRACE", "_NL", "$END",
-]  # fmt: skip
-
-
-def _describe(terminal: str) -> str:
-    if terminal in _DESCRIPTIONS:
-        return _DESCRIPTIONS[terminal]
-    words = _KEYWORDS.get(terminal, (terminal.lower(),))
-    return join_words([f"`{word}`" for word in words])
-
-
-def join_words(items: Sequence[str], last: str = "or") -> str:
-    """``a, b or c``: a list in words, for messages."""
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + f" {last} " + items[-1]
-
 
 # ---- one file -----------------------------------------------------------------------------
 
@@ -840,15 +775,15 @@ class FileParser:
             spaced = self.spaced_atom(error, found_type, found_text)
             if spaced is not None:
                 return spaced
-        expected_text = self.expected_text(expected)
+        wanted = expected_text(expected)
         if found_type == "_NL":
             found = "the end of the line"
             width = 1
         else:
             found = f"`{found_text}`"
             width = len(found_text)
-        hint = self.syntax_hint(expected, found_type, found_text)
-        return self.error(f"expected {expected_text}, found {found}", self.at(line, col, width), codes.SYNTAX, hint)
+        hint = syntax_hint(expected, found_type, found_text)
+        return self.error(f"expected {wanted}, found {found}", self.at(line, col, width), codes.SYNTAX, hint)
 
     def spaced_atom(self, error: Any, found_type: str, found: str) -> PolicyError | None:
         """``allow fs:write /src/**``: report the incomplete atom, not the word after it."""
@@ -864,33 +799,6 @@ class FileParser:
             return incomplete
         return None
 
-    def expected_text(self, expected: set[str]) -> str:
-        if {"EFFECT", "TOOL", "INCLUDE"} <= expected:
-            return _STATEMENT
-        if {"EFFECT", "RBRACE"} <= expected:
-            return "a rule (`allow`, `ask` or `deny`) or `}` to close the mode block"
-        return join_words([_describe(name) for name in _ORDER if name in expected])
-
-    def syntax_hint(self, expected: set[str], found_type: str, found: str) -> str | None:
-        keywords = [word for name in _ORDER if name in expected for word in _KEYWORDS.get(name, ())]
-        if {"EFFECT", "RBRACE"} <= expected and "TOOL" not in expected and found.lower() in STATEMENT_KEYWORDS:
-            return f"`{found}` statements go outside mode blocks"
-        if keywords and found_type not in ("_NL", "STRING") and found:
-            close = did_you_mean(found, keywords)
-            if close:
-                return close
-        if "CMP" in expected and found in ("=", "<>", "is"):
-            return "compare with `==` (or `!=`)"
-        if "STRING" in expected and "PATTERN" not in expected and re.match(r"\w", found):
-            return f'quote it: "{found}"'
-        if "ATOM" in expected and found_type == "STRING":
-            return 'quote only the pattern, right after `resource:action:`, e.g. fs:write:"/my dir/**"'
-        if "_COMMA" in expected and "WHEN" in expected:
-            if found_type == "STRING":
-                return 'a reason is written `because "..."`; a quoted pattern follows a `,`'
-            return "separate several patterns with `,`; a rule may go on with `when`, `approvals` or `because`"
-        return None
-
     def unclosed_block(self, error: Any, expected: set[str]) -> PolicyError:
         stack = getattr(getattr(error, "interactive_parser", None), "parser_state", None)
         opener = None
@@ -904,7 +812,7 @@ class FileParser:
             )
         last = max((number for number, text in enumerate(self.lines, start=1) if text.strip()), default=1)
         return self.error(
-            f"unexpected end of the file: expected {self.expected_text(expected)}",
+            f"unexpected end of the file: expected {expected_text(expected)}",
             self.at(last, len(self.lines[last - 1]) + 1),
             codes.SYNTAX,
         )
