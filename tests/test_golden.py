@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bgc.cli import app
+from bgc.errors import ExitCode
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples" / "orders").glob("*.yaml"))
@@ -89,7 +90,7 @@ def test_gate_reads_compiled_plans(tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     runner.invoke(app, ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan)])
     result = runner.invoke(app, ["gate", str(plan), "fs:write:/src/a.py", "fs:write:/.git/config", "fs:write:/package.json"])
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.DENIED  # deny beats ask beats allow
     lines = result.stdout.splitlines()
     assert lines[0] == "allow\tfs:write:/src/a.py"
     assert lines[1].startswith("deny\tfs:write:/.git/config\tdenied by base.bgp:")
