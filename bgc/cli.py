@@ -14,7 +14,7 @@ from typing import Annotated, Literal, NoReturn, Optional
 import typer
 
 from bgc import __version__
-from bgc.commands.io import Result, deliver
+from bgc.commands.io import Result, deliver, emit
 from bgc.errors import BgcError, ExitCode, exit_code_rows
 
 def _exit_code_epilog() -> str:
@@ -229,7 +229,7 @@ def check(
         text, code = run_command(paths or [], output_format=output_format, update=update, orders_only=orders_only)
     except BgcError as error:
         fail(error)
-    typer.echo(text, nl=False)
+    emit(text.encode(), None)  # through the one writer: a closed pipe exits quietly (141)
     raise typer.Exit(code)
 
 
@@ -261,7 +261,7 @@ def test_command(
         )
     except BgcError as error:
         fail(error)
-    typer.echo(text, nl=False)
+    emit(text.encode(), None)  # through the one writer: a closed pipe exits quietly (141)
     raise typer.Exit(code)
 
 
