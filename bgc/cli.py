@@ -338,6 +338,56 @@ def match_command(
     run(lambda: command.run(pattern, texts or (), raw=raw, resource=resource, quiet=quiet, color_choice=color))
 
 
+order_app = typer.Typer(
+    help="Work orders by hand: `bgc order new` writes a valid one.", no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(order_app, name="order")
+
+
+@order_app.command("new")
+def order_new(
+    intent: Annotated[str, typer.Option("--intent", "-i", metavar="KIND", help="The intent's kind, a dotted name (patch.apply).")],
+    model: Annotated[str, typer.Option("--model", metavar="NAME", help="The model (or person) that proposed it.")],
+    payload: Annotated[Optional[str], typer.Option("--payload", metavar="TEXT", help="The intent's payload, as text.")] = None,
+    requests: Annotated[
+        Optional[list[str]], typer.Option("--request", "-r", metavar="ATOM", help="A requested atom resource:action:pattern; repeat it.")
+    ] = None,
+    calls: Annotated[
+        Optional[list[str]],
+        typer.Option("--call", metavar="JSON", help='A tool call, {"tool": …, "server": …, "params": {…}}; repeat it.'),
+    ] = None,
+    parents: Annotated[
+        Optional[list[str]], typer.Option("--parent", metavar="ID", help="The id of a proposal this one derives from; repeat it.")
+    ] = None,
+    prompt: Annotated[
+        Optional[str], typer.Option("--prompt", metavar="TEXT", help="The prompt, as text; - reads it from stdin.")
+    ] = None,
+    prompt_file: Annotated[Optional[str], typer.Option("--prompt-file", metavar="FILE", help="The prompt, as the bytes of FILE.")] = None,
+    prompt_digest: Annotated[
+        Optional[str], typer.Option("--prompt-digest", metavar="ID", help="The prompt's digest, computed elsewhere (sha256:HEX).")
+    ] = None,
+    output_format: Annotated[
+        Literal["yaml", "json", "cbor"], typer.Option("--format", "-f", metavar="FORMAT", help="yaml, json or cbor.")
+    ] = "yaml",
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically).")] = None,
+) -> None:
+    """Write a valid work order from its parts; its prompt digest is computed from the prompt.
+
+    `origin.prompt` is `sha256:` and the SHA-256 of the prompt's exact bytes (UTF-8 text,
+    nothing stripped: `echo` adds a newline, `printf` does not). The order is checked as
+    `bgc compile` checks a loaded one, so `bgc digest` reads back the id it has. Exit 0 written,
+    2 on a part that is not valid (the message names its option; nothing is written).
+    """
+    from bgc.commands import order as command
+
+    run(lambda: command.new(
+        intent=intent, payload=payload, requests=requests or (), calls=calls or (), model=model,
+        parents=parents or (), prompt=prompt, prompt_file=prompt_file, prompt_digest_text=prompt_digest,
+        output_format=output_format, output=output,
+    ))
+
+
 def main() -> None:
     """Run the typer app; :func:`bgc.launch.guarded` keeps every traceback from the user.
 
