@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +19,7 @@ def policy_paths(paths: Sequence[str]) -> list[str]:
     Nothing to format is an error (exit 2), not a quiet success: a CI job whose path or glob is
     mistyped must not pass by formatting nothing.
     """
-    from bgc.config import find_config, local_path, policies_below
+    from bgc.config import find_config, policies_below
 
     if not paths:
         config = find_config(".")
@@ -27,7 +28,7 @@ def policy_paths(paths: Sequence[str]) -> list[str]:
                 "no files to format: name policy files or directories, "
                 "or configure `policy`/`policies` in [tool.bgc] of pyproject.toml or in bgc.toml"
             )
-        found = [local_path(path) for path in config.policy_files()]
+        found = [os.path.relpath(path) for path in config.policy_files()]
         if not found:
             raise config.error("policies", "configures no policy file to format")
         return found
