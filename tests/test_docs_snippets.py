@@ -115,7 +115,7 @@ def test_block(block: Block, scratch: Path) -> None:
     if block.lang in ("text", "console"):
         check_transcript(block, scratch)
     elif block.lang == "sh":
-        for command in block.body.splitlines():
+        for command in block.body.replace("\\\n", " ").splitlines():  # a continued line is one command
             if command.strip() and not command.lstrip().startswith("#"):
                 done = shell(command, scratch)
                 assert "Traceback" not in done.stdout, f"{block.id}: {command}\n{done.stdout}"
