@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
 from bgc.cli import app
 from bgc.errors import ExitCode, exit_code_rows
+from tests.samples import bgc
 
-runner = CliRunner()
 COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
 BIN = Path(sys.executable).parent
 
@@ -27,7 +26,7 @@ PYTHON_TYPES = re.compile(r"<[a-z_]+(\[[^\]]*\])?>|\{[a-z_]+\}|\b(?:list|dict|tu
 
 
 def help_text(*args: str) -> str:
-    result = runner.invoke(app, [*args, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    result = bgc(*args, "--help", env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -70,9 +69,9 @@ def test_the_type_check_catches_what_typer_0_27_printed() -> None:
 
 
 def test_unknown_command_and_option_are_usage_errors() -> None:
-    assert runner.invoke(app, ["frobnicate"]).exit_code == 2
-    assert runner.invoke(app, ["compile", "--bogus", "x.yaml"]).exit_code == 2
-    assert runner.invoke(app, ["compile", "--color", "sometimes", "x.yaml"]).exit_code == 2
+    assert bgc("frobnicate").exit_code == 2
+    assert bgc("compile", "--bogus", "x.yaml").exit_code == 2
+    assert bgc("compile", "--color", "sometimes", "x.yaml").exit_code == 2
 
 
 def test_exit_codes_are_distinct_and_documented_once() -> None:
@@ -95,3 +94,13 @@ def test_completion_works_in_bash() -> None:
     )
     done = subprocess.run(["bash", "--norc", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
     assert done.stdout.splitlines() == ["compile", "--check"], done.stderr
+
+
+def test_every_in_process_cli_test_goes_through_the_one_runner() -> None:
+    """A test building its own runner could pass while the command printed a traceback."""
+    here = Path(__file__).parent
+    allowed = {"samples.py", Path(__file__).name}
+    offenders = [
+        path.name for path in sorted(here.rglob("*.py")) if path.name not in allowed and "CliRunner" in path.read_text()
+    ]
+    assert offenders == []

@@ -135,7 +135,7 @@ def test_every_printing_command_takes_color(command: str, tmp_path: Path, gate_p
     never = bgc(*args, "--color", "never")
     assert "\x1b[" not in never.stdout and never.exit_code == always.exit_code
     monkeypatch.delenv("FORCE_COLOR")
-    plain = bgc(*args)  # auto, and CliRunner's stdout is no terminal
+    plain = bgc(*args)  # auto, and the in-process runner's stdout is no terminal
     assert plain.stdout == never.stdout
 
 
@@ -176,21 +176,13 @@ def test_sniffing_tells_each_format(name: str, space: bytes, bom: bool, pretty: 
 def test_explain_reads_stdin_in_any_format(fmt: str) -> None:
     data = yaml.safe_load(Path(ORDER).read_text())
     by_file = bgc("explain", ORDER, "net:connect:https://deploy.example.com/**", "-p", POLICY)
-    from typer.testing import CliRunner
-
-    from bgc.cli import app
-
-    from_stdin = CliRunner().invoke(app, ["explain", "-", "net:connect:https://deploy.example.com/**", "-p", POLICY], input=encodings(data)[fmt])
+    from_stdin = bgc("explain", "-", "net:connect:https://deploy.example.com/**", "-p", POLICY, input=encodings(data)[fmt])
     assert (from_stdin.exit_code, from_stdin.stdout) == (by_file.exit_code, by_file.stdout)
     assert by_file.exit_code == ExitCode.FINDINGS and "ask" in by_file.stdout
 
 
 def test_explain_stdin_errors_name_the_guess() -> None:
-    from typer.testing import CliRunner
-
-    from bgc.cli import app
-
-    result = CliRunner().invoke(app, ["explain", "-", "fs:read:/a", "-p", POLICY], input="{intent: [")
+    result = bgc("explain", "-", "fs:read:/a", "-p", POLICY, input="{intent: [")
     assert result.exit_code == 2 and "stdin was read as json" in result.stderr and "--input-format yaml" in result.stderr
 
 
@@ -307,16 +299,12 @@ def test_order_new_round_trips_through_digest(
 
 def test_order_new_prompt_sources_agree(tmp_path: Path) -> None:
     """--prompt TEXT, --prompt - and --prompt-file read the same bytes; nothing is stripped."""
-    from typer.testing import CliRunner
-
-    from bgc.cli import app
-
     text = "fix the off-by-one\n"
     (tmp_path / "p.txt").write_text(text)
     base = ["order", "new", "--intent", "patch.apply", "--model", "m", "-f", "json"]
     made = [
         bgc(*base, "--prompt", text).stdout,
-        CliRunner().invoke(app, [*base, "--prompt", "-"], input=text).stdout,
+        bgc(*base, "--prompt", "-", input=text).stdout,
         bgc(*base, "--prompt-file", str(tmp_path / "p.txt")).stdout,
         bgc(*base, "--prompt-digest", "sha256:" + hashlib.sha256(text.encode()).hexdigest()).stdout,
     ]
@@ -347,11 +335,7 @@ def test_order_new_refuses_bad_parts_naming_the_option(tmp_path: Path, extra: li
 
 def test_order_new_compiles() -> None:
     made = bgc("order", "new", "--intent", "patch.apply", "--model", "m", "--prompt", "p", "--request", "fs:write:/src/a.py")
-    from typer.testing import CliRunner
-
-    from bgc.cli import app
-
-    compiled = CliRunner().invoke(app, ["compile", "-", "-p", POLICY], input=made.stdout)
+    compiled = bgc("compile", "-", "-p", POLICY, input=made.stdout)
     assert compiled.exit_code == 0 and "✓ fs:write:/src/a.py" in compiled.stdout
 
 
