@@ -361,3 +361,20 @@ def test_fast_path_takes_color_and_quiet_and_prints_what_typer_prints(gate_plan:
         assert "HEAVY []" in script.stderr, (args, script.stderr)
         typed = bgc(*args)
         assert (script.returncode, script.stdout) == (typed.exit_code, typed.stdout), args
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml", "cbor"])
+def test_gate_reads_a_plan_from_stdin_in_any_format(gate_plan: str, fmt: str) -> None:
+    data = json.loads(Path(gate_plan).read_text())
+    result = bgc("gate", "-", "fs:write:/ask/a", input=encodings(data)[fmt])
+    assert (result.exit_code, result.stdout.split("\t")[0]) == (ExitCode.ASK, "ask")
+
+
+def test_quiet_prints_nothing_and_keeps_the_exit_code(tmp_path: Path) -> None:
+    assert (bgc("match", "-q", "/src/**", "/src/a").stdout, bgc("match", "-q", "/src/**", "/src/a").exit_code) == ("", 0)
+    assert (bgc("match", "-q", "/src/**", "/etc/a").stdout, bgc("match", "-q", "/src/**", "/etc/a").exit_code) == ("", 1)
+    compiled = bgc("compile", ORDER, "-p", POLICY, "-q")
+    assert (compiled.stdout, compiled.exit_code) == ("", ExitCode.FINDINGS)
+    out = tmp_path / "plan.json"
+    assert bgc("compile", ORDER, "-p", POLICY, "-q", "-f", "json", "-o", str(out)).stdout == ""
+    assert json.loads(out.read_text())["order"]  # -q silences stdout, never the file asked for
