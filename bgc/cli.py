@@ -1,9 +1,10 @@
 """The ``bgc`` command line: a thin typer edge over the library.
 
-Each command reads its inputs, calls one library stage, picks a renderer and returns an exit
-code from :class:`bgc.errors.ExitCode`. Nothing here parses, compiles or decides: that lives
-in the stage modules, so the same work is available as a library. Heavy imports happen inside
-the commands, so ``bgc --help`` and the hot paths stay fast.
+Each command here only adapts its arguments: it calls its module in :mod:`bgc.commands` and
+delivers what that returns (:func:`run`). Nothing here parses, compiles, decides or renders:
+that lives in the command modules and the stages below them, so the same work is available as
+a library and through the typer-free fast path (:mod:`bgc.launch`). Command modules are
+imported inside the commands, so ``bgc --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import typer
 from bgc import __version__
 from bgc.commands.io import Result, deliver, emit
 from bgc.errors import BgcError, ExitCode, exit_code_rows
+
 
 def _exit_code_epilog() -> str:
     """The exit-code table for ``bgc --help``, generated from :class:`ExitCode` (never typed twice)."""
