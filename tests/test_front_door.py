@@ -60,7 +60,7 @@ def gate_plan(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(plan)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from([(kind, atom) for kind, atoms in ANSWERS.items() for atom in atoms]), min_size=1, max_size=6))
 def test_gate_exits_with_its_worst_answer(gate_plan: str, picked: list[tuple[str, str]]) -> None:
     result = bgc("gate", gate_plan, *[atom for _, atom in picked])
@@ -270,7 +270,7 @@ calls = st.lists(
 )  # fmt: skip
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(names, st.one_of(st.none(), st.text(max_size=12)), st.lists(atoms, max_size=3), calls, prompts, st.sampled_from(["yaml", "json", "cbor"]))
 def test_order_new_round_trips_through_digest(
     tmp_path: Path, intent: str, payload: str | None, requests: list[str], made_calls: list[dict], prompt: bytes, fmt: str
