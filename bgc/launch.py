@@ -122,6 +122,8 @@ def guarded(run: Callable[[], object]) -> NoReturn:
             result = run()
         except SystemExit as done:  # typer's path ends in sys.exit: flush before leaving too
             result = done.code
+            if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # click met the closed pipe first
+                raise ReaderGone from None
         sys.stdout.flush()
     except BgcError as error:  # a stage raised outside a command's own handling
         print(error.render(), file=sys.stderr)

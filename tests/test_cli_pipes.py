@@ -64,6 +64,15 @@ def test_closed_pipe_is_a_quiet_exit(case: str, plan: str) -> None:
     assert done.returncode == ExitCode.CLOSED_PIPE
 
 
+def test_click_s_own_writes_count_too() -> None:
+    """Output click writes itself (``--version``) meets the pipe inside click, which swallows it
+    and exits 1 (a finding); the edge turns that back into the quiet exit. ``--help`` is not
+    covered: rich prints it, and on a closed pipe rich points stdout at /dev/null and exits 1
+    itself, which cannot be told from a finding."""
+    done = into_closed_pipe(["--version"])
+    assert (done.returncode, done.stderr) == (ExitCode.CLOSED_PIPE, b"")
+
+
 def test_an_open_pipe_still_gets_every_answer(plan: str) -> None:
     """The control: the same gate run into a pipe someone reads ends with its real answer."""
     done = subprocess.run([BGC, "gate", plan, "fs:write:/src/a.py", "proc:exec:kubectl"], capture_output=True, cwd=ROOT, timeout=120)
