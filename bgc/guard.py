@@ -15,22 +15,33 @@ from typing import NoReturn
 
 
 def guarded(run: Callable[[], object]) -> NoReturn:
-    """Run ``run`` and exit with its code; never let a traceback reach the user."""
+    """Run ``run`` and exit with its code; never let a traceback reach the user.
+
+    stdout is flushed here, inside the guard: a reader that went away (``bgc … | head``) shows
+    as a broken pipe at the last write or at this flush, and either way the process exits
+    :attr:`~bgc.errors.ExitCode.CLOSED_PIPE`, quietly (no message, no "Exception ignored" at
+    shutdown): not a finding, and never 0, since not every answer was delivered.
+    """
+    from bgc.commands.io import ReaderGone
     from bgc.errors import BgcError, ExitCode
 
     try:
-        result = run()
+        try:
+            result = run()
+        except SystemExit as done:  # typer's path ends in sys.exit: flush before leaving too
+            result = done.code
+            if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # click met the closed pipe first
+                raise ReaderGone from None
+        sys.stdout.flush()
     except BgcError as error:  # a stage raised outside a command's own handling
         print(error.render(), file=sys.stderr)
         sys.exit(ExitCode.BAD_INPUT)
     except KeyboardInterrupt:
         print("bgc: interrupted", file=sys.stderr)
         sys.exit(130)
-    except SystemExit:
-        raise
-    except BrokenPipeError:  # the reader went away (`bgc … | head`): nothing left to say to it
+    except (ReaderGone, BrokenPipeError):  # the reader went away: nothing left to say to it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(ExitCode.FINDINGS)
+        sys.exit(ExitCode.CLOSED_PIPE)
     except OSError as error:  # writing the output failed (disk full, closed stream)
         print(f"bgc: cannot write output: {error.strerror or error}", file=sys.stderr)
         sys.exit(ExitCode.BAD_INPUT)
@@ -39,4 +50,4 @@ def guarded(run: Callable[[], object]) -> NoReturn:
             raise
         print(f"bgc: internal error: {type(error).__name__}: {error} (set BGC_DEBUG=1 for details)", file=sys.stderr)
         sys.exit(ExitCode.BAD_INPUT)
-    sys.exit(result if isinstance(result, int) else 0)
+    sys.exit(result if isinstance(result, int) else 0 if result is None else ExitCode.BAD_INPUT)

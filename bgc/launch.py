@@ -37,6 +37,8 @@ class FastCommand(NamedTuple):
 
 _FORMAT_CHECK = ("text", "json", "sarif", "github")
 _INPUT = Option("input_format", ("yaml", "json", "cbor"))
+_COLOR = Option("color_choice", ("auto", "always", "never"))
+_QUIET = Option("quiet", flag=True)
 
 FAST_COMMANDS: dict[str, FastCommand] = {
     "check": FastCommand(
@@ -46,15 +48,16 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     ),
     "gate": FastCommand(
         {"--root": Option("root"), "--format": Option("output_format", ("text", "json")), "--input-format": _INPUT,
-         "--policy": Option("policy"), "--expect-plan": Option("expect_plan", repeatable=True)},
-        {"-p": "--policy"}, 1,
+         "--policy": Option("policy"), "--expect-plan": Option("expect_plan", repeatable=True), "--color": _COLOR,
+         "--quiet": _QUIET},
+        {"-p": "--policy", "-q": "--quiet"}, 1,
     ),
     "compile": FastCommand(
         {"--policy": Option("policy"), "--mode": Option("mode"),
          "--format": Option("output_format", ("text", "json", "yaml", "cbor", "sarif", "github")),
          "--output": Option("output"), "--fail-on": Option("fail_on", ("denied", "ask", "narrowed", "never")),
-         "--input-format": _INPUT},
-        {"-p": "--policy", "-m": "--mode", "-f": "--format", "-o": "--output"}, 1,
+         "--input-format": _INPUT, "--color": _COLOR, "--quiet": _QUIET},
+        {"-p": "--policy", "-m": "--mode", "-f": "--format", "-o": "--output", "-q": "--quiet"}, 1,
     ),
 }  # fmt: skip
 """The hot commands and the options their plain forms may use (the typer commands have the rest)."""
@@ -113,8 +116,9 @@ def _run_fast(command: str, positionals: list[str], options: dict[str, object]) 
 
         return gate.run(positionals[0], positionals[1:], **options)  # type: ignore[arg-type]
     from bgc.commands import compile as compile_command
+    from bgc.commands.io import deliver
 
-    return compile_command.run(positionals, **options)  # type: ignore[arg-type]
+    return deliver(compile_command.run(positionals, **options))  # type: ignore[arg-type]
 
 
 def main() -> NoReturn:
