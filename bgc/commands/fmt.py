@@ -73,11 +73,11 @@ def run(
     code = ExitCode.FINDINGS if changed and (check or diff) else ExitCode.OK
     if output_format != "text":
         from bgc.config import repository_root
-        from bgc.outcomes import RULES, unformatted_finding
+        from bgc.outcomes import unformatted_finding
         from bgc.render.machine import render
 
         findings = [unformatted_finding(r.path, r.original, r.formatted) for r in changed]
-        return Result(code, render(findings, output_format, root=repository_root(), descriptions=RULES).encode())
+        return Result(code, render(findings, output_format, root=repository_root()).encode())
     lines: list[str] = []
     files: list[tuple[str, bytes]] = []
     for result in results:
