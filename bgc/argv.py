@@ -24,7 +24,16 @@ This module is core: it imports nothing of bgc.
 
 from __future__ import annotations
 
-__all__ = ["ARGV_RESOURCES", "WORD_SLASH", "ArgvError", "decode_argv", "encode_argv", "encode_word", "word_problem"]
+__all__ = [
+    "ARGV_RESOURCES",
+    "WORD_SLASH",
+    "ArgvError",
+    "decode_argv",
+    "encode_argv",
+    "encode_word",
+    "pattern_of_words",
+    "word_problem",
+]
 
 ARGV_RESOURCES = frozenset({"proc"})
 """Resources whose values are argvs in this dialect (``proc:exec:git/status``)."""
@@ -54,11 +63,20 @@ def encode_word(word: str) -> str:
 
 def encode_argv(argv: list[str] | tuple[str, ...]) -> str:
     """The value of a ``proc`` atom for ``argv`` (at least one word); raises :class:`ArgvError`."""
-    if not argv:
-        raise ArgvError("an argv has at least one word")
+    if not argv or argv == [""] or argv == ("",):
+        raise ArgvError("an argv has at least one word, and a program name is not empty")
     return "/".join(encode_word(word) for word in argv)
 
 
 def decode_argv(value: str) -> tuple[str, ...]:
     """The argv a ``proc`` value stands for: the inverse of :func:`encode_argv`."""
     return tuple(segment.replace(WORD_SLASH, "/") for segment in value.split("/"))
+
+
+def pattern_of_words(words: list[str] | tuple[str, ...]) -> str:
+    """A ``proc`` pattern from one pattern per word: each is glob text for a single word (``*``,
+    ``?``, classes, ``\\x`` escapes) in which ``/`` means a slash *inside* the word; a word that is
+    exactly ``**`` stands for any number of whole words (at the end: at least one)."""
+    if not words or list(words) == [""]:
+        raise ArgvError("an argv pattern has at least one word, and a program name is not empty")
+    return "/".join(word if word == "**" else word.replace("/", WORD_SLASH) for word in words)
