@@ -57,7 +57,7 @@ _SHELL_SYNTAX = re.compile(r"""['"\\$`;&|<>(){}\n\r\t]""")
 _DOMAIN = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*")
 _MCP = re.compile(r"mcp__([A-Za-z0-9_-]+?)(?:__([A-Za-z0-9_-]+|\*))?")
 _PATH_SPECIAL = re.compile(r"[\\\[\]!{}]")
-_FILL = re.compile(r"\\(.)|\*\*|\*|\?", re.S)
+_FILL = re.compile(r"\\(.)|\*\*|\*|\?", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,7 +336,7 @@ def _claude_effect(rules: Sequence[Rule], resource: str, action: str, sample: st
 
 
 def _claude_matches(rule: Rule, sample: str, home: str | None) -> bool:
-    tool, _, spec = rule.source.partition("(")
+    _, _, spec = rule.source.partition("(")
     spec = spec[:-1] if spec else None
     if rule.resource == "proc":
         return spec is None or _bash_text_matches(spec, " ".join(decode_argv(sample)))
@@ -359,8 +359,8 @@ def _bash_text_matches(spec: str, command: str) -> bool:
         spec = spec[:-2] + " *"
     if spec.endswith(" *"):
         head = ".*".join(re.escape(part) for part in spec[:-2].split("*"))
-        return re.fullmatch(f"{head}(?: .*)?", command, re.S) is not None
-    return re.fullmatch(".*".join(re.escape(part) for part in spec.split("*")), command, re.S) is not None
+        return re.fullmatch(f"{head}(?: .*)?", command, re.DOTALL) is not None
+    return re.fullmatch(".*".join(re.escape(part) for part in spec.split("*")), command, re.DOTALL) is not None
 
 
 def _gitignore_matches(spec: str, resource: str, sample: str, home: str | None) -> bool:
@@ -368,7 +368,7 @@ def _gitignore_matches(spec: str, resource: str, sample: str, home: str | None) 
     file system's root for ``//`` and ``~/`` (the home directory written out), else the project's."""
     import pathspec
 
-    if spec.startswith("//") or spec.startswith("~/"):
+    if spec.startswith(("//", "~/")):
         if resource != HOST_RESOURCE:
             return False
         pattern = "/" + spec[2:] if spec.startswith("//") else f"/{(home or '').strip('/')}/{spec[2:]}"

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,7 +131,7 @@ _STRUCTURE = frozenset({"program", "list", "pipeline", "subshell", "compound_sta
 
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 
-_ANSI_C = re.compile(r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(.))", re.S)
+_ANSI_C = re.compile(r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(.))", re.DOTALL)
 _ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
                   "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
@@ -525,7 +524,7 @@ def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str,
         if path.startswith(("/dev/tcp/", "/dev/udp/")):
             walk.ask(f"bash opens a network connection for {path}")
             continue
-        if path.startswith("/dev/fd/") or path.startswith("/proc/self/fd/"):
+        if path.startswith(("/dev/fd/", "/proc/self/fd/")):
             walk.ask(f"a redirection to an open file descriptor ({path})")
             continue
         for action in actions:

@@ -20,9 +20,8 @@ from hypothesis import strategies as st
 from bgc import glob
 from bgc.argv import WORD_SLASH, ArgvError, decode_argv, encode_argv, pattern_of_words
 from bgc.compiler import Compiler
-from bgc.model import GrantAtom
 from bgc.findings import Severity
-from bgc.model import WorkOrder
+from bgc.model import GrantAtom, ModelError, WorkOrder
 
 WORD_CHARS = "ab/. "
 WORDS = ("", *("".join(p) for n in (1, 2) for p in itertools.product(WORD_CHARS, repeat=n)))
@@ -131,5 +130,5 @@ def test_argv_rules_decide_with_the_algebra_and_expects(tmp_path) -> None:
 
 def test_proc_requests_keep_dot_words_other_resources_refuse_them() -> None:
     assert GrantAtom.parse("proc:exec:find/./-name/..").pattern == "find/./-name/.."
-    with pytest.raises(Exception):
+    with pytest.raises(ModelError):
         GrantAtom.parse("pkg:install:a/./b")

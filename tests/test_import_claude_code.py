@@ -25,8 +25,8 @@ from bgc.claude_import import translate
 from bgc.compiler import Compiler, decide
 from bgc.policy.check import EXPECT_CODES, check_paths
 from bgc.policy.format import format_file
-from bgc.policy.parser import parse_source
 from bgc.policy.loader import load_policy
+from bgc.policy.parser import parse_source
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "claude-code"
@@ -34,7 +34,8 @@ EXAMPLE = ROOT / "examples" / "claude-code"
 
 def _bgc(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "bgc", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    command = [sys.executable, "-m", "bgc", *args]
+    return subprocess.run(command, check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_golden_through_the_cli() -> None:
