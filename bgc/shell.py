@@ -136,6 +136,8 @@ _ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n"
                   "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _GLOB_CHARS = frozenset("*?[")
+_PLAIN = re.compile(r"[^\\$`*?\[~{]*")
+"""Text with no character that quoting, escaping or expansion gives a meaning (read as is)."""
 _BAD_CONTINUATION = re.compile(r"(?<![ \t\n;&|(])\\\n|\\\n(?![ \t\n])")
 """A line continuation inside a word (``r\\<newline>m`` is ``rm`` to bash): tree-sitter-bash
 splits the word there, so such a string is not decided from that parse."""
@@ -319,8 +321,9 @@ def _sequence(node: Any) -> list[tuple[str, Any]]:
             joiner = operator
             for child in current.children:
                 if not child.is_named:
-                    joiner = child.type if child.type in ("&&", "||") else ";"
-                    continue
+                    if child.type in ("&&", "||", ";", "&", ";;", "\n"):
+                        joiner = child.type if child.type in ("&&", "||") else ";"
+                    continue  # `{`, `then`, `do`: no separator between statements
                 pending.append((joiner, child))
                 joiner = ";"
             stack.extend(reversed(pending))
@@ -628,6 +631,8 @@ def _word_text(node: Any) -> str:
 
 def _unquoted(raw: str) -> str:
     """An unquoted word: backslash escapes removed; a glob, tilde, brace or ``$`` is not known."""
+    if _PLAIN.fullmatch(raw):
+        return raw  # the common case: nothing to remove, nothing that expands
     out: list[str] = []
     index = 0
     while index < len(raw):
@@ -647,6 +652,8 @@ def _unquoted(raw: str) -> str:
 
 
 def _double_quoted(raw: str) -> str:
+    if _PLAIN.fullmatch(raw):
+        return raw
     out: list[str] = []
     index = 0
     while index < len(raw):
