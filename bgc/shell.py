@@ -184,8 +184,15 @@ class _Walk:
     commands: int = 0
     stopped: bool = False
 
+    sources: list[bytes] = field(default_factory=list)
+    """The command strings being walked, innermost last: node offsets index the innermost."""
+
     def ask(self, reason: str) -> None:
         self.asks.setdefault(reason, None)
+
+    def text(self, node: Any) -> str:
+        """A node's text, from the command as given (the parser saw it masked, see _analyse)."""
+        return self.sources[-1][node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
     def need(self, resource: str, action: str, value: str, source: str) -> None:
         key = (resource, action, value)
@@ -233,13 +240,23 @@ def _analyse(walk: _Walk, command: Any, scope: _Scope, wrapped: int) -> None:
         return
     if _BAD_CONTINUATION.search(command):
         walk.ask("a line continuation ('\\' and a newline) inside a word")
-    tree = _parser().parse(source)
+    # tree-sitter-bash 0.25 can crash the process on some characters above U+FFFF (seen: `{` and
+    # an unassigned code point, in about half the runs); bash's syntax is all ASCII and other bytes
+    # are word characters to it, so the parser is given every non-ASCII byte as a letter (the same
+    # length: offsets stay valid) and the words are read from the command as given.
+    tree = _parser().parse(source.translate(_ASCII_MASK))
     if tree.root_node.has_error:
         walk.ask("the shell grammar cannot parse all of it (unbalanced quotes or brackets, or syntax it does not know)")
-    _statement(walk, tree.root_node, scope, 0, wrapped)
+    walk.sources.append(source)
+    try:
+        _statement(walk, tree.root_node, scope, 0, wrapped)
+    finally:
+        walk.sources.pop()
 
 
 _PARSER: Any = None
+_ASCII_MASK = bytes(range(128)) + b"Z" * 128
+"""Every byte above 0x7F read as ``Z``: what the parser sees of a non-ASCII character."""
 
 
 def _parser() -> Any:
@@ -252,8 +269,6 @@ def _parser() -> Any:
     return _PARSER
 
 
-def _text(node: Any) -> str:
-    return node.text.decode("utf-8", "surrogateescape")
 
 
 def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
@@ -290,11 +305,11 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
         _statement_children(walk, node, scope, depth, wrapped)
         return
     if kind in ("variable_assignment", "variable_assignments", "declaration_command", "unset_command"):
-        walk.ask(f"sets or unsets shell variables (`{_shown(_text(node))}`): later words and programs may change")
+        walk.ask(f"sets or unsets shell variables (`{_shown(walk.text(node))}`): later words and programs may change")
     elif kind == "function_definition":
         walk.ask("defines a function, which can give a command name another meaning")
     else:
-        walk.ask(f"`{kind.replace('_', ' ')}` is not decided exactly (`{_shown(_text(node))}`)")
+        walk.ask(f"`{kind.replace('_', ' ')}` is not decided exactly (`{_shown(walk.text(node))}`)")
     # still walk inside: what it runs is needed, and a deny of it must still decide
     _statement_children(walk, node, _Scope(None), depth, wrapped)  # a loop may cd: where to, unknown
 
@@ -339,7 +354,7 @@ def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) ->
         walk.ask(f"more than {MAX_SIMPLE_COMMANDS} simple commands")
         walk.stopped = True
         return
-    source = _text(node)
+    source = walk.text(node)
     words: list[str | None] = []
     redirects = []
     for child in node.named_children:
@@ -522,27 +537,30 @@ def _redirect(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -
         _substitutions(walk, node, scope, depth, wrapped)
         return
     if node.type == "heredoc_redirect":
+        start = node.child_by_field_name("delimiter") or next((c for c in node.named_children if c.type == "heredoc_start"), None)
+        if start is not None and not walk.text(start).isascii():
+            walk.ask("a here-document delimiter with non-ASCII characters (the parser cannot tell such delimiters apart)")
         for child in node.named_children:
             if child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 _redirect(walk, child, scope, depth, wrapped)
             elif child.type == "heredoc_body":
                 _substitutions(walk, child, scope, depth, wrapped)
         return
-    op = "".join(_text(c) for c in node.children if not c.is_named)
+    op = "".join(walk.text(c) for c in node.children if not c.is_named)
     destination = node.child_by_field_name("destination")
     if destination is None:
-        walk.ask(f"a redirection bgc does not understand (`{_shown(_text(node))}`)")
+        walk.ask(f"a redirection bgc does not understand (`{_shown(walk.text(node))}`)")
         return
     if op in _DUP_OPS or (op in (">&", "<&") and destination.type == "number"):
-        if destination.type == "number" or _text(destination) == "-":
+        if destination.type == "number" or walk.text(destination) == "-":
             return
         if op == "<&":
-            walk.ask(f"a redirection bgc does not understand (`{_shown(_text(node))}`)")
+            walk.ask(f"a redirection bgc does not understand (`{_shown(walk.text(node))}`)")
             return
         op = "&>"  # `>&file` writes both outputs to file
     target = _word(walk, destination, scope, depth, wrapped)
     if target is None:
-        walk.ask(f"a redirection target only known when it runs (`{_shown(_text(node))}`)")
+        walk.ask(f"a redirection target only known when it runs (`{_shown(walk.text(node))}`)")
         return
     if op in _WRITE_OPS:
         actions = ("write",)
@@ -551,9 +569,9 @@ def _redirect(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -
     elif op == "<>":
         actions = ("read", "write")
     else:
-        walk.ask(f"a redirection bgc does not understand (`{_shown(_text(node))}`)")
+        walk.ask(f"a redirection bgc does not understand (`{_shown(walk.text(node))}`)")
         return
-    _file_needs(walk, target, actions, _text(node), scope)
+    _file_needs(walk, target, actions, walk.text(node), scope)
 
 
 def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str, scope: _Scope) -> None:
@@ -596,7 +614,7 @@ def _word(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> st
     """The text bash passes for one word, or ``None`` when only running it would tell (then the
     substitutions inside still count)."""
     try:
-        return _word_text(node)
+        return _word_text(walk, node)
     except _Unknown:
         _substitutions_of_word(walk, node, scope, depth, wrapped)
         return None
@@ -609,13 +627,13 @@ def _substitutions_of_word(walk: _Walk, node: Any, scope: _Scope, depth: int, wr
         _substitutions(walk, node, scope, depth, wrapped)
 
 
-def _word_text(node: Any) -> str:
+def _word_text(walk: _Walk, node: Any) -> str:
     kind = node.type
     if kind == "concatenation":
-        if _BRACE_EXPANSION.search(_text(node)):
+        if _BRACE_EXPANSION.search(walk.text(node)):
             raise _Unknown  # `{a,b}` is split into three words by the grammar; bash expands it
-        return "".join(_word_text(child) for child in node.children)
-    raw = _text(node)
+        return "".join(_word_text(walk, child) for child in node.children)
+    raw = walk.text(node)
     if kind in ("word", "number"):
         return _unquoted(raw)
     if kind == "raw_string":
