@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import sys
 
+from bgc.commands.io import Result
 from bgc.errors import ExitCode, UsageError
 
 
-def run(settings: str, *, output: str | None = None, home: str | None = None) -> ExitCode:
+def run(settings: str, *, output: str | None = None, home: str | None = None) -> Result:
     """Translate ``permissions.allow/ask/deny`` of a settings file (bgc.claude_import).
 
     The policy goes to ``output`` (atomically) or stdout; each rule not translated is named on
@@ -17,7 +18,6 @@ def run(settings: str, *, output: str | None = None, home: str | None = None) ->
     """
     from bgc.canonical import DataModelError
     from bgc.claude_import import translate
-    from bgc.commands import io
     from bgc.documents import read_document
 
     if home is not None and not os.path.isabs(home):
@@ -28,10 +28,11 @@ def run(settings: str, *, output: str | None = None, home: str | None = None) ->
         imported = translate(permissions, source=os.path.basename(settings), home=home)
     except DataModelError as error:  # pragma: no cover - _permissions checked the shape
         raise document.error_at(error.path, error.message) from None
-    io.emit(imported.text.encode("utf-8"), output)
     for item in imported.untranslated:
         sys.stderr.write(f"{settings}: not translated: {item.effect} {item.source}: {item.reason}\n")
-    return ExitCode.FINDINGS if imported.untranslated else ExitCode.OK
+    code = ExitCode.FINDINGS if imported.untranslated else ExitCode.OK
+    data = imported.text.encode("utf-8")
+    return Result(code, files=((output, data),)) if output is not None else Result(code, output=data)
 
 
 def _permissions(data: object) -> dict[str, list[str]]:
