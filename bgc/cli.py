@@ -340,11 +340,14 @@ def match_command(
     run(lambda: command.run(pattern, texts or (), raw=raw, resource=resource, quiet=quiet, color_choice=color))
 
 
-order_app = typer.Typer(
-    help="Work orders by hand: `bgc order new` writes a valid one.", no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(order_app, name="order")
+def command_group(name: str, summary: str) -> typer.Typer:
+    """A command with subcommands (`bgc order new`, `bgc import claude-code`): bare, it shows its help."""
+    group = typer.Typer(help=summary, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    app.add_typer(group, name=name)
+    return group
+
+
+order_app = command_group("order", "Work orders by hand: `bgc order new` writes a valid one.")
 
 
 @order_app.command("new")
@@ -390,11 +393,7 @@ def order_new(
     ))
 
 
-import_app = typer.Typer(
-    help="Translate another tool's permission rules into a bgc policy.", no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(import_app, name="import")
+import_app = command_group("import", "Translate another tool's permission rules into a bgc policy.")
 
 
 @import_app.command("claude-code")
