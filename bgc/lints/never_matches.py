@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bgc import codes, values
+from bgc.argv import ARGV_RESOURCES
 from bgc.findings import Finding, Severity
 from bgc.lints.atom_as_pattern import looks_like_an_atom
 from bgc.lints.context import Context, pattern_span
@@ -39,6 +40,8 @@ def check(context: Context) -> Iterator[Finding]:
                         "fs values are absolute and normalised before they are matched (`//` collapses, "
                         "a trailing `/` drops): write the pattern that way, e.g. `/src/**`",
                     )  # fmt: skip
+            elif rule.resource in ARGV_RESOURCES:
+                continue  # argv words may be `.` or `..` (bgc.argv): they are words, not paths
             elif values.decoded_dot_segment(text) is not None:
                 yield Finding(
                     codes.NEVER_MATCHES, Severity.WARNING,
