@@ -31,7 +31,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from bgc import glob, values
 from bgc.budget import Budget, BudgetExhausted, CostMemo
@@ -53,6 +53,7 @@ from bgc.plan import (
 from bgc.policy.ast import AtomTemplate, Policy, Rule, TemplateError
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
+T = TypeVar("T")
 
 
 def resolve_mode(policy: Policy, mode: str | None) -> str | None:
@@ -101,26 +102,26 @@ class _Entry:
     order: int
 
 
-class _PrefixTrie:
-    """Entries keyed by literal prefix: finds those whose prefix is compatible with a query's."""
+class _PrefixTrie(Generic[T]):
+    """Items keyed by literal prefix: finds those whose prefix is compatible with a query's."""
 
     __slots__ = ("children", "items", "_below")
 
     def __init__(self) -> None:
-        self.children: dict[str, _PrefixTrie] = {}
-        self.items: list[_Entry] = []
-        self._below: list[_Entry] | None = None
+        self.children: dict[str, _PrefixTrie[T]] = {}
+        self.items: list[T] = []
+        self._below: list[T] | None = None
 
-    def add(self, prefix: str, entry: _Entry) -> None:
+    def add(self, prefix: str, item: T) -> None:
         node = self
         for char in prefix:
             node = node.children.setdefault(char, _PrefixTrie())
-        node.items.append(entry)
+        node.items.append(item)
 
-    def below(self) -> list[_Entry]:
-        """Every entry at or under this node (walked with a stack: a prefix may be long)."""
+    def below(self) -> list[T]:
+        """Every item at or under this node (walked with a stack: a prefix may be long)."""
         if self._below is None:
-            found: list[_Entry] = []
+            found: list[T] = []
             nodes = [self]
             while nodes:
                 node = nodes.pop()
@@ -129,9 +130,9 @@ class _PrefixTrie:
             self._below = found
         return self._below
 
-    def compatible(self, prefix: str) -> list[_Entry]:
-        """Entries whose prefix is a prefix of ``prefix``, or has ``prefix`` as a prefix."""
-        found: list[_Entry] = []
+    def compatible(self, prefix: str) -> list[T]:
+        """Items whose prefix is a prefix of ``prefix``, or has ``prefix`` as a prefix."""
+        found: list[T] = []
         node = self
         for char in prefix:
             found.extend(node.items)
@@ -156,13 +157,13 @@ class RuleIndex:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self._tries: dict[tuple[str, str], _PrefixTrie] = {}
+        self._tries: dict[tuple[str, str], _PrefixTrie[_Entry]] = {}
 
-    def _trie(self, resource: str, action: str) -> _PrefixTrie:
+    def _trie(self, resource: str, action: str) -> _PrefixTrie[_Entry]:
         trie = self._tries.get((resource, action))
         if trie is not None:
             return trie
-        trie = self._tries[(resource, action)] = _PrefixTrie()
+        trie = self._tries[(resource, action)] = _PrefixTrie[_Entry]()
         order = 0
         for rule in self.policy.rules:
             if rule.resource not in (resource, "*") or rule.action not in (action, "*"):
@@ -206,15 +207,20 @@ class _Accumulator:
         patterns. Among parts of equal language the first (in sorted order) is kept.
         """
         items = sorted(self.parts.values(), key=lambda item: (item[1].pattern, item[1].excepts))
+        by_prefix: _PrefixTrie[int] = _PrefixTrie()
+        for j, (other_pattern, _) in enumerate(items):
+            by_prefix.add(other_pattern.prefix, j)
         host: dict[int, int] = {}
         for i, (pattern, part) in enumerate(items):
-            for j, (other_pattern, other) in enumerate(items):
+            # a pattern lies inside another only if their literal prefixes agree (patterns are never empty)
+            for j in sorted(by_prefix.compatible(pattern.prefix)):
+                other_pattern, other = items[j]
                 if (
                     i != j
                     and other.approvals == part.approvals
                     and _subset(pattern, [other_pattern], budget)
                     and all(
-                        _overlaps(pattern, cutters[text], budget) == []
+                        _meets(pattern, cutters[text], budget) is False
                         for text in sorted(set(other.excepts) - set(part.excepts))  # sorted: the same steps
                     )
                     and not (
@@ -248,6 +254,16 @@ def _subset(a: glob.Pattern, bs: list[glob.Pattern], budget: Budget) -> bool:
         return glob.is_subset(a, bs, budget=budget)
     except glob.AlgebraLimit:
         return False
+
+
+def _meets(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> bool | None:
+    """Whether some text matches both, or None when the algebra cannot decide it (within the budget)."""
+    if budget.exhausted:
+        return None
+    try:
+        return glob.overlaps(a, b, budget=budget)
+    except glob.AlgebraLimit:
+        return None
 
 
 def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pattern] | None:
@@ -336,12 +352,17 @@ class Compiler:
             if pieces:
                 touching[entry.rule.effect].append((entry, pieces))
 
+        cutters: dict[str, _PrefixTrie[_Entry]] = {}
+        for effect in ("ask", "deny"):  # a cut can meet a piece only if their literal prefixes agree
+            cutters[effect] = _PrefixTrie()
+            for entry, _ in touching[effect]:
+                cutters[effect].add(entry.pattern.prefix, entry)
+
         def cuts(piece: glob.Pattern, effects: tuple[str, ...]) -> tuple[tuple[str, ...], list[glob.Pattern]]:
             texts: dict[str, glob.Pattern] = {}
             for effect in effects:
-                for entry, _ in touching[effect]:
-                    overlap = _overlaps(piece, entry.pattern, budget)
-                    if overlap is None or overlap:
+                for entry in cutters[effect].compatible(piece.prefix):
+                    if _meets(piece, entry.pattern, budget) is not False:  # undecided: kept as a cut
                         texts.setdefault(entry.text, entry.pattern)
             ordered = sorted(texts)
             return tuple(ordered), [texts[text] for text in ordered]
