@@ -121,8 +121,11 @@ class Pattern:
         A fast path only: ``False`` is not a proof (``**/*`` matches everything too, which
         the decision procedures find out).
         """
-        auto = self.automaton()
-        return auto.universal[auto.init]
+        universal = self._cache.get("universal")
+        if universal is None:
+            auto = self.automaton()
+            universal = self._cache["universal"] = auto.universal[auto.init]
+        return universal
 
     def matches(self, text: str) -> bool:
         """Does ``text`` match, exactly as given? Linear in ``len(text)``."""
@@ -181,44 +184,52 @@ def _probes(p: Pattern) -> tuple[str, ...]:
     """
     found: list[str] = []
     for fill in ("", _PROBE_CHAR):
-        parts: list[str] = []
-        for k, e in enumerate(p._elems):
-            if isinstance(e, Segment):
-                parts.append(
-                    "".join(
-                        fill if isinstance(it, Star) else chr(_nice_member(it.chars)) for it in e.items
-                    )
-                )
-            elif fill or k == len(p._elems) - 1:
-                parts.append(fill)
-        text = "/".join(parts)
+        text = _spell(p, fill, lambda k: fill or None)
         if text not in found and p.matches(text):
             found.append(text)
     return tuple(found)
 
 
 def _spliced(p: Pattern, other: Pattern) -> Iterator[str]:
-    """Texts ``p`` may match with one of ``other``'s probes put where ``p`` spans segments.
+    """Texts ``p`` may match with one of ``other``'s probes put where ``p`` spans segments, or
+    the probe's last segment put in each of ``p``'s ``*``.
 
     ``/p1/**/tests/**`` and ``/**/secrets/**`` share ``/p1/secrets/tests/``: a deny that floats
     anywhere meets a directory's pattern where the directory's ``**`` takes the deny's
     segments. Candidates only: the caller checks that both patterns match.
     """
     slots = [k for k, e in enumerate(p._elems) if isinstance(e, DStar)]
-    if not slots:
-        return
     for probe in other.probes():
         inner = probe.strip("/")
-        for chosen in [[k] for k in slots] + ([slots] if len(slots) > 1 else []):
-            parts: list[str] = []
-            for k, e in enumerate(p._elems):
-                if isinstance(e, Segment):
-                    parts.append("".join("" if isinstance(it, Star) else chr(_nice_member(it.chars)) for it in e.items))
-                elif k in chosen:
-                    parts.append(inner)
-                elif k == len(p._elems) - 1:
-                    parts.append("")
-            yield "/".join(parts)
+        for chosen in [{k} for k in slots] + ([set(slots)] if len(slots) > 1 else []):
+            yield _spell(p, "", lambda k: inner if k in chosen else None)
+        # and within a segment: '*.py' and 'id_rsa.*' share 'id_rsa..py'
+        yield _spell(p, probe.rsplit("/", 1)[-1], lambda k: None)
+
+
+def _spell(p: Pattern, star: str, dstar: Callable[[int], str | None]) -> str:
+    """Text for ``p``'s elements: each ``*`` as ``star``, the ``**`` at element ``k`` as
+    ``dstar(k)`` (None: no segment there, allowed only where ``**`` may match none)."""
+    skeleton = p._cache.get("skeleton")
+    if skeleton is None:
+        skeleton = p._cache["skeleton"] = [
+            [None if isinstance(it, Star) else chr(_nice_member(it.chars)) for it in e.items]
+            if isinstance(e, Segment)
+            else None
+            for e in p._elems
+        ]
+    parts: list[str] = []
+    last = len(skeleton) - 1
+    for k, items in enumerate(skeleton):
+        if items is not None:
+            parts.append("".join(star if it is None else it for it in items))
+            continue
+        fill = dstar(k)
+        if fill is not None:
+            parts.append(fill)
+        elif k == last:
+            parts.append("")  # a last '**' may match nothing after its '/'
+    return "/".join(parts)
 
 
 def _nice_member(chars: CharSet) -> int:
@@ -548,7 +559,7 @@ def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
     for x, y in ((a, b), (b, a)):
         for text in _spliced(x, y):
             budget.charge(2 * PROBE_STEPS)
-            if x.matches(text) and y.matches(text):
+            if y.matches(text) and x.matches(text):
                 return True
     autos = [a.automaton(), b.automaton()]
     acc = [x.accepting for x in autos]
