@@ -218,13 +218,17 @@ class _Accumulator:
                 if (
                     i != j
                     and other.approvals == part.approvals
+                    and not _plainly_outside(pattern, other_pattern, budget)
                     and _subset(pattern, [other_pattern], budget)
                     and all(
                         _meets(pattern, cutters[text], budget) is False
                         for text in sorted(set(other.excepts) - set(part.excepts))  # sorted: the same steps
                     )
                     and not (
-                        j > i and _subset(other_pattern, [pattern], budget) and set(other.excepts) <= set(part.excepts)
+                        j > i
+                        and set(other.excepts) <= set(part.excepts)
+                        and not _plainly_outside(other_pattern, pattern, budget)
+                        and _subset(other_pattern, [pattern], budget)
                     )
                 ):
                     host[i] = j
@@ -252,6 +256,16 @@ def _subset(a: glob.Pattern, bs: list[glob.Pattern], budget: Budget) -> bool:
         return False
     try:
         return glob.is_subset(a, bs, budget=budget)
+    except glob.AlgebraLimit:
+        return False
+
+
+def _plainly_outside(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> bool:
+    """Whether a probe of ``a`` shows it is not inside ``b`` (False when it does not, or past the budget)."""
+    if budget.exhausted:
+        return False
+    try:
+        return glob.plainly_outside(a, b, budget=budget)
     except glob.AlgebraLimit:
         return False
 

@@ -47,6 +47,7 @@ __all__ = [
     "is_subset_terms",
     "overlaps",
     "parse",
+    "plainly_outside",
     "size_problem",
 ]
 
@@ -174,61 +175,59 @@ _PROBE_CHAR = "\ue000"
 
 def _probes(p: Pattern) -> tuple[str, ...]:
     """Texts ``p`` matches, spelled from its elements: every wildcard as short as it may be, then
-    every wildcard as one unusual character. Each is checked with ``p.matches`` (a probe the
-    spelling gets wrong is dropped), so a probe is a fact, whatever its shape.
+    every wildcard as one unusual character.
 
     The algebra tries these before it searches: one probe matched by one side and not by the
     other already answers most questions a policy asks ("is ``/p1/src/**`` inside
     ``/p1/src/a/*.py``?" — no: ``/p1/src/``), at the cost of a few matches instead of a
-    breadth-first search over automata.
+    breadth-first search over automata. A probe is in L(p) by construction (each element is
+    spelled with text it matches; tests hold this against a reference matcher), and even a
+    wrong one could only make an answer more cautious: probes only ever say "not inside",
+    "not empty" or "they meet", which keep a cut, keep a part or refuse a fold.
     """
-    found: list[str] = []
-    for fill in ("", _PROBE_CHAR):
-        text = _spell(p, fill, lambda k: fill or None)
-        if text not in found and p.matches(text):
-            found.append(text)
-    return tuple(found)
+    return tuple(dict.fromkeys(_spell(p, fill, lambda k: fill or None) for fill in ("", _PROBE_CHAR)))
 
 
 def _spliced(p: Pattern, other: Pattern) -> Iterator[str]:
-    """Texts ``p`` may match with one of ``other``'s probes put where ``p`` spans segments, or
-    the probe's last segment put in each of ``p``'s ``*``.
+    """Texts ``p`` matches with one of ``other``'s probes put where ``p`` spans segments, or
+    the probe's last segment put in each of ``p``'s ``*`` (the caller checks ``other``).
 
     ``/p1/**/tests/**`` and ``/**/secrets/**`` share ``/p1/secrets/tests/``: a deny that floats
     anywhere meets a directory's pattern where the directory's ``**`` takes the deny's
-    segments. Candidates only: the caller checks that both patterns match.
+    segments; ``*.py`` and ``id_rsa.*`` share ``id_rsa..py``.
     """
     slots = [k for k, e in enumerate(p._elems) if isinstance(e, DStar)]
     for probe in other.probes():
         inner = probe.strip("/")
         for chosen in [{k} for k in slots] + ([set(slots)] if len(slots) > 1 else []):
             yield _spell(p, "", lambda k: inner if k in chosen else None)
-        # and within a segment: '*.py' and 'id_rsa.*' share 'id_rsa..py'
         yield _spell(p, probe.rsplit("/", 1)[-1], lambda k: None)
 
 
 def _spell(p: Pattern, star: str, dstar: Callable[[int], str | None]) -> str:
-    """Text for ``p``'s elements: each ``*`` as ``star``, the ``**`` at element ``k`` as
-    ``dstar(k)`` (None: no segment there, allowed only where ``**`` may match none)."""
+    """Text ``p`` matches: each ``*`` as ``star`` (no ``/`` in it), the ``**`` at element ``k`` as
+    the segments ``dstar(k)``, or when that is None as short as it may be: nothing for a ``**``
+    that may match no segment, an empty segment for one that must match one (``/**/`` between
+    segments is ``(.*/)?``, ``*/**`` there ends in ``.*/``, a last ``**`` is ``.*``)."""
     skeleton = p._cache.get("skeleton")
     if skeleton is None:
         skeleton = p._cache["skeleton"] = [
             [None if isinstance(it, Star) else chr(_nice_member(it.chars)) for it in e.items]
             if isinstance(e, Segment)
-            else None
+            else e.min
             for e in p._elems
         ]
     parts: list[str] = []
     last = len(skeleton) - 1
     for k, items in enumerate(skeleton):
-        if items is not None:
+        if isinstance(items, list):
             parts.append("".join(star if it is None else it for it in items))
             continue
         fill = dstar(k)
         if fill is not None:
             parts.append(fill)
-        elif k == last:
-            parts.append("")  # a last '**' may match nothing after its '/'
+        elif k == last or items == 1:
+            parts.append("")
     return "/".join(parts)
 
 
@@ -558,8 +557,8 @@ def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
                 return True
     for x, y in ((a, b), (b, a)):
         for text in _spliced(x, y):
-            budget.charge(2 * PROBE_STEPS)
-            if y.matches(text) and x.matches(text):
+            budget.charge(PROBE_STEPS)
+            if y.matches(text):
                 return True
     autos = [a.automaton(), b.automaton()]
     acc = [x.accepting for x in autos]
@@ -582,6 +581,18 @@ def is_subset_terms(
 
 #: Steps charged for matching one probe against one pattern (a few cached transitions).
 PROBE_STEPS = 4
+
+
+def plainly_outside(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) -> bool:
+    """True when a probe of ``a`` is not matched by ``b``, which proves L(a) ⊄ L(b); False proves
+    nothing. For callers that ask "inside?" of many pairs most of which are not: a few matches,
+    without the memo or a search."""
+    a, b, budget = _p(a), _p(b), _budget(budget)
+    for text in a.probes():
+        budget.charge(PROBE_STEPS)
+        if not b.matches(text):
+            return True
+    return False
 
 
 @_memo
