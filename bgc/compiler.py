@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -144,6 +144,17 @@ class _PrefixTrie(Generic[T]):
         return found
 
 
+def _by_prefix(prefixes: list[str]) -> Callable[[str], list[int]]:
+    """A lookup: the indices (ascending) of ``prefixes`` compatible with a query's (one a prefix
+    of the other). A trie for many, a scan for a few (a trie node per character costs more)."""
+    if len(prefixes) <= 32:
+        return lambda query: [j for j, p in enumerate(prefixes) if p.startswith(query) or query.startswith(p)]
+    trie: _PrefixTrie[int] = _PrefixTrie()
+    for j, prefix in enumerate(prefixes):
+        trie.add(prefix, j)
+    return lambda query: sorted(trie.compatible(query))
+
+
 class RuleIndex:
     """A policy's rules indexed by literal prefix, one trie per requested (resource, action).
 
@@ -207,13 +218,11 @@ class _Accumulator:
         patterns. Among parts of equal language the first (in sorted order) is kept.
         """
         items = sorted(self.parts.values(), key=lambda item: (item[1].pattern, item[1].excepts))
-        by_prefix: _PrefixTrie[int] = _PrefixTrie()
-        for j, (other_pattern, _) in enumerate(items):
-            by_prefix.add(other_pattern.prefix, j)
+        by_prefix = _by_prefix([pattern.prefix for pattern, _ in items])
         host: dict[int, int] = {}
         for i, (pattern, part) in enumerate(items):
             # a pattern lies inside another only if their literal prefixes agree (patterns are never empty)
-            for j in sorted(by_prefix.compatible(pattern.prefix)):
+            for j in by_prefix(pattern.prefix):
                 other_pattern, other = items[j]
                 if (
                     i != j
@@ -366,16 +375,14 @@ class Compiler:
             if pieces:
                 touching[entry.rule.effect].append((entry, pieces))
 
-        cutters: dict[str, _PrefixTrie[_Entry]] = {}
-        for effect in ("ask", "deny"):  # a cut can meet a piece only if their literal prefixes agree
-            cutters[effect] = _PrefixTrie()
-            for entry, _ in touching[effect]:
-                cutters[effect].add(entry.pattern.prefix, entry)
+        # a cut can meet a piece only if their literal prefixes agree
+        cutters = {effect: _by_prefix([entry.pattern.prefix for entry, _ in touching[effect]]) for effect in ("ask", "deny")}
 
         def cuts(piece: glob.Pattern, effects: tuple[str, ...]) -> tuple[tuple[str, ...], list[glob.Pattern]]:
             texts: dict[str, glob.Pattern] = {}
             for effect in effects:
-                for entry in cutters[effect].compatible(piece.prefix):
+                for index in cutters[effect](piece.prefix):
+                    entry = touching[effect][index][0]
                     if _meets(piece, entry.pattern, budget) is not False:  # undecided: kept as a cut
                         texts.setdefault(entry.text, entry.pattern)
             ordered = sorted(texts)

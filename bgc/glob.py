@@ -233,6 +233,9 @@ def _spell(p: Pattern, star: str, dstar: Callable[[int], str | None]) -> str:
 
 def _nice_member(chars: CharSet) -> int:
     """A readable member of a character set: a letter or digit if it has one, else its first."""
+    single = chars.single()
+    if single is not None:
+        return single
     for cand in "a0A_-.":
         if ord(cand) in chars:
             return ord(cand)
