@@ -259,44 +259,34 @@ class _Accumulator:
 # asks a question per pair of parts, and raising each one's error would be work without bound.
 
 
-def _subset(a: glob.Pattern, bs: list[glob.Pattern], budget: Budget) -> bool:
-    """Whether L(a) ⊆ ∪L(bs); False when the algebra cannot decide it (within the budget)."""
+def _ask(question: Callable[[], T], budget: Budget, undecided: Any) -> Any:
+    """``question()``'s answer, or ``undecided`` when the algebra cannot decide it (within the budget)."""
     if budget.exhausted:
-        return False
+        return undecided
     try:
-        return glob.is_subset(a, bs, budget=budget)
+        return question()
     except glob.AlgebraLimit:
-        return False
+        return undecided
+
+
+def _subset(a: glob.Pattern, bs: list[glob.Pattern], budget: Budget) -> bool:
+    """Whether L(a) ⊆ ∪L(bs); False when undecided."""
+    return _ask(lambda: glob.is_subset(a, bs, budget=budget), budget, False)
 
 
 def _plainly_outside(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> bool:
-    """Whether a probe of ``a`` shows it is not inside ``b`` (False when it does not, or past the budget)."""
-    if budget.exhausted:
-        return False
-    try:
-        return glob.plainly_outside(a, b, budget=budget)
-    except glob.AlgebraLimit:
-        return False
+    """Whether a probe of ``a`` shows it is not inside ``b``; False when it does not, or undecided."""
+    return _ask(lambda: glob.plainly_outside(a, b, budget=budget), budget, False)
 
 
 def _meets(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> bool | None:
-    """Whether some text matches both, or None when the algebra cannot decide it (within the budget)."""
-    if budget.exhausted:
-        return None
-    try:
-        return glob.overlaps(a, b, budget=budget)
-    except glob.AlgebraLimit:
-        return None
+    """Whether some text matches both; None when undecided."""
+    return _ask(lambda: glob.overlaps(a, b, budget=budget), budget, None)
 
 
 def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pattern] | None:
-    """The exact intersection, or None when the algebra cannot decide it (within the budget)."""
-    if budget.exhausted:
-        return None
-    try:
-        return glob.intersect(a, b, budget=budget)
-    except glob.AlgebraLimit:
-        return None
+    """The exact intersection; None when undecided."""
+    return _ask(lambda: glob.intersect(a, b, budget=budget), budget, None)
 
 
 #: Steps charged for deciding one atom a call needs, plus NEED_STEPS_PER_CHAR per character
@@ -376,7 +366,9 @@ class Compiler:
                 touching[entry.rule.effect].append((entry, pieces))
 
         # a cut can meet a piece only if their literal prefixes agree
-        cutters = {effect: _by_prefix([entry.pattern.prefix for entry, _ in touching[effect]]) for effect in ("ask", "deny")}
+        cutters = {
+            effect: _by_prefix([entry.pattern.prefix for entry, _ in touching[effect]]) for effect in ("ask", "deny")
+        }
 
         def cuts(piece: glob.Pattern, effects: tuple[str, ...]) -> tuple[tuple[str, ...], list[glob.Pattern]]:
             texts: dict[str, glob.Pattern] = {}

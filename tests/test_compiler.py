@@ -326,7 +326,9 @@ def test_never_widen_against_brute_force(generated: list[tuple[str, str]], reque
 
 # many rules: cuts found through the prefix index, many excepts in one automaton, parts pruned
 many_rules = st.lists(
-    st.tuples(st.sampled_from(["allow", "ask", "deny"]), st.one_of(patterns, st.sampled_from(["/**/a", "/**/*b/**", "/a/**"]))),
+    st.tuples(
+        st.sampled_from(["allow", "ask", "deny"]), st.one_of(patterns, st.sampled_from(["/**/a", "/**/*b/**", "/a/**"]))
+    ),
     min_size=6,
     max_size=16,
 )
