@@ -82,7 +82,8 @@ class Change:
     ``example`` the shortest canonical value in it (``None`` only when ``undecided``).
     ``old_rules``/``new_rules`` decided the example on each side (empty: no rule, default deny);
     ``new_spans`` locate those NEW rules. ``modes`` and ``conditions`` say where the change
-    holds: an empty ``conditions`` means in every context. ``resource`` is a name neither
+    holds: an empty ``conditions`` means in every context; otherwise ``contexts`` holds one
+    value of each context class it holds in (``(("intent.kind", "deploy"), ...)``). ``resource`` is a name neither
     policy uses when ``any_resource`` (the change holds for every such resource); likewise
     ``action``.
     """
@@ -100,6 +101,7 @@ class Change:
     new_spans: tuple = field(compare=False)
     modes: tuple[str, ...]
     conditions: tuple[str, ...]
+    contexts: tuple[tuple[tuple[str, str], ...], ...] = ()
     any_resource: bool = False
     any_action: bool = False
     undecided: str | None = None
@@ -129,6 +131,7 @@ class Change:
             "new_rules": [rule.to_data() for rule in self.new_rules],
             "modes": list(self.modes),
             "conditions": list(self.conditions),
+            "contexts": [dict(context) for context in self.contexts],
             "undecided": self.undecided,
             "calls": list(self.calls),
         }
@@ -233,7 +236,8 @@ class _Undecided(Exception):
 
 
 def _texts(*groups: Sequence[_Cut]) -> frozenset[str]:
-    return frozenset(cut.text for group in groups for cut in group)
+    """The effective patterns (as the compiler matches them: folded, widened) of some cuts."""
+    return frozenset(cut.pattern.text for group in groups for cut in group)
 
 
 def _meet(before: str, after: str, a: _Cut, b: _Cut, cuts: tuple[_Cut, ...], budget: Budget) -> Iterator[_Term]:
@@ -259,20 +263,20 @@ def _gained(x: _Side, y: _Side, budget: Budget) -> Iterator[_Term]:
     y_cut_texts = _texts(y_cut)
     x_deny = _texts(x.deny)
     for a in y.allow:
-        if a.text not in x_allow_ask:
+        if a.pattern.text not in x_allow_ask:
             yield _Term("deny", "allow", a.pattern, y_cut + x.allow + x.ask)
         for d in x.deny:
-            if d.text not in y_cut_texts:
+            if d.pattern.text not in y_cut_texts:
                 yield from _meet("deny", "allow", a, d, y_cut, budget)
         for q in x.ask:
-            if q.text not in y_cut_texts and q.text not in x_deny:
+            if q.pattern.text not in y_cut_texts and q.pattern.text not in x_deny:
                 yield from _meet("ask", "allow", a, q, y_cut + x.deny, budget)
     y_deny_texts = _texts(y.deny)
     for q in y.ask:
-        if q.text not in x_allow_ask:
+        if q.pattern.text not in x_allow_ask:
             yield _Term("deny", "ask", q.pattern, y.deny + x.allow + x.ask)
         for d in x.deny:
-            if d.text not in y_deny_texts:
+            if d.pattern.text not in y_deny_texts:
                 yield from _meet("deny", "ask", q, d, y.deny, budget)
 
 
@@ -331,15 +335,15 @@ def _witness(resource: str, piece: glob.Pattern, cuts: Sequence[glob.Pattern], b
 
 
 def _overlapping(piece: glob.Pattern, cuts: Iterable[_Cut], budget: Budget) -> tuple[_Cut, ...]:
-    """The cuts that really cut into ``piece`` (one each by text), in text order."""
+    """The cuts that really cut into ``piece`` (one each by effective pattern), in text order."""
     found: dict[str, _Cut] = {}
     prefix = piece.prefix
     for cut in cuts:
-        if cut.text in found or not (cut.pattern.prefix.startswith(prefix) or prefix.startswith(cut.pattern.prefix)):
+        if cut.pattern.text in found or not (cut.pattern.prefix.startswith(prefix) or prefix.startswith(cut.pattern.prefix)):
             continue
         try:
             if glob.intersect(piece, cut.pattern, budget=budget):
-                found[cut.text] = cut
+                found[cut.pattern.text] = cut
         except glob.AlgebraLimit as error:
             raise _Undecided(f"the overlap of `{piece.text}` and `{cut.text}` is undecided: {error.message}") from None
     return tuple(found[text] for text in sorted(found))
@@ -369,7 +373,7 @@ def _region(resource: str, old: _Side, new: _Side, budget: Budget) -> list[_Foun
                 if term.undecided:
                     raise _Undecided(term.undecided)
                 cuts = _overlapping(term.piece, term.cuts, budget)
-                shown = tuple(cut.text for cut in cuts if cut.rule is not None)
+                shown = tuple(sorted({cut.text for cut in cuts if cut.rule is not None}))
                 key = (kind, term.before + term.after, term.piece.text, shown)
                 if key in found:
                     continue
@@ -587,7 +591,11 @@ def diff_policies(old: Policy, new: Policy, mode: str | None = None, budget: Bud
             by_contexts.setdefault(frozenset(c for t, c in holds[key] if t == s), []).append(s)
         for where, held in by_contexts.items():
             modes = [] if len(held) == len(scenarios) else [scenarios[s].label for s in held]
-            changes.append(_change(old, new, item, pair, modes, _conditions(fields, contexts, set(where))))
+            conditions = _conditions(fields, contexts, set(where))
+            witnesses = () if not conditions else tuple(
+                tuple((name, cls.value) for name, cls in zip(_FIELDS, contexts[c]) if cls.label) for c in sorted(where)
+            )
+            changes.append(_change(old, new, item, pair, modes, conditions, witnesses))
     changes.sort(key=lambda ch: (ch.kind != "new", ch.resource, ch.action, ch.pattern, ch.excepts, ch.before, ch.after))
     return PolicyDiff(tuple(changes), _tool_changes(old, new), tuple(s.label for s in scenarios))
 
@@ -613,7 +621,7 @@ def _product_size(fields: list[tuple[_Class, ...]]) -> int:
 
 
 def _change(old: Policy, new: Policy, item: _Found, pair: tuple[str, str, bool, bool], modes: list[str],
-            conditions: tuple[str, ...]) -> Change:
+            conditions: tuple[str, ...], contexts: tuple[tuple[tuple[str, str], ...], ...]) -> Change:
     resource, action, any_resource, any_action = pair
     return Change(
         kind=item.kind,
@@ -629,6 +637,7 @@ def _change(old: Policy, new: Policy, item: _Found, pair: tuple[str, str, bool, 
         new_spans=tuple(rule.span for rule in item.new_rules),
         modes=tuple(modes),
         conditions=conditions,
+        contexts=contexts,
         any_resource=any_resource,
         any_action=any_action,
         undecided=item.undecided,
