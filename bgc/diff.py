@@ -85,7 +85,8 @@ class Change:
     holds: an empty ``conditions`` means in every context; otherwise ``contexts`` holds one
     value of each context class it holds in (``(("intent.kind", "deploy"), ...)``). ``resource`` is a name neither
     policy uses when ``any_resource`` (the change holds for every such resource); likewise
-    ``action``.
+    ``action``. ``refused`` names the sides (``old``, ``new``) that refuse the example as a value
+    (a case-insensitive policy refuses names Windows or HFS+ read as other names).
     """
 
     kind: str
@@ -106,6 +107,7 @@ class Change:
     any_action: bool = False
     undecided: str | None = None
     calls: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
 
     @property
     def atom(self) -> str:
@@ -134,6 +136,7 @@ class Change:
             "contexts": [dict(context) for context in self.contexts],
             "undecided": self.undecided,
             "calls": list(self.calls),
+            "refused_by": list(self.refused),
         }
 
 
@@ -209,13 +212,16 @@ class _Side:
     ask: tuple[_Cut, ...]
     deny: tuple[_Cut, ...]
 
-    def level(self, value: str) -> tuple[str, tuple[Rule, ...]]:
-        """The level this side gives a canonical value, and the rules that decided it."""
+    def level(self, value: str) -> tuple[str, tuple[Rule, ...], bool]:
+        """The level this side gives a canonical value, the rules that decided it, and whether
+        it refuses the value (then no rule decided it)."""
+        if any(cut.rule is None and cut.pattern.matches(value) for cut in self.deny):
+            return "deny", (), True
         for level, cuts in (("deny", self.deny), ("ask", self.ask), ("allow", self.allow)):
             rules = tuple(cut.rule for cut in cuts if cut.rule is not None and cut.pattern.matches(value))
-            if rules or any(cut.rule is None and cut.pattern.matches(value) for cut in cuts):
-                return level, rules
-        return "deny", ()
+            if rules:
+                return level, rules, False
+        return "deny", (), False
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +368,7 @@ class _Found:
     old_rules: tuple[Rule, ...]
     new_rules: tuple[Rule, ...]
     undecided: str | None
+    refused: tuple[str, ...] = ()
 
 
 def _region(resource: str, old: _Side, new: _Side, budget: Budget) -> list[_Found]:
@@ -385,10 +392,11 @@ def _region(resource: str, old: _Side, new: _Side, budget: Budget) -> list[_Foun
                 continue
             if example is None:
                 continue
-            _, old_rules = old.level(example)
-            _, new_rules = new.level(example)
+            _, old_rules, old_refuses = old.level(example)
+            _, new_rules, new_refuses = new.level(example)
+            refused = tuple(side for side, flag in (("old", old_refuses), ("new", new_refuses)) if flag)
             before, after = (term.before, term.after) if kind == "new" else (term.after, term.before)
-            found[key] = _Found(kind, before, after, term.piece.text, shown, example, old_rules, new_rules, None)
+            found[key] = _Found(kind, before, after, term.piece.text, shown, example, old_rules, new_rules, None, refused)
     return list(found.values())
 
 
@@ -642,6 +650,7 @@ def _change(old: Policy, new: Policy, item: _Found, pair: tuple[str, str, bool, 
         any_action=any_action,
         undecided=item.undecided,
         calls=_calls(new, resource, action, item.example),
+        refused=item.refused,
     )
 
 

@@ -154,6 +154,9 @@ def _rules(refs: Sequence[Any]) -> str:
     return "; ".join(_rule(ref) for ref in refs) if refs else "no rule (default deny)"
 
 
+_REFUSED = "refused as a value (filesystem case-insensitive: Windows or HFS+ read it as another name)"
+
+
 def _term(change: Change) -> str:
     excepts = f" except {', '.join(change.excepts)}" if change.excepts else ""
     return f"{change.atom}{excepts}"
@@ -183,8 +186,9 @@ def change_lines(change: Change) -> list[str]:
     sign = "+" if change.kind == "new" else "-"
     lines = [f"  {sign} {esc(_term(change))}  {change.before} → {change.after}"]
     lines.append(f"      e.g. {esc(change.example_atom or '')}")
-    lines.append(f"      old: {esc(_rules(change.old_rules))}")
-    lines.append(f"      new: {esc(_rules(change.new_rules))}")
+    for side, refs in (("old", change.old_rules), ("new", change.new_rules)):
+        said = _REFUSED if side in change.refused else _rules(refs)
+        lines.append(f"      {side}: {esc(said)}")
     where = _where(change)
     if where:
         lines.append(f"      {esc(where)}")
@@ -272,7 +276,7 @@ def findings_of(comparison: Comparison, strict: bool = False) -> list[Finding]:
             message = f"undecided difference in {_term(change)}: {change.undecided}"
             findings.append(Finding("BGC314", Severity.ERROR if change.kind == "new" else removed, message, span))
             continue
-        was = _rules(change.old_rules)
+        was = _REFUSED if "old" in change.refused else _rules(change.old_rules)
         where = _where(change)
         message = (
             f"{'new' if change.kind == 'new' else 'removed'} access: {_term(change)} ({change.before} → {change.after}), "
