@@ -221,6 +221,10 @@ def check(
     orders_only: Annotated[
         bool, typer.Option("--orders", help="Only compare work orders with their recordings (all configured ones).")
     ] = False,
+    baseline: Annotated[
+        Optional[str],
+        typer.Option("--baseline", metavar="REV", help="Also diff every policy against git revision REV: new access is a finding (bgc diff)."),
+    ] = None,
 ) -> None:
     """Validate and lint policies, run their inline `expect`s and policy tests, and compare work
     orders with their recorded expectations.
@@ -230,7 +234,7 @@ def check(
     from bgc.repository import run_command
 
     try:
-        text, code = run_command(paths or [], output_format=output_format, update=update, orders_only=orders_only)
+        text, code = run_command(paths or [], output_format=output_format, update=update, orders_only=orders_only, baseline=baseline)
     except BgcError as error:
         fail(error)
     typer.echo(text, nl=False)

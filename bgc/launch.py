@@ -42,7 +42,7 @@ _INPUT = Option("input_format", ("yaml", "json", "cbor"))
 FAST_COMMANDS: dict[str, FastCommand] = {
     "check": FastCommand(
         {"--format": Option("output_format", _FORMAT_CHECK), "--update": Option("update", flag=True),
-         "--orders": Option("orders_only", flag=True)},
+         "--orders": Option("orders_only", flag=True), "--baseline": Option("baseline")},
         {}, 0, reads_stdin=False,
     ),
     "gate": FastCommand(
@@ -136,7 +136,10 @@ def _run_fast(command: str, positionals: list[str], options: dict[str, object]) 
         from bgc.repository import run_command
 
         flags = {"update": bool(options.pop("update", False)), "orders_only": bool(options.pop("orders_only", False))}
-        text, code = run_command(positionals, output_format=str(options.get("output_format", "text")), **flags)
+        baseline = options.get("baseline")
+        text, code = run_command(
+            positionals, output_format=str(options.get("output_format", "text")), baseline=None if baseline is None else str(baseline), **flags
+        )
         sys.stdout.write(text)
         sys.stdout.flush()
         return code

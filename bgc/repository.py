@@ -50,11 +50,12 @@ class Outcome:
 
 def descriptions() -> dict[str, str]:
     """Every rule id ``check`` can report, with its meaning (SARIF rule metadata)."""
+    from bgc.commands.diff import RULES as DIFF_RULES
     from bgc.outcomes import RULES as ORDER_RULES
     from bgc.policy.check import CODES
     from bgc.testing import RULES as TEST_RULES
 
-    return {**CODES, **TEST_RULES, **ORDER_RULES, UNREADABLE: "A file could not be read"}
+    return {**CODES, **TEST_RULES, **ORDER_RULES, **DIFF_RULES, UNREADABLE: "A file could not be read"}
 
 
 class _Plan(NamedTuple):
@@ -121,10 +122,12 @@ def _recorded_order(recording: Path, config: Config | None) -> str:
 
 
 def check(
-    paths: Sequence[str], *, config: Config | None, update: bool = False, orders_only: bool = False
+    paths: Sequence[str], *, config: Config | None, update: bool = False, orders_only: bool = False,
+    baseline: str | None = None,
 ) -> Outcome:
     """Check ``paths`` (or, with none, the configured repository); ``update`` rewrites recordings;
-    ``orders_only`` leaves policies and tests out (the ``bgc-compile`` pre-commit hook)."""
+    ``orders_only`` leaves policies and tests out (the ``bgc-compile`` pre-commit hook);
+    ``baseline`` diffs each policy against that git revision (new access is a finding)."""
     from bgc.cache import cached_check
     from bgc.policy.check import CheckResult, findings_text
 
@@ -148,6 +151,11 @@ def check(
         errors.extend(merged.errors)
         sections.append(findings_text(merged))
         summary["policies"] = len(targets.policies)
+
+    if baseline is not None and targets.policies:
+        from bgc.commands.diff import check_section
+
+        sections.append(check_section(baseline, targets.policies, findings, errors))
 
     if targets.tests:
         sections.append(_tests(targets.tests, config, findings, errors, summary))
@@ -324,7 +332,8 @@ def _error_file(error: BgcError) -> str:
 
 
 def run_command(
-    paths: Sequence[str], *, output_format: str = "text", update: bool = False, orders_only: bool = False
+    paths: Sequence[str], *, output_format: str = "text", update: bool = False, orders_only: bool = False,
+    baseline: str | None = None,
 ) -> tuple[str, int]:
     """``bgc check``: what to print and the exit code (0 passed, 1 findings, 2 bad input).
 
@@ -341,7 +350,7 @@ def run_command(
     with at_root(config, paths) as paths:
         if config is not None:
             config.check_mode()
-        outcome = check(paths, config=config, update=update, orders_only=orders_only)
+        outcome = check(paths, config=config, update=update, orders_only=orders_only, baseline=baseline)
         if output_format == "text":
             return outcome.text, outcome.exit_code
         text = render(outcome.findings, output_format, root=root, descriptions=descriptions(), summary=outcome.summary)
