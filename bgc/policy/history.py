@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import posixpath
+import re
 import subprocess
 import tempfile
 from typing import Any
@@ -174,7 +175,8 @@ def _relabelled(path: str, tmp: str, label: str) -> Policy:
     except (PolicyError, InputError) as error:
         if error.span is not None:
             error.span = fix(error.span)
-        error.message = error.message.replace(tmp + os.sep, label)
+        # however the loader spelt the temporary directory (absolute, relative to here), it is the revision
+        error.message = re.sub(r"[^\s`'\"]*" + re.escape(os.path.basename(tmp) + os.sep), label, error.message)
         error.args = (error.message,)
         raise
     return dataclasses.replace(fix(policy), path=rename(policy.path))
