@@ -155,3 +155,31 @@ def test_a_policy_new_since_the_baseline_is_a_note(repo: Path) -> None:
     (repo / "policies/extra.bgp").write_text("allow fs:write:/**\n")
     result = bgc("diff", "--against", "HEAD", "policies/extra.bgp", cwd=repo)
     assert result.returncode == 0 and "not in the baseline revision" in result.stdout
+
+
+@needs_git
+def test_the_ci_example_fails_a_widening_pull_request(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """examples/ci/github-actions-no-new-access.yml, its steps run by bash as the runner would:
+    a pull request that widens a permission fails, with the counterexample in the log."""
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    workflow = yaml.safe_load((root / "examples/ci/github-actions-no-new-access.yml").read_text())
+    steps = [step for step in workflow["jobs"]["no-new-access"]["steps"] if "run" in step and "pip install" not in step["run"]]
+    git("branch", "-M", "main", cwd=repo)
+    git("remote", "add", "origin", str(repo), cwd=repo)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("checkout", "-qb", "pr", cwd=repo)
+    (repo / "policies/base.bgp").write_text(BASE_NEW)
+    git("commit", "-qam", "narrow the secrets deny", cwd=repo)
+    github_env = tmp_path_factory.mktemp("runner") / "env"
+    github_env.write_text("")
+    env = {**os.environ, "GITHUB_ENV": str(github_env), "BASE_REF": "main", "NO_COLOR": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
+    results = []
+    for step in steps:
+        env.update(line.split("=", 1) for line in github_env.read_text().splitlines() if "=" in line)
+        results.append(subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=env, capture_output=True, text=True, timeout=300))
+    annotate, verdict = results[-2], results[-1]
+    assert annotate.returncode == 0 and annotate.stdout.startswith("::error file=policies/main.bgp,line=2,")
+    assert verdict.returncode == 1 and "e.g. fs:write:/src/secrets/a" in verdict.stdout, verdict.stdout + verdict.stderr
