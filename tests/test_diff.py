@@ -224,3 +224,45 @@ def test_other_resources_are_exact_too(resource: str) -> None:
     old = load(f"allow {resource}:write:/a/**\ndeny {resource}:write:/a/b*\n", "old.bgp")
     new = load(f"allow {resource}:write:/a/**, /b\ndeny {resource}:write:/a/bb\n", "new.bgp")
     check_exact(old, new, UNIVERSE, resource)
+
+
+moded_rules = st.lists(st.tuples(st.sampled_from(["allow", "ask", "deny"]), patterns, st.booleans()), min_size=0, max_size=5)
+
+
+def moded_text(generated: list[tuple[str, str, bool]], default: bool) -> str:
+    inside = [f"  {effect} fs:write:{pattern}" for effect, pattern, in_mode in generated if in_mode]
+    outside = [f"{effect} fs:write:{pattern}" for effect, pattern, in_mode in generated if not in_mode]
+    return "\n".join([*outside, "mode m {", *inside, "}", *(["default mode m"] if default else [])]) + "\n"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(moded_rules, moded_rules, st.booleans(), st.booleans())
+def test_modes_are_exact_against_brute_force(
+    old_rules: list[tuple[str, str, bool]], new_rules: list[tuple[str, str, bool]], old_default: bool, new_default: bool
+) -> None:
+    """Every mode a person may choose (`--mode m`, or none: the default) is diffed exactly and named."""
+    old, new = load(moded_text(old_rules, old_default), "old.bgp"), load(moded_text(new_rules, new_default), "new.bgp")
+    result = diff_policies(old, new)
+    both_default = old_default and new_default
+
+    def label_for(mode: str | None) -> str:
+        return "mode m" if mode == "m" or both_default else "the default mode"
+
+    def holds(change: Change, mode: str | None) -> bool:
+        return not change.modes or any(label.startswith(label_for(mode)) for label in change.modes)
+
+    for change in result.changes:
+        assert change.example is not None
+        modes = [mode for mode in ("m", None) if holds(change, mode)]
+        assert modes, change
+        for mode in modes:
+            levels = (level(old, change.example, "x", mode), level(new, change.example, "x", mode))
+            assert levels == (change.before, change.after), (change, mode)
+    for value, mode in itertools.product(UNIVERSE, ("m", None)):
+        before, after = level(old, value, "x", mode), level(new, value, "x", mode)
+        if before != after:
+            direction = "new" if RANK[after] > RANK[before] else "removed"
+            assert any(
+                c.kind == direction and (c.before, c.after) == (before, after) and in_change(c, value) and holds(c, mode)
+                for c in result.changes
+            ), (value, mode, before, after, [c.to_data() for c in result.changes])
