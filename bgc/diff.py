@@ -15,6 +15,8 @@ query of a URL), the values that gained access are exactly these terms, each
 deny → allow   ``a − (Qy ∪ Dy ∪ Ax ∪ Qx)`` for a in Ay;  ``(a ∩ d) − (Qy ∪ Dy)`` for d in Dx
 ask → allow    ``(a ∩ q) − (Qy ∪ Dy ∪ Dx)`` for a in Ay, q in Qx
 deny → ask     ``q − (Dy ∪ Ax ∪ Qx)`` for q in Qy;  ``(q ∩ d) − Dy`` for d in Dx
+ask → ask      ``(q ∩ q') − (Dx ∪ Dy ∪ K)`` for q in Qx, q' in Qy whose approvals do not imply
+               q's, K the asks of Qy whose approvals do (fewer or other people may approve)
 =============  ===============================================================================
 
 and the values that lost access are the same terms with X and Y swapped. A term whose pattern
@@ -46,7 +48,7 @@ from bgc import glob, values
 from bgc.budget import Budget
 from bgc.compiler import RuleIndex, rule_ref
 from bgc.errors import BgcError, UsageError
-from bgc.plan import RuleRef
+from bgc.plan import Approvals, RuleRef, approvals_text
 from bgc.policy.ast import And, Compare, Condition, InList, Matches, Not, Or, Policy, Rule, ToolDecl, scan_template
 
 __all__ = ["DIFF_BUDGET", "Change", "DiffError", "PolicyDiff", "ToolChange", "diff_policies"]
@@ -85,7 +87,9 @@ class Change:
     holds: an empty ``conditions`` means in every context; otherwise ``contexts`` holds one
     value of each context class it holds in (``(("intent.kind", "deploy"), ...)``). ``resource`` is a name neither
     policy uses when ``any_resource`` (the change holds for every such resource); likewise
-    ``action``. ``refused`` names the sides (``old``, ``new``) that refuse the example as a value
+    ``action``. For ``ask → ask`` the approvals a value needs changed: ``approvals`` is
+    ``(old, new)`` in words for the example (``2 of [alice, bob]``, ``1 approval``); new access
+    when NEW's no longer imply OLD's. ``refused`` names the sides (``old``, ``new``) that refuse the example as a value
     (a case-insensitive policy refuses names Windows or HFS+ read as other names).
     """
 
@@ -108,6 +112,7 @@ class Change:
     undecided: str | None = None
     calls: tuple[str, ...] = ()
     refused: tuple[str, ...] = ()
+    approvals: tuple[str, str] | None = None
 
     @property
     def atom(self) -> str:
@@ -137,6 +142,7 @@ class Change:
             "undecided": self.undecided,
             "calls": list(self.calls),
             "refused_by": list(self.refused),
+            "approvals": None if self.approvals is None else {"old": self.approvals[0], "new": self.approvals[1]},
         }
 
 
@@ -223,6 +229,15 @@ class _Side:
                 return level, rules, False
         return "deny", (), False
 
+    def approvals(self, value: str) -> str:
+        """What an ask value needs here, in words (every applicable ask rule's requirement)."""
+        return approvals_text(_requirement(cut.rule) for cut in self.ask if cut.rule and cut.pattern.matches(value))
+
+
+def _requirement(rule: Rule) -> Approvals:
+    """An ask rule's approval requirement (one approval by anyone when it names none)."""
+    return Approvals(1) if rule.approvals is None else Approvals(rule.approvals.count, rule.approvals.approvers)
+
 
 @dataclass(frozen=True, slots=True)
 class _Term:
@@ -284,6 +299,21 @@ def _gained(x: _Side, y: _Side, budget: Budget) -> Iterator[_Term]:
         for d in x.deny:
             if d.pattern.text not in y_deny_texts:
                 yield from _meet("deny", "ask", q, d, y.deny, budget)
+
+
+def _weaker_approvals(x: _Side, y: _Side, budget: Budget) -> Iterator[_Term]:
+    """Terms whose union holds every value asked on both sides for which some requirement of
+    ``x`` is implied by no requirement of ``y`` (fewer or other people may now approve it)."""
+    for q in x.ask:
+        if q.rule is None:
+            continue
+        needed = _requirement(q.rule)
+        keeps = tuple(c for c in y.ask if c.rule is not None and _requirement(c.rule).implies(needed))
+        if q.pattern.text in _texts(keeps):
+            continue  # the same pattern asks at least as much: nothing weaker inside it
+        for other in y.ask:
+            if other.rule is not None and other not in keeps:
+                yield from _meet("ask", "ask", q, other, x.deny + y.deny + keeps, budget)
 
 
 # The values a resource can have, as patterns: a term counts only for values in its canonical
@@ -369,13 +399,14 @@ class _Found:
     new_rules: tuple[Rule, ...]
     undecided: str | None
     refused: tuple[str, ...] = ()
+    approvals: tuple[str, str] | None = None
 
 
 def _region(resource: str, old: _Side, new: _Side, budget: Budget) -> list[_Found]:
     """Every non-empty term of new and removed access between two sides of one resource/action."""
     found: dict[tuple[str, str, str, tuple[str, ...]], _Found] = {}
     for kind, x, y in (("new", old, new), ("removed", new, old)):
-        for term in _gained(x, y, budget):
+        for term in itertools.chain(_gained(x, y, budget), _weaker_approvals(x, y, budget)):
             try:
                 if term.undecided:
                     raise _Undecided(term.undecided)
@@ -396,7 +427,9 @@ def _region(resource: str, old: _Side, new: _Side, budget: Budget) -> list[_Foun
             _, new_rules, new_refuses = new.level(example)
             refused = tuple(side for side, flag in (("old", old_refuses), ("new", new_refuses)) if flag)
             before, after = (term.before, term.after) if kind == "new" else (term.after, term.before)
-            found[key] = _Found(kind, before, after, term.piece.text, shown, example, old_rules, new_rules, None, refused)
+            approvals = (old.approvals(example), new.approvals(example)) if term.before == term.after else None
+            found[key] = _Found(kind, before, after, term.piece.text, shown, example, old_rules, new_rules, None, refused,
+                                approvals)  # fmt: skip
     return list(found.values())
 
 
@@ -651,6 +684,7 @@ def _change(old: Policy, new: Policy, item: _Found, pair: tuple[str, str, bool, 
         undecided=item.undecided,
         calls=_calls(new, resource, action, item.example),
         refused=item.refused,
+        approvals=item.approvals,
     )
 
 

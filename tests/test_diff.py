@@ -266,3 +266,32 @@ def test_modes_are_exact_against_brute_force(
                 c.kind == direction and (c.before, c.after) == (before, after) and in_change(c, value) and holds(c, mode)
                 for c in result.changes
             ), (value, mode, before, after, [c.to_data() for c in result.changes])
+
+
+def test_weaker_approvals_are_new_access_and_stricter_ones_removed() -> None:
+    from bgc.compiler import Compiler
+    from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
+    from bgc.plan import Gate, approvals_text
+
+    old = load("allow fs:write:/**\nask fs:write:/db/** approvals 2 of [alice, bob, carol]\nask fs:write:/x/**\n", "old.bgp")
+    new = load("allow fs:write:/**\nask fs:write:/db/**\nask fs:write:/x/** approvals 1 of [alice]\n", "new.bgp")
+    result = diff_policies(old, new)
+    assert [(c.kind, c.atom, c.example, c.approvals) for c in result.changes] == [
+        ("new", "fs:write:/db/**", "/db/a", ("2 of [alice, bob, carol]", "1 approval")),
+        ("removed", "fs:write:/x/**", "/x/a", ("1 approval", "1 of [alice]")),
+    ]
+    for change in result.changes:  # what the gate would ask for, under each policy
+        needs = []
+        for policy in (old, new):
+            order = WorkOrder(Intent("x", "t"), (), GrantSet.of([GrantAtom.parse(f"fs:write:{change.example}")]),
+                              ProposalOrigin("m", (), Digest.of(b"p")))  # fmt: skip
+            decision = Gate([Compiler(policy).compile(order)]).decide(f"fs:write:{change.example}")
+            needs.append(approvals_text(decision.approvals))
+        assert tuple(needs) == change.approvals
+    assert diff_policies(old, old).equivalent
+    # an extra ask rule with the same requirement, overlapping another, changes nothing
+    same = load(
+        "allow fs:write:/**\nask fs:write:/db/** approvals 2 of [alice, bob, carol]\n"
+        "ask fs:write:/db/a/** approvals 2 of [alice, bob, carol]\nask fs:write:/x/**\n", "same.bgp"
+    )
+    assert diff_policies(old, same).equivalent

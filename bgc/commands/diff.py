@@ -157,6 +157,12 @@ def _rules(refs: Sequence[Any]) -> str:
 _REFUSED = "refused as a value (filesystem case-insensitive: Windows or HFS+ read it as another name)"
 
 
+def _transition(change: Change) -> str:
+    if change.approvals is None:
+        return f"{change.before} → {change.after}"
+    return f"ask → ask, approvals {change.approvals[0]} → {change.approvals[1]}"
+
+
 def _term(change: Change) -> str:
     excepts = f" except {', '.join(change.excepts)}" if change.excepts else ""
     return f"{change.atom}{excepts}"
@@ -184,7 +190,7 @@ def change_lines(change: Change) -> list[str]:
     if change.undecided:
         return [f"  ? undecided ({change.kind})  {esc(_term(change))}", f"      {esc(change.undecided)}"]
     sign = "+" if change.kind == "new" else "-"
-    lines = [f"  {sign} {esc(_term(change))}  {change.before} → {change.after}"]
+    lines = [f"  {sign} {esc(_term(change))}  {_transition(change)}"]
     lines.append(f"      e.g. {esc(change.example_atom or '')}")
     for side, refs in (("old", change.old_rules), ("new", change.new_rules)):
         said = _REFUSED if side in change.refused else _rules(refs)
@@ -279,7 +285,7 @@ def findings_of(comparison: Comparison, strict: bool = False) -> list[Finding]:
         was = _REFUSED if "old" in change.refused else _rules(change.old_rules)
         where = _where(change)
         message = (
-            f"{'new' if change.kind == 'new' else 'removed'} access: {_term(change)} ({change.before} → {change.after}), "
+            f"{'new' if change.kind == 'new' else 'removed'} access: {_term(change)} ({_transition(change)}), "
             f"e.g. {change.example_atom}; was {was}" + (f"; {where}" if where else "")
         )
         findings.append(Finding("BGC310" if change.kind == "new" else "BGC311",
