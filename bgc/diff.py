@@ -221,17 +221,23 @@ class _Side:
     def level(self, value: str) -> tuple[str, tuple[Rule, ...], bool]:
         """The level this side gives a canonical value, the rules that decided it, and whether
         it refuses the value (then no rule decided it)."""
-        if any(cut.rule is None and cut.pattern.matches(value) for cut in self.deny):
+        if any(cut.rule is None and _matches(cut, value) for cut in self.deny):
             return "deny", (), True
         for level, cuts in (("deny", self.deny), ("ask", self.ask), ("allow", self.allow)):
-            rules = tuple(cut.rule for cut in cuts if cut.rule is not None and cut.pattern.matches(value))
+            rules = tuple(cut.rule for cut in cuts if cut.rule is not None and _matches(cut, value))
             if rules:
                 return level, rules, False
         return "deny", (), False
 
     def approvals(self, value: str) -> str:
         """What an ask value needs here, in words (every applicable ask rule's requirement)."""
-        return approvals_text(_requirement(cut.rule) for cut in self.ask if cut.rule and cut.pattern.matches(value))
+        return approvals_text(_requirement(cut.rule) for cut in self.ask if cut.rule and _matches(cut, value))
+
+
+def _matches(cut: _Cut, value: str) -> bool:
+    """Does the cut match ``value``? Its literal prefix first: most of a large policy's patterns
+    are told apart by it, without building their automata."""
+    return value.startswith(cut.pattern.prefix) and cut.pattern.matches(value)
 
 
 def _requirement(rule: Rule) -> Approvals:
@@ -304,16 +310,20 @@ def _gained(x: _Side, y: _Side, budget: Budget) -> Iterator[_Term]:
 def _weaker_approvals(x: _Side, y: _Side, budget: Budget) -> Iterator[_Term]:
     """Terms whose union holds every value asked on both sides for which some requirement of
     ``x`` is implied by no requirement of ``y`` (fewer or other people may now approve it)."""
+    asks = [(cut, _requirement(cut.rule)) for cut in y.ask if cut.rule is not None]
+    keeping: dict[Approvals, tuple[tuple[_Cut, ...], frozenset[str], list[_Cut]]] = {}
     for q in x.ask:
         if q.rule is None:
             continue
         needed = _requirement(q.rule)
-        keeps = tuple(c for c in y.ask if c.rule is not None and _requirement(c.rule).implies(needed))
-        if q.pattern.text in _texts(keeps):
+        if needed not in keeping:  # per requirement, not per rule: policies repeat a few of them
+            keeps = tuple(cut for cut, req in asks if req.implies(needed))
+            keeping[needed] = (keeps, _texts(keeps), [cut for cut, req in asks if not req.implies(needed)])
+        keeps, kept_texts, weaker = keeping[needed]
+        if q.pattern.text in kept_texts:
             continue  # the same pattern asks at least as much: nothing weaker inside it
-        for other in y.ask:
-            if other.rule is not None and other not in keeps:
-                yield from _meet("ask", "ask", q, other, x.deny + y.deny + keeps, budget)
+        for other in weaker:
+            yield from _meet("ask", "ask", q, other, x.deny + y.deny + keeps, budget)
 
 
 # The values a resource can have, as patterns: a term counts only for values in its canonical
