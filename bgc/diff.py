@@ -42,11 +42,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bgc import glob, values
 from bgc.budget import Budget
-from bgc.compiler import RuleIndex, rule_ref
+from bgc.compiler import RuleIndex, applies, rule_ref
 from bgc.errors import BgcError, UsageError
 from bgc.plan import Approvals, RuleRef, approvals_text
 from bgc.policy.ast import And, Compare, Condition, InList, Matches, Not, Or, Policy, Rule, ToolDecl, scan_template
@@ -385,7 +385,8 @@ def _overlapping(piece: glob.Pattern, cuts: Iterable[_Cut], budget: Budget) -> t
     found: dict[str, _Cut] = {}
     prefix = piece.prefix
     for cut in cuts:
-        if cut.pattern.text in found or not (cut.pattern.prefix.startswith(prefix) or prefix.startswith(cut.pattern.prefix)):
+        other = cut.pattern.prefix
+        if cut.pattern.text in found or not (other.startswith(prefix) or prefix.startswith(other)):
             continue
         try:
             if glob.intersect(piece, cut.pattern, budget=budget):
@@ -395,28 +396,16 @@ def _overlapping(piece: glob.Pattern, cuts: Iterable[_Cut], budget: Budget) -> t
     return tuple(found[text] for text in sorted(found))
 
 
-@dataclass(frozen=True, slots=True)
-class _Found:
-    """One decided (or undecided) term of one computation, before scenarios are merged."""
-
-    kind: str
-    before: str
-    after: str
-    pattern: str
-    excepts: tuple[str, ...]
-    example: str | None
-    old_rules: tuple[Rule, ...]
-    new_rules: tuple[Rule, ...]
-    undecided: str | None
-    refused: tuple[str, ...] = ()
-    approvals: tuple[str, str] | None = None
-
-
-def _region(resource: str, old: _Side, new: _Side, budget: Budget) -> list[_Found]:
-    """Every non-empty term of new and removed access between two sides of one resource/action."""
-    found: dict[tuple[str, str, str, tuple[str, ...]], _Found] = {}
+def _region(
+    resource: str, action: str, old: _Side, new: _Side, refs: tuple[Policy, Policy], budget: Budget
+) -> list[Change]:
+    """Every non-empty term of new and removed access between two sides of one resource/action,
+    as changes that hold everywhere (the caller says where they hold)."""
+    found: dict[tuple[str, str, str, tuple[str, ...]], Change] = {}
     for kind, x, y in (("new", old, new), ("removed", new, old)):
         for term in itertools.chain(_gained(x, y, budget), _weaker_approvals(x, y, budget)):
+            before, after = (term.before, term.after) if kind == "new" else (term.after, term.before)
+            blank = Change(kind, resource, action, before, after, term.piece.text, (), None, (), (), (), (), ())
             try:
                 if term.undecided:
                     raise _Undecided(term.undecided)
@@ -427,19 +416,23 @@ def _region(resource: str, old: _Side, new: _Side, budget: Budget) -> list[_Foun
                     continue
                 example = _witness(resource, term.piece, [cut.pattern for cut in cuts], budget)
             except _Undecided as undecided:
-                key = (kind, term.before + term.after, term.piece.text, ())
-                before, after = (term.before, term.after) if kind == "new" else (term.after, term.before)
-                found[key] = _Found(kind, before, after, term.piece.text, (), None, (), (), undecided.why)
+                found[(kind, term.before + term.after, term.piece.text, ())] = replace(blank, undecided=undecided.why)
                 continue
             if example is None:
                 continue
             _, old_rules, old_refuses = old.level(example)
             _, new_rules, new_refuses = new.level(example)
-            refused = tuple(side for side, flag in (("old", old_refuses), ("new", new_refuses)) if flag)
-            before, after = (term.before, term.after) if kind == "new" else (term.after, term.before)
-            approvals = (old.approvals(example), new.approvals(example)) if term.before == term.after else None
-            found[key] = _Found(kind, before, after, term.piece.text, shown, example, old_rules, new_rules, None, refused,
-                                approvals)  # fmt: skip
+            found[key] = replace(
+                blank,
+                excepts=shown,
+                example=example,
+                old_rules=tuple(rule_ref(refs[0], rule) for rule in old_rules),
+                new_rules=tuple(rule_ref(refs[1], rule) for rule in new_rules),
+                new_spans=tuple(rule.span for rule in new_rules),
+                refused=tuple(side for side, flag in (("old", old_refuses), ("new", new_refuses)) if flag),
+                approvals=(old.approvals(example), new.approvals(example)) if term.before == term.after else None,
+                calls=_calls(refs[1], resource, action, example),
+            )
     return list(found.values())
 
 
@@ -517,16 +510,6 @@ def _field_classes(fieldname: str, rules: Sequence[Rule], budget: Budget) -> tup
     return tuple(classes)
 
 
-def _holds(rule: Rule, context: dict[str, str], mode: str | None) -> bool:
-    """Does ``rule`` apply? The compiler's reading: unknown never allows, always asks or denies."""
-    if rule.mode is not None and rule.mode != mode:
-        return False
-    if rule.when is None:
-        return True
-    outcome = rule.when.evaluate(context)
-    return outcome is True if rule.effect == "allow" else outcome is not False
-
-
 @dataclass(frozen=True, slots=True)
 class _Scenario:
     label: str
@@ -595,7 +578,7 @@ class _SideIndex:
     def side(self, resource: str, action: str, context: dict[str, str], mode: str | None) -> _Side:
         cuts: dict[str, list[_Cut]] = {"allow": [], "ask": [], "deny": []}
         for entry in self.index.candidates(resource, action, ""):
-            if _holds(entry.rule, context, mode):
+            if applies(entry.rule, context, mode):
                 cuts[entry.rule.effect].append(_Cut(entry.text, entry.pattern, entry.rule))
         if resource == "fs" and self.policy.case_insensitive:
             cuts["deny"].extend(glob_cut for glob_cut in _refusals())
@@ -618,9 +601,9 @@ def diff_policies(old: Policy, new: Policy, mode: str | None = None, budget: Bud
     fields = [_field_classes(name, rules, budget) for name in _FIELDS]
     contexts = [tuple(combo) for combo in itertools.product(*fields)]
     sides = (_SideIndex(old), _SideIndex(new))
-    computed: dict[tuple[object, ...], list[_Found]] = {}
+    computed: dict[tuple[object, ...], list[Change]] = {}
     holds: dict[tuple[object, ...], set[tuple[int, int]]] = {}  # change → (scenario, context) where it holds
-    firsts: dict[tuple[object, ...], tuple[_Found, tuple[str, str, bool, bool]]] = {}
+    firsts: dict[tuple[object, ...], tuple[Change, tuple[str, str, bool, bool]]] = {}
     for pair in _pairs(old, new):
         resource, action = pair[0], pair[1]
         for s, scenario in enumerate(scenarios):
@@ -629,8 +612,9 @@ def diff_policies(old: Policy, new: Policy, mode: str | None = None, budget: Bud
                 old_side = sides[0].side(resource, action, context, scenario.old_mode)
                 new_side = sides[1].side(resource, action, context, scenario.new_mode)
                 key = (resource, action, old_side, new_side)
-                if key not in computed:
-                    computed[key] = _region(resource, old_side, new_side, budget) if old_side != new_side else []
+                if key not in computed:  # sides alike (most contexts of a small change): nothing to ask
+                    same = old_side == new_side
+                    computed[key] = [] if same else _region(resource, action, old_side, new_side, (old, new), budget)
                 for item in computed[key]:
                     change_key = (pair, item.kind, item.before, item.after, item.pattern, item.excepts, item.undecided)
                     firsts.setdefault(change_key, (item, pair))
@@ -646,12 +630,15 @@ def diff_policies(old: Policy, new: Policy, mode: str | None = None, budget: Bud
             witnesses = () if not conditions else tuple(
                 tuple((name, cls.value) for name, cls in zip(_FIELDS, contexts[c]) if cls.label) for c in sorted(where)
             )
-            changes.append(_change(old, new, item, pair, modes, conditions, witnesses))
+            changes.append(replace(item, modes=tuple(modes), conditions=conditions, contexts=witnesses,
+                                   any_resource=pair[2], any_action=pair[3]))  # fmt: skip
     changes.sort(key=lambda ch: (ch.kind != "new", ch.resource, ch.action, ch.pattern, ch.excepts, ch.before, ch.after))
     return PolicyDiff(tuple(changes), _tool_changes(old, new), tuple(s.label for s in scenarios))
 
 
-def _conditions(fields: list[tuple[_Class, ...]], contexts: list[tuple[_Class, ...]], held: set[int]) -> tuple[str, ...]:
+def _conditions(
+    fields: list[tuple[_Class, ...]], contexts: list[tuple[_Class, ...]], held: set[int]
+) -> tuple[str, ...]:
     """Where a change holds, in words: () for every context, else one clause per alternative."""
     if len(held) == len(contexts):
         return ()
@@ -669,33 +656,6 @@ def _product_size(fields: list[tuple[_Class, ...]]) -> int:
     for classes in fields:
         size *= len(classes)
     return size
-
-
-def _change(old: Policy, new: Policy, item: _Found, pair: tuple[str, str, bool, bool], modes: list[str],
-            conditions: tuple[str, ...], contexts: tuple[tuple[tuple[str, str], ...], ...]) -> Change:
-    resource, action, any_resource, any_action = pair
-    return Change(
-        kind=item.kind,
-        resource=resource,
-        action=action,
-        before=item.before,
-        after=item.after,
-        pattern=item.pattern,
-        excepts=item.excepts,
-        example=item.example,
-        old_rules=tuple(rule_ref(old, rule) for rule in item.old_rules),
-        new_rules=tuple(rule_ref(new, rule) for rule in item.new_rules),
-        new_spans=tuple(rule.span for rule in item.new_rules),
-        modes=tuple(modes),
-        conditions=conditions,
-        contexts=contexts,
-        any_resource=any_resource,
-        any_action=any_action,
-        undecided=item.undecided,
-        calls=_calls(new, resource, action, item.example),
-        refused=item.refused,
-        approvals=item.approvals,
-    )
 
 
 def _calls(policy: Policy, resource: str, action: str, example: str | None) -> tuple[str, ...]:
@@ -741,7 +701,8 @@ def _tool_changes(old: Policy, new: Policy) -> tuple[ToolChange, ...]:
         elif after is None:
             kind, reason = "removed", "no longer declared: its calls are refused as an unknown tool"
         elif set(old_needs or ()) <= set(new_needs or ()):
-            kind, reason = "removed", "its calls need more: " + ", ".join(sorted(set(new_needs or ()) - set(old_needs or ())))
+            added = sorted(set(new_needs or ()) - set(old_needs or ()))
+            kind, reason = "removed", "its calls need more: " + ", ".join(added)
         else:
             dropped = sorted(set(old_needs or ()) - set(new_needs or ()))
             kind, reason = "new", "its calls no longer need " + ", ".join(dropped)

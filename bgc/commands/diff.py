@@ -100,7 +100,9 @@ def exit_code(comparisons: Sequence[Comparison], fail_on: str, equivalent: bool)
     if equivalent:
         same = all(c.diff is not None and c.diff.equivalent for c in comparisons)
         return ExitCode.OK if same else ExitCode.FINDINGS
-    fails = any(c.grants_new or (fail_on == "removed" and c.removes) for c in comparisons) if fail_on != "never" else False
+    if fail_on == "never":
+        return ExitCode.OK
+    fails = any(c.grants_new or (fail_on == "removed" and c.removes) for c in comparisons)
     return ExitCode.FINDINGS if fails else ExitCode.OK
 
 
@@ -208,7 +210,8 @@ def _tool_line(tool: ToolChange) -> str:
 
     sign = "+" if tool.kind == "new" else "-"
     needs = tool.new_needs if tool.new_needs is not None else tool.old_needs
-    return escape_field(f"  {sign} tool {tool.tool}: {tool.reason} (needs {', '.join(needs or ()) or 'nothing'})", backslash=False)
+    needed = ", ".join(needs or ()) or "nothing"
+    return escape_field(f"  {sign} tool {tool.tool}: {tool.reason} (needs {needed})", backslash=False)
 
 
 def render_text(comparisons: Sequence[Comparison], color: bool = False) -> str:
@@ -273,7 +276,8 @@ def findings_of(comparison: Comparison, strict: bool = False) -> list[Finding]:
     whole = Span(comparison.new)
     diff = comparison.diff
     if diff is None:
-        return [Finding("BGC315", Severity.NOTE, f"{comparison.new} is not in {comparison.old}: nothing to compare", whole)]
+        message = f"{comparison.new} is not in {comparison.old}: nothing to compare"
+        return [Finding("BGC315", Severity.NOTE, message, whole)]
     removed = Severity.ERROR if strict else Severity.NOTE
     findings = []
     for change in diff.changes:
@@ -293,8 +297,8 @@ def findings_of(comparison: Comparison, strict: bool = False) -> list[Finding]:
     for tool in diff.tools:
         message = f"tool {tool.tool}: {tool.reason}"
         span = tool.span if tool.new_needs is not None else whole
-        findings.append(Finding("BGC312" if tool.kind == "new" else "BGC313",
-                                Severity.ERROR if tool.kind == "new" else removed, message, span))  # type: ignore[arg-type]
+        severity = Severity.ERROR if tool.kind == "new" else removed
+        findings.append(Finding("BGC312" if tool.kind == "new" else "BGC313", severity, message, span))  # type: ignore[arg-type]
     return findings
 
 

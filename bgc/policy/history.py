@@ -90,9 +90,12 @@ def _blob(commit: str, path: str, cwd: str, display: str) -> bytes | None:
     if name != path:
         return None
     if mode == "120000":
-        raise InputError("is a symbolic link in this revision: bgc does not follow links read from git history", Span(display))
+        raise InputError(
+            "is a symbolic link in this revision: bgc does not follow links read from git history", Span(display)
+        )
     if kind != "blob":
-        raise InputError(f"is a {'submodule' if kind == 'commit' else 'directory'} in this revision, expected a file", Span(display))
+        what = "submodule" if kind == "commit" else "directory"
+        raise InputError(f"is a {what} in this revision, expected a file", Span(display))
     if int(size) > MAX_BYTES:
         raise InputError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB", Span(display))
     data = _git(["cat-file", "blob", obj], cwd, binary=True)
