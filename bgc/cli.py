@@ -258,6 +258,7 @@ def diff_command(
     ] = "new",
     equivalent: Annotated[bool, typer.Option("--equivalent", help="Exit 1 unless the policies are identical in effect.")] = False,
     output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically).")] = None,
+    color: ColorOption = "auto",
 ) -> None:
     """What NEW allows that OLD did not, exactly: each difference as a pattern with its except
     list, a shortest counterexample and the rules on both sides responsible.
@@ -269,14 +270,10 @@ def diff_command(
     """
     from bgc.commands import diff as command
 
-    try:
-        code = command.run(
-            policies or [], against_revision=against_revision, mode=mode, output_format=output_format,
-            fail_on=fail_on, equivalent=equivalent, output=output,
-        )
-    except BgcError as error:
-        fail(error)
-    raise typer.Exit(code)
+    run(lambda: command.run(
+        policies or [], against_revision=against_revision, mode=mode, output_format=output_format,
+        fail_on=fail_on, equivalent=equivalent, output=output, color_choice=color,
+    ))  # fmt: skip
 
 
 @app.command("test")

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bgc.commands.io import Result
 from bgc.errors import BgcError, ExitCode, Span, UsageError
 from bgc.findings import Finding, Severity
 
@@ -115,9 +116,10 @@ def run(
     fail_on: str = "new",
     equivalent: bool = False,
     output: str | None = None,
-) -> ExitCode:
-    """Compare, render, and return the exit code; bad input raises (exit 2) before any output."""
-    from bgc.commands import io
+    color_choice: str = "auto",
+) -> Result:
+    """Compare and render; bad input raises (exit 2) before anything is written or printed."""
+    from bgc.render.color import use_color
 
     if fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on {fail_on!r}: expected one of {', '.join(FAIL_ON)}")
@@ -129,7 +131,7 @@ def run(
         raise UsageError(f"expected OLD and NEW (two policies), got {len(policies)}; or --against REV [POLICY...]")
     strict = equivalent or fail_on == "removed"
     if output_format == "text":
-        data = render_text(comparisons, color=output is None and io.use_color(sys.stdout))
+        data = render_text(comparisons, color=output is None and use_color(color_choice, sys.stdout))
     elif output_format == "json":
         data = render_json(comparisons)
     elif output_format in ("sarif", "github"):
@@ -140,8 +142,9 @@ def run(
         data = render(findings, output_format, root=repository_root(), descriptions=RULES)
     else:
         raise UsageError(f"unknown --format {output_format!r} (expected text, json, sarif or github)")
-    io.emit(data.encode("utf-8"), output)
-    return exit_code(comparisons, fail_on, equivalent)
+    code = exit_code(comparisons, fail_on, equivalent)
+    encoded = data.encode("utf-8")
+    return Result(code, files=((output, encoded),)) if output is not None else Result(code, encoded)
 
 
 # ---- rendering ---------------------------------------------------------------------------------
@@ -240,7 +243,9 @@ def render_text(comparisons: Sequence[Comparison], color: bool = False) -> str:
         out.append(f"  summary: {count(new_n, 'new access change')}, {count(removed_n, 'removal')}")
     text = "\n".join(out) + "\n"
     if color:
-        text = text.replace("\n  + ", "\n  \x1b[31m+\x1b[0m ").replace("\n  - ", "\n  \x1b[32m-\x1b[0m ")
+        from bgc.render.color import paint
+
+        text = text.replace("\n  + ", f"\n  {paint('+', 'red')} ").replace("\n  - ", f"\n  {paint('-', 'green')} ")
     return text
 
 
