@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bgc import glob, values
+from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc.errors import UsageError
 from bgc.limits import ORDER_BUDGET
@@ -465,7 +466,7 @@ class Compiler:
     ) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""
         atom = f"{resource}:{action}:{needed.text}"
-        if glob.has_dot_segment(needed.text):
+        if resource not in ARGV_RESOURCES and glob.has_dot_segment(needed.text):
             return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
         too_large = glob.size_problem(needed)
         if too_large:
