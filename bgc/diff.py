@@ -45,6 +45,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from bgc import glob, values
+from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget
 from bgc.compiler import RuleIndex, applies, rule_ref
 from bgc.errors import BgcError, UsageError
@@ -334,6 +335,7 @@ _DOT_SEGMENTS = (".", "..", "./**", "../**", "**/.", "**/..", "**/./**", "**/../
 _CONTROL = ("**/*[[:cntrl:]]*", "**/*[[:cntrl:]]*/**")
 _UNIVERSE = {
     "fs": ("/", "/?*", "/?*/**"),
+    "argv": ("?*", "?*/**"),  # a command word, then its arguments (any, '.' and '' included)
     "net": ("http://?*/**", "https://?*/**", "ws://?*/**", "wss://?*/**"),
     None: ("?*", "?*/**", "/**"),
 }
@@ -341,6 +343,7 @@ _NOT_CANONICAL = {
     # a trailing '/', an empty segment, '.' or '..'
     "fs": ("/?*/**/", "/?*/**//**", *_DOT_SEGMENTS, *_CONTROL),
     "net": ("*://*[A-Z]*/**", "*://*..*/**", "*://.*/**", *_DOT_SEGMENTS, *_CONTROL),
+    "argv": _CONTROL,
     None: (*_DOT_SEGMENTS, *_CONTROL),
 }
 # What a case-insensitive policy refuses (bgc.values._alias_problem), as far as patterns say it:
@@ -351,7 +354,7 @@ _CASE_INSENSITIVE_REFUSED = (
 
 
 def _universe(resource: str) -> tuple[tuple[glob.Pattern, ...], tuple[glob.Pattern, ...]]:
-    key = resource if resource in ("fs", "net") else None
+    key = "argv" if resource in ARGV_RESOURCES else resource if resource in ("fs", "net") else None
     return tuple(map(glob.parse, _UNIVERSE[key])), tuple(map(glob.parse, _NOT_CANONICAL[key]))
 
 

@@ -295,3 +295,17 @@ def test_weaker_approvals_are_new_access_and_stricter_ones_removed() -> None:
         "ask fs:write:/db/a/** approvals 2 of [alice, bob, carol]\nask fs:write:/x/**\n", "same.bgp"
     )
     assert diff_policies(old, same).equivalent
+
+
+WORDS = ["git", "push", ".", "a"]
+ARGVS = ["/".join(p) for n in (1, 2, 3) for p in itertools.product(WORDS, repeat=n)]
+
+
+def test_argv_rules_are_diffed_exactly() -> None:
+    """Shell commands in the argv dialect (`proc:exec:git/push/**`) flow through the same algebra;
+    `.` is an ordinary word there (`git add .`), so it is in the universe."""
+    old = load("allow proc:write:git/**\ndeny proc:write:git/push/**\nallow proc:write:a/.\n", "old.bgp")
+    new = load("allow proc:write:git/**, a/*\ndeny proc:write:git/push\nask proc:write:./**\n", "new.bgp")
+    check_exact(old, new, ARGVS, "proc")
+    found = {(c.kind, c.example) for c in diff_policies(old, new).changes}
+    assert ("new", "git/push/") in found  # git push "": an empty word is an argument too
