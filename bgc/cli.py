@@ -219,6 +219,10 @@ def check(
     orders_only: Annotated[
         bool, typer.Option("--orders", help="Only compare work orders with their recordings (all configured ones).")
     ] = False,
+    baseline: Annotated[
+        Optional[str],
+        typer.Option("--baseline", metavar="REV", help="Also diff every policy against git revision REV: new access is a finding (bgc diff)."),
+    ] = None,
 ) -> None:
     """Validate and lint policies, run their inline `expect`s and policy tests, and compare work
     orders with their recorded expectations.
@@ -227,7 +231,44 @@ def check(
     """
     from bgc.commands import check as command
 
-    run(lambda: command.run(paths or [], output_format=output_format, update=update, orders_only=orders_only))
+    run(lambda: command.run(paths or [], output_format=output_format, update=update, orders_only=orders_only, baseline=baseline))
+
+
+@app.command("diff")
+def diff_command(
+    policies: Annotated[
+        Optional[list[str]],
+        typer.Argument(metavar="OLD NEW", help="Two policies: files or git:REV:path. With --against: the policies to compare (default: the configured ones)."),
+    ] = None,
+    against_revision: Annotated[
+        Optional[str], typer.Option("--against", metavar="REV", help="Compare each policy with its version at git revision REV (HEAD, origin/main, a merge base).")
+    ] = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="Compare only this mode (default: every mode and the default one).")] = None,
+    output_format: Annotated[
+        Literal["text", "json", "sarif", "github"], typer.Option("--format", "-f", metavar="FORMAT", help="text, json, sarif or github.")
+    ] = "text",
+    fail_on: Annotated[
+        Literal["new", "removed", "never"],
+        typer.Option("--fail-on", metavar="WHAT", help="Exit 1 on: new (new access, the default), removed (new or removed access) or never."),
+    ] = "new",
+    equivalent: Annotated[bool, typer.Option("--equivalent", help="Exit 1 unless the policies are identical in effect.")] = False,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically).")] = None,
+    color: ColorOption = "auto",
+) -> None:
+    """What NEW allows that OLD did not, exactly: each difference as a pattern with its except
+    list, a shortest counterexample and the rules on both sides responsible.
+
+    Every resource/action either policy mentions, in every mode and every context its conditions
+    tell apart. Examples: `bgc diff git:HEAD:policies/main.bgp policies/main.bgp`,
+    `bgc diff --against origin/main`. Exit 0 when NEW grants nothing new, 1 when it does
+    (--fail-on removed: also on removals; --equivalent: on any difference), 2 on bad input.
+    """
+    from bgc.commands import diff as command
+
+    run(lambda: command.run(
+        policies or [], against_revision=against_revision, mode=mode, output_format=output_format,
+        fail_on=fail_on, equivalent=equivalent, output=output, color_choice=color,
+    ))  # fmt: skip
 
 
 @app.command("test")

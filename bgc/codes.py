@@ -91,7 +91,10 @@ BAD_ATOM = _code(
     "BGC002", ERROR, "malformed atom: not `resource:action:pattern`, or a bad resource/action name", _ERRORS
 )
 BAD_PATTERN = _code(
-    "BGC003", ERROR, "malformed pattern (unclosed `[`, trailing `\\`, empty, ...) or one beyond the size bounds", _ERRORS
+    "BGC003",
+    ERROR,
+    "malformed pattern (unclosed `[`, trailing `\\`, empty, ...) or one beyond the size bounds",
+    _ERRORS,
 )
 BAD_STRING = _code("BGC004", ERROR, "bad string: unknown escape or empty where text is required", _ERRORS)
 UNKNOWN_FIELD = _code("BGC005", ERROR, "unknown condition field", _ERRORS)
@@ -190,6 +193,33 @@ RECORDING_DIFFERS = _code(
 )
 RECORDING_MISSING = _code("BGC222", ERROR, "an order has no recorded expectation", "ci.md#recorded-expectations")
 RECORDING_STALE = _code("BGC223", ERROR, "a recorded expectation belongs to no order", "ci.md#recorded-expectations")
+
+# --- BGC3xx: policy diffs -------------------------------------------------------------------------
+
+_DIFF = "diff.md#what-counts-as-new-access"
+NEW_ACCESS = _code(
+    "BGC310",
+    ERROR,
+    "a policy change grants new access (a value moves from deny to allow, ask to allow or deny to ask)",
+    _DIFF,
+)
+REMOVED_ACCESS = _code("BGC311", NOTE, "a policy change removes access", _DIFF)
+TOOL_NEEDS_LESS = _code(
+    "BGC312", ERROR, "a tool declaration changed so that its calls may need less", "diff.md#tool-declarations"
+)
+TOOL_NEEDS_MORE = _code(
+    "BGC313",
+    NOTE,
+    "a tool declaration changed so that its calls need more, or the tool is gone",
+    "diff.md#tool-declarations",
+)
+DIFF_UNDECIDED = _code(
+    "BGC314",
+    ERROR,
+    "a policy difference could not be decided within the work bound (counts as new access)",
+    "diff.md#bounds",
+)
+NO_BASELINE = _code("BGC315", NOTE, "a policy is not in the baseline revision: nothing to compare it with", _DIFF)
 
 # --- BGC6xx: formatting ---------------------------------------------------------------------------
 

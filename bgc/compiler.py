@@ -93,6 +93,11 @@ def _applies(rule: Rule, context: Mapping[str, str], mode: str | None) -> bool:
     return outcome is True if rule.effect == "allow" else outcome is not False
 
 
+applies = _applies
+"""Whether a rule applies in a context and mode, as the compiler reads it (``bgc.diff`` decides
+every context class the same way)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Entry:
     """One pattern of one rule, parsed (and case-folded where the policy says so)."""

@@ -43,7 +43,7 @@ _QUIET = Option("quiet", flag=True)
 FAST_COMMANDS: dict[str, FastCommand] = {
     "check": FastCommand(
         {"--format": Option("output_format", _FORMAT_CHECK), "--update": Option("update", flag=True),
-         "--orders": Option("orders_only", flag=True)},
+         "--orders": Option("orders_only", flag=True), "--baseline": Option("baseline")},
         {}, 0, reads_stdin=False,
     ),
     "gate": FastCommand(

@@ -44,6 +44,7 @@ HOOKS = (
     "bgc check (policies, policy tests)",
     "bgc fmt (policies)",
     "bgc check --orders (work orders against their recorded expectations)",
+    "bgc diff --against HEAD (no new access)",
 )
 
 pytestmark = [
@@ -92,12 +93,14 @@ def test_hooks_pass_on_good_files_and_fail_on_bad_ones(tmp_path: Path) -> None:
     good = run(try_repo, work, env)
     assert good.returncode == 0, good.stdout + good.stderr
     assert hook_lines(good.stdout) == dict.fromkeys(HOOKS, "Passed"), good.stdout
+    commit = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "policies"]
+    assert run(commit, work, env).returncode == 0
 
     # break each kind of file: an unformatted policy whose expect fails (and which changes the
-    # order's outcome), a failing policy test
+    # order's outcome) and which grants new access, a failing policy test
     (work / "policies/p.bgp").write_text(
         POLICY.replace('allow fs:write:/src/** because "source"', 'allow    fs:write:/src/a.py because "source"')
-        + "expect allow fs:write:/src/other.py\n"
+        + "expect allow fs:write:/src/other.py\nallow fs:write:/docs/**\n"
     )
     (work / "tests/p.bgt.yaml").write_text(TESTS.replace("[covered]", "[uncovered]"))
     assert run(["git", "add", "-A"], work, env).returncode == 0
@@ -109,3 +112,4 @@ def test_hooks_pass_on_good_files_and_fail_on_bad_ones(tmp_path: Path) -> None:
     assert "files were modified by this hook" in bad.stdout  # bgc fmt rewrote the policy
     assert "error[BGC221]: fs:write:/src/**: recorded narrowed" in bad.stdout
     assert "allow fs:write:/src/a.py" in (work / "policies/p.bgp").read_text()  # and it is formatted now
+    assert "+ fs:write:/docs/**  deny → allow" in bad.stdout and "e.g. fs:write:/docs/a" in bad.stdout

@@ -117,10 +117,12 @@ def _recorded_order(recording: Path, config: Config | None) -> str:
 
 
 def check(
-    paths: Sequence[str], *, config: Config | None, update: bool = False, orders_only: bool = False
+    paths: Sequence[str], *, config: Config | None, update: bool = False, orders_only: bool = False,
+    baseline: str | None = None,
 ) -> Outcome:
     """Check ``paths`` (or, with none, the configured repository); ``update`` rewrites recordings;
-    ``orders_only`` leaves policies and tests out (the ``bgc-compile`` pre-commit hook)."""
+    ``orders_only`` leaves policies and tests out (the ``bgc-compile`` pre-commit hook);
+    ``baseline`` diffs each policy against that git revision (new access is a finding)."""
     from bgc.checks import CheckResult, cached_check
     from bgc.render.findings_text import findings_text
 
@@ -138,6 +140,11 @@ def check(
         errors.extend(merged.errors)
         sections.append(findings_text(merged))
         summary["policies"] = len(targets.policies)
+
+    if baseline is not None and targets.policies:
+        from bgc.commands.diff import check_section
+
+        sections.append(check_section(baseline, targets.policies, findings, errors))
 
     if targets.tests:
         sections.append(_tests(targets.tests, config, findings, errors, summary))
@@ -337,7 +344,8 @@ def _error_file(error: BgcError) -> str:
 
 
 def run(
-    paths: Sequence[str], *, output_format: str = "text", update: bool = False, orders_only: bool = False
+    paths: Sequence[str], *, output_format: str = "text", update: bool = False, orders_only: bool = False,
+    baseline: str | None = None,
 ) -> Result:
     """``bgc check``: what to print, the exit code (0 passed, 1 findings, 2 bad input) and the
     recordings to write or remove.
@@ -352,14 +360,14 @@ def run(
     if output_format != "text" and output_format not in FORMATS:
         raise UsageError(f"unknown --format {output_format!r} (expected text, {', '.join(FORMATS)})")
     try:
-        return _run(paths, output_format, update, orders_only)
+        return _run(paths, output_format, update, orders_only, baseline)
     except BgcError as error:
         if output_format == "text":
             raise
         return machine_error(error, output_format)
 
 
-def _run(paths: Sequence[str], output_format: str, update: bool, orders_only: bool) -> Result:
+def _run(paths: Sequence[str], output_format: str, update: bool, orders_only: bool, baseline: str | None) -> Result:
     from bgc.config import at_root, find_config, git_root
     from bgc.render.machine import render
 
@@ -368,7 +376,7 @@ def _run(paths: Sequence[str], output_format: str, update: bool, orders_only: bo
     with at_root(config, paths) as paths:
         if config is not None:
             config.check_mode()
-        outcome = check(paths, config=config, update=update, orders_only=orders_only)
+        outcome = check(paths, config=config, update=update, orders_only=orders_only, baseline=baseline)
         text = outcome.text
         if output_format != "text":
             text = render(outcome.findings, output_format, root=root, summary=outcome.summary)
