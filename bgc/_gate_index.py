@@ -77,31 +77,37 @@ class LaneIndex:
                 listed = others.setdefault(directory, ([], []))
                 listed[0].append(pattern)
                 listed[1].append(bit)
-        self._directories: dict[str, tuple[int, int, _Others | None]] = {
-            directory: (below, last, _Others(*others[directory]) if directory in others else None)
-            for directory, (below, last) in shaped.items()
-        }
-        self._probes = range(max((directory.count("/") for directory in shaped), default=-1) + 1)
+        # the directories as a tree of segments: node = [below, last segment, others, children by segment]
+        self._root: list = [0, 0, None, {}]
+        for directory, (below, last) in shaped.items():
+            node = self._root
+            for segment in directory.split("/")[:-1] if directory else ():
+                node = node[3].setdefault(segment, [0, 0, None, {}])
+            node[:3] = below, last, _Others(*others[directory]) if directory in others else None
 
     def hits(self, value: str) -> int:
-        """The lane mask of ``value`` (a canonical value of the index's resource)."""
+        """The lane mask of ``value`` (a canonical value of the index's resource).
+
+        The value's segments walk the tree from the root (directory ``""``); the node reached
+        after ``n`` segments is the directory of the value's first ``n`` segments and their
+        ``/``s, and its ``D*`` patterns apply when no ``/`` follows.
+        """
         hits = self._literals.get(value, 0)
-        directories = self._directories
-        start = 0
-        for _ in self._probes:  # a directory with n '/' can only be the value's n-th '/'-prefix
-            cut = value.find("/", start)
-            directory = directories.get(value[:start])
-            if directory is not None:
-                below, last_segment, others = directory
-                hits |= below
-                if cut < 0:
-                    hits |= last_segment
-                if others is not None:
-                    hits |= others.hits(value)
-            if cut < 0:
-                break
-            start = cut + 1
-        return hits
+        segments = value.split("/")
+        slashes = len(segments) - 1
+        below, last_segment, others, children = self._root
+        depth = 0
+        while True:
+            hits |= below
+            if others is not None:
+                hits |= others.hits(value)
+            if depth == slashes:
+                return hits | last_segment
+            node = children.get(segments[depth])
+            if node is None:
+                return hits
+            below, last_segment, others, children = node
+            depth += 1
 
 
 _BELOW, _LAST_SEGMENT = 0, 1

@@ -447,15 +447,14 @@ class _PartIndex:
                 patterns.append(glob.fold_case(pattern) if folded else pattern)
             return 1 << lanes[(text, folded)]
 
-        self._kinds: list[list[tuple[Part, int, int]]] = []  # granted, asked, denied: (part, pattern lane, except lanes)
-        for parts in (granted, asked, denied):
-            entries = []
-            for part in parts:
+        # pattern lane -> its parts as (kind: 0 granted, 1 asked, 2 denied; place in the plans; except lanes)
+        self._by_lane: dict[int, list[tuple[int, int, Part, int]]] = {}
+        for kind, parts in enumerate((granted, asked, denied)):
+            for place, part in enumerate(parts):
                 excepts = 0
                 for text in part.excepts:
                     excepts |= lane(text, fold_case)
-                entries.append((part, lane(part.pattern, False), excepts))
-            self._kinds.append(entries)
+                self._by_lane.setdefault(lane(part.pattern, False), []).append((kind, place, part, excepts))
         self._index = LaneIndex(patterns)
         self._outcomes: dict[int, Outcome] = {}
 
@@ -470,9 +469,14 @@ class _PartIndex:
         return known
 
     def _outcome(self, hits: int) -> Outcome:
-        granted, asked, denied = (
-            [part for part, pattern, excepts in entries if pattern & hits and not excepts & hits] for entries in self._kinds
-        )
+        holding: list[tuple[int, int, Part, int]] = []
+        rest = hits
+        while rest:  # a value matches few patterns: look at their parts only
+            bit = rest & -rest
+            rest ^= bit
+            holding += [entry for entry in self._by_lane.get(bit, ()) if not entry[3] & hits]
+        holding.sort(key=lambda entry: entry[:2])  # the parts' order in the plans
+        granted, asked, denied = ([part for kind, _, part, _ in holding if kind == wanted] for wanted in range(3))
         if granted:
             return "allow", "", ()
         if asked:

@@ -64,7 +64,11 @@ def test_lane_index_files_the_common_shapes_without_automata() -> None:
     """The shapes a plan is made of are decided by dict lookups; only the rest needs a pattern set."""
     shaped = ["/p1/src/**", "/p1/src/*", "/p1/src/a.py", "https://h.example.com/*", "**", "*"]
     index = LaneIndex([glob.parse(text) for text in [*shaped, "/p1/**/tests/**"]])
-    with_sets = [key for key, (_, _, others) in index._directories.items() if others is not None]
+    with_sets, stack = [], [("", index._root)]
+    while stack:
+        directory, (_, _, others, children) = stack.pop()
+        with_sets += [directory] if others is not None else []
+        stack += [(directory + segment + "/", child) for segment, child in children.items()]
     assert with_sets == ["/p1/"]
     assert index.hits("/p1/src/a.py") == 0b0010111  # /p1/src/**, /p1/src/*, the literal, **
     assert index.hits("/p1/src/b/c.py") == 0b0010001  # /p1/src/**, **
@@ -190,7 +194,7 @@ def test_a_path_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(te
 
 def test_the_shortcut_takes_the_plain_canonical_values() -> None:
     """Not a test that cannot fail: the shortcut must take the common values, or it buys nothing."""
-    plain = ["/p7/src/util4/f1.py", "/", "/.env", "https://api7.example.com/f1", "https://h.example.com:8443/a/b/?q=1&r=x",
+    plain = ["/p7/src/util4/f1.py", "/a b/c~d-e.py", "https://api7.example.com/f1", "https://h.example.com:8443/a/b/?q=1&r=x",
              "http://localhost/", "wss://a-1.b2.example/x"]  # fmt: skip
     for text in plain:
         assert values._ALREADY_CANONICAL["fs" if text.startswith("/") else "net"](text), text
