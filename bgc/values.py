@@ -77,10 +77,18 @@ def _read(resource: str, value: str, case_insensitive: bool) -> str | Rejection:
     return Rejection(value, problem) if problem else value
 
 
+def _plain_path(value: str) -> bool:
+    """Printable ASCII, absolute, no empty segment, no trailing '/', no segment starting with '.'
+    (so none is '.' or '..'): string methods, cheaper here than one regex call."""
+    return (
+        value[:1] == "/" and value[-1] != "/" and value.isascii() and value.isprintable()
+        and "//" not in value and "/." not in value
+    )  # fmt: skip
+
+
 _URL_TEXT = r"[A-Za-z0-9\-._~!$&()*+,=:@]"  # no escape, quote, space, ';', '\\', '%', '#', '?', '/' or non-ASCII
 _ALREADY_CANONICAL = {
-    # '/' and segments of printable ASCII, none of them '.' or '..'
-    "fs": re.compile(r"/|(?:/(?!\.\.?(?:/|\Z))[ -.0-~]+)+").fullmatch,
+    "fs": _plain_path,
     # lower-case http(s)/ws(s), a lower-case ASCII host whose last label starts with a letter (not
     # an address) and no label starts 'xn--', a port of 1-4 digits that is not 80 or 443, a path of
     # non-empty segments, an optional non-empty query; no piece of path or query is '.' or '..'
