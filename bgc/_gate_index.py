@@ -117,11 +117,8 @@ def _shape(pattern: glob.Pattern, directory: str) -> int | None:
     """:data:`_BELOW` for ``D**``, :data:`_LAST_SEGMENT` for ``D*``, else None (``directory`` is
     ``D``, the pattern's whole literal prefix). Decided by comparing with the pattern text written
     from ``D``: a pattern spelt another way (needless escapes) is matched by its automaton."""
-    written = glob.escape(directory)
+    written = glob.escape(directory)  # NFC, as pattern texts are: equal texts are equal patterns
     for shape, tail in ((_BELOW, "**"), (_LAST_SEGMENT, "*")):
-        try:
-            if glob.parse(written + tail) == pattern:
-                return shape
-        except glob.PatternError:
-            return None
+        if pattern.text == written + tail:
+            return shape
     return None
