@@ -7,14 +7,11 @@ from pathlib import Path
 
 import cbor2
 import pytest
-from typer.testing import CliRunner
 
-from bgc.cli import app
-from tests.samples import PROMPT
+from tests.samples import PROMPT, bgc
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDERS = ROOT / "examples" / "orders"
-runner = CliRunner()
 
 GOOD = f"""\
 intent: {{kind: patch.apply, payload: "fix"}}
@@ -40,7 +37,7 @@ def cbor_order(payload_hex: str) -> bytes:
 
 
 def run(*args: str, stdin: bytes | None = None):  # type: ignore[no-untyped-def]
-    result = runner.invoke(app, list(args), input=stdin)
+    result = bgc(*args, input=stdin)
     assert "Traceback" not in result.output
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
     return result
@@ -177,9 +174,13 @@ def test_huge_file(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "larger than 8 MiB" in result.stderr
 
 
-def test_stdin_needs_a_format() -> None:
-    result = run("digest", "-", stdin=GOOD.encode())
-    assert result.exit_code == 2 and "--input-format" in result.stderr
+def test_stdin_format_is_sniffed_and_a_wrong_guess_names_the_option() -> None:
+    by_file = run("digest", str(ORDERS / "fix-bug.yaml")).stdout.split()[0]
+    for name in ("fix-bug.yaml", "fix-bug.json", "fix-bug.cbor"):
+        result = run("digest", "-", stdin=(ORDERS / name).read_bytes())
+        assert result.exit_code == 0 and result.stdout.split()[0] == by_file, name
+    flow_yaml = run("digest", "-", stdin=b"{intent: {kind: a.b, payload: 1}, requests: [], origin: {model: m}}")
+    assert flow_yaml.exit_code == 2 and "stdin was read as json" in flow_yaml.stderr and "--input-format" in flow_yaml.stderr
 
 
 def test_nothing_printed_when_one_file_fails(tmp_path: Path) -> None:
