@@ -506,7 +506,8 @@ class Gate:
         # case folding is about file names: only fs excepts fold (DESIGN §2)
         self._indices: dict[str, dict[str, _PartIndex]] = {}
         for (resource, action), kinds in by_key.items():
-            self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
+            if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
+                self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
         self._root = os.path.realpath(root) if root is not None else None
         self._case_insensitive = fold_case
 
