@@ -53,6 +53,8 @@ MAX_VISITED = 20_000
 #: automaton), per automaton state it visits to build that state, and per atom of that
 #: automaton to compute the state's move.
 SEARCH_STEPS = 64
+#: Bits of an automaton's state that one step's charge covers (see Automaton.weight).
+WEIGHT_BITS = 256
 SETUP_STEPS_PER_ATOM = 16
 STATE_STEPS = 8
 MOVE_STEPS = 4
@@ -129,6 +131,9 @@ class Automaton:
             base += len(row)
             self.accept_bits.append(base - 1)
         self.width = base
+        #: What one step costs relative to a one-pattern automaton's (a step is a few operations
+        #: on integers ``width`` bits wide): the budget charges a union of many rows by its width.
+        self.weight = 1 + base // WEIGHT_BITS
         for cs, _ in by_set:
             cuts.update(cs.cuts())
         self.cuts = sorted(cuts)
@@ -411,7 +416,7 @@ def search(
     states it visits itself, and trims the caches afterwards.
     """
     cuts = sorted(set().union(*(a.cuts for a in autos)))
-    budget.charge(SEARCH_STEPS + len(cuts) * (len(autos) + SETUP_STEPS_PER_ATOM))
+    budget.charge(SEARCH_STEPS + len(cuts) * (sum(a.weight for a in autos) + SETUP_STEPS_PER_ATOM))
     reps = [_representative(lo, hi - 1) for lo, hi in zip(cuts, cuts[1:] + [0x110000])]
     order = sorted(range(len(cuts)), key=lambda g: _nice_rank(reps[g]))
     local = [[a.atom(cuts[g]) for g in order] for a in autos]
@@ -422,14 +427,14 @@ def search(
         return None
     parent: dict[tuple[int, ...], tuple[tuple[int, ...], int] | None] = {start: None}
     seen: list[set[int]] = [{sid} for sid in start]  # per automaton: what a cold cache would build
-    price = [STATE_STEPS + len(a.cuts) * MOVE_STEPS for a in autos]
+    price = [STATE_STEPS + len(a.cuts) * MOVE_STEPS * a.weight for a in autos]
     visited, cold = len(autos), sum(price)
     queue = deque([start])
     work = 0
     room = budget.remaining
     steps = [a.step for a in autos]
     width = range(len(autos))
-    per_tuple = len(order) * len(autos)
+    per_tuple = len(order) * sum(a.weight for a in autos)
     try:
         while queue:
             state = queue.popleft()

@@ -340,11 +340,14 @@ def match_command(
     run(lambda: command.run(pattern, texts or (), raw=raw, resource=resource, quiet=quiet, color_choice=color))
 
 
-order_app = typer.Typer(
-    help="Work orders by hand: `bgc order new` writes a valid one.", no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(order_app, name="order")
+def command_group(name: str, summary: str) -> typer.Typer:
+    """A command with subcommands (`bgc order new`, `bgc import claude-code`): bare, it shows its help."""
+    group = typer.Typer(help=summary, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    app.add_typer(group, name=name)
+    return group
+
+
+order_app = command_group("order", "Work orders by hand: `bgc order new` writes a valid one.")
 
 
 @order_app.command("new")
@@ -388,6 +391,37 @@ def order_new(
         parents=parents or (), prompt=prompt, prompt_file=prompt_file, prompt_digest_text=prompt_digest,
         output_format=output_format, output=output,
     ))
+
+
+import_app = command_group("import", "Translate another tool's permission rules into a bgc policy.")
+
+
+@import_app.command("claude-code")
+def import_claude_code(
+    settings: Annotated[str, typer.Argument(metavar="SETTINGS.json", help="A Claude Code settings file (.claude/settings.json).")],
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write the policy to FILE (default: stdout).")] = None,
+    home: Annotated[
+        Optional[str], typer.Option("--home", metavar="DIR", help="The home directory that ~/ in Read/Edit rules stands for.")
+    ] = None,
+) -> None:
+    """Translate Claude Code's `permissions.allow/ask/deny` into a formatted .bgp policy.
+
+    Each rule becomes a bgc rule of the same effect (Claude Code evaluates deny, then ask, then
+    allow: so does bgc), with an inline `expect` per example that `bgc check` verifies. Bash
+    rules are matched word by word (`Bash(npm run test:*)` is `proc:exec:npm/run/test,
+    npm/run/test/**`); Read/Edit paths are workspace paths with the project root as `/`
+    (`//abs` and `~/x` are `host` paths); `WebFetch(domain:h)` is `net:connect` to h;
+    `mcp__s__t` is `mcp:call:s/t`.
+
+    A rule with no exact translation is not guessed: it is listed on stderr and in the policy's
+    header with the reason. Exit 0 when every rule was translated, 1 when some were not, 2 for
+    a file that is not a settings file (nothing is written).
+
+    Example: `bgc import claude-code .claude/settings.json -o claude.bgp && bgc check claude.bgp`
+    """
+    from bgc.commands import import_claude_code as command
+
+    run(lambda: command.run(settings, output=output, home=home))
 
 
 def main() -> None:

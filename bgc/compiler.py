@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from bgc import glob, values
+from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc.errors import UsageError
 from bgc.limits import ORDER_BUDGET
@@ -53,6 +54,7 @@ from bgc.plan import (
 from bgc.policy.ast import AtomTemplate, Policy, Rule, TemplateError
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
+T = TypeVar("T")
 
 
 def resolve_mode(policy: Policy, mode: str | None) -> str | None:
@@ -101,26 +103,26 @@ class _Entry:
     order: int
 
 
-class _PrefixTrie:
-    """Entries keyed by literal prefix: finds those whose prefix is compatible with a query's."""
+class _PrefixTrie(Generic[T]):
+    """Items keyed by literal prefix: finds those whose prefix is compatible with a query's."""
 
     __slots__ = ("children", "items", "_below")
 
     def __init__(self) -> None:
-        self.children: dict[str, _PrefixTrie] = {}
-        self.items: list[_Entry] = []
-        self._below: list[_Entry] | None = None
+        self.children: dict[str, _PrefixTrie[T]] = {}
+        self.items: list[T] = []
+        self._below: list[T] | None = None
 
-    def add(self, prefix: str, entry: _Entry) -> None:
+    def add(self, prefix: str, item: T) -> None:
         node = self
         for char in prefix:
             node = node.children.setdefault(char, _PrefixTrie())
-        node.items.append(entry)
+        node.items.append(item)
 
-    def below(self) -> list[_Entry]:
-        """Every entry at or under this node (walked with a stack: a prefix may be long)."""
+    def below(self) -> list[T]:
+        """Every item at or under this node (walked with a stack: a prefix may be long)."""
         if self._below is None:
-            found: list[_Entry] = []
+            found: list[T] = []
             nodes = [self]
             while nodes:
                 node = nodes.pop()
@@ -129,9 +131,9 @@ class _PrefixTrie:
             self._below = found
         return self._below
 
-    def compatible(self, prefix: str) -> list[_Entry]:
-        """Entries whose prefix is a prefix of ``prefix``, or has ``prefix`` as a prefix."""
-        found: list[_Entry] = []
+    def compatible(self, prefix: str) -> list[T]:
+        """Items whose prefix is a prefix of ``prefix``, or has ``prefix`` as a prefix."""
+        found: list[T] = []
         node = self
         for char in prefix:
             found.extend(node.items)
@@ -141,6 +143,17 @@ class _PrefixTrie:
             node = next_node
         found.extend(node.below())
         return found
+
+
+def _by_prefix(prefixes: list[str]) -> Callable[[str], list[int]]:
+    """A lookup: the indices (ascending) of ``prefixes`` compatible with a query's (one a prefix
+    of the other). A trie for many, a scan for a few (a trie node per character costs more)."""
+    if len(prefixes) <= 32:
+        return lambda query: [j for j, p in enumerate(prefixes) if p.startswith(query) or query.startswith(p)]
+    trie: _PrefixTrie[int] = _PrefixTrie()
+    for j, prefix in enumerate(prefixes):
+        trie.add(prefix, j)
+    return lambda query: sorted(trie.compatible(query))
 
 
 class RuleIndex:
@@ -156,13 +169,13 @@ class RuleIndex:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self._tries: dict[tuple[str, str], _PrefixTrie] = {}
+        self._tries: dict[tuple[str, str], _PrefixTrie[_Entry]] = {}
 
-    def _trie(self, resource: str, action: str) -> _PrefixTrie:
+    def _trie(self, resource: str, action: str) -> _PrefixTrie[_Entry]:
         trie = self._tries.get((resource, action))
         if trie is not None:
             return trie
-        trie = self._tries[(resource, action)] = _PrefixTrie()
+        trie = self._tries[(resource, action)] = _PrefixTrie[_Entry]()
         order = 0
         for rule in self.policy.rules:
             if rule.resource not in (resource, "*") or rule.action not in (action, "*"):
@@ -206,19 +219,26 @@ class _Accumulator:
         patterns. Among parts of equal language the first (in sorted order) is kept.
         """
         items = sorted(self.parts.values(), key=lambda item: (item[1].pattern, item[1].excepts))
+        by_prefix = _by_prefix([pattern.prefix for pattern, _ in items])
         host: dict[int, int] = {}
         for i, (pattern, part) in enumerate(items):
-            for j, (other_pattern, other) in enumerate(items):
+            # a pattern lies inside another only if their literal prefixes agree (patterns are never empty)
+            for j in by_prefix(pattern.prefix):
+                other_pattern, other = items[j]
                 if (
                     i != j
                     and other.approvals == part.approvals
+                    and not _plainly_outside(pattern, other_pattern, budget)
                     and _subset(pattern, [other_pattern], budget)
                     and all(
-                        _overlaps(pattern, cutters[text], budget) == []
+                        _meets(pattern, cutters[text], budget) is False
                         for text in sorted(set(other.excepts) - set(part.excepts))  # sorted: the same steps
                     )
                     and not (
-                        j > i and _subset(other_pattern, [pattern], budget) and set(other.excepts) <= set(part.excepts)
+                        j > i
+                        and set(other.excepts) <= set(part.excepts)
+                        and not _plainly_outside(other_pattern, pattern, budget)
+                        and _subset(other_pattern, [pattern], budget)
                     )
                 ):
                     host[i] = j
@@ -240,24 +260,34 @@ class _Accumulator:
 # asks a question per pair of parts, and raising each one's error would be work without bound.
 
 
-def _subset(a: glob.Pattern, bs: list[glob.Pattern], budget: Budget) -> bool:
-    """Whether L(a) ⊆ ∪L(bs); False when the algebra cannot decide it (within the budget)."""
+def _ask(question: Callable[[], T], budget: Budget, undecided: Any) -> Any:
+    """``question()``'s answer, or ``undecided`` when the algebra cannot decide it (within the budget)."""
     if budget.exhausted:
-        return False
+        return undecided
     try:
-        return glob.is_subset(a, bs, budget=budget)
+        return question()
     except glob.AlgebraLimit:
-        return False
+        return undecided
+
+
+def _subset(a: glob.Pattern, bs: list[glob.Pattern], budget: Budget) -> bool:
+    """Whether L(a) ⊆ ∪L(bs); False when undecided."""
+    return _ask(lambda: glob.is_subset(a, bs, budget=budget), budget, False)
+
+
+def _plainly_outside(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> bool:
+    """Whether a probe of ``a`` shows it is not inside ``b``; False when it does not, or undecided."""
+    return _ask(lambda: glob.plainly_outside(a, b, budget=budget), budget, False)
+
+
+def _meets(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> bool | None:
+    """Whether some text matches both; None when undecided."""
+    return _ask(lambda: glob.overlaps(a, b, budget=budget), budget, None)
 
 
 def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pattern] | None:
-    """The exact intersection, or None when the algebra cannot decide it (within the budget)."""
-    if budget.exhausted:
-        return None
-    try:
-        return glob.intersect(a, b, budget=budget)
-    except glob.AlgebraLimit:
-        return None
+    """The exact intersection; None when undecided."""
+    return _ask(lambda: glob.intersect(a, b, budget=budget), budget, None)
 
 
 #: Steps charged for deciding one atom a call needs, plus NEED_STEPS_PER_CHAR per character
@@ -336,12 +366,17 @@ class Compiler:
             if pieces:
                 touching[entry.rule.effect].append((entry, pieces))
 
+        # a cut can meet a piece only if their literal prefixes agree
+        cutters = {
+            effect: _by_prefix([entry.pattern.prefix for entry, _ in touching[effect]]) for effect in ("ask", "deny")
+        }
+
         def cuts(piece: glob.Pattern, effects: tuple[str, ...]) -> tuple[tuple[str, ...], list[glob.Pattern]]:
             texts: dict[str, glob.Pattern] = {}
             for effect in effects:
-                for entry, _ in touching[effect]:
-                    overlap = _overlaps(piece, entry.pattern, budget)
-                    if overlap is None or overlap:
+                for index in cutters[effect](piece.prefix):
+                    entry = touching[effect][index][0]
+                    if _meets(piece, entry.pattern, budget) is not False:  # undecided: kept as a cut
                         texts.setdefault(entry.text, entry.pattern)
             ordered = sorted(texts)
             return tuple(ordered), [texts[text] for text in ordered]
@@ -460,7 +495,7 @@ class Compiler:
     ) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""
         atom = f"{resource}:{action}:{needed.text}"
-        if glob.has_dot_segment(needed.text):
+        if resource not in ARGV_RESOURCES and glob.has_dot_segment(needed.text):
             return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
         too_large = glob.size_problem(needed)
         if too_large:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Sequence, TypeVar, Union
+from typing import Callable, Iterator, Sequence, TypeVar, Union
 
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions, search
 from bgc._glob_symbolic import intersect_elems
@@ -45,7 +45,9 @@ __all__ = [
     "is_empty",
     "is_subset",
     "is_subset_terms",
+    "overlaps",
     "parse",
+    "plainly_outside",
     "size_problem",
 ]
 
@@ -72,6 +74,7 @@ class Pattern:
         prefix, literal = _literal_prefix(self._elems)
         self._cache["prefix"] = prefix
         self._cache["literal"] = literal
+        self._cache["suffix"] = literal if literal is not None else _literal_suffix(self._elems)
         # 'lit/**' is "starts with 'lit/'": the commonest policy shape, matched without automata.
         tail = self._elems[-1]
         self._cache["startswith"] = (
@@ -82,6 +85,11 @@ class Pattern:
     def prefix(self) -> str:
         """The literal text every match starts with."""
         return self._cache["prefix"]
+
+    @property
+    def suffix(self) -> str:
+        """The literal text every match ends with (``.key`` for ``/**/*.key``)."""
+        return self._cache["suffix"]
 
     @property
     def literal(self) -> str | None:
@@ -101,14 +109,24 @@ class Pattern:
             row = self._cache["positions"] = tuple(positions(self._elems))
         return row
 
+    def probes(self) -> tuple[str, ...]:
+        """A few texts this pattern matches, found without any search (see :func:`_probes`)."""
+        found = self._cache.get("probes")
+        if found is None:
+            found = self._cache["probes"] = _probes(self)
+        return found
+
     def is_universal(self) -> bool:
         """True when the pattern plainly matches every text (``**``, ``**/**``).
 
         A fast path only: ``False`` is not a proof (``**/*`` matches everything too, which
         the decision procedures find out).
         """
-        auto = self.automaton()
-        return auto.universal[auto.init]
+        universal = self._cache.get("universal")
+        if universal is None:
+            auto = self.automaton()
+            universal = self._cache["universal"] = auto.universal[auto.init]
+        return universal
 
     def matches(self, text: str) -> bool:
         """Does ``text`` match, exactly as given? Linear in ``len(text)``."""
@@ -148,6 +166,99 @@ def _literal_prefix(elems: Elems) -> tuple[str, str | None]:
             out.append("/")
     text = "".join(out)
     return text, text
+
+
+#: The character a probe puts where a pattern lets anything be (a private-use code point: no
+#: literal a person writes, so a probe with it falls outside every literal-only rule).
+_PROBE_CHAR = "\ue000"
+
+
+def _probes(p: Pattern) -> tuple[str, ...]:
+    """Texts ``p`` matches, spelled from its elements: every wildcard as short as it may be, then
+    every wildcard as one unusual character.
+
+    The algebra tries these before it searches: one probe matched by one side and not by the
+    other already answers most questions a policy asks ("is ``/p1/src/**`` inside
+    ``/p1/src/a/*.py``?" — no: ``/p1/src/``), at the cost of a few matches instead of a
+    breadth-first search over automata. A probe is in L(p) by construction (each element is
+    spelled with text it matches; tests hold this against a reference matcher), and even a
+    wrong one could only make an answer more cautious: probes only ever say "not inside",
+    "not empty" or "they meet", which keep a cut, keep a part or refuse a fold.
+    """
+    return tuple(dict.fromkeys(_spell(p, fill, lambda k: fill or None) for fill in ("", _PROBE_CHAR)))
+
+
+def _spliced(p: Pattern, other: Pattern) -> Iterator[str]:
+    """Texts ``p`` matches with one of ``other``'s probes put where ``p`` spans segments, or
+    the probe's last segment put in each of ``p``'s ``*`` (the caller checks ``other``).
+
+    ``/p1/**/tests/**`` and ``/**/secrets/**`` share ``/p1/secrets/tests/``: a deny that floats
+    anywhere meets a directory's pattern where the directory's ``**`` takes the deny's
+    segments; ``*.py`` and ``id_rsa.*`` share ``id_rsa..py``.
+    """
+    slots = [k for k, e in enumerate(p._elems) if isinstance(e, DStar)]
+    for probe in other.probes():
+        inner = probe.strip("/")
+        for chosen in [{k} for k in slots] + ([set(slots)] if len(slots) > 1 else []):
+            yield _spell(p, "", lambda k: inner if k in chosen else None)
+        yield _spell(p, probe.rsplit("/", 1)[-1], lambda k: None)
+
+
+def _spell(p: Pattern, star: str, dstar: Callable[[int], str | None]) -> str:
+    """Text ``p`` matches: each ``*`` as ``star`` (no ``/`` in it), the ``**`` at element ``k`` as
+    the segments ``dstar(k)``, or when that is None as short as it may be: nothing for a ``**``
+    that may match no segment, an empty segment for one that must match one (``/**/`` between
+    segments is ``(.*/)?``, ``*/**`` there ends in ``.*/``, a last ``**`` is ``.*``)."""
+    skeleton = p._cache.get("skeleton")
+    if skeleton is None:
+        skeleton = p._cache["skeleton"] = [
+            [None if isinstance(it, Star) else chr(_nice_member(it.chars)) for it in e.items]
+            if isinstance(e, Segment)
+            else e.min
+            for e in p._elems
+        ]
+    parts: list[str] = []
+    last = len(skeleton) - 1
+    for k, items in enumerate(skeleton):
+        if isinstance(items, list):
+            parts.append("".join(star if it is None else it for it in items))
+            continue
+        fill = dstar(k)
+        if fill is not None:
+            parts.append(fill)
+        elif k == last or items == 1:
+            parts.append("")
+    return "/".join(parts)
+
+
+def _nice_member(chars: CharSet) -> int:
+    """A readable member of a character set: a letter or digit if it has one, else its first."""
+    single = chars.single()
+    if single is not None:
+        return single
+    for cand in "a0A_-.":
+        if ord(cand) in chars:
+            return ord(cand)
+    return chars.spans[0][0]
+
+
+def _literal_suffix(elems: Elems) -> str:
+    """The literal text at the end of every match: the last segment's trailing literal characters,
+    and the segments before it while they are wholly literal (joined by the ``/`` between them)."""
+    out: list[str] = []
+    for k in range(len(elems) - 1, -1, -1):
+        e = elems[k]
+        if not isinstance(e, Segment):
+            break
+        for it in reversed(e.items):
+            cp = it.chars.single() if isinstance(it, One) else None
+            if cp is None:
+                return "".join(reversed(out))
+            out.append(chr(cp))
+        if k == 0 or not isinstance(elems[k - 1], Segment):
+            break  # what comes before may be nothing at all ('**/x' matches 'x'): no '/' is certain
+        out.append("/")
+    return "".join(reversed(out))
 
 
 @lru_cache(maxsize=65536)
@@ -306,10 +417,14 @@ def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
     return wrapper
 
 
-def _disjoint_prefixes(a: Pattern, b: Pattern) -> bool:
-    """True when no text can match both: their literal prefixes already disagree."""
-    pa, pb = a.prefix, b.prefix
-    return not (pa.startswith(pb) or pb.startswith(pa))
+def _disjoint_ends(a: Pattern, b: Pattern) -> bool:
+    """True when no text can match both: their literal prefixes or suffixes already disagree.
+
+    The cheapest exact answer the algebra has (two string comparisons): most rule pairs of a
+    large policy are told apart here (``/p1/**`` and ``/p2/**``; ``/**/*.key`` and ``/**/*.py``).
+    """
+    pa, pb, sa, sb = a.prefix, b.prefix, a.suffix, b.suffix
+    return not (pa.startswith(pb) or pb.startswith(pa)) or not (sa.endswith(sb) or sb.endswith(sa))
 
 
 PatternLike = Union[Pattern, str]
@@ -340,7 +455,7 @@ def intersect(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) -
 def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
     if a == b:
         return (a,)
-    if _disjoint_prefixes(a, b):
+    if _disjoint_ends(a, b):
         return ()
     for x, y in ((a, b), (b, a)):
         if x.literal is not None:
@@ -372,12 +487,37 @@ def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
 
 def is_subset(a: PatternLike, bs: Sequence[PatternLike], *, budget: Budget | None = None) -> bool:
     """Is every text matching ``a`` matched by some pattern in ``bs``?"""
-    return _counterexample(_p(a), tuple((_p(b), ()) for b in bs), budget=_budget(budget)) is None
+    a, bs, budget = _p(a), [_p(b) for b in bs], _budget(budget)
+    if len(bs) == 1 and _starts(bs[0]) is not None:
+        budget.charge(QUESTION_STEPS)
+        return _inside_start(a, bs[0])
+    return _covered(a, tuple((b, ()) for b in bs), budget=budget)
+
+
+def _starts(p: Pattern) -> str | None:
+    """``lit/`` when ``p`` is ``lit/**`` (matches exactly the texts that start with ``lit/``)."""
+    return p._cache["startswith"]
+
+
+def _inside_start(a: Pattern, b: Pattern) -> bool:
+    """L(a) ⊆ L(b) for ``b`` = ``lit/**``: exactly when a's literal prefix starts with ``lit/``.
+
+    If it does, every match of ``a`` does. If it does not, ``a`` either disagrees with ``lit/``
+    in its literal prefix or, where that prefix ends, has a wildcard that can take a character
+    other than the one ``lit/`` needs there (classes of one character count as literal); and
+    every partial match of a pattern can be completed, so some match of ``a`` is outside ``b``.
+    """
+    return a.prefix.startswith(b._cache["startswith"])
 
 
 def is_empty(a: PatternLike, excepts: Sequence[PatternLike] = (), *, budget: Budget | None = None) -> bool:
     """Is L(a) minus the union of L(e) for the excepts empty?"""
-    return example(a, excepts, budget=budget) is None
+    a, budget = _p(a), _budget(budget)
+    excepts = [_p(e) for e in excepts]
+    if all(_disjoint_ends(a, e) for e in excepts):
+        budget.charge(QUESTION_STEPS)
+        return False  # every pattern matches something, and no except can take it away
+    return _covered(a, tuple((e, ()) for e in excepts), budget=budget)
 
 
 def example(a: PatternLike, excepts: Sequence[PatternLike] = (), *, budget: Budget | None = None) -> str | None:
@@ -385,12 +525,94 @@ def example(a: PatternLike, excepts: Sequence[PatternLike] = (), *, budget: Budg
     return _counterexample(_p(a), tuple((_p(e), ()) for e in excepts), budget=_budget(budget))
 
 
+def overlaps(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) -> bool:
+    """Does some text match both? (Cheaper than :func:`intersect` when only that matters.)"""
+    a, b = _p(a), _p(b)
+    first, second = (a, b) if a.text <= b.text else (b, a)
+    return _overlaps(first, second, budget=_budget(budget))
+
+
+@_memo
+def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
+    # every pattern matches something (a class that matches nothing is refused when parsed)
+    if a == b:
+        return True
+    if _disjoint_ends(a, b):
+        return False
+    for x, y in ((a, b), (b, a)):
+        if x.literal is not None:
+            return y.matches(x.literal)
+        if x.is_universal():
+            return True
+    for x, y in ((a, b), (b, a)):
+        start = _starts(x)
+        if start is not None:
+            # 'lit/**' meets y exactly when y's automaton is still alive after reading 'lit/':
+            # every position of a pattern's automaton can go on to accept
+            # (every element matches something), so a live state can be completed.
+            budget.charge(PROBE_STEPS + len(start))
+            auto = y.automaton()
+            return auto.mask(auto.state(start)) != 0
+    for x, y in ((a, b), (b, a)):
+        for text in x.probes():
+            budget.charge(PROBE_STEPS)
+            if y.matches(text):
+                return True
+    for x, y in ((a, b), (b, a)):
+        for text in _spliced(x, y):
+            budget.charge(PROBE_STEPS)
+            if y.matches(text):
+                return True
+    autos = [a.automaton(), b.automaton()]
+    acc = [x.accepting for x in autos]
+    dead = [x.dead for x in autos]
+    return search(
+        autos,
+        lambda st: acc[0][st[0]] and acc[1][st[1]],
+        lambda st: st[0] == dead[0] or st[1] == dead[1],
+        budget,
+    ) is not None
+
+
 def is_subset_terms(
     a: PatternLike, terms: Sequence[tuple[PatternLike, Sequence[PatternLike]]], *, budget: Budget | None = None
 ) -> bool:
     """Is L(a) inside the union of the terms, each ``(pattern, excepts)`` = pattern minus excepts?"""
     pieces = tuple((_p(p), tuple(_p(e) for e in es)) for p, es in terms)
-    return _counterexample(_p(a), pieces, budget=_budget(budget)) is None
+    return _covered(_p(a), pieces, budget=_budget(budget))
+
+
+#: Steps charged for matching one probe against one pattern (a few cached transitions).
+PROBE_STEPS = 4
+
+
+def plainly_outside(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) -> bool:
+    """True when a probe of ``a`` is not matched by ``b``, which proves L(a) ⊄ L(b); False proves
+    nothing. For callers that ask "inside?" of many pairs most of which are not: a few matches,
+    without the memo or a search."""
+    a, b, budget = _p(a), _p(b), _budget(budget)
+    for text in a.probes():
+        budget.charge(PROBE_STEPS)
+        if not b.matches(text):
+            return True
+    return False
+
+
+@_memo
+def _covered(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...], budget: Budget) -> bool:
+    """Is L(a) inside the union of the terms? A probe of ``a`` no term covers says no at once;
+    otherwise the search decides (:func:`_counterexample`)."""
+    for text in a.probes():
+        budget.charge(PROBE_STEPS * (1 + sum(1 + len(es) for _, es in terms)))
+        if not any(p.matches(text) and not any(e.matches(text) for e in es) for p, es in terms):
+            return False
+    return _counterexample(a, terms, budget=budget) is None
+
+
+@lru_cache(maxsize=256)
+def _union(patterns: tuple[Pattern, ...]) -> Automaton:
+    """One automaton whose rows are ``patterns`` (a state accepts when one of them does)."""
+    return Automaton([p._positions() for p in patterns])
 
 
 @_memo
@@ -400,17 +622,23 @@ def _counterexample(
     """A shortest text in L(a) that no term covers, or None (the one decision procedure)."""
     live = []
     for p, es in terms:
-        if _disjoint_prefixes(a, p):
+        if _disjoint_ends(a, p):
             continue
-        es = tuple(e for e in es if not _disjoint_prefixes(a, e))
-        if not es and (p == a or p.is_universal()):
+        es = tuple(e for e in es if not _disjoint_ends(a, e))
+        if not es and (p == a or p.is_universal() or (_starts(p) is not None and _inside_start(a, p))):
             return None
         live.append((p, es))
     if a.literal is not None:
         text = a.literal
         covered = any(p.matches(text) and not any(e.matches(text) for e in es) for p, es in live)
         return None if covered else text
+    # Terms without excepts only need "some pattern matches": their rows go side by side in one
+    # automaton (one step per character for all of them, where a tuple of automata takes one
+    # each). The product states, and so the search's path and answer, are the same either way.
+    plain = sorted({p for p, es in live if not es}, key=lambda p: p.text)
     autos: list[Automaton] = [a.automaton()]
+    if plain:
+        autos.append(plain[0].automaton() if len(plain) == 1 else _union(tuple(plain)))
     slot: dict[Pattern, int] = {a: 0}
 
     def index(p: Pattern) -> int:
@@ -419,18 +647,19 @@ def _counterexample(
             autos.append(p.automaton())
         return slot[p]
 
-    plan = [(index(p), tuple(index(e) for e in es)) for p, es in live]
+    plan = [(index(p), tuple(index(e) for e in es)) for p, es in live if es]
     acc = [x.accepting for x in autos]
     univ = [x.universal for x in autos]
     dead = [x.dead for x in autos]
+    union = 1 if plain else None  # its state accepts (is universal) when one of its rows does
 
     def bad(st: tuple[int, ...]) -> bool:
-        if not acc[0][st[0]]:
+        if not acc[0][st[0]] or (union and acc[1][st[1]]):
             return False
         return not any(acc[p][st[p]] and not any(acc[e][st[e]] for e in es) for p, es in plan)
 
     def hopeless(st: tuple[int, ...]) -> bool:
-        if st[0] == dead[0]:
+        if st[0] == dead[0] or (union and univ[1][st[1]]):
             return True
         return any(univ[p][st[p]] and all(st[e] == dead[e] for e in es) for p, es in plan)
 

@@ -14,6 +14,8 @@ and a refused value is denied whatever the rules say. Why, per resource:
   where that parser ends it, not where a glob thinks (``https://evil.com\\.example.com`` is host
   ``evil.com``). Values are parsed with ada (a WHATWG-conformant parser) and written back in one
   form; spellings a server would decode (``%61``) are decoded, ambiguous ones refused.
+* ``proc`` — an argv in the argv dialect (:mod:`bgc.argv`), one word a segment, matched as
+  given: ``.`` and ``..`` are ordinary words there (``find .``), not segments to refuse.
 * every other resource — matched as given, but a segment a URL parser or server would read as
   ``.`` or ``..`` is refused.
 
@@ -30,6 +32,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from bgc.argv import ARGV_RESOURCES
 
 if TYPE_CHECKING:
     from bgc.glob import Pattern
@@ -73,6 +77,8 @@ def _read(resource: str, value: str, case_insensitive: bool) -> str | Rejection:
         return _fs_path(value, case_insensitive)
     if resource in URL_RESOURCES:
         return canonical_url(value)
+    if resource in ARGV_RESOURCES:
+        return value  # an argv, one word a segment: `.` and `..` are words (bgc.argv)
     problem = _dot_segment_problem(value)
     return Rejection(value, problem) if problem else value
 

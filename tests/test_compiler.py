@@ -321,6 +321,27 @@ def make_policy(generated: list[tuple[str, str]]) -> Policy:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules, patterns)
 def test_never_widen_against_brute_force(generated: list[tuple[str, str]], requested: str) -> None:
+    assert_exact_against_brute_force(generated, requested)
+
+
+# many rules: cuts found through the prefix index, many excepts in one automaton, parts pruned
+many_rules = st.lists(
+    st.tuples(
+        st.sampled_from(["allow", "ask", "deny"]), st.one_of(patterns, st.sampled_from(["/**/a", "/**/*b/**", "/a/**"]))
+    ),
+    min_size=6,
+    max_size=16,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(many_rules, st.one_of(patterns, st.just("/**")))
+def test_many_rules_are_exact_against_brute_force(generated: list[tuple[str, str]], requested: str) -> None:
+    assert_exact_against_brute_force(generated, requested)
+
+
+def assert_exact_against_brute_force(generated: list[tuple[str, str]], requested: str) -> None:
+    """Every text of a small universe is decided by the plan exactly as the rules say."""
     plan = Compiler(make_policy(generated)).compile(order(f"fs:write:{requested}"))
     (result,) = plan.requests
     gate = Gate([plan])

@@ -27,8 +27,10 @@ from bgc.glob import (
     is_empty,
     is_subset,
     is_subset_terms,
+    overlaps,
     parse,
 )
+from bgc.glob import _spliced  # the candidates the algebra checks before it searches
 
 ALPHABET = "abc/"
 MAX_LEN = 5
@@ -241,7 +243,7 @@ def test_intersect_is_exact_readable_and_never_widens(a: str, b: str) -> None:
 
 
 @PROPS
-@given(patterns(), st.lists(patterns(), max_size=3))
+@given(patterns(), st.lists(patterns(), max_size=8))  # two or more: their rows share one automaton
 def test_is_subset_and_example_agree_with_enumeration(a: str, bs: list[str]) -> None:
     pa, pbs = parse(a), [parse(b) for b in bs]
     subset = is_subset(pa, pbs)
@@ -284,3 +286,46 @@ def test_fold_case_matches_exactly_the_case_variants(p: str) -> None:
     for s in strings:
         variants = ("".join(v) for v in itertools.product(*({c, c.swapcase()} for c in s)))
         assert folded.matches(s) == any(pattern.matches(v) for v in variants), (p, s, folded.text)
+
+
+# --- the fast answers (probes, literal ends, 'lit/**', the union automaton) against enumeration ---
+
+
+@PROPS
+@given(patterns(), patterns())
+def test_overlaps_agrees_with_enumeration_and_the_term_search(a: str, b: str) -> None:
+    pa, pb = parse(a), parse(b)
+    answer = overlaps(pa, pb)
+    assert answer == overlaps(pb, pa)
+    if lang(a) & lang(b):
+        assert answer, (a, b)
+    # disjoint exactly when L(a) lies inside "everything but L(b)": the search, with no probe to help it
+    assert answer == (not is_subset_terms(pa, [(parse("**"), [pb])])), (a, b)
+
+
+@PROPS
+@given(patterns(), patterns())
+def test_probes_and_spliced_texts_are_what_they_claim(a: str, b: str) -> None:
+    pa, pb = parse(a), parse(b)
+    assert pa.probes()
+    for text in pa.probes():
+        assert ref_match(a, text), (a, text)  # a probe is a fact about the pattern
+    for text in _spliced(pa, pb):
+        assert ref_match(a, text), (a, b, text)  # the algebra checks only the other side
+
+
+DIRECTORY = st.lists(st.sampled_from(["a", "b", "ab", "[ab]", "*", "?"]), min_size=0, max_size=3).map(
+    lambda segs: "/".join(["", *segs, "**"])
+)
+
+
+@PROPS
+@given(patterns(), DIRECTORY)
+def test_inside_a_directory_pattern_agrees_with_enumeration(a: str, directory: str) -> None:
+    # 'lit/**' is answered from the literal prefix alone; other directories go to the search
+    answer = is_subset(parse(a), [parse(directory)])
+    if not lang(a) <= lang(directory):
+        assert answer is False, (a, directory)
+    if answer:
+        assert lang(a) <= lang(directory), (a, directory)
+    assert answer == (example(parse(a), [parse(directory)]) is None), (a, directory)

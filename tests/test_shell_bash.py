@@ -1,0 +1,94 @@
+"""bgc.shell against bash itself: every program bash really runs must be among the needs (or the
+command must be sent to ask).
+
+Each command runs under ``/bin/bash -c`` with PATH holding only stub programs that record their
+argv (``echo`` as a builtin is disabled so it records too), in an empty directory; the argvs they
+recorded are compared with what :func:`bgc.shell.shell_atoms` says the command needs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bgc.argv import decode_argv
+from bgc.shell import shell_atoms
+
+BASH = shutil.which("bash") or "/bin/bash"
+STUBS = ("echo", "cat", "rm", "git", "ls", "a", "b", "env", "nice", "nohup", "timeout", "sh")
+STUB = '#!/bin/sh\nprintf "%s" "${0##*/}" >> "$LOG"\nfor w in "$@"; do printf "\\037%s" "$w" >> "$LOG"; done\nprintf "\\036" >> "$LOG"\n'
+
+COMMANDS = [
+    "echo a#b; rm x",
+    "echo #x; rm y",
+    'cat .e""nv',
+    "r''m -f z",
+    "git log --format='%H %s'",
+    "echo a\\ b c",
+    "a && b || rm q",
+    "ls -la\nrm nl",
+    "echo $'a\\tb'",
+    "echo \"a'b\" 'c\"d'",
+    'git commit -m "x\\"y"',
+    "echo a\\\\b",
+    "cat <<E\nhi\nE\nrm after",
+    "cat <<E\n$(rm inside)\nE",
+    "echo -- -x",
+    "{ a; b; }",
+    "(a; b)",
+    "echo a;b",
+    "echo 'a;b'",
+    "echo a\\;b",
+    "a|b",
+    "echo ]",
+    "echo a=b",
+    "rm -- -rf",
+    "echo $(rm sub) `git x`",
+    "cat <(ls d)",
+    "env X=1 rm e",
+    "nice -n 3 nohup git status",
+    "timeout 5 rm t",
+    "sh -c 'rm c; git y'",
+    "eval 'rm ev'",
+    "if a; then rm then; else rm else; fi",
+    "! rm bang",
+    "a &\nrm bg",
+    "cat $'\\x2e'env",
+    "echo héllo 🎉",
+    "X=1 rm x1",
+    "echo x > out; rm -f out",
+]
+
+
+@pytest.fixture(scope="module")
+def stubs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("stubs")
+    for name in STUBS:
+        path = directory / name
+        path.write_text(STUB)
+        path.chmod(0o755)
+    return directory
+
+
+def ran(stubs: Path, command: str, workdir: Path) -> list[tuple[str, ...]]:
+    log = workdir / "log"
+    log.write_bytes(b"")
+    env = {"PATH": str(stubs), "LOG": str(log), "LC_ALL": "C.UTF-8"}
+    subprocess.run([BASH, "-c", "enable -n echo; " + command], env=env, cwd=workdir, capture_output=True, timeout=30, check=False)
+    records = log.read_bytes().decode("utf-8", "surrogateescape").split("\x1e")
+    return [tuple(record.split("\x1f")) for record in records if record]
+
+
+@pytest.mark.skipif(not os.path.exists(BASH), reason="no bash on this machine")
+@pytest.mark.parametrize("command", COMMANDS, ids=[repr(c)[:40] for c in COMMANDS])
+def test_every_program_bash_runs_is_needed(stubs: Path, tmp_path: Path, command: str) -> None:
+    really = ran(stubs, command, tmp_path)
+    assert really or command.startswith("echo #"), "the stubs recorded nothing: the harness is broken"
+    analysis = shell_atoms(command, cwd=str(tmp_path))
+    needed = {decode_argv(need.value) for need in analysis.needs if need.resource == "proc"}
+    missing = [argv for argv in really if argv not in needed]
+    assert not missing or analysis.needs_ask, (missing, analysis)
