@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from bgc import canonical, glob, values
+from bgc._gate_index import LaneIndex
 from bgc.canonical import DataModelError, kind_name
 from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
@@ -393,9 +394,13 @@ def plans_from_data(
 # --- the gate -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class GateDecision:
-    """The gate's answer for one concrete atom."""
+class GateDecision(NamedTuple):
+    """The gate's answer for one concrete atom.
+
+    A named tuple rather than a frozen dataclass, on purpose: the gate builds one per decision
+    and a frozen dataclass costs four ``object.__setattr__`` calls to build, which was the
+    largest single cost of a warm decision. It is just as immutable.
+    """
 
     atom: str
     effect: GateEffect
@@ -412,62 +417,110 @@ class GateDecision:
         }
 
 
+_decision = tuple.__new__  # GateDecision's fields as one tuple: what its __new__ does, minus the call
+
+
+Outcome = tuple[GateEffect, str, tuple[Approvals, ...]]
+"""A decision without its atom: what every value holding the same parts gets."""
+
+#: Different outcomes (sets of parts holding a value) a resource/action's index remembers.
+MAX_OUTCOMES = 4096
+
+
 class _PartIndex:
-    """Parts of one resource/action compiled into pattern sets, so a value is decided in one pass."""
+    """Every part of one resource/action, granted, asked and denied, decided in one pass.
 
-    def __init__(self, parts: Sequence[Part], fold_case: bool) -> None:
-        self.parts = tuple(parts)
-        self.patterns = glob.PatternSet([glob.parse(part.pattern) for part in parts])
-        excepts = sorted({text for part in parts for text in part.excepts})
-        position = {text: i for i, text in enumerate(excepts)}
-        compiled = [glob.parse(text) for text in excepts]
-        if fold_case:
-            compiled = [glob.fold_case(pattern) for pattern in compiled]
-        self.excepts = glob.PatternSet(compiled)
-        self.part_excepts = [frozenset(position[text] for text in part.excepts) for part in parts]
-        self.has_excepts = bool(excepts)
+    Each distinct pattern — a part's pattern, or an except (case-folded for an ``fs`` except on
+    a case-insensitive file system) — is one lane of a :class:`~bgc._gate_index.LaneIndex`;
+    which parts hold a value, and so the outcome, depends only on the lanes it matches, so the
+    outcome is worked out once per lane mask and remembered.
+    """
 
-    def matching(self, value: str) -> list[Part]:
-        """The parts whose pattern matches ``value`` and none of whose excepts do."""
-        hits = self.patterns.matching(value)
-        if not hits:
-            return []
-        cut = self.excepts.matching(value)
-        return [self.parts[i] for i in sorted(hits) if not (self.part_excepts[i] & cut)]
+    def __init__(self, granted: Sequence[Part], asked: Sequence[Part], denied: Sequence[Part], fold_case: bool) -> None:
+        lanes: dict[tuple[str, bool], int] = {}
+        patterns: list[glob.Pattern] = []
 
-    def contains(self, value: str) -> bool:
-        """Whether some part holds ``value`` (the gate's hot question: no list, no sorting)."""
-        hits = self.patterns.matching(value)
-        if not hits:
-            return False
-        cut = self.excepts.matching(value) if self.has_excepts else frozenset()
-        return any(not (self.part_excepts[i] & cut) for i in hits)
+        def lane(text: str, folded: bool) -> int:
+            if (text, folded) not in lanes:
+                lanes[(text, folded)] = len(patterns)
+                pattern = glob.parse(text)
+                patterns.append(glob.fold_case(pattern) if folded else pattern)
+            return 1 << lanes[(text, folded)]
+
+        # pattern lane -> its parts as (kind: 0 granted, 1 asked, 2 denied; place in the plans; except lanes)
+        self._by_lane: dict[int, list[tuple[int, int, Part, int]]] = {}
+        for kind, parts in enumerate((granted, asked, denied)):
+            for place, part in enumerate(parts):
+                excepts = 0
+                for text in part.excepts:
+                    excepts |= lane(text, fold_case)
+                self._by_lane.setdefault(lane(part.pattern, False), []).append((kind, place, part, excepts))
+        self._index = LaneIndex(patterns)
+        self._outcomes: dict[int, Outcome] = {}
+
+    def outcome(self, value: str) -> Outcome:
+        """What the parts say about a canonical value: allow, ask (and the approvals), deny (and why)."""
+        hits = self._index.hits(value)
+        known = self._outcomes.get(hits)
+        if known is None:
+            known = self._outcome(hits)
+            if len(self._outcomes) < MAX_OUTCOMES:
+                self._outcomes[hits] = known
+        return known
+
+    def _outcome(self, hits: int) -> Outcome:
+        holding: list[tuple[int, int, Part, int]] = []
+        rest = hits
+        while rest:  # a value matches few patterns: look at their parts only
+            bit = rest & -rest
+            rest ^= bit
+            holding += [entry for entry in self._by_lane.get(bit, ()) if not entry[3] & hits]
+        holding.sort(key=lambda entry: entry[:2])  # the parts' order in the plans
+        granted, asked, denied = ([part for kind, _, part, _ in holding if kind == wanted] for wanted in range(3))
+        if granted:
+            return "allow", "", ()
+        if asked:
+            return "ask", "awaits approval", tuple(dict.fromkeys(part.approvals or Approvals(1) for part in asked))
+        # name a deny rule when one covers the value; the part no rule mentions comes last
+        for part in sorted(denied, key=lambda part: not part.rules):
+            if not part.rules:
+                return "deny", "no rule allows it", ()
+            rule = part.rules[0]
+            because = f" ({rule.reason})" if rule.reason else ""
+            return "deny", f"denied by {rule}{because}", ()
+        return "deny", "not granted by the plan", ()
 
 
 class Gate:
     """Decides concrete atoms against one or more plans (allow if any plan grants it)."""
 
     def __init__(self, plans: Iterable[Plan], root: str | None = None) -> None:
-        granted: dict[tuple[str, str], list[Part]] = {}
-        asked: dict[tuple[str, str], list[Part]] = {}
-        denied: dict[tuple[str, str], list[Part]] = {}
+        by_key: dict[tuple[str, str], tuple[list[Part], list[Part], list[Part]]] = {}
         fold_case = False
         for plan in plans:
             fold_case |= plan.fold_case
             for request in plan.requests:
-                for store, parts in ((granted, request.granted), (asked, request.ask), (denied, request.denied)):
+                for kind, parts in enumerate((request.granted, request.ask, request.denied)):
                     for part in parts:
-                        store.setdefault((part.resource, part.action), []).append(part)
+                        by_key.setdefault((part.resource, part.action), ([], [], []))[kind].append(part)
         # case folding is about file names: only fs excepts fold (DESIGN §2)
-        self._granted = {key: _PartIndex(parts, fold_case and key[0] == "fs") for key, parts in granted.items()}
-        self._asked = {key: _PartIndex(parts, fold_case and key[0] == "fs") for key, parts in asked.items()}
-        self._denied = {key: _PartIndex(parts, fold_case and key[0] == "fs") for key, parts in denied.items()}
+        self._indices: dict[str, dict[str, _PartIndex]] = {}
+        for (resource, action), kinds in by_key.items():
+            if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
+                self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
         self._root = os.path.realpath(root) if root is not None else None
         self._case_insensitive = fold_case
 
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
         parts = atom.split(":", 2)
+        if len(parts) == 3 and self._root is None:  # the hot path: one canonicalisation, one index pass
+            resource, action, raw = parts
+            index = self._indices.get(resource, _NO_ACTIONS).get(action)  # known keys are valid names
+            if index is not None:
+                value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
+                if value.__class__ is str:
+                    return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
         if len(parts) != 3:
             return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
         resource, action, raw = parts
@@ -511,20 +564,10 @@ class Gate:
         return normalised
 
     def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
-        key = (resource, action)
-        if key in self._granted and self._granted[key].contains(value):
-            return GateDecision(atom, "allow")
-        if key in self._asked:
-            pending = self._asked[key].matching(value)
-            if pending:
-                approvals = tuple(dict.fromkeys(p.approvals or Approvals(1) for p in pending))
-                return GateDecision(atom, "ask", "awaits approval", approvals)
-        if key in self._denied:
-            # name a deny rule when one covers the value; the part no rule mentions comes last
-            for part in sorted(self._denied[key].matching(value), key=lambda part: not part.rules):
-                if not part.rules:
-                    return GateDecision(atom, "deny", "no rule allows it")
-                rule = part.rules[0]
-                because = f" ({rule.reason})" if rule.reason else ""
-                return GateDecision(atom, "deny", f"denied by {rule}{because}")
-        return GateDecision(atom, "deny", "not granted by the plan")
+        index = self._indices.get(resource, _NO_ACTIONS).get(action)
+        if index is None:
+            return GateDecision(atom, "deny", "not granted by the plan")
+        return GateDecision(atom, *index.outcome(value))
+
+
+_NO_ACTIONS: dict[str, _PartIndex] = {}

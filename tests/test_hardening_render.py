@@ -126,7 +126,7 @@ def test_escape_field_escapes_every_hostile_character_one_by_one() -> None:
 
 def hostile_variants(value: Any, text: str) -> Iterator[Any]:
     """``value`` with one of its text leaves (not an enumeration word) replaced by ``text``, for
-    every such leaf in turn: dataclasses and tuples are walked, whatever their shape."""
+    every such leaf in turn: dataclasses and tuples (named ones too) are walked, whatever their shape."""
     if is_dataclass(value):
         for item in fields(value):
             for variant in hostile_variants(getattr(value, item.name), text):
@@ -134,7 +134,8 @@ def hostile_variants(value: Any, text: str) -> Iterator[Any]:
     elif isinstance(value, tuple):
         for index, item in enumerate(value):
             for variant in hostile_variants(item, text):
-                yield (*value[:index], variant, *value[index + 1 :])
+                rebuilt = (*value[:index], variant, *value[index + 1 :])
+                yield type(value)(*rebuilt) if hasattr(value, "_fields") else rebuilt  # a named tuple stays one
     elif type(value) is str and value not in ENUMS:
         yield text
 

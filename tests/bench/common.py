@@ -16,6 +16,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FIVE = "import typer, rich, lark, yaml, cbor2"
+sys.path.insert(1, str(ROOT))
+from bgc.errors import ExitCode  # noqa: E402
+
+ANSWERED = tuple(int(code) for code in (ExitCode.OK, ExitCode.FINDINGS, ExitCode.ASK, ExitCode.DENIED))
+"""Exit codes of a command that did its work (a deciding command refines findings into ask and deny)."""
 
 
 def bgc_script() -> str:
@@ -98,7 +103,7 @@ class Case:
     name: str
     argv: list[str]
     setup: Callable[[], dict[str, str]] = lambda: {}
-    ok: tuple[int, ...] = (0, 1)
+    ok: tuple[int, ...] = ANSWERED
     timeout: float = 60.0
     budget: float = 120.0
     stdin: str | None = None
@@ -145,7 +150,7 @@ class PrimedCache:
         self.count = 0
         self.template.mkdir(mode=0o700)
         run = run_once(argv, {**base_env(), "BGC_CACHE_DIR": str(self.template)}, 600)
-        if run.code not in (0, 1):
+        if run.code not in ANSWERED:
             raise RuntimeError(f"priming {name}: {' '.join(argv)} exited {run.code}: {run.stderr}")
 
     def fresh(self) -> dict[str, str]:

@@ -1,0 +1,201 @@
+"""The gate's fast paths against brute-force references (issue 10, item 3).
+
+- :class:`bgc._gate_index.LaneIndex` files patterns under their literal directory and decides
+  common shapes without automata: on generated patterns and texts it must give exactly the
+  lanes :meth:`bgc.glob.Pattern.matches` gives, pattern by pattern.
+- :class:`bgc.plan.Gate` decides from lane masks it remembers: on generated plans and atoms it
+  must give exactly what a rule-by-rule reading of the plan gives.
+- :func:`bgc.values.normalise` returns a value unchanged when a per-resource test says it is
+  canonical already: whatever that test accepts, the full reading must return unchanged.
+"""
+
+from __future__ import annotations
+
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bgc import glob, values
+from bgc._gate_index import LaneIndex
+from bgc.plan import Approvals, Gate, Part, Plan, RequestResult, RuleRef
+
+# --- patterns and texts over a small vocabulary, so that they meet often ----------------------
+
+WORDS = ["a", "b", "src", "p1", "p12", "x.py", ".env", "ab"]
+PATTERN_SEGMENTS = [*WORDS, "*", "**", "*.py", "a*", "*b", "?", "[ab]", "p1*", "\\*", "[!a]*"]
+TEXT_SEGMENTS = [*WORDS, "*", "", "p1x", "abc", "srcs", "b.py"]
+
+
+def _joined(segments: st.SearchStrategy[str], most: int) -> st.SearchStrategy[str]:
+    return st.builds(
+        lambda rooted, parts: ("/" if rooted else "") + "/".join(parts),
+        st.booleans(),
+        st.lists(segments, min_size=1, max_size=most),
+    )
+
+
+patterns = _joined(st.sampled_from(PATTERN_SEGMENTS), 5).filter(bool)
+texts = _joined(st.sampled_from(TEXT_SEGMENTS), 6)
+
+
+def _parsed(texts_: list[str]) -> list[glob.Pattern]:
+    out = []
+    for text in texts_:
+        try:
+            out.append(glob.parse(text))
+        except glob.PatternError:
+            continue
+    return out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(patterns, min_size=1, max_size=12), st.lists(texts, min_size=1, max_size=20), st.booleans())
+def test_lane_index_matches_exactly_what_each_pattern_matches(pattern_texts: list[str], text_list: list[str], fold: bool) -> None:
+    compiled = _parsed(pattern_texts)
+    if fold:  # folded patterns have classes where letters were: they leave the literal shapes
+        compiled = [glob.fold_case(pattern) for pattern in compiled]
+    index = LaneIndex(compiled)
+    for text in text_list * 2:  # twice: the second pass reads remembered answers
+        expected = sum(1 << lane for lane, pattern in enumerate(compiled) if pattern.matches(text))
+        assert index.hits(text) == expected, (text, [p.text for p in compiled])
+
+
+def test_lane_index_files_the_common_shapes_without_automata() -> None:
+    """The shapes a plan is made of are decided by dict lookups; only the rest needs a pattern set."""
+    shaped = ["/p1/src/**", "/p1/src/*", "/p1/src/a.py", "https://h.example.com/*", "**", "*"]
+    index = LaneIndex([glob.parse(text) for text in [*shaped, "/p1/**/tests/**"]])
+    with_sets, stack = [], [("", index._root)]
+    while stack:
+        directory, (_, _, others, children) = stack.pop()
+        with_sets += [directory] if others is not None else []
+        stack += [(directory + segment + "/", child) for segment, child in children.items()]
+    assert with_sets == ["/p1/"]
+    assert index.hits("/p1/src/a.py") == 0b0010111  # /p1/src/**, /p1/src/*, the literal, **
+    assert index.hits("/p1/src/b/c.py") == 0b0010001  # /p1/src/**, **
+    assert index.hits("https://h.example.com/x") == 0b0011000  # https://h.example.com/*, **
+    assert index.hits("/p1/a/tests/b") == 0b1010000
+
+
+# --- the gate against a rule-by-rule reading of the plan ---------------------------------------
+
+RULES = [RuleRef("p.bgp", 1, "deny", "secrets"), RuleRef("p.bgp", 2, "deny"), RuleRef("p.bgp", 3, "allow")]
+APPROVALS = [None, Approvals(1), Approvals(2, ("alice", "bob")), Approvals(1, ("alice",))]
+
+
+@st.composite
+def parts(draw: st.DrawFn, kind: str) -> Part:
+    resource, action = draw(st.sampled_from([("fs", "write"), ("fs", "read"), ("proc", "exec")]))
+    pattern = draw(st.sampled_from(["/**", "/p1/**", "/p1/src/**", "/p1/src/*.py", "/**/.env", "/p1/src/a.py", "/src/*", "/[ab]*/**"]))
+    excepts = tuple(sorted(set(draw(st.lists(st.sampled_from(["/p1/src/secrets/**", "/**/.env", "/p1/SRC/**", "/*/b"]), max_size=2)))))
+    rules = tuple(draw(st.lists(st.sampled_from(RULES), max_size=2, unique=True)))
+    approvals = draw(st.sampled_from(APPROVALS[1:])) if kind == "ask" else None
+    return Part(resource, action, pattern, excepts, rules, approvals)
+
+
+@st.composite
+def plans(draw: st.DrawFn) -> Plan:
+    requests = []
+    for _ in range(draw(st.integers(1, 3))):
+        granted, asked, denied = (tuple(draw(st.lists(parts(kind), max_size=3))) for kind in ("granted", "ask", "denied"))
+        requests.append(RequestResult("fs:write:/**", "narrowed", granted, asked, denied))
+    return Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, tuple(requests), (), draw(st.booleans()))
+
+
+def reference_decision(plans_: list[Plan], atom: str) -> tuple[str, str, tuple[Approvals, ...]]:
+    """The gate's rules read literally: every part of every plan, pattern by pattern."""
+    resource, action, raw = atom.split(":", 2)
+    fold = any(plan.fold_case for plan in plans_)
+    value = values.normalise(resource, raw, case_insensitive=fold)
+    if isinstance(value, values.Rejection):
+        return "deny", f"rejected: {value.reason}", ()
+
+    def holds(part: Part) -> bool:
+        folded = fold and resource == "fs"
+        cut = [glob.fold_case(glob.parse(t)) if folded else glob.parse(t) for t in part.excepts]
+        return glob.parse(part.pattern).matches(value) and not any(p.matches(value) for p in cut)
+
+    def of(kind: str) -> list[Part]:
+        return [p for plan in plans_ for r in plan.requests for p in getattr(r, kind) if (p.resource, p.action) == (resource, action) and holds(p)]
+
+    if of("granted"):
+        return "allow", "", ()
+    if asked := of("ask"):
+        return "ask", "awaits approval", tuple(dict.fromkeys(p.approvals or Approvals(1) for p in asked))
+    for part in sorted(of("denied"), key=lambda p: not p.rules):
+        if not part.rules:
+            return "deny", "no rule allows it", ()
+        reason = f" ({part.rules[0].reason})" if part.rules[0].reason else ""
+        return "deny", f"denied by {part.rules[0]}{reason}", ()
+    return "deny", "not granted by the plan", ()
+
+
+gate_values = st.sampled_from(["/p1/src/a.py", "/p1/src/secrets/k", "/p1/src/.env", "/p1/SRC/x", "/a/b", "/b/b", "/src/x",
+                               "/p1/src//a.py", "/p1/./src/a.py", "/p1/src/../x.py", "/p12/src/a.py", "/p1", "/", "rel", "/a\x00"])  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(plans(), min_size=1, max_size=2), st.lists(st.tuples(st.sampled_from(["fs:write:", "fs:read:", "proc:exec:", "net:x:"]), gate_values), max_size=25))
+def test_gate_decides_as_the_plan_reads_rule_by_rule(plans_: list[Plan], atoms: list[tuple[str, str]]) -> None:
+    gate = Gate(plans_)
+    for prefix, value in atoms * 2:  # twice: the second pass reads remembered outcomes
+        atom = prefix + value
+        decision = gate.decide(atom)
+        assert (decision.atom, (decision.effect, decision.reason, decision.approvals)) == (atom, reference_decision(plans_, atom))
+
+
+# --- values already canonical ------------------------------------------------------------------
+
+URL_PIECES = ["https://", "http://", "wss://", "ftp://", "HTTPS://", "api", "a-b", "-a", "xn--ab", "1", "0", "example", "com",
+              ".", "..", "/", "//", "?", "#", ":", ":80", ":443", ":8080", ":0", ":99999", "%41", "%2F", ";", "@", "'", "~",
+              "q=1", "&", "é", " ", "\\", "A", "Z", "!$()*+,=", "[", "]", "\t"]  # fmt: skip
+# each part of a URL: plain spellings, and spellings of every class the full reading changes or refuses
+SCHEMES = (["https://", "http://", "ws://", "wss://"], ["ftp://", "HTTP://", "https:/", "", "file://", "https:///"])
+LABELS = (["api", "a-b", "example", "com", "a1", "1a", "x"],
+          ["xn--strae-oqa", "xn--zca", "xn--ab", "xn--", "-a", "b-", "1", "0", "0x1f", "127", "EX", "", "a_b", "é", "ß", "*", "a b"])
+PORTS = (["", ":8080", ":1", ":8443"], [":80", ":443", ":0", ":65535", ":65536", ":99999", ":08", ":", ":a"])
+PIECES = (["a", "B", "x.py", "~", "!", "$", "(", ")", "*", "+", ",", "=", ":", "@", "&", "-", "_", ".a", "a."],
+          [".", "..", "%41", "%2e", "%2F", ";", "'", "é", " ", "#", "\\", "|", "^", "[", "`", "{", "\"", "<", "%", "\x7f"])
+
+
+def _part(choices: tuple[list[str], list[str]]) -> st.SearchStrategy[str]:
+    plain, odd = choices
+    return st.one_of(st.sampled_from(plain), st.sampled_from(plain), st.sampled_from(plain), st.sampled_from(odd))
+
+
+urls = st.builds(
+    lambda scheme, labels, port, path, query: scheme + ".".join(labels) + port + path + query,
+    _part(SCHEMES),
+    st.lists(_part(LABELS), min_size=1, max_size=4),
+    _part(PORTS),
+    st.lists(st.one_of(st.just("/"), _part(PIECES)), max_size=8).map(lambda p: "/" + "".join(p)),
+    st.one_of(st.just(""), st.lists(st.one_of(st.sampled_from(["/", "?"]), _part(PIECES)), max_size=5).map(lambda q: "?" + "".join(q))),
+)
+FS_PIECES = ["/", "//", ".", "..", "a", "B", "é", "e\u0301", " ", "\x00", "\x7f", "\\", "~1", ":", "%2e", "x.py"]
+FS_SEGMENTS = (["a", "B", "x.py", ".env", "a.", " a", "~", "-", "é"], ["", ".", "..", "e\u0301", "\x00", "\x7f", "a\\b", "GIT~1", "a:b", "a ", "\u200c"])
+paths = st.lists(_part(FS_SEGMENTS), max_size=6).map(lambda segments: "/" + "/".join(segments))
+
+
+def _pieces(alphabet: list[str]) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(alphabet), max_size=14).map("".join)
+
+
+@settings(max_examples=4000, deadline=None)
+@given(st.one_of(_pieces(URL_PIECES), urls))
+def test_a_url_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str) -> None:
+    if values._ALREADY_CANONICAL["net"](text):
+        assert values._read("net", text, False) == text
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(_pieces(FS_PIECES), paths), st.booleans())
+def test_a_path_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str, case_insensitive: bool) -> None:
+    assert values.normalise("fs", text, case_insensitive=case_insensitive) == values._read("fs", text, case_insensitive)
+
+
+def test_the_shortcut_takes_the_plain_canonical_values() -> None:
+    """Not a test that cannot fail: the shortcut must take the common values, or it buys nothing."""
+    plain = ["/p7/src/util4/f1.py", "/a b/c~d-e.py", "https://api7.example.com/f1", "https://h.example.com:8443/a/b/?q=1&r=x",
+             "http://localhost/", "wss://a-1.b2.example/x"]  # fmt: skip
+    for text in plain:
+        assert values._ALREADY_CANONICAL["fs" if text.startswith("/") else "net"](text), text
+        assert values._read("fs" if text.startswith("/") else "net", text, False) == text
