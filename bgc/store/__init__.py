@@ -1,0 +1,1 @@
+"""The kernel's state (docs/kernel.md, "The store")."""
