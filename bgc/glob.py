@@ -45,6 +45,7 @@ __all__ = [
     "is_empty",
     "is_subset",
     "is_subset_terms",
+    "uncovered_example",
     "parse",
     "size_problem",
 ]
@@ -389,8 +390,16 @@ def is_subset_terms(
     a: PatternLike, terms: Sequence[tuple[PatternLike, Sequence[PatternLike]]], *, budget: Budget | None = None
 ) -> bool:
     """Is L(a) inside the union of the terms, each ``(pattern, excepts)`` = pattern minus excepts?"""
+    return uncovered_example(a, terms, budget=budget) is None
+
+
+def uncovered_example(
+    a: PatternLike, terms: Sequence[tuple[PatternLike, Sequence[PatternLike]]], *, budget: Budget | None = None
+) -> str | None:
+    """A shortest text in L(a) that none of the terms covers, or None when they cover L(a):
+    the counterexample that proves a claimed subset false (attenuating a capability token)."""
     pieces = tuple((_p(p), tuple(_p(e) for e in es)) for p, es in terms)
-    return _counterexample(_p(a), pieces, budget=_budget(budget)) is None
+    return _counterexample(_p(a), pieces, budget=_budget(budget))
 
 
 @_memo

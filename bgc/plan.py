@@ -314,6 +314,15 @@ def _read_request(request: Fields) -> RequestResult:
     )
 
 
+def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestResult:
+    """One request result, read and checked exactly as :func:`plan_from_data` reads a plan's
+    (a capability token carries its plan's granted and pending parts this way)."""
+    try:
+        return _read_request(Fields(data, path))
+    except ModelError as error:
+        raise PlanError(error.message, error.path) from None
+
+
 def _read_call(call: Fields) -> CallResult:
     call.only("tool", "server", "status", "reason", "needs")
     proposed = call.build(ToolCall, call.get("tool"), call.get("server"))  # named as an order names them

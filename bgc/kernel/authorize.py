@@ -1,0 +1,245 @@
+"""``authorize``: the kernel's answer to one AgentMessage, and the check that decided it.
+
+For a ToolCallRequest, in this order (DESIGN §6; docs/kernel.md, "Order of checks"), the first
+that fails decides and nothing after it runs:
+
+1. ``authorization_conflict`` and the message schema (:mod:`bgc.kernel.messages`);
+2. the capability token: well formed, signed, issued by a trusted issuer, every attenuation
+   proven narrower; not expired; already valid; its audience holds ``server_id``;
+3. ``tool`` in the token's scope;
+4. ``params`` mapped to atoms through the token's tool declaration (:func:`call_atoms`), every
+   atom normalised and decided as ``bgc gate`` decides it, against the token's grants: an atom
+   outside them is denied, one pending there "needs approval" (refused until approvals land);
+5. the execution nonce, when the token or the kernel requires one (and whenever one is sent):
+   the kernel's signature, its lifetime, and consumed exactly once in the store.
+
+Everything fails closed: an error, an unknown, a store that cannot answer is a deny.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bgc import canonical
+from bgc.kernel import messages
+from bgc.kernel.keys import PublicKey, SigningKey
+from bgc.kernel.messages import Conflict, Heartbeat, ListCapabilities, ToolCallRequest
+from bgc.kernel.nonce import issue_nonce, read_nonce, request_digest
+from bgc.kernel.token import TokenError, ToolScope, Verified, check_time, decode_token, verify_chain
+from bgc.plan import Gate
+from bgc.policy.ast import TemplateError
+from bgc.store import Store, StoreError
+
+NONCE_KIND = "execution-nonce"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The kernel's answer: ``allow``, ``deny``, ``alive`` or ``capabilities``, the check that
+    decided (a BGC5xx code and its rule name), why, and what it was about."""
+
+    decision: str
+    code: str
+    check: str
+    reason: str
+    id: str | None = None
+    rules: tuple[str, ...] = ()
+    atoms: tuple[str, ...] = ()
+    counterexample: str | None = None
+    supplemental: str | None = None
+    """The digest of the opaque supplemental authorization, recorded, never consulted."""
+    capabilities: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision in ("allow", "alive", "capabilities")
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"decision": self.decision, "code": self.code, "check": self.check, "reason": self.reason}
+        for key in ("id", "counterexample", "supplemental"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        for key in ("rules", "atoms", "capabilities"):
+            if getattr(self, key):
+                data[key] = list(getattr(self, key))
+        return data
+
+
+def call_atoms(scope: ToolScope, params: Any) -> tuple[str, ...] | str:
+    """The concrete atoms a call of ``scope``'s tool with ``params`` needs, or why there are none.
+
+    The one place a call becomes atoms in the kernel (parameters substituted as literal text,
+    as the compiler substitutes them); it moves to ``bgc.calls.decide_call`` when that lands.
+    """
+    atoms: list[str] = []
+    for need in scope.needs:
+        try:
+            patterns = need.expand(params)
+        except TemplateError as error:
+            return str(error)
+        atoms.extend(f"{need.resource}:{need.action}:{_unescape(pattern)}" for pattern in patterns)
+    return tuple(atoms)
+
+
+def _unescape(pattern: str) -> str:
+    """The literal text of an escaped parameter pattern (the gate takes concrete values)."""
+    out, escaped = [], False
+    for char in pattern:
+        if escaped or char != "\\":
+            out.append(char)
+            escaped = False
+        else:
+            escaped = True
+    return "".join(out)
+
+
+@dataclass
+class Kernel:
+    """Authorizes messages against trusted issuers, with the kernel's key and store for nonces.
+
+    Verified token chains are kept by the token's bytes (a verified chain stays verified; its
+    times are checked on every message), so a session's token costs one signature check.
+    """
+
+    issuers: Sequence[PublicKey]
+    key: SigningKey | None = None
+    store: Store | None = None
+    require_nonce: bool = False
+    clock: Callable[[], float] = time.time
+    session_tokens: Sequence[str] = ()
+    _verified: OrderedDict[str, tuple[Verified, Gate] | TokenError] = field(default_factory=OrderedDict)
+
+    def authorize_line(self, line: str) -> Decision:
+        """The decision for one JSON line (a message, or the conflict that refuses it)."""
+        return self.authorize(messages.read_message(line))
+
+    def authorize(self, message: messages.AgentMessage | Conflict) -> Decision:
+        if isinstance(message, Conflict):
+            return Decision("deny", message.code, message.rule, message.reason)
+        if isinstance(message, Heartbeat):
+            return Decision("alive", "BGC531", "heartbeat", "the kernel is alive")
+        if isinstance(message, ListCapabilities):
+            return self._capabilities()
+        return self._request(message, check_nonce=True)
+
+    def preflight(self, message: messages.AgentMessage | Conflict) -> tuple[Decision, str | None]:
+        """A strict execution preflight: every check but the nonce, then a nonce for exactly
+        this request, signed by the kernel's key. No nonce unless the request would pass."""
+        if not isinstance(message, ToolCallRequest):
+            decision = self.authorize(message)
+            if decision.decision != "deny":
+                decision = Decision("deny", "BGC532", "preflight", "only a ToolCallRequest is preflighted")
+            return decision, None
+        if self.key is None:
+            return Decision("deny", "BGC522", "nonce", "the kernel has no key to sign nonces with", message.id), None
+        decision = self._request(message, check_nonce=False)
+        if decision.decision != "allow":
+            return decision, None
+        digest = request_digest(message.id, message.tool, message.server_id, message.params)
+        return decision, issue_nonce(digest, self.key, now=int(self.clock()))
+
+    # -- the checks --
+
+    def _token(self, text: str) -> tuple[Verified, Gate] | TokenError:
+        """The verified chain of the token ``text`` and the gate over its grants, kept by the
+        token's exact bytes (never by a claimed id: ids are chosen by whoever signs a link)."""
+        cache_key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        found = self._verified.get(cache_key)
+        if found is None:
+            try:
+                verified = verify_chain(decode_token(text), self.issuers)
+                found = (verified, Gate([verified.claims.gate_plan()]))
+            except TokenError as error:
+                found = error
+            self._verified[cache_key] = found
+            if len(self._verified) > 4096:
+                self._verified.popitem(last=False)
+        return found
+
+    def _request(self, message: ToolCallRequest, *, check_nonce: bool) -> Decision:
+        def deny(code: str, check: str, reason: str, **extra: Any) -> Decision:
+            return Decision("deny", code, check, reason, message.id, supplemental=supplemental, **extra)
+
+        supplemental = None
+        if message.supplemental_authorization is not None:
+            supplemental = canonical.digest_text(canonical.encode(message.supplemental_authorization))
+        held = self._token(message.capability_token)
+        if isinstance(held, TokenError):
+            return deny(held.code, held.check, held.message, counterexample=held.counterexample)
+        verified, gate = held
+        now = int(self.clock())
+        late = check_time(verified, now)
+        if late is not None:
+            return deny(late.code, late.check, late.message)
+        claims = verified.claims
+        if message.server_id not in claims.audience:
+            return deny("BGC515", "audience", f"server {message.server_id!r} is not in the token's audience")
+        scope = claims.tool(message.tool)
+        if scope is None:
+            return deny("BGC516", "scope", f"tool {message.tool!r} is not in the token's scope")
+        atoms = call_atoms(scope, message.params)
+        if isinstance(atoms, str):
+            return deny("BGC517", "params", f"the call's params do not fill {message.tool!r}'s atoms: {atoms}")
+        decisions = [gate.decide(atom) for atom in atoms]
+        for decision in decisions:
+            if decision.effect == "deny":
+                code = "BGC518" if decision.reason.startswith("rejected") else "BGC519"
+                reason = "not in the token's grants" if decision.reason == "not granted by the plan" else decision.reason
+                return deny(code, "atoms", f"{decision.atom}: {reason}", atoms=atoms)
+        pending = [d for d in decisions if d.effect == "ask"]
+        if pending:
+            need = ", ".join(f"{d.atom} ({' and '.join(map(str, d.approvals)) or 'an approval'})" for d in pending)
+            return deny("BGC520", "approval", f"needs approval: {need}", atoms=atoms)
+        if check_nonce and (message.execution_nonce is not None or claims.nonce or self.require_nonce):
+            refused = self._nonce(message, now)
+            if refused is not None:
+                return deny(*refused)
+        kinds = {tuple(atom.split(":", 2)[:2]) for atom in atoms}
+        rules = tuple(sorted(
+            {str(rule) for r in claims.requests for part in r.granted if (part.resource, part.action) in kinds
+             for rule in part.rules}
+        ))  # fmt: skip
+        return Decision(
+            "allow", "BGC530", "granted", f"every atom is granted by token {claims.token}", message.id,
+            rules, atoms, supplemental=supplemental,
+        )  # fmt: skip
+
+    def _nonce(self, message: ToolCallRequest, now: int) -> tuple[str, str, str] | None:
+        if message.execution_nonce is None:
+            return ("BGC521", "nonce", "an execution nonce is required: run a preflight first")
+        if self.key is None or self.store is None:
+            return ("BGC522", "nonce", "the kernel has no key or store to check nonces with")
+        nonce = read_nonce(message.execution_nonce)  # well formed: the conflict check read it
+        if not nonce.signed_by(self.key.public):
+            return ("BGC522", "nonce", "the execution nonce is not signed by this kernel")
+        if now >= nonce.exp or now < nonce.nbf:
+            return ("BGC522", "nonce", f"the execution nonce is valid from {nonce.nbf} to {nonce.exp} (now {now})")
+        try:
+            fresh = self.store.consume_once(NONCE_KIND, nonce.nonce, nonce.exp)
+        except StoreError as error:
+            return ("BGC522", "nonce", f"the nonce could not be consumed: {error}")
+        if not fresh:
+            return ("BGC523", "replay", "the execution nonce was already used")
+        return None
+
+    def _capabilities(self) -> Decision:
+        listed = []
+        for text in self.session_tokens:
+            held = self._token(text)
+            if isinstance(held, TokenError) or check_time(held[0], int(self.clock())) is not None:
+                continue
+            verified = held[0]
+            claims = verified.claims
+            listed.append({
+                "token": claims.token,
+                "audience": list(claims.audience),
+                "tools": [scope.to_data() for scope in claims.tools],
+                "granted": sorted(str(part) for r in claims.requests for part in r.granted),
+                "expires": verified.exp,
+            })  # fmt: skip
+        return Decision("capabilities", "BGC533", "capabilities", f"{len(listed)} valid token(s)", capabilities=tuple(listed))
