@@ -360,6 +360,17 @@ class Filesystem:
 
 
 @dataclass(frozen=True, slots=True)
+class Trust:
+    """``trust issuer|approver NAME ed25519:KEY``: who may sign capability tokens, and which key
+    speaks for an approver named in ``approvals N of [...]`` (checked by the kernel)."""
+
+    role: Literal["issuer", "approver"]
+    name: str
+    key: str
+    span: Span = _meta()
+
+
+@dataclass(frozen=True, slots=True)
 class Comment:
     """A ``#`` comment; ``text`` includes the ``#`` and no trailing whitespace."""
 
@@ -367,7 +378,7 @@ class Comment:
     span: Span = _meta()
 
 
-Statement = Union[Rule, ToolDecl, ModeBlock, DefaultMode, Include, Expect, Filesystem]
+Statement = Union[Rule, ToolDecl, ModeBlock, DefaultMode, Include, Expect, Filesystem, Trust]
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,6 +414,7 @@ class Policy:
     expects: tuple[Expect, ...]
     files: tuple[PolicyFile, ...]
     case_insensitive: bool
+    trust: tuple[Trust, ...] = ()
 
     def tool(self, name: str) -> ToolDecl | None:
         """The declaration of tool ``name``, or None when the policy does not declare it."""

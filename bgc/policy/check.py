@@ -21,6 +21,7 @@ from bgc.errors import BgcError, ExitCode, InputError, Span, caret_lines
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code
 from bgc.policy.ast import And, Compare, Condition, Expect, InList, Matches, Not, Or, Policy, Rule
+from bgc.render.words import did_you_mean
 from bgc.render.fields import escape_field
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ LINT_CODES: dict[str, str] = {
     "BGC110": "a deny or ask on a resource:action that no tool needs and no allow or ask mentions: it never takes effect",
     "BGC111": "an allow whose condition can hold on fields the proposer writes (intent.kind, origin.model)",
     "BGC112": "an allow whose URL host has a wildcard inside a label (`*example.com` also matches `evilexample.com`)",
+    "BGC541": "an approver named in `approvals N of [...]` that no `trust approver` binds to a key",
     "BGC201": "an inline expect gave a different effect",
     "BGC202": "an inline expect could not be decided (the compiler reported an error)",
 }
@@ -242,6 +244,27 @@ def lint(policy: Policy) -> list[Finding]:
                             _pattern_span(rule, index), "a rule has one resource:action; write a second rule")
                 )  # fmt: skip
     findings.extend(_unknown_targets(policy))
+    findings.extend(_untrusted_approvers(policy))
+    return findings
+
+
+def _untrusted_approvers(policy: Policy) -> list[Finding]:
+    """BGC541: an approver named in ``approvals N of [...]`` that no ``trust approver`` binds to
+    a key, in a policy that binds approvers (once one is bound, the list is meant to be whole:
+    an unbound name's approval can never be checked, so the rule may never be satisfiable).
+    Policies that bind no approver yet are not flagged: they predate signed approvals."""
+    trusted = {entry.name for entry in policy.trust if entry.role == "approver"}
+    if not trusted:
+        return []
+    findings = []
+    for rule in policy.rules:
+        for name in rule.approvals.approvers if rule.approvals else ():
+            if name not in trusted:
+                findings.append(
+                    Finding("BGC541", Severity.WARNING, f"approver `{name}` is not bound to a key by `trust approver`",
+                            rule.approvals.span,  # type: ignore[union-attr]
+                            did_you_mean(name, sorted(trusted)) or f"add: trust approver {name} ed25519:<public key>")
+                )  # fmt: skip
     return findings
 
 

@@ -24,6 +24,7 @@ from bgc.policy.ast import (
     DefaultMode,
     Expect,
     Filesystem,
+    Trust,
     Include,
     InList,
     Matches,
@@ -145,6 +146,8 @@ def statement_text(statement: Statement) -> str:
         return "filesystem case-insensitive" if statement.case_insensitive else "filesystem case-sensitive"
     if isinstance(statement, Expect):
         return expect_text(statement)
+    if isinstance(statement, Trust):
+        return f"trust {statement.role} {approver_word(statement.name)} {statement.key}"
     raise TypeError(f"not a single-line statement: {type(statement).__name__}")
 
 

@@ -23,6 +23,7 @@ from bgc.policy.ast import (
     DefaultMode,
     Expect,
     Filesystem,
+    Trust,
     Include,
     ModeBlock,
     Policy,
@@ -86,6 +87,7 @@ class _Loader:
         self.defaults: list[DefaultMode] = []
         self.expects: list[Expect] = []
         self.filesystem: Filesystem | None = None
+        self.trusted: list[Trust] = []
 
     def fail(self, message: str, span: Span, code: str, hint: str | None = None) -> NoReturn:
         self.parsers[span.file].fail(message, span, code, hint)
@@ -102,6 +104,7 @@ class _Loader:
             expects=tuple(self.expects),
             files=tuple(self.files),
             case_insensitive=bool(self.filesystem and self.filesystem.case_insensitive),
+            trust=tuple(self.trusted),
         )
 
     def add(self, display: str, text: str, data: bytes, stack: tuple[str, ...]) -> None:
@@ -127,6 +130,8 @@ class _Loader:
                 self.defaults.append(statement)
             elif isinstance(statement, Expect):
                 self.expects.append(statement)
+            elif isinstance(statement, Trust):
+                self.trust(statement)
             else:
                 self.declare_filesystem(statement)
 
@@ -179,6 +184,17 @@ class _Loader:
                 "list every atom the tool needs in one declaration, separated by `,`",
             )
         self.tools[decl.tool] = decl
+
+    def trust(self, statement: Trust) -> None:
+        """One name per role, and one name per key and role: two approver names with one key
+        would let one person count twice towards a threshold."""
+        for other in self.trusted:
+            if other.role != statement.role:
+                continue
+            if other.name == statement.name or other.key == statement.key:
+                what = f"`{other.name}`" if other.name == statement.name else "this key"
+                self.fail(f"{what} is already trusted as {other.role} at {other.span}", statement.span, "BGC540")
+        self.trusted.append(statement)
 
     def declare_filesystem(self, statement: Statement) -> None:
         assert isinstance(statement, Filesystem)

@@ -40,6 +40,7 @@ from bgc.policy.ast import (
     DefaultMode,
     Expect,
     Filesystem,
+    Trust,
     Include,
     InList,
     Matches,
@@ -97,6 +98,7 @@ ERROR_CODES: dict[str, str] = {
     "BGC016": "bad name (tool or mode)",
     "BGC017": "a character a reader may not see as bgc reads it (line break other than a newline, "
     "bidirectional control, invisible format or control character)",
+    "BGC540": "bad `trust` declaration (not an ed25519 public key, a name or a key declared twice)",
 }
 """The error ids ``bgc check`` can report with exit 2 (documented in docs/policy-language.md)."""
 
@@ -150,8 +152,10 @@ _NAME = ATOM_NAME  # a resource or action: the same words a work order uses
 _TOOL = DOTTED_NAME  # a tool name, as in a work order's calls
 _MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PUBLIC_KEY = re.compile(r"ed25519:[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]")
+"""32 bytes of unpadded base64url: 43 characters, the last carrying 2 bits of padding (zero)."""
 
-STATEMENT_KEYWORDS = ("allow", "ask", "deny", "tool", "mode", "default", "include", "expect", "filesystem")
+STATEMENT_KEYWORDS = ("allow", "ask", "deny", "tool", "mode", "default", "include", "expect", "filesystem", "trust")
 _KEYWORDS: dict[str, tuple[str, ...]] = {
     "EFFECT": ("allow", "ask", "deny"),
     "WHEN": ("when",),
@@ -165,6 +169,8 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "INCLUDE": ("include",),
     "EXPECT": ("expect",),
     "FILESYSTEM": ("filesystem",),
+    "TRUST": ("trust",),
+    "ROLE": ("issuer", "approver"),
     "CASE": ("case-insensitive", "case-sensitive"),
     "IN": ("in",),
     "AND": ("and",),
@@ -193,10 +199,10 @@ _DESCRIPTIONS: dict[str, str] = {
     "DEFAULT": "`default mode`",
 }
 _STATEMENT = (
-    "a statement (`allow`, `ask`, `deny`, `tool`, `mode`, `default mode`, `include`, `expect` or `filesystem`)"
+    "a statement (`allow`, `ask`, `deny`, `tool`, `mode`, `default mode`, `include`, `expect`, `filesystem` or `trust`)"
 )
 _ORDER = [
-    "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "CASE", "ATOM", "PATTERN",
+    "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "TRUST", "CASE", "ROLE", "ATOM", "PATTERN",
     "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "NEEDS",
     "LBRACE", "_LBRACKET", "_COMMA", "WHEN", "APPROVALS", "BECAUSE", "AND", "OR", "_RPAR", "_RBRACKET",
     "RBRACE", "_NL", "$END",
@@ -362,6 +368,8 @@ class FileParser:
             return self.expect(tree)
         if kind == "filesystem":
             return Filesystem(tree.children[1].value == "case-insensitive", self.tree_span(tree))
+        if kind == "trust":
+            return self.trust(tree)
         raise AssertionError(f"grammar produced an unknown statement {kind!r}")
 
     # -- atoms and patterns --
@@ -630,6 +638,23 @@ class FileParser:
                 "BGC007",
             )
         return Approvals(count, tuple(names), span)
+
+    def trust(self, tree: Tree) -> Trust:
+        """``trust ROLE NAME KEY``; the key's text form is checked here, its curve point by the
+        kernel when it loads the trust (the core does not import the runtime)."""
+        role, name_tree, key = tree.children[1], tree.children[2], tree.children[3]
+        token = name_tree.children[0]
+        name = self.string(token) if token.type == "STRING" else token.value
+        if not name.strip():
+            self.fail("a trusted name must not be empty", self.token_span(token), "BGC004")
+        if not _PUBLIC_KEY.fullmatch(key.value):
+            self.fail(
+                f"`{key.value[:60]}` is not a public key: expected `ed25519:` and 43 base64url characters",
+                self.token_span(key),
+                "BGC540",
+                "`bgc key new NAME` makes a key pair; `bgc key show NAME` prints the public key",
+            )
+        return Trust(role.value, name, key.value, self.tree_span(tree))  # type: ignore[arg-type]
 
     # -- conditions --
 
