@@ -18,7 +18,6 @@ Everything fails closed: an error, an unknown, a store that cannot answer is a d
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -98,6 +97,25 @@ def _unescape(pattern: str) -> str:
     return "".join(out)
 
 
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A verified token as the kernel keeps it: the chain, the gate over its grants, and the
+    rules behind its granted parts by resource and action (what an allow names: the gate says
+    a value is inside the grants, not which part holds it)."""
+
+    verified: Verified
+    gate: Gate
+    rules: dict[tuple[str, str], tuple[str, ...]]
+
+    @classmethod
+    def of(cls, verified: Verified) -> _Held:
+        rules: dict[tuple[str, str], set[str]] = {}
+        for request in verified.claims.requests:
+            for part in request.granted:
+                rules.setdefault((part.resource, part.action), set()).update(map(str, part.rules))
+        return cls(verified, Gate([verified.claims.gate_plan()]), {key: tuple(sorted(v)) for key, v in rules.items()})
+
+
 @dataclass
 class Kernel:
     """Authorizes messages against trusted issuers, with the kernel's key and store for nonces.
@@ -112,7 +130,7 @@ class Kernel:
     require_nonce: bool = False
     clock: Callable[[], float] = time.time
     session_tokens: Sequence[str] = ()
-    _verified: OrderedDict[str, tuple[Verified, Gate] | TokenError] = field(default_factory=OrderedDict)
+    _verified: OrderedDict[str, _Held | TokenError] = field(default_factory=OrderedDict)
 
     def authorize_line(self, line: str) -> Decision:
         """The decision for one JSON line (a message, or the conflict that refuses it)."""
@@ -145,18 +163,17 @@ class Kernel:
 
     # -- the checks --
 
-    def _token(self, text: str) -> tuple[Verified, Gate] | TokenError:
+    def _token(self, text: str) -> _Held | TokenError:
         """The verified chain of the token ``text`` and the gate over its grants, kept by the
         token's exact bytes (never by a claimed id: ids are chosen by whoever signs a link)."""
-        cache_key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        found = self._verified.get(cache_key)
+        found = self._verified.get(text)
         if found is None:
             try:
                 verified = verify_chain(decode_token(text), self.issuers)
-                found = (verified, Gate([verified.claims.gate_plan()]))
+                found = _Held.of(verified)
             except TokenError as error:
                 found = error
-            self._verified[cache_key] = found
+            self._verified[text] = found
             if len(self._verified) > 4096:
                 self._verified.popitem(last=False)
         return found
@@ -171,7 +188,7 @@ class Kernel:
         held = self._token(message.capability_token)
         if isinstance(held, TokenError):
             return deny(held.code, held.check, held.message, counterexample=held.counterexample)
-        verified, gate = held
+        verified, gate = held.verified, held.gate
         now = int(self.clock())
         late = check_time(verified, now)
         if late is not None:
@@ -199,11 +216,7 @@ class Kernel:
             refused = self._nonce(message, now)
             if refused is not None:
                 return deny(*refused)
-        kinds = {tuple(atom.split(":", 2)[:2]) for atom in atoms}
-        rules = tuple(sorted(
-            {str(rule) for r in claims.requests for part in r.granted if (part.resource, part.action) in kinds
-             for rule in part.rules}
-        ))  # fmt: skip
+        rules = tuple(sorted({rule for atom in atoms for rule in held.rules.get(tuple(atom.split(":", 2)[:2]), ())}))
         return Decision(
             "allow", "BGC530", "granted", f"every atom is granted by token {claims.token}", message.id,
             rules, atoms, supplemental=supplemental,
@@ -231,9 +244,9 @@ class Kernel:
         listed = []
         for text in self.session_tokens:
             held = self._token(text)
-            if isinstance(held, TokenError) or check_time(held[0], int(self.clock())) is not None:
+            if isinstance(held, TokenError) or check_time(held.verified, int(self.clock())) is not None:
                 continue
-            verified = held[0]
+            verified = held.verified
             claims = verified.claims
             listed.append({
                 "token": claims.token,
@@ -243,3 +256,4 @@ class Kernel:
                 "expires": verified.exp,
             })  # fmt: skip
         return Decision("capabilities", "BGC533", "capabilities", f"{len(listed)} valid token(s)", capabilities=tuple(listed))
+

@@ -23,6 +23,7 @@ from typing import Any
 
 from bgc import canonical
 from bgc.canonical import DataModelError
+from bgc.kernel.nonce import NonceError, read_nonce, request_digest
 
 MAX_MESSAGE_CHARS = 1024 * 1024
 """A message line longer than this is refused unread (a token is kilobytes, params too)."""
@@ -135,10 +136,6 @@ def _read(line: str) -> AgentMessage:
         data = json.loads(line, object_pairs_hook=_pairs, parse_constant=_constant)
     except (json.JSONDecodeError, RecursionError) as error:
         raise _Schema("BGC500", "not-a-message", f"not one JSON value: {error}") from None
-    try:
-        canonical.check_value(data)
-    except DataModelError as error:
-        raise _Schema("BGC502", "wrong-type", f"{canonical.format_path(error.path)}: {error.message}") from None
     if data == "ListCapabilities":
         return ListCapabilities()
     if data == "Heartbeat":
@@ -168,6 +165,12 @@ def _request(body: Any) -> ToolCallRequest:
     for key in ("id", "capability_token", "server_id", "tool"):
         if type(field[key]) is not str or not field[key]:
             raise _wrong(f"ToolCallRequest.{key}", "non-empty text", field[key])
+    for key in ("id", "server_id", "tool", "params", "governed_intent", "approval_token", "approval_tokens",
+                "threshold_approval_proposal", "supplemental_authorization"):
+        try:  # what is hashed or encoded later must lie in the canonical data model
+            canonical.check_value(field[key], ("ToolCallRequest", key))
+        except DataModelError as error:
+            raise _Schema("BGC502", "wrong-type", f"{canonical.format_path(error.path)}: {error.message}") from None
     if not isinstance(field["params"], Mapping):
         raise _wrong("ToolCallRequest.params", "a map", field["params"])
     intent = field["governed_intent"]
@@ -228,8 +231,6 @@ def _proposal(data: Any) -> ThresholdProposal | None:
 def authorization_conflict(message: ToolCallRequest) -> Conflict | None:
     """Why the authorization fields cannot be honoured together, or None (the seed's
     ``AgentMessage::authorization_conflict``); the rules in order, docs/kernel.md's table."""
-    from bgc.kernel.nonce import NonceError, read_nonce, request_digest
-
     single, several, proposal = message.approval_token, message.approval_tokens, message.threshold_approval_proposal
     if single is not None and several:
         return Conflict("BGC503", "single-and-threshold", "approval_token and approval_tokens cannot both be given")
