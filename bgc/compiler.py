@@ -49,8 +49,9 @@ from bgc.plan import (
     RequestResult,
     RuleRef,
     approvals_text,
+    tool_specs,
 )
-from bgc.policy.ast import AtomTemplate, Policy, Rule, TemplateError
+from bgc.policy.ast import LOCAL_SERVER, AtomTemplate, Policy, Rule, TemplateError
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
 
@@ -283,6 +284,7 @@ class Compiler:
         self._requests: CostMemo[RequestResult] = CostMemo()
         self._refs: dict[int, RuleRef] = {}
         self.policy_id = policy.id()
+        self.tools = tool_specs(policy.tools)
 
     def ref(self, rule: Rule) -> RuleRef:
         """The rule's :class:`RuleRef` (memoised: every part of every request cites rules)."""
@@ -302,12 +304,12 @@ class Compiler:
         context = self.context(order)
         budget = Budget(self.order_budget) if budget is None else budget
         requests = tuple(self.request(atom, context, mode, budget) for atom in order.requests)
-        plan = Plan(str(order.id()), self.policy_id, mode, requests, (), self.policy.case_insensitive)
+        plan = Plan(str(order.id()), self.policy_id, mode, requests, (), self.policy.case_insensitive, self.tools)
         if not order.calls:
             return plan
         gate = Gate([plan])  # calls are judged exactly as the gate will judge them at run time
         calls = tuple(self.call(call, gate, requests, budget) for call in order.calls)
-        return Plan(plan.order, plan.policy, mode, requests, calls, plan.fold_case)
+        return Plan(plan.order, plan.policy, mode, requests, calls, plan.fold_case, self.tools)
 
     def request(
         self, atom: GrantAtom, context: Mapping[str, str], mode: str | None, budget: Budget | None = None
@@ -399,9 +401,9 @@ class Compiler:
         make one call need a thousand): a call the budget cannot pay for is not covered, and once
         the budget is spent no call is even expanded.
         """
-        decl = self.policy.tool(call.tool)
+        decl = self.policy.tool(call.tool, call.server)
         if decl is None:
-            return CallResult(call.tool, call.server, "uncovered", f"unknown tool {call.tool!r}: the policy does not declare it")
+            return CallResult(call.tool, call.server, "uncovered", undeclared_reason(self.policy, call.tool, call.server))
         if budget.exhausted:
             return CallResult(call.tool, call.server, "uncovered", _UNDECIDED)
         atoms: list[tuple[AtomTemplate, str]] = []
@@ -477,6 +479,14 @@ class Compiler:
         except glob.AlgebraLimit:
             return NeedResult(atom, "deny", _UNDECIDED)
         return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
+
+
+def undeclared_reason(policy: Policy, tool: str, server: str | None) -> str:
+    """Why a call has no declaration: an unknown tool, or a known tool on a server it is not declared for."""
+    servers = sorted({name for decl in policy.tools if decl.tool == tool for name in decl.servers})
+    if not servers:
+        return f"unknown tool {tool!r}: the policy does not declare it"
+    return f"tool {tool!r} is not declared on server {server or LOCAL_SERVER!r} (only on {', '.join(servers)})"
 
 
 def _approvals(rule: Rule) -> Approvals:

@@ -13,6 +13,7 @@ be touched now?", from the plan alone: no policy, no order, no globbing of the v
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -21,6 +22,7 @@ from bgc import canonical, glob, values
 from bgc.canonical import DataModelError, kind_name
 from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
+from bgc.policy.ast import AtomTemplate, ToolDecl, scan_template
 
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1
@@ -189,6 +191,26 @@ class CallResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool declaration as a plan carries it: the tool, the servers it covers, the atom
+    templates a call needs. The gate maps a concrete call to atoms with it, and needs nothing
+    but the plan (the policy that declared it may be gone)."""
+
+    tool: str
+    servers: tuple[str, ...]
+    needs: tuple[AtomTemplate, ...]
+
+    def to_data(self) -> dict[str, Any]:
+        return {"tool": self.tool, "servers": list(self.servers), "needs": [str(need) for need in self.needs]}
+
+
+def tool_specs(decls: Iterable[ToolDecl]) -> tuple[ToolSpec, ...]:
+    """A policy's declarations as a plan carries them, in one order whatever the source order."""
+    specs = (ToolSpec(decl.tool, tuple(sorted(decl.servers)), decl.needs) for decl in decls)
+    return tuple(sorted(specs, key=lambda spec: (spec.tool, spec.servers)))
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """A granted plan. Its id is the digest of its canonical encoding (without the id itself)."""
 
@@ -199,6 +221,8 @@ class Plan:
     calls: tuple[CallResult, ...] = ()
     fold_case: bool = False
     """The policy declared a case-insensitive filesystem: ``fs`` deny/ask excepts fold case."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The policy's tool declarations (:func:`tool_specs`), so a call can be decided from the plan."""
 
     def body(self) -> dict[str, Any]:
         return {
@@ -208,6 +232,7 @@ class Plan:
             "fold_case": self.fold_case,
             "requests": [request.to_data() for request in self.requests],
             "calls": [call.to_data() for call in self.calls],
+            "tools": [tool.to_data() for tool in self.tools],
         }
 
     def id(self) -> Digest:
@@ -238,7 +263,9 @@ class PlanError(DataModelError):
 
 EFFECTS: tuple[GateEffect, ...] = ("allow", "ask", "deny")
 CALL_STATUSES: tuple[CallStatus, ...] = ("covered", "pending", "uncovered")
-_PLAN_FIELDS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls")
+_PLAN_FIELDS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls", "tools")
+_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SERVER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 def _pattern(text: Any) -> str:
@@ -330,6 +357,43 @@ def _read_call(call: Fields) -> CallResult:
     )
 
 
+def _template(text: str) -> AtomTemplate:
+    """An atom template as ``bgc compile`` writes it: ``resource:action:`` then pattern text in
+    which each ``{name}`` names one parameter; with every placeholder filled it is a pattern."""
+    parts = text.split(":", 2)
+    if len(parts) != 3 or not (ATOM_NAME.fullmatch(parts[0]) and ATOM_NAME.fullmatch(parts[1])):
+        raise PlanError(f"expected a template 'resource:action:pattern' (resource and action match [a-z][a-z0-9_.-]*), got {text!r}")
+    resource, action, template = parts
+    params: list[str] = []
+    probe: list[str] = []
+    for kind, start, end in scan_template(template):
+        if kind == "text":
+            probe.append(template[start:end])
+        elif kind == "param" and _PARAM.fullmatch(name := template[start + 1 : end - 1]) and name not in params:
+            params.append(name)
+            probe.append("x")
+        else:
+            raise PlanError(f"bad template {text!r}: {template[start:end]!r} is not a placeholder `{{name}}` used once")
+    _pattern("".join(probe))
+    return AtomTemplate(resource, action, template, tuple(params), None)  # type: ignore[arg-type]
+
+
+def _read_tool(tool: Fields) -> ToolSpec:
+    tool.only("tool", "servers", "needs")
+    name = tool.build(ToolCall, tool.get("tool")).tool  # a tool name as an order names it
+    servers = tool.list("servers")
+    for i, server in enumerate(servers):
+        if not isinstance(server, str) or not _SERVER.fullmatch(server) or server in servers[:i]:
+            raise PlanError(f"expected a server name, once, got {server!r}", (*tool.path, "servers", i))
+    if not servers or servers != sorted(servers):
+        raise PlanError("expected the servers, at least one, sorted", (*tool.path, "servers"))
+    needs = tuple(
+        Fields(text, (*tool.path, "needs", i)).build(_template, text if isinstance(text, str) else "")
+        for i, text in enumerate(tool.list("needs"))
+    )
+    return ToolSpec(name, tuple(servers), needs)
+
+
 def plan_from_data(data: Any) -> Plan:
     """Rebuild a plan from data and verify it: every field, at every level, must be one that
     ``bgc compile`` writes (an unknown one would not be covered by the id), enumerations and
@@ -349,6 +413,7 @@ def plan_from_data(data: Any) -> Plan:
             tuple(_read_request(request) for request in root.maps("requests")),
             tuple(_read_call(call) for call in root.maps("calls")),
             root.value("fold_case", bool),
+            tuple(_read_tool(tool) for tool in root.maps("tools")),
         )
     except ModelError as error:
         raise PlanError(error.message, error.path) from None
