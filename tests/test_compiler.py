@@ -163,11 +163,12 @@ def test_calls_covered_pending_uncovered() -> None:
         ToolCall("fs.write", None, {"path": "/package.json"}),
         ToolCall("fs.write", None, {"path": "/src/../../etc/passwd"}),
         ToolCall("fs.write", None, {"path": "/src/secrets/key"}),
-        ToolCall("fs.write", None, {"file": "/src/a.py"}),
+        ToolCall("fs.write", None, {}),
         ToolCall("shell.run", None, {"argv0": "rm"}),
         ToolCall("fs.move", None, {"src": "/src/a.py", "dst": "/tests/a.py"}),
         ToolCall("fs.write_many", None, {"paths": ["/src/a", "/etc/b"]}),
         ToolCall("fs.write", None, {"path": "/src/*"}),
+        ToolCall("fs.write", None, {"path": "/src/a.py", "also": {"path": "/.git/config"}}),
     )
     plan = plan_for(BASE, "fs:write:/**", calls=calls)
     got = [(c.status, c.reason) for c in plan.calls]
@@ -181,6 +182,8 @@ def test_calls_covered_pending_uncovered() -> None:
     assert got[7][0] == "uncovered" and [n.effect for n in plan.calls[7].needs] == ["allow", "deny"]
     # a parameter is literal: `/src/*` is the file named `*`, inside /src/**
     assert got[8][0] == "covered" and plan.calls[8].needs[0].atom == "fs:write:/src/*"
+    # a parameter the declaration neither names nor ignores may carry what no rule checks
+    assert got[9] == ("uncovered", "parameter 'also' is not one the declaration names or ignores")
 
 
 def test_the_server_is_part_of_a_calls_identity() -> None:

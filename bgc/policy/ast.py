@@ -310,6 +310,8 @@ class ToolDecl:
     span: Span = _meta()
     name_span: Span | None = field(default=None, compare=False)
     servers: tuple[str, ...] = (LOCAL_SERVER,)
+    ignores: tuple[str, ...] = ()
+    """Parameters that reach no resource; a call's parameter neither templated nor ignored is refused."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,7 +138,8 @@ def statement_text(statement: Statement) -> str:
     if isinstance(statement, ToolDecl):
         needs = ", ".join(atom_word(need.resource, need.action, need.template) for need in statement.needs)
         servers = "" if statement.servers == (LOCAL_SERVER,) else f" on {', '.join(statement.servers)}"
-        return f"tool {statement.tool}{servers} needs {needs}"
+        ignores = f" ignores {', '.join(statement.ignores)}" if statement.ignores else ""
+        return f"tool {statement.tool}{servers} needs {needs}{ignores}"
     if isinstance(statement, DefaultMode):
         return f"default mode {statement.name}"
     if isinstance(statement, Include):

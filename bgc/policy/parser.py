@@ -163,6 +163,7 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "TOOL": ("tool",),
     "NEEDS": ("needs",),
     "ON": ("on",),
+    "IGNORES": ("ignores",),
     "MODE": ("mode",),
     "DEFAULT": ("default",),
     "INCLUDE": ("include",),
@@ -200,7 +201,7 @@ _STATEMENT = (
 )
 _ORDER = [
     "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "CASE", "ATOM", "PATTERN",
-    "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "ON", "NEEDS",
+    "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "ON", "NEEDS", "IGNORES",
     "LBRACE", "_LBRACKET", "_COMMA", "WHEN", "APPROVALS", "BECAUSE", "AND", "OR", "_RPAR", "_RBRACKET",
     "RBRACE", "_NL", "$END",
 ]  # fmt: skip
@@ -698,9 +699,25 @@ class FileParser:
                     self.fail(f"server `{token.value}` is named twice", self.token_span(token), "BGC013")
                 servers.append(token.value)
             rest = rest[needs_at:]
+        ignored: list[str] = []
+        if any(token.type == "IGNORES" for token in rest):
+            ignores_at = next(i for i, token in enumerate(rest) if token.type == "IGNORES")
+            for token in rest[ignores_at + 1 :]:
+                if not _PARAM.fullmatch(token.value) or token.value in ignored:
+                    self.fail(f"`{token.value}` is not a parameter name, once", self.token_span(token), "BGC006")
+                ignored.append(token.value)
+            rest = rest[:ignores_at]
         needs = tuple(self.template(token) for token in rest[1:])
+        for token in rest[ignores_at + 1 :] if ignored else ():
+            if any(token.value in need.params for need in needs):
+                self.fail(f"`{token.value}` is a template parameter: it cannot also be ignored", self.token_span(token), "BGC006")
         return ToolDecl(
-            name_token.value, needs, self.tree_span(tree), self.token_span(name_token), tuple(servers) or (LOCAL_SERVER,)
+            name_token.value,
+            needs,
+            self.tree_span(tree),
+            self.token_span(name_token),
+            tuple(servers) or (LOCAL_SERVER,),
+            tuple(ignored),
         )
 
     def template(self, token: Token) -> AtomTemplate:
