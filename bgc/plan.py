@@ -674,7 +674,8 @@ class Gate:
         if needed.literal is not None:
             decision = self.decide(f"{resource}:{action}:{checked}")
             if decision.effect == "ask":
-                reason = "awaits " + approvals_text(decision.approvals)
+                by = f" ({decision.rule.effect} {decision.rule})" if decision.rule else ""
+                reason = "awaits " + approvals_text(decision.approvals) + by
             else:
                 reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
             return NeedResult(f"{resource}:{action}:{checked}", decision.effect, reason, decision.rule)
@@ -720,7 +721,13 @@ def expand_call(
     nested property does), and so are missing, nested and non-text parameters
     (:meth:`~bgc.policy.ast.AtomTemplate.expand`).
     """
+    refuse_undeclared(needs, ignores, params)
+    return [(need.resource, need.action, text) for need in needs for text in need.expand(params)]
+
+
+def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], params: Mapping[str, Any]) -> None:
+    """Raise :class:`~bgc.policy.ast.TemplateError` for a parameter no template names and the
+    declaration does not ignore."""
     for name in params:
         if name not in ignores and not any(name in need.params for need in needs):
             raise TemplateError(f"parameter {name!r} is not one the declaration names or ignores", name)
-    return [(need.resource, need.action, text) for need in needs for text in need.expand(params)]
