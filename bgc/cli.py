@@ -181,8 +181,12 @@ def gate(
         Optional[list[str]],
         typer.Option("--expect-plan", metavar="ID", help="Refuse unless the plans read are exactly these ids; repeat for several plans."),
     ] = None,
+    call: Annotated[
+        bool,
+        typer.Option("--call", help='Decide tool calls instead: JSON lines {"tool":…,"server":…,"params":{…}} on stdin, through the tool declarations the plan carries.'),
+    ] = False,
 ) -> None:
-    """Decide concrete atoms against a plan: allow, ask or deny, one line each.
+    """Decide concrete atoms (or, with --call, tool calls) against a plan: allow, ask or deny, one line each.
 
     Atoms are concrete values, not patterns (`/src/*` is a file named `*`), normalised before
     deciding. Fields are tab-separated; backslashes, control characters and line separators in
@@ -196,7 +200,7 @@ def gate(
     try:
         code = command.run(
             plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
-            expect_plan=expect_plan or (),
+            expect_plan=expect_plan or (), call=call,
         )
     except BgcError as error:
         fail(error)
@@ -442,8 +446,8 @@ def token_issue(
     key: Annotated[str, typer.Option("--key", metavar="KEY", help="The issuer's private key: a name in .bgc/keys or a .key file.")],
     audience: Annotated[list[str], typer.Option("--audience", metavar="SERVER", help="A server id the token is for (repeatable, at least one).")],
     ttl: Annotated[str, typer.Option("--ttl", metavar="DURATION", help="Lifetime: 90s, 15m, 1h, 7d.")] = "1h",
-    policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy the plan was compiled against (pinned by id): its tool declarations become the token's scope.")] = None,
-    tool: Annotated[list[str], typer.Option("--tool", metavar="NAME", help="Scope the token to these tools (default: the tools of the plan's covered and pending calls).")] = [],  # noqa: B006
+    policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="Refuse a plan not compiled against this policy (its id).")] = None,
+    tool: Annotated[list[str], typer.Option("--tool", metavar="NAME", help="Scope the token to these of the plan's tool declarations (default: all of them).")] = [],  # noqa: B006
     require_nonce: Annotated[bool, typer.Option("--require-nonce", help="Every call needs an execution nonce from `bgc preflight`.")] = False,
     output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write the token to a new file (mode 600).")] = None,
 ) -> None:

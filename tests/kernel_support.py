@@ -9,7 +9,7 @@ from typing import Any
 from bgc.compiler import Compiler
 from bgc.model import WorkOrder
 from bgc.kernel.keys import SigningKey
-from bgc.kernel.token import Token, issue, scopes_from_policy
+from bgc.kernel.token import Token, issue
 from bgc.policy.loader import load_policy
 
 NOW = 1_900_000_000
@@ -35,8 +35,8 @@ def make_token(
     *, signer: SigningKey = ISSUER, audience: tuple[str, ...] = ("local",), tools: tuple[str, ...] = ("fs.read", "fs.write", "shell.run"),
     ttl: int = 3600, nonce: bool = False, now: int = NOW,
 ) -> Token:  # fmt: skip
-    plan, policy = plan_and_policy()
-    return issue(plan, signer, audience=audience, tools=scopes_from_policy(policy, tools), now=now, ttl=ttl, nonce=nonce)
+    plan, _ = plan_and_policy()
+    return issue(plan, signer, audience=audience, tools=tools, now=now, ttl=ttl, nonce=nonce)
 
 
 def request(token: Token | str, **fields: Any) -> dict[str, Any]:

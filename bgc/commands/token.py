@@ -92,7 +92,7 @@ def issue(
     from bgc.commands.key import resolve
     from bgc.documents import read_document
     from bgc.kernel.keys import load_private
-    from bgc.kernel.token import TokenError, scopes_from_policy
+    from bgc.kernel.token import TokenError
     from bgc.kernel.token import issue as sign
     from bgc.model import Digest
     from bgc.plan import plans_from_data
@@ -103,19 +103,11 @@ def issue(
     plans = read_document(plan_path).build(lambda data: plans_from_data(data, expect_policy=pinned))
     if len(plans) != 1:
         raise UsageError(f"{plan_path} holds {len(plans)} plans; a token signs exactly one")
-    plan = plans[0]
-    scope: tuple[Any, ...] = ()
-    if policy is not None:
-        names = tools or [call.tool for call in plan.calls if call.status != "uncovered"]
-        loaded = io.load_policy(policy, None)[0]
-        try:
-            scope = scopes_from_policy(loaded, names)
-        except TokenError as error:
-            raise UsageError(error.message) from None
-    elif tools:
-        raise UsageError("--tool needs --policy: the tool declarations come from the policy the plan was compiled against")
     try:
-        token = sign(plan, signer, audience=audience, tools=scope, now=int(time.time()), ttl=lifetime, nonce=require_nonce)
+        token = sign(
+            plans[0], signer, audience=audience, tools=list(tools) or None, now=int(time.time()), ttl=lifetime,
+            nonce=require_nonce,
+        )  # fmt: skip
     except TokenError as error:
         raise UsageError(error.message) from None
     write_secret(output, token.text())

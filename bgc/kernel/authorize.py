@@ -7,9 +7,10 @@ that fails decides and nothing after it runs:
 2. the capability token: well formed, signed, issued by a trusted issuer, every attenuation
    proven narrower; not expired; already valid; its audience holds ``server_id``;
 3. ``tool`` in the token's scope;
-4. ``params`` mapped to atoms through the token's tool declaration (:func:`call_atoms`), every
-   atom normalised and decided as ``bgc gate`` decides it, against the token's grants: an atom
-   outside them is denied, one pending there "needs approval" (refused until approvals land);
+4. ``params`` mapped to atoms through the token's tool declarations by ``bgc.calls`` (the one
+   mapping every enforcer uses), every atom normalised and decided as ``bgc gate`` decides it,
+   against the token's grants: an atom outside them is denied, one pending there "needs
+   approval" (refused until approvals land);
 5. the execution nonce, when the token or the kernel requires one (and whenever one is sent):
    the kernel's signature, its lifetime, and consumed exactly once in the store.
 
@@ -29,9 +30,8 @@ from bgc.kernel import messages
 from bgc.kernel.keys import PublicKey, SigningKey
 from bgc.kernel.messages import Conflict, Heartbeat, ListCapabilities, ToolCallRequest
 from bgc.kernel.nonce import issue_nonce, read_nonce, request_digest
-from bgc.kernel.token import TokenError, ToolScope, Verified, check_time, decode_token, verify_chain
-from bgc.plan import Gate
-from bgc.policy.ast import TemplateError
+from bgc.kernel.token import TokenError, Verified, check_time, decode_token, verify_chain
+from bgc.calls import CallDecider
 from bgc.store import Store, StoreError
 
 NONCE_KIND = "execution-nonce"
@@ -69,51 +69,17 @@ class Decision:
         return data
 
 
-def call_atoms(scope: ToolScope, params: Any) -> tuple[str, ...] | str:
-    """The concrete atoms a call of ``scope``'s tool with ``params`` needs, or why there are none.
-
-    The one place a call becomes atoms in the kernel (parameters substituted as literal text,
-    as the compiler substitutes them); it moves to ``bgc.calls.decide_call`` when that lands.
-    """
-    atoms: list[str] = []
-    for need in scope.needs:
-        try:
-            patterns = need.expand(params)
-        except TemplateError as error:
-            return str(error)
-        atoms.extend(f"{need.resource}:{need.action}:{_unescape(pattern)}" for pattern in patterns)
-    return tuple(atoms)
-
-
-def _unescape(pattern: str) -> str:
-    """The literal text of an escaped parameter pattern (the gate takes concrete values)."""
-    out, escaped = [], False
-    for char in pattern:
-        if escaped or char != "\\":
-            out.append(char)
-            escaped = False
-        else:
-            escaped = True
-    return "".join(out)
-
-
 @dataclass(frozen=True, slots=True)
 class _Held:
-    """A verified token as the kernel keeps it: the chain, the gate over its grants, and the
-    rules behind its granted parts by resource and action (what an allow names: the gate says
-    a value is inside the grants, not which part holds it)."""
+    """A verified token as the kernel keeps it: the chain, and the call decider over its grants
+    and tool declarations (``bgc.calls``: the one mapping of a call to atoms every enforcer uses)."""
 
     verified: Verified
-    gate: Gate
-    rules: dict[tuple[str, str], tuple[str, ...]]
+    calls: CallDecider
 
     @classmethod
     def of(cls, verified: Verified) -> _Held:
-        rules: dict[tuple[str, str], set[str]] = {}
-        for request in verified.claims.requests:
-            for part in request.granted:
-                rules.setdefault((part.resource, part.action), set()).update(map(str, part.rules))
-        return cls(verified, Gate([verified.claims.gate_plan()]), {key: tuple(sorted(v)) for key, v in rules.items()})
+        return cls(verified, CallDecider([verified.claims.gate_plan()]))
 
 
 @dataclass
@@ -188,7 +154,7 @@ class Kernel:
         held = self._token(message.capability_token)
         if isinstance(held, TokenError):
             return deny(held.code, held.check, held.message, counterexample=held.counterexample)
-        verified, gate = held.verified, held.gate
+        verified = held.verified
         now = int(self.clock())
         late = check_time(verified, now)
         if late is not None:
@@ -196,27 +162,25 @@ class Kernel:
         claims = verified.claims
         if message.server_id not in claims.audience:
             return deny("BGC515", "audience", f"server {message.server_id!r} is not in the token's audience")
-        scope = claims.tool(message.tool)
-        if scope is None:
-            return deny("BGC516", "scope", f"tool {message.tool!r} is not in the token's scope")
-        atoms = call_atoms(scope, message.params)
-        if isinstance(atoms, str):
-            return deny("BGC517", "params", f"the call's params do not fill {message.tool!r}'s atoms: {atoms}")
-        decisions = [gate.decide(atom) for atom in atoms]
-        for decision in decisions:
-            if decision.effect == "deny":
-                code = "BGC518" if decision.reason.startswith("rejected") else "BGC519"
-                reason = "not in the token's grants" if decision.reason == "not granted by the plan" else decision.reason
-                return deny(code, "atoms", f"{decision.atom}: {reason}", atoms=atoms)
-        pending = [d for d in decisions if d.effect == "ask"]
-        if pending:
-            need = ", ".join(f"{d.atom} ({' and '.join(map(str, d.approvals)) or 'an approval'})" for d in pending)
-            return deny("BGC520", "approval", f"needs approval: {need}", atoms=atoms)
+        if (message.tool, message.server_id) not in held.calls.specs:
+            return deny("BGC516", "scope", f"tool {message.tool!r} on {message.server_id!r} is not in the token's scope")
+        call = held.calls.decide_call(message.tool, message.server_id, message.params)
+        atoms = tuple(atom.atom for atom in call.atoms)
+        if call.effect != "allow" and not call.atoms:
+            return deny("BGC517", "params", f"the call's params do not fill {message.tool!r}'s atoms: {call.reason}")
+        for atom in call.atoms:
+            if atom.effect == "deny":
+                code = "BGC518" if atom.reason.startswith("rejected") else "BGC519"
+                reason = "not in the token's grants" if atom.reason == "not granted by the plan" else atom.reason
+                return deny(code, "atoms", f"{atom.atom}: {reason}", atoms=atoms)
+        if call.effect != "allow":
+            pending = "; ".join(f"{atom.atom} {atom.reason}" for atom in call.atoms if atom.effect == "ask")
+            return deny("BGC520", "approval", f"needs approval: {pending or call.reason}", atoms=atoms)
         if check_nonce and (message.execution_nonce is not None or claims.nonce or self.require_nonce):
             refused = self._nonce(message, now)
             if refused is not None:
                 return deny(*refused)
-        rules = tuple(sorted({rule for atom in atoms for rule in held.rules.get(tuple(atom.split(":", 2)[:2]), ())}))
+        rules = tuple(sorted({str(atom.rule) for atom in call.atoms if atom.rule is not None}))
         return Decision(
             "allow", "BGC530", "granted", f"every atom is granted by token {claims.token}", message.id,
             rules, atoms, supplemental=supplemental,
@@ -251,7 +215,7 @@ class Kernel:
             listed.append({
                 "token": claims.token,
                 "audience": list(claims.audience),
-                "tools": [scope.to_data() for scope in claims.tools],
+                "tools": [spec.to_data() for spec in claims.tools],
                 "granted": sorted(str(part) for r in claims.requests for part in r.granted),
                 "expires": verified.exp,
             })  # fmt: skip

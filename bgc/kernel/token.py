@@ -22,20 +22,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from bgc import canonical, glob
 from bgc.canonical import DataModelError
-from bgc.errors import Span
 from bgc.kernel import cose
 from bgc.kernel.keys import PublicKey, SigningKey, b64url, from_b64url
 from bgc.model import Fields, ModelError
-from bgc.names import ATOM_NAME, DOTTED_NAME
-from bgc.plan import Part, Plan, PlanError, RequestResult, request_from_data
-from bgc.policy.ast import AtomTemplate, scan_template
+from bgc.names import ATOM_NAME
+from bgc.plan import Part, Plan, PlanError, RequestResult, ToolSpec, request_from_data, tool_from_data
 
 LINK_TAG = "bgc.CapabilityLink"
 TOKEN_TAG = "bgc.CapabilityToken"
@@ -43,7 +40,6 @@ VERSION = 1
 MAX_LINKS = 8
 """A chain longer than this is refused: each link costs a signature check and a proof."""
 MAX_TOKEN_TEXT = 512 * 1024
-_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LINK_FIELDS = ("token", "parent", "plan", "requests", "tools", "audience", "nbf", "exp", "nonce", "fold_case", "next")
 
 
@@ -60,17 +56,6 @@ class TokenError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class ToolScope:
-    """A tool the token lets its holder call, and the atoms a call of it needs."""
-
-    tool: str
-    needs: tuple[AtomTemplate, ...]
-
-    def to_data(self) -> dict[str, Any]:
-        return {"tool": self.tool, "needs": [str(need) for need in self.needs]}
-
-
-@dataclass(frozen=True, slots=True)
 class Claims:
     """What one link of a token says. Times are whole seconds since the Unix epoch."""
 
@@ -78,7 +63,7 @@ class Claims:
     parent: str | None
     plan: str
     requests: tuple[RequestResult, ...]
-    tools: tuple[ToolScope, ...]
+    tools: tuple[ToolSpec, ...]
     audience: tuple[str, ...]
     nbf: int
     exp: int
@@ -101,13 +86,10 @@ class Claims:
             "next": self.next,
         }
 
-    def tool(self, name: str) -> ToolScope | None:
-        return next((scope for scope in self.tools if scope.tool == name), None)
-
     def gate_plan(self) -> Plan:
-        """The claims as a plan for :class:`bgc.plan.Gate`: values are normalised and decided
-        exactly as ``bgc gate`` decides them."""
-        return Plan("", "", None, self.requests, (), self.fold_case)
+        """The claims as a plan, for :class:`bgc.calls.CallDecider`: a call is mapped through
+        these declarations and its values decided exactly as ``bgc gate --call`` decides them."""
+        return Plan("", "", None, self.requests, (), self.fold_case, self.tools)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,13 +148,14 @@ def issue(
     issuer: SigningKey,
     *,
     audience: Sequence[str],
-    tools: Sequence[ToolScope],
+    tools: Sequence[str] | None = None,
     now: int,
     ttl: int,
     nonce: bool = False,
 ) -> Token:
     """A token granting ``plan``'s granted parts (and carrying its pending ones, which still
-    need approval), for ``audience``, from ``now`` for ``ttl`` seconds."""
+    need approval) to calls of the plan's tool declarations (those named in ``tools``; all when
+    None), for ``audience``, from ``now`` for ``ttl`` seconds."""
     if not audience:
         raise TokenError("a token needs an audience: at least one server id", "format", "BGC550")
     if ttl <= 0:
@@ -180,7 +163,7 @@ def issue(
     holder = SigningKey.generate()
     requests = tuple(replace(request, denied=()) for request in plan.requests if request.granted or request.ask)
     claims = Claims(
-        _fresh_id(), None, str(plan.id()), requests, tuple(tools), _audience(audience), now, now + ttl, nonce,
+        _fresh_id(), None, str(plan.id()), requests, _scope(plan.tools, tools), _audience(audience), now, now + ttl, nonce,
         plan.fold_case, holder.public.raw,
     )
     _check_claims(claims)
@@ -212,7 +195,7 @@ def attenuate(
     be narrower: the same proof the verifier repeats."""
     parent = verified.claims
     requests = parent.requests if only is None else tuple(_only_request(atom, parent) for atom in only)
-    scopes = parent.tools if tools is None else tuple(_scope_named(name, parent) for name in tools)
+    scopes = _scope(parent.tools, tools)
     exp = parent.exp if ttl is None else now + ttl
     holder = SigningKey.generate()
     child = Claims(
@@ -245,11 +228,15 @@ def _only_request(atom: str, parent: Claims) -> RequestResult:
     return RequestResult(atom, "granted", (Part(resource, action, pattern, excepts, rules),))
 
 
-def _scope_named(name: str, parent: Claims) -> ToolScope:
-    scope = parent.tool(name)
-    if scope is None:
-        raise TokenError(f"tool {name!r} is not in the parent token's scope", "chain", "BGC524", name)
-    return scope
+def _scope(declared: Sequence[ToolSpec], names: Sequence[str] | None) -> tuple[ToolSpec, ...]:
+    """The declarations of the tools ``names`` (all of them when None); a name none declares is
+    refused, with the name as the counterexample."""
+    if names is None:
+        return tuple(declared)
+    for name in names:
+        if not any(spec.tool == name for spec in declared):
+            raise TokenError(f"tool {name!r} is not in the scope it is chosen from", "chain", "BGC524", name)
+    return tuple(spec for spec in declared if spec.tool in names)
 
 
 def _split_atom(atom: str) -> tuple[str, str, str]:
@@ -284,9 +271,9 @@ def prove_narrower(parent: Claims, child: Claims) -> None:
         raise widens("it expires after its parent", str(child.exp))
     if parent.nonce and not child.nonce:
         raise widens("it drops the parent's execution-nonce requirement", "nonce")
-    for scope in child.tools:
-        if scope != parent.tool(scope.tool):
-            raise widens(f"tool {scope.tool!r} is not in the parent's scope as declared there", scope.tool)
+    for spec in child.tools:
+        if spec not in parent.tools:
+            raise widens(f"tool {spec.tool!r} on {', '.join(spec.servers)} is not in the parent's scope as declared there", spec.tool)
     for request in child.requests:
         for kind in ("granted", "ask"):
             for part in getattr(request, kind):
@@ -371,7 +358,7 @@ def _claims(root: Fields) -> Claims:
     root.only(*_LINK_FIELDS)
     parent = root.value("parent", str, type(None))
     requests = tuple(request_from_data(item, ("requests", i)) for i, item in enumerate(root.list("requests")))
-    tools = tuple(_read_scope(scope) for scope in root.maps("tools"))
+    tools = tuple(tool_from_data(item, ("tools", i)) for i, item in enumerate(root.list("tools")))
     audience = root.list("audience")
     if any(type(server) is not str for server in audience) or list(audience) != sorted(set(audience)):
         raise ModelError("the audience is a sorted list of distinct server ids", ("audience",))
@@ -389,61 +376,8 @@ def _check_claims(claims: Claims) -> None:
         raise TokenError("'next' is a 32-byte public key", "format", "BGC510")
     if claims.exp <= claims.nbf:
         raise TokenError("a token expires after it becomes valid", "format", "BGC510")
-    names = [scope.tool for scope in claims.tools]
-    if len(set(names)) != len(names):
+    if len(set(claims.tools)) != len(claims.tools):
         raise TokenError("a tool is declared twice in the token's scope", "format", "BGC510")
-
-
-def _read_scope(scope: Fields) -> ToolScope:
-    scope.only("tool", "needs")
-    name = scope.value("tool", str)
-    if not DOTTED_NAME.fullmatch(name):
-        raise ModelError(f"not a tool name: {name!r}", (*scope.path, "tool"))
-    needs = []
-    for i, text in enumerate(scope.list("needs")):
-        try:
-            needs.append(parse_template(text))
-        except TokenError as error:
-            raise ModelError(error.message, (*scope.path, "needs", i)) from None
-    return ToolScope(name, tuple(needs))
-
-
-def parse_template(text: Any) -> AtomTemplate:
-    """``resource:action:template`` as a policy's ``tool … needs`` writes it, checked as the
-    policy parser checks it (placeholders ``{name}``, each once; the rest a valid pattern)."""
-    if type(text) is not str:
-        raise TokenError("an atom template is text", "format", "BGC510")
-    parts = text.split(":", 2)
-    if len(parts) != 3 or not (ATOM_NAME.fullmatch(parts[0]) and ATOM_NAME.fullmatch(parts[1])):
-        raise TokenError(f"not an atom template: {text[:80]!r}", "format", "BGC510")
-    template, params, probe = parts[2], [], []
-    for kind, start, end in scan_template(template):
-        if kind in ("stray", "unclosed"):
-            raise TokenError(f"a brace without its pair in {text[:80]!r}", "format", "BGC510")
-        if kind == "text":
-            probe.append(template[start:end])
-            continue
-        name = template[start + 1 : end - 1]
-        if not _PARAM.fullmatch(name) or name in params:
-            raise TokenError(f"bad or repeated placeholder {{{name}}} in {text[:80]!r}", "format", "BGC510")
-        params.append(name)
-        probe.append("x")
-    try:
-        glob.parse("".join(probe))
-    except glob.PatternError as error:
-        raise TokenError(f"bad pattern in {text[:80]!r}: {error.message}", "format", "BGC510") from None
-    return AtomTemplate(parts[0], parts[1], template, tuple(params), Span("capability token"))
-
-
-def scopes_from_policy(policy: Any, names: Iterable[str]) -> tuple[ToolScope, ...]:
-    """The tool declarations of ``policy`` named in ``names``, as a token's scope (sorted)."""
-    out = []
-    for name in sorted(set(names)):
-        decl = policy.tool(name)
-        if decl is None:
-            raise TokenError(f"the policy declares no tool {name!r}", "format", "BGC550")
-        out.append(ToolScope(decl.tool, tuple(parse_template(str(need)) for need in decl.needs)))
-    return tuple(out)
 
 
 def verify_chain(token: Token, issuers: Sequence[PublicKey]) -> Verified:
