@@ -192,6 +192,8 @@ def attenuate(
             now=int(time.time()), ttl=seconds(ttl) if ttl else None, nonce=True if require_nonce else None,
         )  # fmt: skip
     except TokenError as error:
+        if error.code == "BGC550":  # the request itself is malformed, not a widening
+            raise UsageError(error.message) from None
         example = f"\n  counterexample: {error.counterexample}" if error.counterexample else ""
         return f"refused\t{error.code} {error.check}: {error.message}{example}\n", ExitCode.FINDINGS
     write_secret(output, child.text())
