@@ -118,9 +118,7 @@ def test_preflight_then_authorize_consumes_the_nonce_once(work: Path) -> None:
 @pytest.mark.parametrize("command", [["key", "new"], ["key", "show"], ["token", "issue"], ["token", "show"],
                                      ["token", "verify"], ["token", "attenuate"], ["authorize"], ["preflight"]])  # fmt: skip
 def test_every_kernel_command_explains_itself(command: list[str]) -> None:
-    from typer.testing import CliRunner
+    from tests.samples import bgc as in_process
 
-    from bgc.cli import app
-
-    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "100"})
+    result = in_process(*command, "--help", env={"COLUMNS": "100"})
     assert result.exit_code == 0 and "Exit" in result.stdout
