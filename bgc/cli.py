@@ -388,6 +388,31 @@ def match_command(
     raise typer.Exit(ExitCode.OK if all_matched else ExitCode.FINDINGS)
 
 
+@app.command()
+def hook(
+    agent: Annotated[Literal["claude-code"], typer.Argument(metavar="AGENT", help="The agent whose hook protocol to speak: claude-code.")],
+    policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy to decide with (default: `policy` in bgc.toml / [tool.bgc] of the project).")] = None,
+    plan: Annotated[Optional[str], typer.Option("--plan", metavar="FILE", help="Decide with these compiled plans instead of a policy.")] = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="The policy's mode (default: the configured one, else the policy's default).")] = None,
+    unknown: Annotated[Literal["ask", "deny"], typer.Option("--unknown", metavar="ANSWER", help="The answer for a tool no declaration covers: ask or deny.")] = "ask",
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Block the call when no decision is made in time.")] = 5.0,
+) -> None:
+    """Decide the tool call an agent is about to make, in the agent's own hook protocol.
+
+    Reads Claude Code's PreToolUse or PermissionRequest hook input on stdin and answers allow,
+    ask or deny on stdout, the reason naming the rule (file:line) that decided. Anything that
+    fails (bad input, a policy that does not load, no decision within --timeout) blocks the call:
+    exit 2 with the reason on stderr. `bgc init claude-code` installs it.
+    """
+    from bgc.commands import hook as command
+
+    try:
+        code = command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(code)
+
+
 def main() -> None:
     """Run the typer app; :func:`bgc.launch.guarded` keeps every traceback from the user.
 

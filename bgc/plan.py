@@ -275,6 +275,7 @@ CALL_STATUSES: tuple[CallStatus, ...] = ("covered", "pending", "uncovered")
 _PLAN_FIELDS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls", "tools")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SERVER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_IGNORED = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def _pattern(text: Any) -> str:
@@ -402,7 +403,7 @@ def _read_tool(tool: Fields) -> ToolSpec:
     )
     ignores = tool.list("ignores")
     for i, param in enumerate(ignores):
-        if not isinstance(param, str) or not _PARAM.fullmatch(param) or any(param in need.params for need in needs):
+        if not isinstance(param, str) or not _IGNORED.fullmatch(param) or any(param in need.params for need in needs):
             raise PlanError(f"expected the name of a parameter no template uses, got {param!r}", (*tool.path, "ignores", i))
     if ignores != sorted(set(ignores)):
         raise PlanError("expected the ignored parameters sorted, each once", (*tool.path, "ignores"))

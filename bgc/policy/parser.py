@@ -152,6 +152,7 @@ _TOOL = DOTTED_NAME  # a tool name, as in a work order's calls
 _MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SERVER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # an MCP server's name as agents spell it
+_IGNORED = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_-]*")  # a parameter no template uses (Grep's `-i` too)
 
 STATEMENT_KEYWORDS = ("allow", "ask", "deny", "tool", "mode", "default", "include", "expect", "filesystem")
 _KEYWORDS: dict[str, tuple[str, ...]] = {
@@ -703,7 +704,7 @@ class FileParser:
         if any(token.type == "IGNORES" for token in rest):
             ignores_at = next(i for i, token in enumerate(rest) if token.type == "IGNORES")
             for token in rest[ignores_at + 1 :]:
-                if not _PARAM.fullmatch(token.value) or token.value in ignored:
+                if not _IGNORED.fullmatch(token.value) or token.value in ignored:
                     self.fail(f"`{token.value}` is not a parameter name, once", self.token_span(token), "BGC006")
                 ignored.append(token.value)
             rest = rest[:ignores_at]
