@@ -212,6 +212,48 @@ class CallDecider:
         return atoms
 
 
+    def decide_shell(self, command: Any, cwd: str) -> CallDecision:
+        """A shell command string run in the host directory ``cwd`` (an agent's Bash tool):
+        every simple command, redirection and wrapper it runs decided on its own
+        (:func:`bgc.shell.shell_atoms`), paths placed in the workspace when there is one.
+
+        Denied when any atom is denied; otherwise asked when any atom awaits a person or when
+        some of the command was not understood exactly (its needs may be incomplete); allowed
+        only when every atom is granted and all of it was understood.
+        """
+        from bgc.shell import shell_atoms
+
+        analysis = shell_atoms(command, cwd=cwd)
+        atoms: list[AtomDecision] = []
+        for need in analysis.needs:
+            placed = self.workspace.place(need.value) if self.workspace and need.resource == "fs" else [(need.resource, need.value)]
+            for resource, value in placed:
+                decided = self.gate.need(resource, need.action, _literal(value), Budget(ORDER_BUDGET))
+                atoms.append(AtomDecision(decided.atom, decided.effect, f"{decided.reason} (in `{need.command}`)", decided.rule))
+        effects = {atom.effect for atom in atoms}
+        if "deny" in effects:
+            return CallDecision(SHELL, LOCAL_SERVER, "deny", "a command it runs is denied", tuple(atoms))
+        if analysis.needs_ask:
+            return CallDecision(SHELL, LOCAL_SERVER, "ask", "not understood exactly: " + "; ".join(analysis.needs_ask), tuple(atoms))
+        if "ask" in effects or not atoms:
+            return CallDecision(SHELL, LOCAL_SERVER, "ask", "some commands await approval" if atoms else "nothing to run", tuple(atoms))
+        return CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms))
+
+
+SHELL = "shell"
+"""The tool name shell decisions carry (each enforcer's own shell tool: Claude Code's Bash)."""
+
+SHELL_PAIRS = frozenset({("proc", "exec"), ("fs", "read"), ("fs", "write")})
+"""What a shell command's atoms can be (:mod:`bgc.shell`): part of every implicit plan."""
+
+
+def _literal(value: str) -> str:
+    """A concrete value as pattern text that matches exactly it (for :meth:`Gate.need`)."""
+    from bgc import glob
+
+    return glob.escape(value)
+
+
 def _leading_param(need: AtomTemplate) -> str | None:
     """The parameter an ``fs`` template starts with (``fs:read:{file_path}``): a host path."""
     if need.resource != "fs" or not need.template.startswith("{") or not need.params:
@@ -237,7 +279,7 @@ def implicit_plan(policy: Any, mode: str | None) -> Plan:
     from bgc.compiler import Compiler
     from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
 
-    pairs = {(need.resource, need.action) for decl in policy.tools for need in decl.needs}
+    pairs = {(need.resource, need.action) for decl in policy.tools for need in decl.needs} | SHELL_PAIRS
     pairs |= {(HOST, action) for resource, action in pairs if resource == "fs"}
     order = WorkOrder(
         Intent(IMPLICIT_INTENT, None),
@@ -264,7 +306,7 @@ def policy_decider(path: str, mode: str | None = None, workspace: Workspace | No
     key = f"{policy.id()}\0{mode}"
     data = cache.load_object("call-plan", key)
     plan = None
-    if data is not None:
+    if isinstance(data, dict):
         try:
             plan = plan_from_data(data)
         except Exception:  # noqa: BLE001 - a bad entry is a miss, never an answer

@@ -413,6 +413,45 @@ def hook(
     raise typer.Exit(code)
 
 
+import_app = typer.Typer(
+    help="Translate another tool's permission rules into a bgc policy.", no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(import_app, name="import")
+
+
+@import_app.command("claude-code")
+def import_claude_code(
+    settings: Annotated[str, typer.Argument(metavar="SETTINGS.json", help="A Claude Code settings file (.claude/settings.json).")],
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write the policy to FILE (default: stdout).")] = None,
+    home: Annotated[
+        Optional[str], typer.Option("--home", metavar="DIR", help="The home directory that ~/ in Read/Edit rules stands for.")
+    ] = None,
+) -> None:
+    """Translate Claude Code's `permissions.allow/ask/deny` into a formatted .bgp policy.
+
+    Each rule becomes a bgc rule of the same effect (Claude Code evaluates deny, then ask, then
+    allow: so does bgc), with an inline `expect` per example that `bgc check` verifies. Bash
+    rules are matched word by word (`Bash(npm run test:*)` is `proc:exec:npm/run/test,
+    npm/run/test/**`); Read/Edit paths are workspace paths with the project root as `/`
+    (`//abs` and `~/x` are `host` paths); `WebFetch(domain:h)` is `net:connect` to h;
+    `mcp__s__t` is `mcp:call:s/t`.
+
+    A rule with no exact translation is not guessed: it is listed on stderr and in the policy's
+    header with the reason. Exit 0 when every rule was translated, 1 when some were not, 2 for
+    a file that is not a settings file (nothing is written).
+
+    Example: `bgc import claude-code .claude/settings.json -o claude.bgp && bgc check claude.bgp`
+    """
+    from bgc.commands import import_claude_code as command
+
+    try:
+        code = command.run(settings, output=output, home=home)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(code)
+
+
 def main() -> None:
     """Run the typer app; :func:`bgc.launch.guarded` keeps every traceback from the user.
 

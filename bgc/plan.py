@@ -22,6 +22,7 @@ from bgc import canonical, glob, values
 from bgc.canonical import DataModelError, kind_name
 from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
+from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget, BudgetExhausted
 from bgc.policy.ast import AtomTemplate, TemplateError, ToolDecl, scan_template
 
@@ -689,7 +690,7 @@ class Gate:
     def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""
         atom = f"{resource}:{action}:{needed.text}"
-        if glob.has_dot_segment(needed.text):
+        if resource not in ARGV_RESOURCES and glob.has_dot_segment(needed.text):
             return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
         too_large = glob.size_problem(needed)
         if too_large:

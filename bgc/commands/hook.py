@@ -78,22 +78,15 @@ def _decide(data: bytes, policy: str | None, plan: str | None, mode: str | None,
     if not project or not project.startswith("/"):
         raise claude_code.HookInputError("no project directory (CLAUDE_PROJECT_DIR or cwd)")
     workspace = Workspace.at(project, use.cwd)
-    if use.server == "local" and use.tool == claude_code.SHELL_TOOL:
-        effect, reason = shell_decision(use.params, workspace)
-        return claude_code.answer(use.event, effect, reason)
     decider = _decider(project, policy, plan, mode, workspace)
-    decision = decider.decide_call(use.tool, use.server, use.params)
+    if use.server == "local" and use.tool == claude_code.SHELL_TOOL:
+        decision = decider.decide_shell(use.params.get("command"), workspace.cwd)
+    else:
+        decision = decider.decide_call(use.tool, use.server, use.params)
     if not decision.declared:
         effect = "ask" if unknown == "ask" else "deny"
         return claude_code.answer(use.event, effect, f"{use.tool_name}: {decision.reason}")
     return claude_code.answer(use.event, decision.effect, decision.explanation())
-
-
-def shell_decision(params: Any, workspace: Any) -> tuple[str, str]:
-    """The answer for a Bash call. bgc does not read shell commands one simple command at a
-    time yet (bgc/shell.py, issue 12 item 4), and a command not understood is never allowed:
-    every Bash call is asked. This is the one place to swap when the shell reader lands."""
-    return "ask", "bgc does not decide shell commands yet: a person decides (Bash)"
 
 
 def _decider(project: str, policy: str | None, plan: str | None, mode: str | None, workspace: Any) -> Any:
