@@ -413,6 +413,33 @@ def hook(
     raise typer.Exit(code)
 
 
+init_app = typer.Typer(
+    help="Set a project up for an agent: a starter policy and the agent's hook.", no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(init_app, name="init")
+
+
+@init_app.command("claude-code")
+def init_claude_code(
+    directory: Annotated[str, typer.Option("--dir", "-C", metavar="DIR", help="The project directory.")] = ".",
+) -> None:
+    """Write a starter policy into .claude/bgc/ and merge `bgc hook claude-code` into .claude/settings.json.
+
+    Nothing there is lost: other settings and hooks are kept, the previous settings file is saved
+    as settings.json.bak, the write is atomic, and a policy file you edited is kept. Running it
+    again changes nothing. Invalid JSON in the settings is refused with its line and column
+    (exit 2), and nothing is written.
+    """
+    from bgc.commands import init as command
+
+    try:
+        code = command.run("claude-code", directory=directory)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(code)
+
+
 import_app = typer.Typer(
     help="Translate another tool's permission rules into a bgc policy.", no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
