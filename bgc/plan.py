@@ -567,6 +567,14 @@ class Gate:
         self._root = os.path.realpath(root) if root is not None else None
         self._case_insensitive = fold_case
 
+    def rooted(self, root: str | None) -> Gate:
+        """This gate resolving links under ``root`` (the same grants: nothing is rebuilt)."""
+        import copy
+
+        gate = copy.copy(self)
+        gate._root = os.path.realpath(root) if root is not None else None
+        return gate
+
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
         parts = atom.split(":", 2)

@@ -23,8 +23,9 @@ from bgc.errors import ExitCode, UsageError
 
 AGENTS = ("claude-code",)
 UNKNOWN_ANSWERS = ("ask", "deny")
-DEFAULT_TIMEOUT = 5.0
-"""Seconds; ``bgc init claude-code`` gives Claude Code's hook a longer timeout (10 s)."""
+DEFAULT_TIMEOUT = 20.0
+"""Seconds; ``bgc init claude-code`` gives Claude Code's hook a longer timeout (30 s). A warm
+decision takes a fraction of a second; the first one for an edited policy compiles it."""
 
 MAX_INPUT = 32 * 1024 * 1024
 """Bytes of hook input read at most (a Write of a large file carries its content)."""

@@ -27,8 +27,9 @@ SETTINGS = os.path.join(".claude", "settings.json")
 POLICY_FILES = {"policy.bgp": "claude-code-starter.bgp", "base.bgp": "base.bgp", "claude-code.bgp": "claude-code.bgp"}
 """What is written into ``.claude/bgc/``, from which bundled policy."""
 
-HOOK_TIMEOUT = 10
-"""Seconds Claude Code waits for the hook; bgc's own deadline (5 s) blocks the call before."""
+HOOK_TIMEOUT = 30
+"""Seconds Claude Code waits for the hook (it lets the call through when they pass); bgc's own
+deadline (20 s) blocks the call before."""
 
 
 def run(agent: str, *, directory: str = ".") -> ExitCode:
@@ -44,7 +45,17 @@ def run(agent: str, *, directory: str = ".") -> ExitCode:
     for line in _write_policies(directory):
         io.write_line(line)
     io.write_line(_merge_hook(settings_path, settings, original))
+    io.write_line(_warm(directory))
     return ExitCode.OK
+
+
+def _warm(directory: str) -> str:
+    """Compile the policy once now, so the session's first tool call finds it in the cache."""
+    from bgc.calls import policy_decider
+
+    path = os.path.join(directory, POLICY_DIR, "policy.bgp")
+    policy_decider(path)  # a policy that does not load is an error here, before any session
+    return f"checked {os.path.relpath(path, directory)}: it loads, and is compiled for the hook"
 
 
 def hook_command() -> str:

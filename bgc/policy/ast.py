@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from bgc.errors import Span
+from bgc.errors import Span, UsageError
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH
 
 Effect = Literal["allow", "ask", "deny"]
@@ -433,6 +433,15 @@ class Policy:
             if decl.tool == name and server in decl.servers:
                 return decl
         return None
+
+    def resolve_mode(self, mode: str | None) -> str | None:
+        """The mode to decide in: ``mode`` (which must be declared), else the default mode."""
+        if mode is None:
+            return self.default_mode
+        if mode not in self.modes:
+            declared = ", ".join(self.modes) if self.modes else "none"
+            raise UsageError(f"unknown mode {mode!r} (the policy declares: {declared})")
+        return mode
 
     def id(self) -> str:
         """``sha256:<hex>`` of ``["bgc.Policy", 1, {"files": [{"path", "digest"}...]}]``.
