@@ -587,6 +587,10 @@ class Gate:
         value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
         if isinstance(value, values.Rejection):
             return GateDecision(atom, "deny", f"rejected: {value.reason}")
+        return self._decide_normalised(atom, resource, action, raw, value)
+
+    def _decide_normalised(self, atom: str, resource: str, action: str, raw: str, value: str) -> GateDecision:
+        """Decide ``value`` (``raw`` normalised), and its link target under the root too."""
         candidates = [value]
         if resource == "fs" and self._root is not None:
             resolved = self._resolve(raw)
@@ -674,6 +678,9 @@ class Gate:
         checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
         if isinstance(checked, values.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
+        if glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value, as the gate decides one
+            decision = self._decide_normalised(f"{resource}:{action}:{checked}", resource, action, probe, checked)
+            return self._need_result(decision, f"{resource}:{action}:{checked}")
         if resource == "fs":
             # every parameter is normalised before it meets the template's own wildcards
             normalised = values.normalise_fs_pattern(text)
@@ -682,18 +689,21 @@ class Gate:
             text = normalised
         needed = glob.parse(text)
         if needed.literal is not None:
-            decision = self.decide(f"{resource}:{action}:{checked}")
-            if decision.effect == "ask":
-                by = f" ({decision.rule.effect} {decision.rule})" if decision.rule else ""
-                reason = "awaits " + approvals_text(decision.approvals) + by
-            else:
-                reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
-            return NeedResult(f"{resource}:{action}:{checked}", decision.effect, reason, decision.rule)
+            return self._need_result(self.decide(f"{resource}:{action}:{checked}"), f"{resource}:{action}:{checked}")
         if resource != "fs" and checked != probe:
             return NeedResult(
                 f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
             )
         return self._need_pattern(resource, action, needed, budget)
+
+    @staticmethod
+    def _need_result(decision: GateDecision, atom: str) -> NeedResult:
+        if decision.effect == "ask":
+            by = f" ({decision.rule.effect} {decision.rule})" if decision.rule else ""
+            reason = "awaits " + approvals_text(decision.approvals) + by
+        else:
+            reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
+        return NeedResult(atom, decision.effect, reason, decision.rule)
 
     def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""
