@@ -125,8 +125,8 @@ _OPAQUE_RUNNERS = {
 
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
-_STRUCTURE = frozenset({"program", "list", "pipeline", "subshell", "compound_statement", "redirected_statement",
-                        "negated_command", "if_statement", "elif_clause", "else_clause", "comment"})
+_STRUCTURE = frozenset({"program", "list", "pipeline", "subshell", "compound_statement", "negated_command",
+                        "if_statement", "elif_clause", "else_clause", "comment"})
 """Node types whose meaning is only "run the commands inside" (plus their redirections)."""
 
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
@@ -136,6 +136,8 @@ _ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n"
                   "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _GLOB_CHARS = frozenset("*?[")
+_PLAIN = re.compile(r"[^\\$`*?\[~{]*")
+"""Text with no character that quoting, escaping or expansion gives a meaning (read as is)."""
 _BAD_CONTINUATION = re.compile(r"(?<![ \t\n;&|(])\\\n|\\\n(?![ \t\n])")
 """A line continuation inside a word (``r\\<newline>m`` is ``rm`` to bash): tree-sitter-bash
 splits the word there, so such a string is not decided from that parse."""
@@ -147,10 +149,31 @@ class _Unknown(Exception):
 
 @dataclass(slots=True)
 class _Scope:
-    """The directories a command may run in: several after a ``cd`` that may have failed; ``None``
-    after a ``cd`` to a place the text does not name."""
+    """Where the next command may run: ``dirs``, several after a ``cd`` that may have failed,
+    ``None`` after a ``cd`` to a place the text does not name. ``possible`` is every directory the
+    commands so far may have left the shell in (what a command after ``;`` or ``||`` may run in);
+    ``succeeded`` the directories the last command moved to if it was a ``cd`` (what a command
+    after ``&&`` runs in: it runs only if the ``cd`` succeeded)."""
 
     dirs: tuple[str, ...] | None
+    possible: tuple[str, ...] | None = None
+    succeeded: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.possible is None:
+            self.possible = self.dirs
+
+    def unknown(self) -> None:
+        self.dirs = self.possible = self.succeeded = None
+
+    def before(self, operator: str) -> None:
+        """Enter the next command of a list, reached through ``operator``."""
+        if operator == "&&":
+            if self.succeeded is not None:
+                self.dirs = self.succeeded
+        elif operator:
+            self.dirs = self.possible
+        self.succeeded = None
 
 
 @dataclass(slots=True)
@@ -246,7 +269,7 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
         _command(walk, node, scope, depth, wrapped)
         return
     if kind in _SUBSTITUTIONS:
-        _statement_children(walk, node, _Scope(scope.dirs), depth, wrapped)  # runs in a subshell
+        _statement_children(walk, node, _Scope(scope.dirs), depth, wrapped)  # a subshell: its cd ends with it
         return
     if kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
         _redirect(walk, node, scope, depth, wrapped)
@@ -255,6 +278,10 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
         # a subshell's `cd` ends with it; so does that of every part of a pipeline
         for child in node.named_children:
             _statement(walk, child, _Scope(scope.dirs), depth + 1, wrapped)
+        return
+    if kind == "redirected_statement":
+        for child in node.named_children:  # the body and its redirections: one place, one directory
+            _statement(walk, child, scope, depth + 1, wrapped)
         return
     if kind == "list" or kind in _STRUCTURE:
         _statement_children(walk, node, scope, depth, wrapped)
@@ -269,19 +296,40 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
     else:
         walk.ask(f"`{kind.replace('_', ' ')}` is not decided exactly (`{_shown(_text(node))}`)")
     # still walk inside: what it runs is needed, and a deny of it must still decide
-    _statement_children(walk, node, _Scope(None), depth, wrapped)
+    _statement_children(walk, node, _Scope(None), depth, wrapped)  # a loop may cd: where to, unknown
 
 
 def _statement_children(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
-    """Walk ``node``'s statements in order. ``a && b && c`` nests to the left, so nested lists are
-    flattened here rather than walked one level deeper each: a long chain is long, not deep."""
-    stack = list(reversed(node.named_children))
+    """Walk ``node``'s statements in order, each entered through the operator before it (a ``cd``
+    decides where the commands after ``&&`` run). ``a && b && c`` nests to the left, so nested
+    lists are flattened here rather than walked one level deeper each: a long chain is long, not
+    deep."""
+    for operator, child in _sequence(node):
+        scope.before(operator)
+        _statement(walk, child, scope, depth + 1, wrapped)
+
+
+def _sequence(node: Any) -> list[tuple[str, Any]]:
+    """The statements under ``node`` in order, each with the operator before it: none for the
+    first (it runs where ``node`` runs), ``;`` for statements not joined by ``&&`` or ``||``."""
+    out: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any]] = [("", node)]
     while stack:
-        child = stack.pop()
-        if child.type == "list":
-            stack.extend(reversed(child.named_children))
+        operator, current = stack.pop()
+        if current is node or current.type == "list":
+            pending: list[tuple[str, Any]] = []
+            joiner = operator
+            for child in current.children:
+                if not child.is_named:
+                    if child.type in ("&&", "||", ";", "&", ";;", "\n"):
+                        joiner = child.type if child.type in ("&&", "||") else ";"
+                    continue  # `{`, `then`, `do`: no separator between statements
+                pending.append((joiner, child))
+                joiner = ";"
+            stack.extend(reversed(pending))
         else:
-            _statement(walk, child, scope, depth + 1, wrapped)
+            out.append((operator, current))
+    return out
 
 
 def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
@@ -436,30 +484,32 @@ def _nested(walk: _Walk, text: str, scope: _Scope, wrapped: int, how: str) -> No
 
 
 def _cd(walk: _Walk, argv: list[str], scope: _Scope) -> None:
-    """``cd DIR``: later relative targets may be under DIR, or (if cd failed) where they were."""
+    """``cd DIR``: a command after ``&&`` runs in DIR; after ``;`` or ``||``, in DIR or (the ``cd``
+    may have failed) where it was."""
     args = argv[1:]
     if args[:1] == ["--"]:
         args = args[1:]
     if len(args) != 1 or args[0] in ("", "-") or args[0].startswith("-") or scope.dirs is None:
-        scope.dirs = None
+        scope.unknown()
         walk.ask("cd to a directory the text does not name: relative paths after it are not known")
         return
     moved = []
     for base in scope.dirs:
         target = values.normalise("fs", posixpath.join(base, args[0]))
         if not isinstance(target, str):
-            scope.dirs = None
+            scope.unknown()
             walk.ask(f"cd to {args[0]!r}, which {target.reason}")
             return
         if not _inside(target, walk.cwd):
             walk.ask(f"cd leaves the working directory ({target}): relative words after it name other files")
         moved.append(target)
-    dirs = tuple(dict.fromkeys((*scope.dirs, *moved)))
-    if len(dirs) > 8:
-        scope.dirs = None
+    possible = tuple(dict.fromkeys((*(scope.possible or ()), *moved)))
+    if len(possible) > 8:
+        scope.unknown()
         walk.ask("too many directory changes to follow")
         return
-    scope.dirs = dirs
+    scope.succeeded = tuple(dict.fromkeys(moved))
+    scope.dirs = scope.possible = possible
 
 
 def _inside(path: str, root: str) -> bool:
@@ -581,6 +631,8 @@ def _word_text(node: Any) -> str:
 
 def _unquoted(raw: str) -> str:
     """An unquoted word: backslash escapes removed; a glob, tilde, brace or ``$`` is not known."""
+    if _PLAIN.fullmatch(raw):
+        return raw  # the common case: nothing to remove, nothing that expands
     out: list[str] = []
     index = 0
     while index < len(raw):
@@ -600,6 +652,8 @@ def _unquoted(raw: str) -> str:
 
 
 def _double_quoted(raw: str) -> str:
+    if _PLAIN.fullmatch(raw):
+        return raw
     out: list[str] = []
     index = 0
     while index < len(raw):

@@ -92,7 +92,12 @@ TABLE: list[tuple[str, list[str], bool]] = [
     # program-specific flags are argv words, decided by the argv rules
     ("git -c core.pager=sh log", ["proc:exec:git/-c/core.pager=sh/log"], False),
     # cd: later relative targets may be under the new directory (or the old, if cd failed)
-    ("cd src && echo a > b.txt", ["proc:exec:cd/src", "proc:exec:echo/a", "fs:write:/w/b.txt", "fs:write:/w/src/b.txt"], False),
+    # after `&&` a command runs only if the cd succeeded; after `;` or `||`, in either directory
+    ("cd src && echo a > b.txt", ["proc:exec:cd/src", "proc:exec:echo/a", "fs:write:/w/src/b.txt"], False),
+    ("cd src; echo a > b.txt", ["proc:exec:cd/src", "proc:exec:echo/a", "fs:write:/w/b.txt", "fs:write:/w/src/b.txt"], False),
+    ("cd src && make || echo > f", ["proc:exec:cd/src", "proc:exec:make", "proc:exec:echo", "fs:write:/w/f", "fs:write:/w/src/f"], False),
+    ("cd a && cd b && echo > f", ["proc:exec:cd/a", "proc:exec:cd/b", "proc:exec:echo", "fs:write:/w/a/b/f"], False),
+    ("cd a && { echo > f; }", ["proc:exec:cd/a", "proc:exec:echo", "fs:write:/w/a/f"], False),
     ("cd .. && rm -rf x", ["proc:exec:cd/..", "proc:exec:rm/-rf/x"], True),
     ("cd /etc; cat passwd", ["proc:exec:cd/Setc", "proc:exec:cat/passwd"], True),
     ("cd $D && echo > f", ["proc:exec:echo"], True),
