@@ -1,4 +1,12 @@
-"""Inputs several test modules share: one small policy and a valid prompt digest."""
+"""What several test modules share: one small policy, a valid prompt digest, the one way to run
+the CLI in-process, and the one way to reach an input the repository does not carry."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
 
 PROMPT = "sha256:" + "ab" * 32
 
@@ -11,13 +19,32 @@ expect deny fs:write:/src/secrets/key
 """
 
 
-def bgc(*args: str):  # type: ignore[no-untyped-def]
-    """Run the CLI in-process; a traceback or an unexpected exception fails the calling test."""
+def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    """Run the CLI in-process; a traceback or an unexpected exception fails the calling test.
+
+    Every in-process CLI test goes through here (tests/test_cli_help.py checks that no test
+    builds its own ``CliRunner``), so none can pass while printing a traceback.
+    """
     from typer.testing import CliRunner
 
     from bgc.cli import app
 
-    result = CliRunner().invoke(app, list(args))
+    result = CliRunner().invoke(app, list(args), input=input, env=env)
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result
+
+
+def require_shared_input(path: Path | str | None, what: str) -> Path:
+    """The path of an input the repository does not carry (conformance vectors, the SARIF schema).
+
+    Missing on a developer's machine, the test is skipped with the reason; missing under
+    ``CI=true`` the test fails, because CI provides every such input and a silent skip there
+    would turn a broken download into a green run.
+    """
+    if path is not None and Path(path).is_file():
+        return Path(path)
+    message = f"{what} is missing ({path or 'no path given'})"
+    if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        pytest.fail(f"{message}; CI=true requires it")
+    pytest.skip(message)

@@ -183,3 +183,9 @@ def test_a_root_file_edited_while_it_was_parsed_is_not_served_for_its_old_conten
     monkeypatch.setattr(loader, "load_policy", parse)
     assert len(cache.cached_policy("p/root.bgp").rules) == 1
     assert policy_tree["parsed"][-1] == "p/root.bgp"
+
+
+def test_the_suite_never_writes_into_the_users_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """tests/conftest.py points BGC_CACHE_DIR into this run's temporary directory, for every test."""
+    configured = Path(os.environ["BGC_CACHE_DIR"]).resolve()
+    assert configured.is_relative_to(tmp_path_factory.getbasetemp().resolve())

@@ -17,6 +17,7 @@ from bgc.findings import Finding, Severity
 from bgc.render.github import escape_data, escape_property, render_github
 from bgc.render.junit import Case, render_junit
 from bgc.render.machine import render
+from tests.samples import require_shared_input
 
 ROOT = Path("/repo")
 
@@ -35,13 +36,11 @@ FINDINGS = [
 
 
 def sarif_schema() -> dict:
-    location = os.environ.get("BGC_SARIF_SCHEMA")
-    if not location or not Path(location).is_file():
-        pytest.skip(
-            "BGC_SARIF_SCHEMA does not name the SARIF 2.1.0 schema file "
-            "(.ci/run fetches it with `npm pack @microsoft/jest-sarif`)"
-        )
-    return json.loads(Path(location).read_text(encoding="utf-8"))
+    location = require_shared_input(
+        os.environ.get("BGC_SARIF_SCHEMA"),
+        "the SARIF 2.1.0 schema named by BGC_SARIF_SCHEMA (.ci/run fetches it with `npm pack @microsoft/jest-sarif`)",
+    )
+    return json.loads(location.read_text(encoding="utf-8"))
 
 
 def validate_sarif(document: dict) -> None:

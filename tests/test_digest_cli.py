@@ -7,14 +7,11 @@ from pathlib import Path
 
 import cbor2
 import pytest
-from typer.testing import CliRunner
 
-from bgc.cli import app
-from tests.samples import PROMPT
+from tests.samples import PROMPT, bgc
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDERS = ROOT / "examples" / "orders"
-runner = CliRunner()
 
 GOOD = f"""\
 intent: {{kind: patch.apply, payload: "fix"}}
@@ -40,7 +37,7 @@ def cbor_order(payload_hex: str) -> bytes:
 
 
 def run(*args: str, stdin: bytes | None = None):  # type: ignore[no-untyped-def]
-    result = runner.invoke(app, list(args), input=stdin)
+    result = bgc(*args, input=stdin)
     assert "Traceback" not in result.output
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
     return result

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typer.testing import CliRunner
-
-from bgc.cli import app
-
-runner = CliRunner()
+from tests.samples import bgc
 
 
 def run(*args: str, stdin: str | None = None):  # noqa: ANN201 - click's Result
-    return runner.invoke(app, ["match", *args], input=stdin)
+    return bgc("match", *args, input=stdin)
 
 
 def test_each_text_gets_one_line_and_the_exit_code_says_whether_all_matched() -> None:
@@ -63,7 +59,7 @@ def test_no_texts_at_all_is_a_usage_error() -> None:
 
 
 def test_help_explains_output_and_exit_codes() -> None:
-    result = runner.invoke(app, ["match", "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    result = bgc("match", "--help", env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert result.exit_code == 0
     for needle in ("no-match", "rejected", "--raw", "--resource", "Exit 0", "[!a]"):
         assert needle in result.stdout

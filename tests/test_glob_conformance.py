@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from bgc.glob import PatternError, parse
+from tests.samples import require_shared_input
 
 VECTORS = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "wildmatch.json"
 
@@ -20,9 +19,8 @@ MALFORMED = ("empty pattern", "unclosed [", "trailing \\", "unknown character cl
 
 
 def _vectors() -> list[dict[str, str]]:
-    if not VECTORS.is_file():
-        pytest.skip(f"conformance vectors not found at {VECTORS} (shared/ is not beside the repository)")
-    return json.loads(VECTORS.read_text(encoding="utf-8"))
+    path = require_shared_input(VECTORS, "git's wildmatch conformance vectors (shared/ beside the repository)")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def test_bgc_agrees_with_git_on_every_accepted_vector() -> None:

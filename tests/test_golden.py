@@ -11,14 +11,12 @@ import os
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from bgc.cli import app
+from tests.samples import bgc
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples" / "orders").glob("*.yaml"))
 EXPECTED = ROOT / "examples" / "expected"
-runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +29,7 @@ def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("order", EXAMPLES, ids=[path.stem for path in EXAMPLES])
 def test_example_text_output(order: Path) -> None:
     relative = order.relative_to(ROOT).as_posix()
-    result = runner.invoke(app, ["compile", relative, "-p", "policies/default.bgp"])
+    result = bgc("compile", relative, "-p", "policies/default.bgp")
     assert result.exit_code in (0, 1), result.output
     golden = EXPECTED / f"{order.stem}.txt"
     if os.environ.get("BGC_UPDATE_GOLDEN"):
@@ -47,16 +45,16 @@ def test_example_text_output(order: Path) -> None:
 def test_colour_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR")
     monkeypatch.setenv("FORCE_COLOR", "1")
-    coloured = runner.invoke(app, ["compile", "examples/orders/deploy.yaml", "-p", "policies/default.bgp"]).stdout
+    coloured = bgc("compile", "examples/orders/deploy.yaml", "-p", "policies/default.bgp").stdout
     assert "\x1b[" in coloured
     monkeypatch.setenv("NO_COLOR", "1")
-    plain = runner.invoke(app, ["compile", "examples/orders/deploy.yaml", "-p", "policies/default.bgp"]).stdout
+    plain = bgc("compile", "examples/orders/deploy.yaml", "-p", "policies/default.bgp").stdout
     assert "\x1b[" not in plain
 
 
 @pytest.mark.parametrize(("fail_on", "code"), [("never", 0), ("denied", 1), ("ask", 1), ("narrowed", 1)])
 def test_fail_on_levels(fail_on: str, code: int) -> None:
-    result = runner.invoke(app, ["compile", "examples/orders/upgrade-dependency.yaml", "-p", "policies/default.bgp", "--fail-on", fail_on])
+    result = bgc("compile", "examples/orders/upgrade-dependency.yaml", "-p", "policies/default.bgp", "--fail-on", fail_on)
     # upgrade-dependency: everything asks, nothing is denied
     assert result.exit_code == (0 if fail_on == "denied" else code)
 
@@ -67,10 +65,10 @@ def test_machine_formats_and_output_file(tmp_path: Path) -> None:
     import yaml
 
     args = ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--fail-on", "never"]
-    as_json = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)
-    as_yaml = yaml.safe_load(runner.invoke(app, [*args, "--format", "yaml"]).stdout)
+    as_json = json.loads(bgc(*args, "--format", "json").stdout)
+    as_yaml = yaml.safe_load(bgc(*args, "--format", "yaml").stdout)
     out = tmp_path / "plan.cbor"
-    assert runner.invoke(app, [*args, "--format", "cbor", "-o", str(out)]).exit_code == 0
+    assert bgc(*args, "--format", "cbor", "-o", str(out)).exit_code == 0
     assert as_json == as_yaml == cbor2.loads(out.read_bytes())
     assert as_json["requests"][0]["verdict"] == "narrowed"
 
@@ -81,20 +79,20 @@ def test_plan_json_matches_documented_schema() -> None:
 
     schema = json.loads((ROOT / "docs" / "plan.schema.json").read_text())
     for order in EXAMPLES:
-        result = runner.invoke(app, ["compile", str(order), "-p", "policies/default.bgp", "--format", "json"])
+        result = bgc("compile", str(order), "-p", "policies/default.bgp", "--format", "json")
         jsonschema.validate(json.loads(result.stdout), schema)
 
 
 def test_gate_reads_compiled_plans(tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
-    runner.invoke(app, ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan)])
-    result = runner.invoke(app, ["gate", str(plan), "fs:write:/src/a.py", "fs:write:/.git/config", "fs:write:/package.json"])
+    bgc("compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan))
+    result = bgc("gate", str(plan), "fs:write:/src/a.py", "fs:write:/.git/config", "fs:write:/package.json")
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0] == "allow\tfs:write:/src/a.py"
     assert lines[1].startswith("deny\tfs:write:/.git/config\tdenied by base.bgp:")
     assert lines[2] == "ask\tfs:write:/package.json\t1 approval"
-    from_stdin = runner.invoke(app, ["gate", str(plan), "--format", "json"], input="fs:write:/src/a.py\n")
+    from_stdin = bgc("gate", str(plan), "--format", "json", input="fs:write:/src/a.py\n")
     assert from_stdin.exit_code == 0
     assert json.loads(from_stdin.stdout)["decision"] == "allow"
 
@@ -102,27 +100,27 @@ def test_gate_reads_compiled_plans(tmp_path: Path) -> None:
 def test_gate_refuses_an_edited_plan(tmp_path: Path) -> None:
 
     plan = tmp_path / "plan.json"
-    runner.invoke(app, ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan)])
+    bgc("compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan))
     data = json.loads(plan.read_text())
     data["requests"][0]["granted"][0]["atom"] = "fs:write:/**"
     plan.write_text(json.dumps(data))
-    result = runner.invoke(app, ["gate", str(plan), "fs:write:/.git/config"])
+    result = bgc("gate", str(plan), "fs:write:/.git/config")
     assert result.exit_code == 2
     assert "does not match its id" in result.stderr and result.stdout == ""
 
 
 def test_explain_command() -> None:
-    result = runner.invoke(app, ["explain", "examples/orders/overreach.yaml", "fs:write:/**", "-p", "policies/modes.bgp"])
+    result = bgc("explain", "examples/orders/overreach.yaml", "fs:write:/**", "-p", "policies/modes.bgp")
     assert result.exit_code == 1, result.output
     assert "deny" in result.stdout and "result" in result.stdout
 
 
 def test_compile_errors_exit_2() -> None:
-    missing_policy = runner.invoke(app, ["compile", "examples/orders/fix-bug.yaml", "-p", "nope.bgp"])
+    missing_policy = bgc("compile", "examples/orders/fix-bug.yaml", "-p", "nope.bgp")
     assert missing_policy.exit_code == 2 and "nope.bgp" in missing_policy.stderr
-    bad_mode = runner.invoke(app, ["compile", "examples/orders/fix-bug.yaml", "-p", "policies/modes.bgp", "--mode", "admin"])
+    bad_mode = bgc("compile", "examples/orders/fix-bug.yaml", "-p", "policies/modes.bgp", "--mode", "admin")
     assert bad_mode.exit_code == 2 and "unknown mode 'admin'" in bad_mode.stderr
-    bad_format = runner.invoke(app, ["compile", "examples/orders/fix-bug.yaml", "-p", "policies/default.bgp", "--format", "xml"])
+    bad_format = bgc("compile", "examples/orders/fix-bug.yaml", "-p", "policies/default.bgp", "--format", "xml")
     assert bad_format.exit_code == 2
 
 
@@ -131,13 +129,13 @@ def test_policy_and_mode_from_configuration(tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "p.bgp").write_text("mode ro {\n  allow fs:read:/**\n}\nmode edit {\n  allow fs:write:/src/**\n}\ndefault mode ro\n")
     (tmp_path / "o.yaml").write_text((ROOT / "examples" / "orders" / "fix-bug.yaml").read_text())
     monkeypatch.chdir(tmp_path)
-    result = runner.invoke(app, ["compile", "o.yaml", "--format", "json"])
+    result = bgc("compile", "o.yaml", "--format", "json")
     plan = json.loads(result.stdout)
     assert plan["mode"] == "edit"
     assert plan["requests"][1]["granted"][0]["rules"][0]["file"] == "p.bgp"
-    assert json.loads(runner.invoke(app, ["compile", "o.yaml", "--mode", "ro", "--format", "json"]).stdout)["mode"] == "ro"
+    assert json.loads(bgc("compile", "o.yaml", "--mode", "ro", "--format", "json").stdout)["mode"] == "ro"
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
-    missing = runner.invoke(app, ["compile", "o.yaml"])
+    missing = bgc("compile", "o.yaml")
     assert missing.exit_code == 2 and "no policy" in missing.stderr
 
 
@@ -148,7 +146,7 @@ def test_readme_shows_real_output() -> None:
 
 def test_plan_does_not_depend_on_how_the_policy_path_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
     def plan_id(*args: str) -> str:
-        return json.loads(runner.invoke(app, ["compile", *args, "--format", "json"]).stdout)["id"]
+        return json.loads(bgc("compile", *args, "--format", "json").stdout)["id"]
 
     here = plan_id("examples/orders/fix-bug.yaml", "-p", "policies/default.bgp")
     assert plan_id("examples/orders/fix-bug.yaml", "-p", "./policies/default.bgp") == here
@@ -159,23 +157,23 @@ def test_plan_does_not_depend_on_how_the_policy_path_is_written(monkeypatch: pyt
 
 def test_gate_command_input_errors(tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
-    runner.invoke(app, ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan)])
-    not_dir = runner.invoke(app, ["gate", "--root", str(plan), str(plan), "fs:write:/src/a"])
+    bgc("compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan))
+    not_dir = bgc("gate", "--root", str(plan), str(plan), "fs:write:/src/a")
     assert not_dir.exit_code == 2 and "is not a directory" in not_dir.stderr
-    empty = runner.invoke(app, ["gate", str(plan)], input="")
+    empty = bgc("gate", str(plan), input="")
     assert empty.exit_code == 2 and "no atoms to decide" in empty.stderr
-    from_stdin = runner.invoke(app, ["gate", "-", "--input-format", "json", "fs:write:/src/a"], input=plan.read_text())
+    from_stdin = bgc("gate", "-", "--input-format", "json", "fs:write:/src/a", input=plan.read_text())
     assert from_stdin.exit_code == 0 and from_stdin.stdout == "allow\tfs:write:/src/a\n"
-    no_atoms = runner.invoke(app, ["gate", "-", "--input-format", "json"], input=plan.read_text())
+    no_atoms = bgc("gate", "-", "--input-format", "json", input=plan.read_text())
     assert no_atoms.exit_code == 2 and "must be given as arguments" in no_atoms.stderr
 
 
 def test_output_that_cannot_be_written_is_a_located_error(tmp_path: Path) -> None:
     args = ["compile", "examples/orders/fix-bug.yaml", "-p", "policies/default.bgp", "--format", "json"]
-    missing_dir = runner.invoke(app, [*args, "-o", str(tmp_path / "no" / "plan.json")])
+    missing_dir = bgc(*args, "-o", str(tmp_path / "no" / "plan.json"))
     assert missing_dir.exit_code == 2
     assert missing_dir.stderr.startswith(f"{tmp_path / 'no' / 'plan.json'}: error: cannot write the output")
-    assert runner.invoke(app, [*args, "-o", str(tmp_path)]).exit_code == 2
+    assert bgc(*args, "-o", str(tmp_path)).exit_code == 2
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind
 
 
@@ -199,7 +197,7 @@ def test_unknown_configured_mode_points_at_the_configuration(tmp_path: Path, mon
     (tmp_path / "p.bgp").write_text("mode ro {\n  allow fs:read:/**\n}\n")
     (tmp_path / "o.yaml").write_text((ROOT / "examples" / "orders" / "fix-bug.yaml").read_text())
     monkeypatch.chdir(tmp_path)
-    result = runner.invoke(app, ["compile", "o.yaml"])
+    result = bgc("compile", "o.yaml")
     assert result.exit_code == 2
     assert "bgc.toml:2:" in result.stderr and "unknown mode 'nope'" in result.stderr
 
@@ -212,7 +210,7 @@ def test_readme_policy_example_checks(tmp_path: Path) -> None:
     (example,) = re.findall(r"```bgp\n(.*?)```", readme, flags=re.S)
     shutil.copy(ROOT / "policies" / "base.bgp", tmp_path / "base.bgp")
     (tmp_path / "readme.bgp").write_text(example, encoding="utf-8")
-    result = runner.invoke(app, ["check", str(tmp_path / "readme.bgp")])
+    result = bgc("check", str(tmp_path / "readme.bgp"))
     assert result.exit_code == 0, result.output
 
 
@@ -227,7 +225,7 @@ def test_readme_gate_example_is_real(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.chdir(ROOT)
     out = tmp_path / "plan.json"
     args = shlex.split(compile_line[2:])[1:]
-    assert runner.invoke(app, [a if a != "plan.json" else str(out) for a in args]).exit_code == 0
+    assert bgc(*(a if a != "plan.json" else str(out) for a in args)).exit_code == 0
     gate_args = shlex.split(gate_line[2:])[1:]
-    result = runner.invoke(app, [a if a != "plan.json" else str(out) for a in gate_args])
+    result = bgc(*(a if a != "plan.json" else str(out) for a in gate_args))
     assert result.stdout == expected

@@ -9,14 +9,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from bgc import glob
-from bgc.cli import app
 from bgc.errors import ExitCode
 from bgc.findings import Severity
 from bgc.policy.check import CODES, NOT_FS_PATHS, check_paths, findings_text
 from bgc.values import normalise
+from tests.samples import bgc
 
 ROOT = Path(__file__).parent.parent
 BUNDLED = sorted(str(path) for path in (ROOT / "policies").glob("*.bgp"))
@@ -291,12 +290,11 @@ def test_a_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
 def test_cli_text_and_json(tmp_path: Path) -> None:
     path = tmp_path / "p.bgp"
     path.write_text("deny fs:write:/.github/**\nexpect deny fs:write:/.github/x\n")
-    runner = CliRunner()
-    text = runner.invoke(app, ["check", str(path)])
+    text = bgc("check", str(path))
     assert text.exit_code == 1
     assert f"{path}:1:15: warning[BGC103]:" in text.output
     assert "  deny fs:write:/.github/**\n                ^^^^^^^^^^^\n" in text.output
-    machine = runner.invoke(app, ["check", "--format", "json", str(path)])
+    machine = bgc("check", "--format", "json", str(path))
     assert machine.exit_code == 1
     (finding,) = json.loads(machine.output)["findings"]
     assert (finding["rule"], finding["line"], finding["col"], finding["severity"]) == ("BGC103", 1, 15, "warning")
@@ -305,11 +303,10 @@ def test_cli_text_and_json(tmp_path: Path) -> None:
 def test_a_quoted_pattern_is_marked_quotes_and_all(tmp_path: Path) -> None:
     path = tmp_path / "p.bgp"
     path.write_text('deny fs:write:"/my dir/**"\n')
-    runner = CliRunner()
-    text = runner.invoke(app, ["check", str(path)])
+    text = bgc("check", str(path))
     assert f"{path}:1:15: warning[BGC103]:" in text.output
     assert '  deny fs:write:"/my dir/**"\n                ^^^^^^^^^^^^\n' in text.output  # 12: both quotes
-    sarif = json.loads(runner.invoke(app, ["check", "--format", "sarif", str(path)]).output)
+    sarif = json.loads(bgc("check", "--format", "sarif", str(path)).output)
     region = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
     assert (region["startColumn"], region["endColumn"]) == (15, 27)
 

@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from bgc.cli import app
 from bgc.policy.format import format_text
 from bgc.policy.loader import load_policy, parse_policy
 from bgc.policy.parser import ERROR_CODES, PolicyError
+from tests.samples import bgc
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "policies_bad"
@@ -51,7 +50,7 @@ def test_library_error_is_located(path: Path) -> None:
 @pytest.mark.parametrize("path", FILES, ids=[path.stem for path in FILES])
 def test_check_exits_2_with_location(path: Path) -> None:
     line, col, fragment = expectation(path)
-    result = CliRunner().invoke(app, ["check", str(path)])
+    result = bgc("check", str(path))
     assert result.exit_code == 2, result.output
     # this repository's bgc.toml is in play, so the absolute path given is shown from its root
     assert f"{path.relative_to(ROOT).as_posix()}:{line}:{col}:" in result.output

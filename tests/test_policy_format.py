@@ -12,10 +12,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from bgc import glob
-from bgc.cli import app
 from bgc.errors import Span
 from bgc.policy.ast import (
     FIELDS,
@@ -40,6 +38,7 @@ from bgc.policy.ast import (
 )
 from bgc.policy.format import format_source, format_text
 from bgc.policy.parser import parse_source
+from tests.samples import bgc
 
 ROOT = Path(__file__).parent.parent
 
@@ -193,20 +192,29 @@ def conditions(depth: int = 2) -> st.SearchStrategy[Condition]:
     return st.one_of(leaf, st.builds(Not, inner, st.just(DUMMY)), flat(And), flat(Or))
 
 
+#: Built once: a strategy built inside a composite is rebuilt on every draw, which cost these
+#: tests most of their time.
+CONDITIONS = conditions()
+OPTIONAL_CONDITION = st.none() | CONDITIONS
+OPTIONAL_TEXT = st.none() | _TEXT
+APPROVER_NAMES = st.lists(st.one_of(_WORD, _TEXT), min_size=1, max_size=3, unique=True)
+RULE_PATTERNS = st.lists(PATTERNS, min_size=1, max_size=3)
+
+
 @st.composite
 def rules(draw: st.DrawFn, mode: str | None = None) -> Rule:
     effect = draw(st.sampled_from(["allow", "ask", "deny"]))
     approvals = None
     if effect == "ask" and draw(st.booleans()):
-        names = draw(st.lists(st.one_of(_WORD, _TEXT), min_size=1, max_size=3, unique=True))
+        names = draw(APPROVER_NAMES)
         approvals = Approvals(draw(st.integers(1, len(names))), tuple(names), DUMMY)
     return Rule(
         effect,
         draw(RESOURCES),
         draw(ACTIONS),
-        tuple(draw(st.lists(PATTERNS, min_size=1, max_size=3))),
-        draw(st.none() | conditions()),
-        draw(st.none() | _TEXT),
+        tuple(draw(RULE_PATTERNS)),
+        draw(OPTIONAL_CONDITION),
+        draw(OPTIONAL_TEXT),
         approvals,
         mode,
         DUMMY,
@@ -221,24 +229,30 @@ def templates(draw: st.DrawFn) -> AtomTemplate:
     return AtomTemplate(draw(st.sampled_from(["fs", "net"])), draw(st.sampled_from(["read", "write"])), text, tuple(params), DUMMY)
 
 
+TOP_RULES = st.lists(rules(), max_size=4)
+TOOL_TEMPLATES = st.lists(templates(), min_size=1, max_size=2)
+INCLUDE_PATHS = _TEXT.filter(lambda s: not s.startswith("/"))
+EXPECT_CONTEXT = st.lists(st.tuples(st.sampled_from(EXPECT_FIELDS), _TEXT), max_size=3, unique_by=lambda p: p[0])
+
+
 @st.composite
 def source_files(draw: st.DrawFn) -> SourceFile:
     statements: list[Statement] = []
     modes = draw(st.lists(_WORD, max_size=2, unique=True))
     tools = draw(st.lists(st.sampled_from(["fs.read", "fs.write", "net.fetch", "shell.run"]), max_size=3, unique=True))
     for tool in tools:
-        statements.append(ToolDecl(tool, tuple(draw(st.lists(templates(), min_size=1, max_size=2))), DUMMY))
+        statements.append(ToolDecl(tool, tuple(draw(TOOL_TEMPLATES)), DUMMY))
     for mode in modes:
         statements.append(ModeBlock(mode, tuple(draw(st.lists(rules(mode), max_size=2))), DUMMY))
-    statements += draw(st.lists(rules(), max_size=4))
+    statements += draw(TOP_RULES)
     if modes and draw(st.booleans()):
         statements.append(DefaultMode(modes[0], DUMMY))
     if draw(st.booleans()):
-        statements.append(Include(draw(_TEXT.filter(lambda s: not s.startswith("/"))), DUMMY))
+        statements.append(Include(draw(INCLUDE_PATHS), DUMMY))
     if draw(st.booleans()):
         statements.append(Filesystem(draw(st.booleans()), DUMMY))
     for _ in range(draw(st.integers(0, 2))):
-        context = draw(st.lists(st.tuples(st.sampled_from(EXPECT_FIELDS), _TEXT), max_size=3, unique_by=lambda p: p[0]))
+        context = draw(EXPECT_CONTEXT)
         statements.append(
             Expect(
                 draw(st.sampled_from(["allow", "ask", "deny"])),
@@ -294,7 +308,7 @@ def test_fmt_rewrites_files(tmp_path: Path) -> None:
     messy.write_text(MESSY)
     clean.write_text(CLEAN)
     messy.chmod(0o640)
-    result = CliRunner().invoke(app, ["fmt", str(messy), str(clean)])
+    result = bgc("fmt", str(messy), str(clean))
     assert result.exit_code == 0
     assert result.output == f"reformatted {messy}\n"
     assert messy.read_text() == CLEAN
@@ -306,17 +320,17 @@ def test_fmt_check_lists_files_and_writes_nothing(tmp_path: Path) -> None:
     messy, clean = tmp_path / "a.bgp", tmp_path / "b.bgp"
     messy.write_text(MESSY)
     clean.write_text(CLEAN)
-    result = CliRunner().invoke(app, ["fmt", "--check", str(messy), str(clean)])
+    result = bgc("fmt", "--check", str(messy), str(clean))
     assert result.exit_code == 1
     assert result.output == f"would reformat {messy}\n"
     assert messy.read_text() == MESSY
-    assert CliRunner().invoke(app, ["fmt", "--check", str(clean)]).exit_code == 0
+    assert bgc("fmt", "--check", str(clean)).exit_code == 0
 
 
 def test_fmt_diff(tmp_path: Path) -> None:
     messy = tmp_path / "a.bgp"
     messy.write_text(MESSY)
-    result = CliRunner().invoke(app, ["fmt", "--diff", str(messy)])
+    result = bgc("fmt", "--diff", str(messy))
     assert result.exit_code == 1
     assert "-allow   fs:read:/**   # read\n+allow fs:read:/**  # read\n" in result.output
     assert messy.read_text() == MESSY
@@ -326,7 +340,7 @@ def test_fmt_writes_nothing_when_any_file_is_bad(tmp_path: Path) -> None:
     messy, bad = tmp_path / "a.bgp", tmp_path / "z.bgp"
     messy.write_text(MESSY)
     bad.write_text("allow fs:read:/**\nalow fs:write:/x\n")
-    result = CliRunner().invoke(app, ["fmt", str(messy), str(bad)])
+    result = bgc("fmt", str(messy), str(bad))
     assert result.exit_code == 2
     assert f"{bad}:2:1:" in result.output
     assert messy.read_text() == MESSY
@@ -334,7 +348,7 @@ def test_fmt_writes_nothing_when_any_file_is_bad(tmp_path: Path) -> None:
 
 
 def test_fmt_stdin_to_stdout() -> None:
-    result = CliRunner().invoke(app, ["fmt", "-"], input=MESSY)
+    result = bgc("fmt", "-", input=MESSY)
     assert result.exit_code == 0
     assert result.output == CLEAN
 
@@ -342,8 +356,8 @@ def test_fmt_stdin_to_stdout() -> None:
 def test_fmt_drops_a_byte_order_mark(tmp_path: Path) -> None:
     path = tmp_path / "a.bgp"
     path.write_bytes(b"\xef\xbb\xbf" + CLEAN.encode())
-    assert CliRunner().invoke(app, ["fmt", "--check", str(path)]).exit_code == 1
-    assert CliRunner().invoke(app, ["fmt", str(path)]).exit_code == 0
+    assert bgc("fmt", "--check", str(path)).exit_code == 1
+    assert bgc("fmt", str(path)).exit_code == 0
     assert path.read_bytes() == CLEAN.encode()
 
 
@@ -355,7 +369,7 @@ def test_fmt_writes_through_a_symlink(tmp_path: Path) -> None:
     target.chmod(0o640)
     link = tmp_path / "link.bgp"
     link.symlink_to(Path("real") / "policy.bgp")
-    result = CliRunner().invoke(app, ["fmt", str(link)])
+    result = bgc("fmt", str(link))
     assert result.exit_code == 0, result.output
     assert link.is_symlink() and os.readlink(link) == os.path.join("real", "policy.bgp")
     assert target.read_text() == CLEAN
