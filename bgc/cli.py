@@ -413,11 +413,14 @@ def hook(
     raise typer.Exit(code)
 
 
-init_app = typer.Typer(
-    help="Set a project up for an agent: a starter policy and the agent's hook.", no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(init_app, name="init")
+def _group(name: str, help_text: str) -> typer.Typer:
+    """A command with subcommands (``bgc init claude-code``), registered under ``name``."""
+    group = typer.Typer(help=help_text, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    app.add_typer(group, name=name)
+    return group
+
+
+init_app = _group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
 
 
 @init_app.command("claude-code")
@@ -440,11 +443,7 @@ def init_claude_code(
     raise typer.Exit(code)
 
 
-import_app = typer.Typer(
-    help="Translate another tool's permission rules into a bgc policy.", no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(import_app, name="import")
+import_app = _group("import", "Translate another tool's permission rules into a bgc policy.")
 
 
 @import_app.command("claude-code")
