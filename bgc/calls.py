@@ -157,15 +157,28 @@ class CallDecider:
 
     def __init__(self, plans: Iterable[Plan], root: str | None = None, workspace: Workspace | None = None) -> None:
         plans = tuple(plans)
-        self.workspace = workspace
-        self.gate = Gate(plans, workspace.root if workspace is not None else root)
-        self.specs: dict[tuple[str, str], list[ToolSpec]] = {}
+        specs: dict[tuple[str, str], list[ToolSpec]] = {}
         for plan in plans:
             for spec in plan.tools:
                 for server in spec.servers:
-                    found = self.specs.setdefault((spec.tool, server), [])
+                    found = specs.setdefault((spec.tool, server), [])
                     if spec not in found:
                         found.append(spec)
+        self._setup(Gate(plans), specs, root, workspace)
+
+    def _setup(
+        self, gate: Gate, specs: dict[tuple[str, str], list[ToolSpec]], root: str | None, workspace: Workspace | None
+    ) -> None:
+        self.workspace = workspace
+        self.gate = gate.rooted(workspace.root if workspace is not None else root)
+        self.specs = specs
+
+    @classmethod
+    def reuse(cls, other: CallDecider, workspace: Workspace | None) -> CallDecider:
+        """The same grants and declarations (no work redone), for another workspace."""
+        decider = cls.__new__(cls)
+        decider._setup(other.gate, other.specs, None, workspace)
+        return decider
 
     def decide_call(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
         """The decision for one call; never raises for anything the call contains."""
@@ -212,6 +225,48 @@ class CallDecider:
         return atoms
 
 
+    def decide_shell(self, command: Any, cwd: str) -> CallDecision:
+        """A shell command string run in the host directory ``cwd`` (an agent's Bash tool):
+        every simple command, redirection and wrapper it runs decided on its own
+        (:func:`bgc.shell.shell_atoms`), paths placed in the workspace when there is one.
+
+        Denied when any atom is denied; otherwise asked when any atom awaits a person or when
+        some of the command was not understood exactly (its needs may be incomplete); allowed
+        only when every atom is granted and all of it was understood.
+        """
+        from bgc.shell import shell_atoms
+
+        analysis = shell_atoms(command, cwd=cwd)
+        atoms: list[AtomDecision] = []
+        for need in analysis.needs:
+            placed = self.workspace.place(need.value) if self.workspace and need.resource == "fs" else [(need.resource, need.value)]
+            for resource, value in placed:
+                decided = self.gate.need(resource, need.action, _literal(value), Budget(ORDER_BUDGET))
+                atoms.append(AtomDecision(decided.atom, decided.effect, f"{decided.reason} (in `{need.command}`)", decided.rule))
+        effects = {atom.effect for atom in atoms}
+        if "deny" in effects:
+            return CallDecision(SHELL, LOCAL_SERVER, "deny", "a command it runs is denied", tuple(atoms))
+        if analysis.needs_ask:
+            return CallDecision(SHELL, LOCAL_SERVER, "ask", "not understood exactly: " + "; ".join(analysis.needs_ask), tuple(atoms))
+        if "ask" in effects or not atoms:
+            return CallDecision(SHELL, LOCAL_SERVER, "ask", "some commands await approval" if atoms else "nothing to run", tuple(atoms))
+        return CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms))
+
+
+SHELL = "shell"
+"""The tool name shell decisions carry (each enforcer's own shell tool: Claude Code's Bash)."""
+
+SHELL_PAIRS = frozenset({("proc", "exec"), ("fs", "read"), ("fs", "write")})
+"""What a shell command's atoms can be (:mod:`bgc.shell`): part of every implicit plan."""
+
+
+def _literal(value: str) -> str:
+    """A concrete value as pattern text that matches exactly it (for :meth:`Gate.need`)."""
+    from bgc import glob
+
+    return glob.escape(value)
+
+
 def _leading_param(need: AtomTemplate) -> str | None:
     """The parameter an ``fs`` template starts with (``fs:read:{file_path}``): a host path."""
     if need.resource != "fs" or not need.template.startswith("{") or not need.params:
@@ -237,7 +292,7 @@ def implicit_plan(policy: Any, mode: str | None) -> Plan:
     from bgc.compiler import Compiler
     from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
 
-    pairs = {(need.resource, need.action) for decl in policy.tools for need in decl.needs}
+    pairs = {(need.resource, need.action) for decl in policy.tools for need in decl.needs} | SHELL_PAIRS
     pairs |= {(HOST, action) for resource, action in pairs if resource == "fs"}
     order = WorkOrder(
         Intent(IMPLICIT_INTENT, None),
@@ -251,28 +306,20 @@ def implicit_plan(policy: Any, mode: str | None) -> Plan:
 def policy_decider(path: str, mode: str | None = None, workspace: Workspace | None = None) -> CallDecider:
     """A decider for the policy at ``path`` in ``mode`` (its default when None).
 
-    The implicit plan comes from the verified cache when the policy's files are unchanged: the
-    entry is keyed by the policy id and mode, and read back through
-    :func:`bgc.plan.plan_from_data`, which recomputes the plan's id.
+    The decider built from the implicit plan comes from bgc's verified cache (:mod:`bgc.cache`:
+    entries checksummed, keyed by bgc's code and here by the policy id, which covers the bytes
+    of every policy file, and the mode) when the policy's files are unchanged.
     """
     from bgc import cache
-    from bgc.compiler import resolve_mode
-    from bgc.plan import plan_from_data
 
     policy = cache.cached_policy(path)
-    mode = resolve_mode(policy, mode)
+    mode = policy.resolve_mode(mode)
     key = f"{policy.id()}\0{mode}"
-    data = cache.load_object("call-plan", key)
-    plan = None
-    if data is not None:
-        try:
-            plan = plan_from_data(data)
-        except Exception:  # noqa: BLE001 - a bad entry is a miss, never an answer
-            plan = None
-    if plan is None or plan.policy != policy.id() or plan.mode != mode:
-        plan = implicit_plan(policy, mode)
-        cache.store_object("call-plan", key, plan.to_data())
-    return CallDecider([plan], workspace=workspace)
+    entry = cache.load_object("call-decider", key)
+    if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == key and isinstance(entry[1], CallDecider)):
+        entry = (key, CallDecider([implicit_plan(policy, mode)]))
+        cache.store_object("call-decider", key, entry)
+    return CallDecider.reuse(entry[1], workspace)
 
 
 def call_from_data(data: Any) -> tuple[str, str | None, Mapping[str, Any]]:

@@ -388,6 +388,96 @@ def match_command(
     raise typer.Exit(ExitCode.OK if all_matched else ExitCode.FINDINGS)
 
 
+@app.command()
+def hook(
+    agent: Annotated[Literal["claude-code"], typer.Argument(metavar="AGENT", help="The agent whose hook protocol to speak: claude-code.")],
+    policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy to decide with (default: `policy` in bgc.toml / [tool.bgc] of the project).")] = None,
+    plan: Annotated[Optional[str], typer.Option("--plan", metavar="FILE", help="Decide with these compiled plans instead of a policy.")] = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="The policy's mode (default: the configured one, else the policy's default).")] = None,
+    unknown: Annotated[Literal["ask", "deny"], typer.Option("--unknown", metavar="ANSWER", help="The answer for a tool no declaration covers: ask or deny.")] = "ask",
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Block the call when no decision is made in time.")] = 20.0,
+) -> None:
+    """Decide the tool call an agent is about to make, in the agent's own hook protocol.
+
+    Reads Claude Code's PreToolUse or PermissionRequest hook input on stdin and answers allow,
+    ask or deny on stdout, the reason naming the rule (file:line) that decided. Anything that
+    fails (bad input, a policy that does not load, no decision within --timeout) blocks the call:
+    exit 2 with the reason on stderr. `bgc init claude-code` installs it.
+    """
+    from bgc.commands import hook as command
+
+    try:
+        code = command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(code)
+
+
+def _group(name: str, help_text: str) -> typer.Typer:
+    """A command with subcommands (``bgc init claude-code``), registered under ``name``."""
+    group = typer.Typer(help=help_text, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    app.add_typer(group, name=name)
+    return group
+
+
+init_app = _group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
+
+
+@init_app.command("claude-code")
+def init_claude_code(
+    directory: Annotated[str, typer.Option("--dir", "-C", metavar="DIR", help="The project directory.")] = ".",
+) -> None:
+    """Write a starter policy into .claude/bgc/ and merge `bgc hook claude-code` into .claude/settings.json.
+
+    Nothing there is lost: other settings and hooks are kept, the previous settings file is saved
+    as settings.json.bak, the write is atomic, and a policy file you edited is kept. Running it
+    again changes nothing. Invalid JSON in the settings is refused with its line and column
+    (exit 2), and nothing is written.
+    """
+    from bgc.commands import init as command
+
+    try:
+        code = command.run("claude-code", directory=directory)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(code)
+
+
+import_app = _group("import", "Translate another tool's permission rules into a bgc policy.")
+
+
+@import_app.command("claude-code")
+def import_claude_code(
+    settings: Annotated[str, typer.Argument(metavar="SETTINGS.json", help="A Claude Code settings file (.claude/settings.json).")],
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write the policy to FILE (default: stdout).")] = None,
+    home: Annotated[
+        Optional[str], typer.Option("--home", metavar="DIR", help="The home directory that ~/ in Read/Edit rules stands for.")
+    ] = None,
+) -> None:
+    """Translate Claude Code's `permissions.allow/ask/deny` into a formatted .bgp policy.
+
+    Each rule becomes a bgc rule of the same effect (Claude Code evaluates deny, then ask, then
+    allow: so does bgc), with an inline `expect` per example that `bgc check` verifies. Bash
+    rules are matched word by word (`Bash(npm run test:*)` is `proc:exec:npm/run/test,
+    npm/run/test/**`); Read/Edit paths are workspace paths with the project root as `/`
+    (`//abs` and `~/x` are `host` paths); `WebFetch(domain:h)` is `net:connect` to h;
+    `mcp__s__t` is `mcp:call:s/t`.
+
+    A rule with no exact translation is not guessed: it is listed on stderr and in the policy's
+    header with the reason. Exit 0 when every rule was translated, 1 when some were not, 2 for
+    a file that is not a settings file (nothing is written).
+
+    Example: `bgc import claude-code .claude/settings.json -o claude.bgp && bgc check claude.bgp`
+    """
+    from bgc.commands import import_claude_code as command
+
+    try:
+        code = command.run(settings, output=output, home=home)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(code)
+
+
 # ---- the kernel: keys, capability tokens, authorize, preflight (docs/kernel.md) ---------------
 
 key_app = typer.Typer(help="Ed25519 key pairs for token issuers, approvers and the kernel.", no_args_is_help=True)

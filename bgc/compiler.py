@@ -34,7 +34,6 @@ from typing import Any
 
 from bgc import glob, values
 from bgc.budget import Budget, CostMemo
-from bgc.errors import UsageError
 from bgc.limits import ORDER_BUDGET
 from bgc.model import GrantAtom, ToolCall, WorkOrder
 from bgc.plan import (
@@ -55,12 +54,7 @@ from bgc.policy.ast import LOCAL_SERVER, Policy, Rule, TemplateError
 
 def resolve_mode(policy: Policy, mode: str | None) -> str | None:
     """The mode to compile in: the caller's choice (checked), else the policy's default."""
-    if mode is None:
-        return policy.default_mode
-    if mode not in policy.modes:
-        declared = ", ".join(policy.modes) if policy.modes else "none"
-        raise UsageError(f"unknown mode {mode!r} (the policy declares: {declared})")
-    return mode
+    return policy.resolve_mode(mode)
 
 
 def rule_ref(policy: Policy, rule: Rule) -> RuleRef:

@@ -58,6 +58,11 @@ FAST_COMMANDS: dict[str, FastCommand] = {
          "--input-format": _INPUT},
         {"-p": "--policy", "-m": "--mode", "-f": "--format", "-o": "--output"}, 1,
     ),
+    "hook": FastCommand(
+        {"--policy": Option("policy"), "--plan": Option("plan"), "--mode": Option("mode"),
+         "--unknown": Option("unknown", ("ask", "deny")), "--timeout": Option("timeout")},
+        {"-p": "--policy", "-m": "--mode"}, 1, reads_stdin=False,
+    ),
 }  # fmt: skip
 """The hot commands and the options their plain forms may use (the typer commands have the rest)."""
 
@@ -141,6 +146,10 @@ def _run_fast(command: str, positionals: list[str], options: dict[str, object]) 
         sys.stdout.write(text)
         sys.stdout.flush()
         return code
+    if command == "hook":
+        from bgc.commands import hook
+
+        return hook.run(*positionals, **options)  # type: ignore[arg-type]
     if command == "gate":
         from bgc.commands import gate
 

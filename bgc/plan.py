@@ -22,6 +22,7 @@ from bgc import canonical, glob, values
 from bgc.canonical import DataModelError, kind_name
 from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
+from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget, BudgetExhausted
 from bgc.policy.ast import AtomTemplate, TemplateError, ToolDecl, scan_template
 
@@ -275,6 +276,7 @@ CALL_STATUSES: tuple[CallStatus, ...] = ("covered", "pending", "uncovered")
 _PLAN_FIELDS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls", "tools")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SERVER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_IGNORED = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def _pattern(text: Any) -> str:
@@ -420,7 +422,7 @@ def _read_tool(tool: Fields) -> ToolSpec:
     )
     ignores = tool.list("ignores")
     for i, param in enumerate(ignores):
-        if not isinstance(param, str) or not _PARAM.fullmatch(param) or any(param in need.params for need in needs):
+        if not isinstance(param, str) or not _IGNORED.fullmatch(param) or any(param in need.params for need in needs):
             raise PlanError(f"expected the name of a parameter no template uses, got {param!r}", (*tool.path, "ignores", i))
     if ignores != sorted(set(ignores)):
         raise PlanError("expected the ignored parameters sorted, each once", (*tool.path, "ignores"))
@@ -583,6 +585,14 @@ class Gate:
         self._root = os.path.realpath(root) if root is not None else None
         self._case_insensitive = fold_case
 
+    def rooted(self, root: str | None) -> Gate:
+        """This gate resolving links under ``root`` (the same grants: nothing is rebuilt)."""
+        import copy
+
+        gate = copy.copy(self)
+        gate._root = os.path.realpath(root) if root is not None else None
+        return gate
+
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
         parts = atom.split(":", 2)
@@ -595,6 +605,10 @@ class Gate:
         value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
         if isinstance(value, values.Rejection):
             return GateDecision(atom, "deny", f"rejected: {value.reason}")
+        return self._decide_normalised(atom, resource, action, raw, value)
+
+    def _decide_normalised(self, atom: str, resource: str, action: str, raw: str, value: str) -> GateDecision:
+        """Decide ``value`` (``raw`` normalised), and its link target under the root too."""
         candidates = [value]
         if resource == "fs" and self._root is not None:
             resolved = self._resolve(raw)
@@ -682,6 +696,9 @@ class Gate:
         checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
         if isinstance(checked, values.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
+        if glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value, as the gate decides one
+            decision = self._decide_normalised(f"{resource}:{action}:{checked}", resource, action, probe, checked)
+            return self._need_result(decision, f"{resource}:{action}:{checked}")
         if resource == "fs":
             # every parameter is normalised before it meets the template's own wildcards
             normalised = values.normalise_fs_pattern(text)
@@ -690,23 +707,26 @@ class Gate:
             text = normalised
         needed = glob.parse(text)
         if needed.literal is not None:
-            decision = self.decide(f"{resource}:{action}:{checked}")
-            if decision.effect == "ask":
-                by = f" ({decision.rule.effect} {decision.rule})" if decision.rule else ""
-                reason = "awaits " + approvals_text(decision.approvals) + by
-            else:
-                reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
-            return NeedResult(f"{resource}:{action}:{checked}", decision.effect, reason, decision.rule)
+            return self._need_result(self.decide(f"{resource}:{action}:{checked}"), f"{resource}:{action}:{checked}")
         if resource != "fs" and checked != probe:
             return NeedResult(
                 f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
             )
         return self._need_pattern(resource, action, needed, budget)
 
+    @staticmethod
+    def _need_result(decision: GateDecision, atom: str) -> NeedResult:
+        if decision.effect == "ask":
+            by = f" ({decision.rule.effect} {decision.rule})" if decision.rule else ""
+            reason = "awaits " + approvals_text(decision.approvals) + by
+        else:
+            reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
+        return NeedResult(atom, decision.effect, reason, decision.rule)
+
     def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""
         atom = f"{resource}:{action}:{needed.text}"
-        if glob.has_dot_segment(needed.text):
+        if resource not in ARGV_RESOURCES and glob.has_dot_segment(needed.text):
             return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
         too_large = glob.size_problem(needed)
         if too_large:

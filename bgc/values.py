@@ -4,7 +4,7 @@ A rule is a pattern; a tool call touches a *value* (a path, a URL, a package nam
 rule sees a value it is put in its resource's one canonical form, or refused with the reason,
 and a refused value is denied whatever the rules say. Why, per resource:
 
-* ``fs`` — a file has many spellings (``/src//a``, ``/src/./a``, ``/x/../src/a``); a deny written
+* ``fs`` and ``host`` (a path outside the workspace) — a file has many spellings (``/src//a``, ``/src/./a``, ``/x/../src/a``); a deny written
   for one must stop them all, so paths are normalised lexically. On a case-insensitive file
   system (``filesystem case-insensitive``) the OS also ignores spellings that no lexical rule
   can undo — Windows drops trailing dots and spaces, reads ``name::$DATA`` streams and 8.3 short
@@ -14,6 +14,8 @@ and a refused value is denied whatever the rules say. Why, per resource:
   where that parser ends it, not where a glob thinks (``https://evil.com\\.example.com`` is host
   ``evil.com``). Values are parsed with ada (a WHATWG-conformant parser) and written back in one
   form; spellings a server would decode (``%61``) are decoded, ambiguous ones refused.
+* ``proc`` — an argv in the argv dialect (:mod:`bgc.argv`), one word a segment, matched as
+  given: ``.`` and ``..`` are ordinary words there (``find .``), not segments to refuse.
 * every other resource — matched as given, but a segment a URL parser or server would read as
   ``.`` or ``..`` is refused.
 
@@ -30,6 +32,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from bgc.argv import ARGV_RESOURCES
 
 if TYPE_CHECKING:
     from bgc.glob import Pattern
@@ -52,6 +56,11 @@ class Rejection:
     reason: str
 
 
+PATH_RESOURCES = frozenset({"fs", "host"})
+"""Resources whose values are absolute paths, normalised alike: ``fs`` (in the workspace, ``/`` its
+root) and ``host`` (a path of the machine outside the workspace, as agent hooks place it)."""
+
+
 def normalise(resource: str, value: str, *, case_insensitive: bool = False) -> str | Rejection:
     """The value to match for ``resource``, or why it is refused (see the module docstring).
 
@@ -61,10 +70,12 @@ def normalise(resource: str, value: str, *, case_insensitive: bool = False) -> s
     problem = _text_problem(value)
     if problem:
         return Rejection(value, problem)
-    if resource == "fs":
+    if resource in PATH_RESOURCES:
         return _fs_path(value, case_insensitive)
     if resource in URL_RESOURCES:
         return canonical_url(value)
+    if resource in ARGV_RESOURCES:
+        return value  # an argv, one word a segment: `.` and `..` are words (bgc.argv)
     problem = _dot_segment_problem(value)
     return Rejection(value, problem) if problem else value
 

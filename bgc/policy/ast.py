@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from bgc.errors import Span
+from bgc.errors import Span, UsageError
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH
 
 Effect = Literal["allow", "ask", "deny"]
@@ -224,7 +224,7 @@ class AtomTemplate:
                 raise TemplateError(
                     f"parameter {name!r} makes more than {MAX_CALL_ATOMS:,} atoms of `{self}` for one call", name
                 )
-            choices.append(tuple(glob.escape(_param_text(name, item)) for item in items))
+            choices.append(tuple(glob.escape(self._word(name, _param_text(name, item))) for item in items))
             longest += max(map(len, choices[-1]), default=0)
             if longest > MAX_PATTERN_LENGTH:
                 raise TemplateError(
@@ -234,6 +234,18 @@ class AtomTemplate:
             "".join(piece if isinstance(piece, str) else combo[piece] for piece in pieces)
             for combo in itertools.product(*choices)
         )
+
+    def _word(self, name: str, text: str) -> str:
+        """A parameter of an argv atom (``proc:exec:{argv0}``) is one word: its ``/`` cannot end
+        the word (bgc.argv); any other resource takes the text as it is."""
+        from bgc.argv import ARGV_RESOURCES, ArgvError, encode_word
+
+        if self.resource not in ARGV_RESOURCES:
+            return text
+        try:
+            return encode_word(text)
+        except ArgvError as error:
+            raise TemplateError(f"parameter {name!r}: {error}", name) from None
 
     def __str__(self) -> str:
         return f"{self.resource}:{self.action}:{self.template}"
@@ -433,6 +445,15 @@ class Policy:
             if decl.tool == name and server in decl.servers:
                 return decl
         return None
+
+    def resolve_mode(self, mode: str | None) -> str | None:
+        """The mode to decide in: ``mode`` (which must be declared), else the default mode."""
+        if mode is None:
+            return self.default_mode
+        if mode not in self.modes:
+            declared = ", ".join(self.modes) if self.modes else "none"
+            raise UsageError(f"unknown mode {mode!r} (the policy declares: {declared})")
+        return mode
 
     def id(self) -> str:
         """``sha256:<hex>`` of ``["bgc.Policy", 1, {"files": [{"path", "digest"}...]}]``.

@@ -21,6 +21,7 @@ from bgc.errors import BgcError, ExitCode, InputError, Span, caret_lines
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code
 from bgc.policy.ast import And, Compare, Condition, Expect, InList, Matches, Not, Or, Policy, Rule
+from bgc.argv import ARGV_RESOURCES
 from bgc.render.words import did_you_mean
 from bgc.render.fields import escape_field
 
@@ -185,7 +186,7 @@ def lint(policy: Policy) -> list[Finding]:
                                 "fs values are absolute and normalised before they are matched (`//` collapses, "
                                 "a trailing `/` drops): write the pattern that way, e.g. `/src/**`")
                     )  # fmt: skip
-        if rule.resource != "fs":
+        if rule.resource != "fs" and rule.resource not in ARGV_RESOURCES:  # argv words may be `.` (bgc.argv)
             for index, text in enumerate(rule.patterns):
                 if values.decoded_dot_segment(text) is not None:
                     findings.append(

@@ -156,6 +156,7 @@ _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PUBLIC_KEY = re.compile(r"ed25519:[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]")
 """32 bytes of unpadded base64url: 43 characters, the last carrying 2 bits of padding (zero)."""
 _SERVER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # an MCP server's name as agents spell it
+_IGNORED = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_-]*")  # a parameter no template uses (Grep's `-i` too)
 
 STATEMENT_KEYWORDS = ("allow", "ask", "deny", "tool", "mode", "default", "include", "expect", "filesystem", "trust")
 _KEYWORDS: dict[str, tuple[str, ...]] = {
@@ -475,18 +476,20 @@ class FileParser:
                 "split it into several narrower patterns",
             )
 
-    def path_pattern(self, located: _Located, shown: str | None = None) -> str:
+    def path_pattern(self, located: _Located, shown: str | None = None, *, resource: str = "*") -> str:
         """A rule's or tool template's pattern: valid, and without a ``.`` or ``..`` segment.
 
         Values are normalised before they are matched (the gate turns ``/src/../.git`` into
         ``/.git``), so no value has such a segment: a deny of ``/src/../.git/**`` would protect
         nothing, and ``/src/**/../x`` must not read as if it were under ``/src``. The same rule
-        holds for requests (``bgc.glob.has_dot_segment``).
+        holds for requests (``bgc.glob.has_dot_segment``). An argv resource (``proc``) is the
+        exception: its segments are words, and ``.`` is a word (``find .``; bgc.argv).
         """
         from bgc import glob
+        from bgc.argv import ARGV_RESOURCES
 
         text = self.pattern(located, shown)
-        for start, end in _segments(located.text):
+        for start, end in [] if resource in ARGV_RESOURCES else _segments(located.text):
             segment = located.text[start:end]
             if segment and glob.has_dot_segment(unicodedata.normalize("NFC", segment)):
                 self.fail(
@@ -527,15 +530,15 @@ class FileParser:
     def quoted(self, token: Token) -> _Located:
         return _Located(token.value[1:-1], token.line, token.column + 1, quoted=True)
 
-    def list_pattern(self, tree: Tree) -> tuple[str, Span]:
+    def list_pattern(self, tree: Tree, resource: str) -> tuple[str, Span]:
         token = tree.children[0]
         span = self.token_span(token)
         if token.value == '""':
             self.fail("empty pattern: a pattern must match something", span, "BGC003")
         if token.type == "STRING":
-            return self.path_pattern(self.quoted(token)), span
+            return self.path_pattern(self.quoted(token), resource=resource), span
         self.glued_comment(token)
-        return self.path_pattern(_Located(token.value, token.line, token.column, quoted=False)), span
+        return self.path_pattern(_Located(token.value, token.line, token.column, quoted=False), resource=resource), span
 
     # -- strings --
 
@@ -573,7 +576,7 @@ class FileParser:
     def rule(self, tree: Tree, mode: str | None) -> Rule:
         effect_token, atom_token, *rest = tree.children
         resource, action, located = self.split_atom(atom_token)
-        patterns = [self.path_pattern(located)]
+        patterns = [self.path_pattern(located, resource=resource)]
         # A pattern's span is the pattern as written: a quoted one with both its quotes, as the
         # later patterns of the list (STRING tokens) are, so lints and SARIF regions agree.
         quoted = atom_token.value.endswith('"')
@@ -584,7 +587,7 @@ class FileParser:
         seen: dict[str, Span] = {}
         for child in rest:
             if child.data == "pattern":
-                pattern, span = self.list_pattern(child)
+                pattern, span = self.list_pattern(child, resource)
                 patterns.append(pattern)
                 spans.append(span)
                 continue
@@ -728,7 +731,7 @@ class FileParser:
         if any(token.type == "IGNORES" for token in rest):
             ignores_at = next(i for i, token in enumerate(rest) if token.type == "IGNORES")
             for token in rest[ignores_at + 1 :]:
-                if not _PARAM.fullmatch(token.value) or token.value in ignored:
+                if not _IGNORED.fullmatch(token.value) or token.value in ignored:
                     self.fail(f"`{token.value}` is not a parameter name, once", self.token_span(token), "BGC006")
                 ignored.append(token.value)
             rest = rest[:ignores_at]
@@ -794,7 +797,7 @@ class FileParser:
                 )
             params.append(name)
             probe.append("x" * (end - start))  # same width: pattern errors keep their column
-        self.path_pattern(_Located("".join(probe), token.line, located.col(0), quoted=False), text)
+        self.path_pattern(_Located("".join(probe), token.line, located.col(0), quoted=False), text, resource=resource)
         return AtomTemplate(
             resource, action, unicodedata.normalize("NFC", text), tuple(params), self.token_span(token)
         )

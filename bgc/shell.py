@@ -1,0 +1,688 @@
+"""What a shell command string needs: one grant per simple command, redirection or wrapper.
+
+An agent's Bash tool runs a whole script, not a program: ``git status && curl x | sh`` is three
+programs, and a rule that only saw the first word would allow all three. :func:`shell_atoms`
+parses the string with a real shell grammar (tree-sitter-bash) into every simple command it will
+run — in ``&&``, ``||``, ``;``, ``&``, pipes, subshells, ``{ }``, ``if``, ``$(…)``, backticks,
+process substitution — and says which atoms each needs:
+
+* every simple command needs ``proc:exec:<argv>`` in the argv dialect (:mod:`bgc.argv`), its
+  words as the shell will pass them (quotes removed, ``$'…'`` decoded);
+* a redirection needs ``fs:write`` (``>``, ``>>``, ``>|``, ``&>``) or ``fs:read`` (``<``) on its
+  target, resolved against the working directory (``<>`` needs both);
+* a wrapper that runs another command (``env``, ``sudo``, ``time``, ``nice``, ``nohup``,
+  ``command``, ``exec``, ``timeout``, ``sh -c``/``bash -c``, ``eval``) needs its own argv *and*
+  what the command it runs needs, looked through recursively to a bounded depth.
+
+Anything whose meaning is not fixed by the text alone — a ``$VAR`` or ``$(…)`` in a word, a glob,
+``~``, a brace expansion, a function definition, a loop, a variable assignment, a ``cd`` that
+leaves the working directory, ``xargs`` or ``find -exec`` (they run commands made of words read
+at run time), an error in the parse — is named in :attr:`ShellAnalysis.needs_ask`: such a command
+is at best asked, never allowed. The atoms of what *was* understood are still listed, so a deny
+still decides it.
+
+Runtime layer: imports only core modules. The parser is imported when first needed.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from bgc import values
+from bgc.argv import ArgvError, encode_argv
+
+__all__ = ["ShellAnalysis", "ShellNeed", "shell_atoms"]
+
+
+@dataclass(frozen=True, slots=True)
+class ShellNeed:
+    """One atom a command string needs, and the simple command (or redirection) it came from.
+
+    ``value`` is concrete: an argv in the argv dialect for ``proc``, an absolute, lexically
+    normalised path for ``fs`` (in the same space as the ``cwd`` given to :func:`shell_atoms`; a
+    caller that maps host paths into its workspace maps these the same way).
+    """
+
+    resource: str
+    action: str
+    value: str
+    command: str
+    """The source text of the simple command this need came from (at most 200 characters)."""
+
+    @property
+    def atom(self) -> str:
+        return f"{self.resource}:{self.action}:{self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShellAnalysis:
+    """Every atom a command string needs, and why it cannot be allowed outright, if it cannot.
+
+    Decide every need (a deny of any need denies the command); then, if :attr:`needs_ask` is not
+    empty, the command is at best **ask**, whatever the needs got: something in it was not
+    understood exactly, so its needs may be incomplete.
+    """
+
+    needs: tuple[ShellNeed, ...]
+    needs_ask: tuple[str, ...]
+
+
+MAX_COMMAND_CHARS = 100_000
+"""The longest command string analysed (a here-doc that writes a file can be long; 1 MB is not a
+command, and parsing it would cost the decision its time)."""
+MAX_SIMPLE_COMMANDS = 256
+"""The most simple commands (wrappers' inner commands included) one string may hold."""
+MAX_NESTING = 32
+"""The deepest nesting of subshells, substitutions, groups and clauses that is followed."""
+MAX_WRAPPER_DEPTH = 4
+"""How many ``sh -c``/``eval`` strings deep a command is re-parsed."""
+_SHOWN = 200
+
+_HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+"""Redirection targets that are not files: writing to or reading from them touches nothing."""
+
+_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
+_READ_OPS = frozenset({"<"})
+_DUP_OPS = frozenset({">&", "<&", ">&-", "<&-"})
+
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+_SHELL_FLAGS = frozenset("eulxvnfhBCEHPT")
+"""Single-letter options a shell may take alongside ``-c`` that change nothing about which
+commands run (``bash -ec``, ``sh -xc``, ``bash -lc``'s ``l`` is below: it reads profile files)."""
+
+_WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    # wrapper: (options without a value, options that take the next word as their value)
+    "env": (frozenset({"-i", "-", "--ignore-environment", "-0", "--null"}), frozenset({"-u", "--unset"})),
+    "sudo": (frozenset({"-n", "-E", "-H", "-P", "-S", "-k", "-b", "--"}), frozenset({"-u", "-g", "-h", "-p", "-C"})),
+    "time": (frozenset({"-p"}), frozenset()),
+    "nice": (frozenset(), frozenset({"-n", "--adjustment"})),
+    "nohup": (frozenset(), frozenset()),
+    "command": (frozenset({"-p"}), frozenset()),
+    "builtin": (frozenset(), frozenset()),
+    "exec": (frozenset({"-c", "-l"}), frozenset()),
+    "timeout": (frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}), frozenset({"-s", "-k", "--signal", "--kill-after"})),
+    "stdbuf": (frozenset(), frozenset({"-i", "-o", "-e"})),
+}
+"""Programs that run the command after their options with the same words: looked through."""
+
+_OPAQUE_RUNNERS = {
+    "xargs": "xargs runs a command built from words it reads at run time",
+    "parallel": "parallel runs commands built from words it reads at run time",
+    "watch": "watch runs its arguments through a shell",
+    "su": "su runs a shell as another user",
+    "ssh": "ssh runs a command on another host",
+    "alias": "an alias changes what a later word runs",
+    "trap": "a trap runs a command string later",
+    "source": "source runs the commands of a file bgc cannot see",
+    ".": "'.' runs the commands of a file bgc cannot see",
+    "pushd": "pushd changes the directory of later commands",
+    "popd": "popd changes the directory of later commands",
+}
+"""Programs that run something the text does not show: their own argv is needed, and they ask."""
+
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+_STRUCTURE = frozenset({"program", "list", "pipeline", "subshell", "compound_statement", "negated_command",
+                        "if_statement", "elif_clause", "else_clause", "comment"})
+"""Node types whose meaning is only "run the commands inside" (plus their redirections)."""
+
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+
+_ANSI_C = re.compile(r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(.))", re.DOTALL)
+_ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                  "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_GLOB_CHARS = frozenset("*?[")
+_PLAIN = re.compile(r"[^\\$`*?\[~{]*")
+"""Text with no character that quoting, escaping or expansion gives a meaning (read as is)."""
+_BAD_CONTINUATION = re.compile(r"(?<![ \t\n;&|(])\\\n|\\\n(?![ \t\n])")
+"""A line continuation inside a word (``r\\<newline>m`` is ``rm`` to bash): tree-sitter-bash
+splits the word there, so such a string is not decided from that parse."""
+
+
+class _Unknown(Exception):
+    """A word whose value the text alone does not fix."""
+
+
+@dataclass(slots=True)
+class _Scope:
+    """Where the next command may run: ``dirs``, several after a ``cd`` that may have failed,
+    ``None`` after a ``cd`` to a place the text does not name. ``possible`` is every directory the
+    commands so far may have left the shell in (what a command after ``;`` or ``||`` may run in);
+    ``succeeded`` the directories the last command moved to if it was a ``cd`` (what a command
+    after ``&&`` runs in: it runs only if the ``cd`` succeeded)."""
+
+    dirs: tuple[str, ...] | None
+    possible: tuple[str, ...] | None = None
+    succeeded: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.possible is None:
+            self.possible = self.dirs
+
+    def unknown(self) -> None:
+        self.dirs = self.possible = self.succeeded = None
+
+    def before(self, operator: str) -> None:
+        """Enter the next command of a list, reached through ``operator``."""
+        if operator == "&&":
+            if self.succeeded is not None:
+                self.dirs = self.succeeded
+        elif operator:
+            self.dirs = self.possible
+        self.succeeded = None
+
+
+@dataclass(slots=True)
+class _Walk:
+    cwd: str
+    needs: dict[tuple[str, str, str], ShellNeed] = field(default_factory=dict)
+    asks: dict[str, None] = field(default_factory=dict)
+    commands: int = 0
+    stopped: bool = False
+
+    def ask(self, reason: str) -> None:
+        self.asks.setdefault(reason, None)
+
+    def need(self, resource: str, action: str, value: str, source: str) -> None:
+        key = (resource, action, value)
+        if key not in self.needs:
+            self.needs[key] = ShellNeed(resource, action, value, _shown(source))
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+def shell_atoms(command: str, *, cwd: str) -> ShellAnalysis:
+    """What running ``command`` with ``bash -c`` in the directory ``cwd`` needs.
+
+    ``cwd`` is an absolute path. Total: never raises on any input; the work is bounded (command
+    length, nesting depth, number of simple commands, wrapper depth), and past a bound the
+    analysis stops with a reason in ``needs_ask``. Needs are listed in source order, without
+    duplicates.
+    """
+    walk = _Walk(cwd)
+    start = values.normalise("fs", cwd) if isinstance(cwd, str) else None
+    if not isinstance(start, str):
+        walk.ask("the working directory is not an absolute path")
+        return ShellAnalysis((), tuple(walk.asks))
+    walk.cwd = start
+    _analyse(walk, command, _Scope((start,)), 0)
+    return ShellAnalysis(tuple(walk.needs.values()), tuple(walk.asks))
+
+
+def _analyse(walk: _Walk, command: Any, scope: _Scope, wrapped: int) -> None:
+    """Parse one command string (the whole input, or an ``sh -c``/``eval`` string) and walk it."""
+    if not isinstance(command, str):
+        walk.ask("the command is not text")
+        return
+    if len(command) > MAX_COMMAND_CHARS:
+        walk.ask(f"the command is longer than {MAX_COMMAND_CHARS:,} characters")
+        return
+    if "\x00" in command:
+        walk.ask("the command holds a NUL character, where bash would cut it short")
+        return
+    try:
+        source = command.encode("utf-8")
+    except UnicodeEncodeError:
+        walk.ask("the command is not valid UTF-8")
+        return
+    if _BAD_CONTINUATION.search(command):
+        walk.ask("a line continuation ('\\' and a newline) inside a word")
+    tree = _parser().parse(source)
+    if tree.root_node.has_error:
+        walk.ask("the shell grammar cannot parse all of it (unbalanced quotes or brackets, or syntax it does not know)")
+    _statement(walk, tree.root_node, scope, 0, wrapped)
+
+
+_PARSER: Any = None
+
+
+def _parser() -> Any:
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", "surrogateescape")
+
+
+def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
+    """Walk a statement: every simple command in it, in the order bash meets them."""
+    if walk.stopped:
+        return
+    if depth > MAX_NESTING:
+        walk.ask(f"nested more than {MAX_NESTING} deep")
+        walk.stopped = True
+        return
+    kind = node.type
+    if kind == "command":
+        _command(walk, node, scope, depth, wrapped)
+        return
+    if kind in _SUBSTITUTIONS:
+        _statement_children(walk, node, _Scope(scope.dirs), depth, wrapped)  # a subshell: its cd ends with it
+        return
+    if kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+        _redirect(walk, node, scope, depth, wrapped)
+        return
+    if kind in ("subshell", "pipeline"):
+        # a subshell's `cd` ends with it; so does that of every part of a pipeline
+        for child in node.named_children:
+            _statement(walk, child, _Scope(scope.dirs), depth + 1, wrapped)
+        return
+    if kind == "redirected_statement":
+        for child in node.named_children:  # the body and its redirections: one place, one directory
+            _statement(walk, child, scope, depth + 1, wrapped)
+        return
+    if kind == "list" or kind in _STRUCTURE:
+        _statement_children(walk, node, scope, depth, wrapped)
+        return
+    if node.is_missing or kind == "ERROR":
+        _statement_children(walk, node, scope, depth, wrapped)
+        return
+    if kind in ("variable_assignment", "variable_assignments", "declaration_command", "unset_command"):
+        walk.ask(f"sets or unsets shell variables (`{_shown(_text(node))}`): later words and programs may change")
+    elif kind == "function_definition":
+        walk.ask("defines a function, which can give a command name another meaning")
+    else:
+        walk.ask(f"`{kind.replace('_', ' ')}` is not decided exactly (`{_shown(_text(node))}`)")
+    # still walk inside: what it runs is needed, and a deny of it must still decide
+    _statement_children(walk, node, _Scope(None), depth, wrapped)  # a loop may cd: where to, unknown
+
+
+def _statement_children(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
+    """Walk ``node``'s statements in order, each entered through the operator before it (a ``cd``
+    decides where the commands after ``&&`` run). ``a && b && c`` nests to the left, so nested
+    lists are flattened here rather than walked one level deeper each: a long chain is long, not
+    deep."""
+    for operator, child in _sequence(node):
+        scope.before(operator)
+        _statement(walk, child, scope, depth + 1, wrapped)
+
+
+def _sequence(node: Any) -> list[tuple[str, Any]]:
+    """The statements under ``node`` in order, each with the operator before it: none for the
+    first (it runs where ``node`` runs), ``;`` for statements not joined by ``&&`` or ``||``."""
+    out: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any]] = [("", node)]
+    while stack:
+        operator, current = stack.pop()
+        if current is node or current.type == "list":
+            pending: list[tuple[str, Any]] = []
+            joiner = operator
+            for child in current.children:
+                if not child.is_named:
+                    if child.type in ("&&", "||", ";", "&", ";;", "\n"):
+                        joiner = child.type if child.type in ("&&", "||") else ";"
+                    continue  # `{`, `then`, `do`: no separator between statements
+                pending.append((joiner, child))
+                joiner = ";"
+            stack.extend(reversed(pending))
+        else:
+            out.append((operator, current))
+    return out
+
+
+def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
+    """One simple command: its substitutions, its redirections, its argv and what it wraps."""
+    walk.commands += 1
+    if walk.commands > MAX_SIMPLE_COMMANDS:
+        walk.ask(f"more than {MAX_SIMPLE_COMMANDS} simple commands")
+        walk.stopped = True
+        return
+    source = _text(node)
+    words: list[str | None] = []
+    redirects = []
+    for child in node.named_children:
+        if child.type == "variable_assignment":
+            walk.ask(f"sets a variable for the command (`{_shown(source)}`): it can change what the program does")
+            _substitutions(walk, child, scope, depth, wrapped)
+        elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            redirects.append(child)
+        elif child.type == "command_name":
+            words.append(_word(walk, child.named_children[0] if child.named_child_count == 1 else child, scope, depth, wrapped))
+        else:
+            words.append(_word(walk, child, scope, depth, wrapped))
+    if words and any(word is None for word in words):
+        walk.ask(f"a word of `{_shown(source)}` is only known when it runs (an expansion, a glob or a substitution)")
+        if words[0] is not None:
+            _wrapped_program(walk, [w if w is not None else "" for w in words], source, scope, depth, wrapped, known=False)
+    elif words:
+        _argv(walk, [w for w in words if w is not None], source, scope, depth, wrapped)
+    for child in redirects:
+        _redirect(walk, child, scope, depth, wrapped)
+
+
+def _argv(walk: _Walk, argv: list[str], source: str, scope: _Scope, depth: int, wrapped: int) -> None:
+    """The needs of a known argv: its own atom, and what it runs if it runs another command."""
+    _proc_need(walk, argv, source)
+    _wrapped_program(walk, argv, source, scope, depth, wrapped, known=True)
+
+
+def _proc_need(walk: _Walk, argv: list[str], source: str) -> None:
+    program = argv[0]
+    forms = [argv]
+    if "/" in program.rstrip("/"):
+        # run by path (`/bin/rm`): a rule about the program's name must see it too
+        forms.append([posixpath.basename(program.rstrip("/")), *argv[1:]])
+    for form in forms:
+        try:
+            value = encode_argv(form)
+        except ArgvError as error:
+            walk.ask(f"`{_shown(source)}`: {error}")
+            continue
+        checked = values.normalise("proc", value)
+        if isinstance(checked, values.Rejection):
+            walk.ask(f"a word of `{_shown(source)}` {checked.reason}")
+            continue
+        walk.need("proc", "exec", checked, source)
+
+
+def _wrapped_program(
+    walk: _Walk, argv: list[str], source: str, scope: _Scope, depth: int, wrapped: int, *, known: bool
+) -> None:
+    """Look through a wrapper to the command it runs; note ``cd``; ask for opaque runners."""
+    name = posixpath.basename(argv[0])
+    if name in ("cd", "chdir"):
+        _cd(walk, argv, scope)
+        return
+    if name in _OPAQUE_RUNNERS:
+        walk.ask(_OPAQUE_RUNNERS[name])
+        return
+    if name == "find" and _FIND_EXEC.intersection(argv[1:]):
+        walk.ask("find -exec/-ok runs a command on the files it finds")
+        return
+    if not known:
+        return
+    if name == "eval":
+        _nested(walk, " ".join(argv[1:]), scope, wrapped, "eval")
+    elif name in _SHELLS:
+        _shell_c(walk, argv, scope, wrapped)
+    elif name in _WRAPPER_OPTIONS:
+        inner = _after_options(walk, name, argv)
+        if inner:
+            _command_argv(walk, inner, source, scope, depth, wrapped)
+
+
+def _command_argv(walk: _Walk, argv: list[str], source: str, scope: _Scope, depth: int, wrapped: int) -> None:
+    if wrapped + 1 > MAX_WRAPPER_DEPTH:
+        walk.ask(f"wrappers nested more than {MAX_WRAPPER_DEPTH} deep")
+        return
+    walk.commands += 1
+    if walk.commands > MAX_SIMPLE_COMMANDS:
+        walk.ask(f"more than {MAX_SIMPLE_COMMANDS} simple commands")
+        walk.stopped = True
+        return
+    _argv(walk, argv, source, scope, depth, wrapped + 1)
+
+
+def _after_options(walk: _Walk, name: str, argv: list[str]) -> list[str] | None:
+    """The command a wrapper runs: the words after its options (and ``env``'s assignments)."""
+    flags, with_value = _WRAPPER_OPTIONS[name]
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            index += 1
+            break
+        if name == "env" and "=" in word and not word.startswith("-"):
+            walk.ask(f"env sets variables for the command ({word.split('=', 1)[0]}): it can change what the program does")
+        elif name == "nice" and re.fullmatch(r"-[0-9]+", word):
+            pass
+        elif name == "timeout" and not word.startswith("-"):
+            index += 1  # the duration; the command follows it
+            break
+        elif word in flags:
+            pass
+        elif word in with_value:
+            index += 1
+        elif word.startswith("-") and "=" in word and word.split("=", 1)[0] in with_value:
+            pass
+        elif word.startswith("-"):
+            walk.ask(f"{name} with the option {word}, which bgc does not look through")
+            return None
+        else:
+            break
+        index += 1
+    return argv[index:] or None
+
+
+def _shell_c(walk: _Walk, argv: list[str], scope: _Scope, wrapped: int) -> None:
+    """``sh -c STRING``: the string is a command of its own; without ``-c`` the shell runs a script
+    (a file or its standard input) that bgc cannot see."""
+    for index, word in enumerate(argv[1:], 1):
+        if word == "-c" or (re.fullmatch(r"-[a-zA-Z]+", word) and "c" in word):
+            if set(word[1:]) - {"c", "l"} - _SHELL_FLAGS:
+                break
+            if "l" in word[1:]:
+                walk.ask("a login shell (-l) first runs profile files bgc cannot see")
+            if index + 1 >= len(argv):
+                walk.ask(f"{argv[0]} -c without a command string")
+                return
+            _nested(walk, argv[index + 1], _Scope(scope.dirs), wrapped, argv[0])
+            return
+        if word.startswith("-") and len(word) > 1 and not set(word[1:]) - _SHELL_FLAGS:
+            continue
+        break
+    walk.ask(f"{posixpath.basename(argv[0])} runs a script (a file or its input) that bgc cannot see")
+
+
+def _nested(walk: _Walk, text: str, scope: _Scope, wrapped: int, how: str) -> None:
+    if wrapped + 1 > MAX_WRAPPER_DEPTH:
+        walk.ask(f"{how} strings nested more than {MAX_WRAPPER_DEPTH} deep")
+        return
+    _analyse(walk, text, scope, wrapped + 1)
+
+
+def _cd(walk: _Walk, argv: list[str], scope: _Scope) -> None:
+    """``cd DIR``: a command after ``&&`` runs in DIR; after ``;`` or ``||``, in DIR or (the ``cd``
+    may have failed) where it was."""
+    args = argv[1:]
+    if args[:1] == ["--"]:
+        args = args[1:]
+    if len(args) != 1 or args[0] in ("", "-") or args[0].startswith("-") or scope.dirs is None:
+        scope.unknown()
+        walk.ask("cd to a directory the text does not name: relative paths after it are not known")
+        return
+    moved = []
+    for base in scope.dirs:
+        target = values.normalise("fs", posixpath.join(base, args[0]))
+        if not isinstance(target, str):
+            scope.unknown()
+            walk.ask(f"cd to {args[0]!r}, which {target.reason}")
+            return
+        if not _inside(target, walk.cwd):
+            walk.ask(f"cd leaves the working directory ({target}): relative words after it name other files")
+        moved.append(target)
+    possible = tuple(dict.fromkeys((*(scope.possible or ()), *moved)))
+    if len(possible) > 8:
+        scope.unknown()
+        walk.ask("too many directory changes to follow")
+        return
+    scope.succeeded = tuple(dict.fromkeys(moved))
+    scope.dirs = scope.possible = possible
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _redirect(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
+    """A redirection's need (a file read or written) and the substitutions in it."""
+    if node.type == "herestring_redirect":
+        _substitutions(walk, node, scope, depth, wrapped)
+        return
+    if node.type == "heredoc_redirect":
+        for child in node.named_children:
+            if child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                _redirect(walk, child, scope, depth, wrapped)
+            elif child.type == "heredoc_body":
+                _substitutions(walk, child, scope, depth, wrapped)
+        return
+    op = "".join(_text(c) for c in node.children if not c.is_named)
+    destination = node.child_by_field_name("destination")
+    if destination is None:
+        walk.ask(f"a redirection bgc does not understand (`{_shown(_text(node))}`)")
+        return
+    if op in _DUP_OPS or (op in (">&", "<&") and destination.type == "number"):
+        if destination.type == "number" or _text(destination) == "-":
+            return
+        if op == "<&":
+            walk.ask(f"a redirection bgc does not understand (`{_shown(_text(node))}`)")
+            return
+        op = "&>"  # `>&file` writes both outputs to file
+    target = _word(walk, destination, scope, depth, wrapped)
+    if target is None:
+        walk.ask(f"a redirection target only known when it runs (`{_shown(_text(node))}`)")
+        return
+    if op in _WRITE_OPS:
+        actions = ("write",)
+    elif op in _READ_OPS:
+        actions = ("read",)
+    elif op == "<>":
+        actions = ("read", "write")
+    else:
+        walk.ask(f"a redirection bgc does not understand (`{_shown(_text(node))}`)")
+        return
+    _file_needs(walk, target, actions, _text(node), scope)
+
+
+def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str, scope: _Scope) -> None:
+    if target.startswith("/"):
+        bases: tuple[str, ...] = ("/",)
+    elif scope.dirs is None:
+        walk.ask(f"a relative redirection target after a cd to an unknown directory (`{_shown(source)}`)")
+        return
+    else:
+        bases = scope.dirs
+    for base in bases:
+        path = values.normalise("fs", posixpath.join(base, target))
+        if not isinstance(path, str):
+            walk.ask(f"the redirection target {target!r} {path.reason}")
+            continue
+        if path in _HARMLESS_DEVICES:
+            continue
+        if path.startswith(("/dev/tcp/", "/dev/udp/")):
+            walk.ask(f"bash opens a network connection for {path}")
+            continue
+        if path.startswith(("/dev/fd/", "/proc/self/fd/")):
+            walk.ask(f"a redirection to an open file descriptor ({path})")
+            continue
+        for action in actions:
+            walk.need("fs", action, path, source)
+
+
+def _substitutions(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
+    """Every command substitution inside ``node`` (they run, wherever they stand)."""
+    stack = list(node.named_children)
+    while stack:
+        child = stack.pop()
+        if child.type in _SUBSTITUTIONS:
+            _statement(walk, child, scope, depth + 1, wrapped)
+        else:
+            stack.extend(child.named_children)
+
+
+def _word(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> str | None:
+    """The text bash passes for one word, or ``None`` when only running it would tell (then the
+    substitutions inside still count)."""
+    try:
+        return _word_text(node)
+    except _Unknown:
+        _substitutions_of_word(walk, node, scope, depth, wrapped)
+        return None
+
+
+def _substitutions_of_word(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
+    if node.type in _SUBSTITUTIONS:
+        _statement(walk, node, scope, depth + 1, wrapped)
+    else:
+        _substitutions(walk, node, scope, depth, wrapped)
+
+
+def _word_text(node: Any) -> str:
+    kind = node.type
+    if kind == "concatenation":
+        if _BRACE_EXPANSION.search(_text(node)):
+            raise _Unknown  # `{a,b}` is split into three words by the grammar; bash expands it
+        return "".join(_word_text(child) for child in node.children)
+    raw = _text(node)
+    if kind in ("word", "number"):
+        return _unquoted(raw)
+    if kind == "raw_string":
+        return raw[1:-1]
+    if kind == "ansi_c_string":
+        return _ansi_c(raw[2:-1])
+    if kind == "string":
+        if not raw.startswith('"') or any(c.type != "string_content" for c in node.named_children):
+            raise _Unknown  # $"…" (translated) or an expansion inside
+        return _double_quoted(raw[1:-1])
+    raise _Unknown
+
+
+def _unquoted(raw: str) -> str:
+    """An unquoted word: backslash escapes removed; a glob, tilde, brace or ``$`` is not known."""
+    if _PLAIN.fullmatch(raw):
+        return raw  # the common case: nothing to remove, nothing that expands
+    out: list[str] = []
+    index = 0
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\":
+            if index + 1 < len(raw) and raw[index + 1] != "\n":
+                out.append(raw[index + 1])
+            index += 2
+            continue
+        if char in _GLOB_CHARS or char == "$" or char == "`" or (char == "~" and (index == 0 or raw[index - 1] in "=:")):
+            raise _Unknown
+        out.append(char)
+        index += 1
+    if "{" in raw and _BRACE_EXPANSION.search(raw):
+        raise _Unknown
+    return "".join(out)
+
+
+def _double_quoted(raw: str) -> str:
+    if _PLAIN.fullmatch(raw):
+        return raw
+    out: list[str] = []
+    index = 0
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\" and index + 1 < len(raw) and raw[index + 1] in '$`"\\\n':
+            if raw[index + 1] != "\n":
+                out.append(raw[index + 1])
+            index += 2
+            continue
+        if char in "$`":
+            raise _Unknown
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _ansi_c(raw: str) -> str:
+    """``$'…'``: bash's escapes decoded. One this does not decode exactly is unknown: ``\\c``,
+    NUL (bash ends the word there) and a byte above 0x7F (a raw byte to bash, not a character)."""
+
+    def one(match: re.Match[str]) -> str:
+        simple, octal, hex_, short_u, long_u, other = match.groups()
+        if simple:
+            return _ANSI_C_SIMPLE[simple]
+        if other is not None:
+            raise _Unknown
+        code = int(octal, 8) if octal else int(hex_ or short_u or long_u, 16)
+        if code == 0 or ((octal or hex_) and code > 0x7F) or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            raise _Unknown
+        return chr(code)
+
+    return _ANSI_C.sub(one, raw)
