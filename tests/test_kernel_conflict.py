@@ -31,6 +31,8 @@ def message(**fields: object) -> str:
 
 def refused(line: str) -> Conflict:
     result = read_message(line)
+    if not isinstance(result, Conflict):
+        result = authorization_conflict(result)  # type: ignore[arg-type]
     assert isinstance(result, Conflict), result
     decision = Kernel([]).authorize_line(line)
     assert (decision.decision, decision.code) == ("deny", result.code)
@@ -71,7 +73,23 @@ def test_approval_conflicts(fields: dict, code: str) -> None:
 def test_an_admissible_threshold_set_is_no_conflict() -> None:
     fields = {"governed_intent": INTENT, "approval_tokens": [approval("alice"), approval("bob")],
               "threshold_approval_proposal": {"threshold": 2, "approvers": ["alice", "bob", "carol"]}}  # fmt: skip
-    assert not isinstance(read_message(message(**fields)), Conflict)
+    parsed = read_message(message(**fields))
+    assert not isinstance(parsed, Conflict) and authorization_conflict(parsed) is None
+
+
+def test_a_message_a_library_caller_builds_is_checked_for_conflicts_first() -> None:
+    from dataclasses import replace
+
+    parsed = read_message(message())
+    assert not isinstance(parsed, Conflict)
+    both = replace(parsed, governed_intent=INTENT, approval_tokens=(parsed_approval("a"),), approval_token=parsed_approval("b"))
+    assert Kernel([]).authorize(both).code == "BGC503"
+
+
+def parsed_approval(name: str):  # type: ignore[no-untyped-def]
+    from bgc.kernel.messages import ApprovalToken
+
+    return ApprovalToken(name, "sha256:" + "1" * 64, "c2ln")
 
 
 def test_a_nonce_bound_to_another_request() -> None:

@@ -148,6 +148,10 @@ class Kernel:
         def deny(code: str, check: str, reason: str, **extra: Any) -> Decision:
             return Decision("deny", code, check, reason, message.id, supplemental=supplemental, **extra)
 
+        conflict = messages.authorization_conflict(message)
+        if conflict is not None:  # first, before any signature is checked
+            return Decision("deny", conflict.code, conflict.rule, conflict.reason, message.id)
+
         supplemental = None
         if message.supplemental_authorization is not None:
             supplemental = canonical.digest_text(canonical.encode(message.supplemental_authorization))

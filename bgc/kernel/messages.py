@@ -116,17 +116,13 @@ def _constant(name: str) -> Any:
 
 
 def read_message(line: str) -> AgentMessage | Conflict:
-    """The message on ``line``, or the conflict that refuses it (schema rules, then
-    :func:`authorization_conflict`)."""
+    """The message on ``line``, or the schema rule that refuses it (BGC500-BGC502). The
+    authorization fields' rules (:func:`authorization_conflict`) are the kernel's first check,
+    for messages read here and for messages a library caller builds alike."""
     try:
-        message = _read(line)
+        return _read(line)
     except _Schema as error:
         return error.conflict
-    if isinstance(message, ToolCallRequest):
-        conflict = authorization_conflict(message)
-        if conflict is not None:
-            return conflict
-    return message
 
 
 def _read(line: str) -> AgentMessage:
