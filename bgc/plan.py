@@ -505,6 +505,8 @@ class GateDecision:
     rule: RuleRef | None = None
     """The rule that decided it (an allow's or ask's part names the rule it came from; a deny
     names the deny rule, or none when no rule allows the value)."""
+    asked_by: tuple[RuleRef, ...] = ()
+    """For ``ask``: every ask rule whose requirement applies, sorted."""
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -652,8 +654,8 @@ class Gate:
             pending = self._asked[key].matching(value)
             if pending:
                 approvals = tuple(dict.fromkeys(p.approvals or Approvals(1) for p in pending))
-                rule = next((p.rules[0] for p in pending if p.rules), None)
-                return GateDecision(atom, "ask", "awaits approval", approvals, rule)
+                rules = tuple(sorted({rule for part in pending for rule in part.rules}))
+                return GateDecision(atom, "ask", "awaits approval", approvals, rules[0] if rules else None, rules)
         if key in self._denied:
             # name a deny rule when one covers the value; the part no rule mentions comes last
             for part in sorted(self._denied[key].matching(value), key=lambda part: not part.rules):
@@ -717,7 +719,7 @@ class Gate:
     @staticmethod
     def _need_result(decision: GateDecision, atom: str) -> NeedResult:
         if decision.effect == "ask":
-            by = f" ({decision.rule.effect} {decision.rule})" if decision.rule else ""
+            by = f" (ask {', '.join(map(str, decision.asked_by))})" if decision.asked_by else ""
             reason = "awaits " + approvals_text(decision.approvals) + by
         else:
             reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
