@@ -1,29 +1,37 @@
 """The ``bgc`` command line: a thin typer edge over the library.
 
-Each command reads its inputs, calls one library stage, picks a renderer and returns an exit
-code from :class:`bgc.errors.ExitCode`. Nothing here parses, compiles or decides: that lives
-in the stage modules, so the same work is available as a library. Heavy imports happen inside
-the commands, so ``bgc --help`` and the hot paths stay fast.
+Each command here only adapts its arguments: it calls its module in :mod:`bgc.commands` and
+delivers what that returns (:func:`run`). Nothing here parses, compiles, decides or renders:
+that lives in the command modules and the stages below them, so the same work is available as
+a library and through the typer-free fast path (:mod:`bgc.launch`). Command modules are
+imported inside the commands, so ``bgc --help`` stays fast.
 """
 
 from __future__ import annotations
 
-import sys
-import typing
-from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, Optional
+from collections.abc import Callable
+from typing import Annotated, Literal, NoReturn, Optional
 
 import typer
 
 from bgc import __version__
-from bgc.errors import BgcError, ExitCode, UsageError
+from bgc.commands.io import Result, deliver, emit
+from bgc.errors import BgcError, ExitCode, exit_code_rows
 
-if TYPE_CHECKING:
-    pass
+
+def _exit_code_epilog() -> str:
+    """The exit-code table for ``bgc --help``, generated from :class:`ExitCode` (never typed twice)."""
+    rows = "\n\n".join(f"* **{code}** {meaning}" for code, meaning in exit_code_rows())
+    return f"**Exit codes**, the same for every command:\n\n{rows}"
+
 
 app = typer.Typer(
     name="bgc",
-    help="BoundGraph policy compiler: turn what an agent asks for into what it is granted.",
-    add_completion=False,
+    help="BoundGraph policy compiler: turn what an agent asks for into what it is granted.\n\n"
+    "Shell completion: `bgc --install-completion` (bash, zsh, fish, PowerShell); "
+    "`bgc --show-completion` prints the script instead.",
+    epilog=_exit_code_epilog(),
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
@@ -44,11 +52,7 @@ def _root(
         typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
     ] = None,
 ) -> None:
-    """BoundGraph policy compiler: turn what an agent asks for into what it is granted.
-
-    Exit codes, the same for every command: 0 everything granted / check passed,
-    1 findings, 2 bad input or usage.
-    """
+    """BoundGraph policy compiler: turn what an agent asks for into what it is granted."""
 
 
 def fail(error: BgcError) -> NoReturn:
@@ -57,14 +61,37 @@ def fail(error: BgcError) -> NoReturn:
     raise typer.Exit(ExitCode.BAD_INPUT)
 
 
+def run(produce: Callable[[], Result | ExitCode]) -> NoReturn:
+    """Call a command and deliver what it produced (:func:`bgc.commands.io.deliver`); a
+    :class:`BgcError` is rendered once (exit 2). Every adapter below ends here."""
+    try:
+        produced = produce()
+        code = produced if isinstance(produced, ExitCode) else deliver(produced)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(code)
+
+
 InputFormatOption = Annotated[
-    Optional[Literal["yaml", "json", "cbor"]], typer.Option("--input-format", metavar="FORMAT", help="Format of a document read from - (stdin): yaml, json or cbor.")
+    Optional[Literal["yaml", "json", "cbor"]],
+    typer.Option(
+        "--input-format", metavar="FORMAT",
+        help="Format of a document read from - (stdin): yaml, json or cbor (default: sniffed from its first bytes).",
+    ),
 ]
+ColorOption = Annotated[
+    Literal["auto", "always", "never"],
+    typer.Option(
+        "--color", metavar="WHEN",
+        help="Colour the output: auto (a terminal, unless NO_COLOR is set or FORCE_COLOR asks), always or never.",
+    ),
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on stdout; the exit code answers.")]
 
 
 @app.command()
 def digest(
-    files: Annotated[list[str], typer.Argument(help="Order files (.yaml/.yml/.json/.cbor); - reads stdin.")],
+    files: Annotated[list[str], typer.Argument(metavar="ORDER...", help="Order files (.yaml/.yml/.json/.cbor); - reads stdin.")],
     output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text or json.")] = "text",
     input_format: InputFormatOption = None,
 ) -> None:
@@ -73,21 +100,9 @@ def digest(
     The same order in YAML, JSON or CBOR has the same id; key order and whitespace never matter.
     Exit 0 on success, 2 on a file that is not a valid work order (nothing is printed then).
     """
-    from bgc.documents import load_order
+    from bgc.commands import digest as command
 
-    try:
-        ids = [(str(load_order(path, input_format).id()), path) for path in files]
-    except BgcError as error:
-        fail(error)
-    if output_format == "json":
-        import json
-
-        typer.echo(json.dumps([{"file": path, "id": order_id} for order_id, path in ids], indent=2, sort_keys=True))
-    else:
-        from bgc.render.fields import escape_field
-
-        for order_id, path in ids:
-            typer.echo(f"{order_id}  {escape_field(path, backslash=False)}")
+    run(lambda: command.run(files, output_format=output_format, input_format=input_format))
 
 
 PolicyOption = Annotated[
@@ -98,7 +113,7 @@ ModeOption = Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE
 
 @app.command("compile")
 def compile_command(
-    orders: Annotated[list[str], typer.Argument(help="Work orders (.yaml/.yml/.json/.cbor); - reads stdin.")],
+    orders: Annotated[list[str], typer.Argument(metavar="ORDER...", help="Work orders (.yaml/.yml/.json/.cbor); - reads stdin.")],
     policy: PolicyOption = None,
     mode: ModeOption = None,
     output_format: Annotated[
@@ -111,6 +126,8 @@ def compile_command(
         typer.Option("--fail-on", metavar="LEVEL", help="Exit 1 at this level or worse: denied, ask, narrowed (anything not granted as asked) or never."),
     ] = "narrowed",
     input_format: InputFormatOption = None,
+    quiet: QuietOption = False,
+    color: ColorOption = "auto",
 ) -> None:
     """Compile work orders against a policy into granted plans; show asked vs granted.
 
@@ -119,21 +136,20 @@ def compile_command(
     """
     from bgc.commands import compile as command
 
-    try:
-        code = command.run(
-            orders, policy=policy, mode=mode, output_format=output_format, output=output, fail_on=fail_on, input_format=input_format
-        )
-    except BgcError as error:
-        fail(error)
-    raise typer.Exit(code)
+    run(lambda: command.run(
+        orders, policy=policy, mode=mode, output_format=output_format, output=output, fail_on=fail_on,
+        input_format=input_format, quiet=quiet, color_choice=color,
+    ))
 
 
 @app.command()
 def explain(
-    order: Annotated[str, typer.Argument(help="The work order.")],
-    atom: Annotated[str, typer.Argument(help="A requested atom, resource:action:pattern.")],
+    order: Annotated[str, typer.Argument(metavar="ORDER", help="The work order; - reads stdin (its format sniffed, or --input-format).")],
+    atom: Annotated[str, typer.Argument(metavar="ATOM", help="A requested atom, resource:action:pattern.")],
     policy: PolicyOption = None,
     mode: ModeOption = None,
+    input_format: InputFormatOption = None,
+    color: ColorOption = "auto",
 ) -> None:
     """Show every rule that touched ATOM, in precedence order, and why the result is what it is.
 
@@ -141,32 +157,15 @@ def explain(
     switch modes; the proposal cannot. Exit 0 when the atom is granted as asked, 1 otherwise,
     2 on bad input.
     """
-    from bgc.commands import io
-    from bgc.compiler import Compiler
-    from bgc.compiler import explain as explain_atom
-    from bgc.documents import load_order
-    from bgc.model import GrantAtom, ModelError
-    from bgc.render import plans as render
+    from bgc.commands import explain as command
 
-    try:
-        loaded, mode = io.load_policy(policy, mode)
-        compiler = Compiler(loaded)
-        work_order = load_order(order)
-        try:
-            requested = GrantAtom.parse(atom)
-        except ModelError as error:
-            raise UsageError(f"bad atom {atom!r}: {error.message}") from None
-        explanation = explain_atom(compiler, work_order, requested, mode)
-    except BgcError as error:
-        fail(error)
-    typer.echo(render.render_lines(render.explanation_lines(explanation), io.use_color(sys.stdout)), nl=False)
-    raise typer.Exit(ExitCode.OK if explanation.result.verdict == "granted" else ExitCode.FINDINGS)
+    run(lambda: command.run(order, atom, policy=policy, mode=mode, input_format=input_format, color_choice=color))
 
 
 @app.command()
 def gate(
-    plan: Annotated[str, typer.Argument(help="A plan written by `bgc compile --format json|yaml|cbor`; - reads stdin.")],
-    atoms: Annotated[Optional[list[str]], typer.Argument(help="Concrete atoms; read from stdin, one per line, when none.")] = None,
+    plan: Annotated[str, typer.Argument(metavar="PLAN", help="A plan written by `bgc compile --format json|yaml|cbor`; - reads stdin.")],
+    atoms: Annotated[Optional[list[str]], typer.Argument(metavar="[ATOM]...", help="Concrete atoms; read from stdin, one per line, when none.")] = None,
     root: Annotated[
         Optional[str],
         typer.Option("--root", metavar="DIR", help="Resolve symbolic links under DIR first; a link leaving DIR is denied."),
@@ -181,6 +180,8 @@ def gate(
         Optional[list[str]],
         typer.Option("--expect-plan", metavar="ID", help="Refuse unless the plans read are exactly these ids; repeat for several plans."),
     ] = None,
+    quiet: QuietOption = False,
+    color: ColorOption = "auto",
     call: Annotated[
         bool,
         typer.Option("--call", help='Decide tool calls instead: JSON lines {"tool":…,"server":…,"params":{…}} on stdin, through the tool declarations the plan carries.'),
@@ -192,19 +193,16 @@ def gate(
     deciding. Fields are tab-separated; backslashes, control characters and line separators in
     an echoed atom are backslash-escaped, so every atom gives exactly one line. A plan's id
     only proves it was not edited: pin it with --policy (the policy it must come from) or
-    --expect-plan. Exit 0 if all were allowed, 1 otherwise, 2 on a bad or unpinned plan file,
-    a bad --root or no atoms at all (nothing is decided then).
+    --expect-plan. Exit 0 if all were allowed, 3 if some await approval and none is denied,
+    4 if any is denied; 2 on a bad or unpinned plan file, a bad --root or no atoms at all
+    (nothing is decided then).
     """
     from bgc.commands import gate as command
 
-    try:
-        code = command.run(
-            plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
-            expect_plan=expect_plan or (), call=call,
-        )
-    except BgcError as error:
-        fail(error)
-    raise typer.Exit(code)
+    run(lambda: command.run(
+        plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
+        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call,
+    ))
 
 
 @app.command()
@@ -237,7 +235,7 @@ def check(
         text, code = run_command(paths or [], output_format=output_format, update=update, orders_only=orders_only)
     except BgcError as error:
         fail(error)
-    typer.echo(text, nl=False)
+    emit(text.encode(), None)  # through the one writer: a closed pipe exits quietly (141)
     raise typer.Exit(code)
 
 
@@ -269,74 +267,57 @@ def test_command(
         )
     except BgcError as error:
         fail(error)
-    typer.echo(text, nl=False)
+    emit(text.encode(), None)  # through the one writer: a closed pipe exits quietly (141)
     raise typer.Exit(code)
 
 
 @app.command()
 def fmt(
-    files: Annotated[list[str], typer.Argument(help="Policy files (.bgp); - formats stdin to stdout.")],
+    files: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            metavar="[PATH]...",
+            help="Policy files, directories (every .bgp below) or - (stdin to stdout). "
+            "None: the configured policies (\\[tool.bgc] / bgc.toml).",
+        ),
+    ] = None,
     check_only: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if a file would change.")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Write nothing; print what would change (exit 1 if any).")] = False,
     output_format: Annotated[
         Literal["text", "json", "sarif", "github"],
         typer.Option("--format", metavar="FORMAT", help="With --check: text, json, sarif or github."),
     ] = "text",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not name the files reformatted (or that would be).")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also name the files left unchanged.")] = False,
+    color: ColorOption = "auto",
 ) -> None:
     """Rewrite policy files in the canonical layout, comments kept in place.
 
-    Every file is parsed before any is written: if one does not parse, nothing is written.
-    Exit 0 done (or nothing to change), 1 with --check/--diff when a file would change, 2 when a
-    file does not parse.
+    Every file is parsed before any is written: if one does not parse, nothing is written. Each
+    file keeps its line endings (CRLF stays CRLF). Exit 0 done (or nothing to change), 1 with
+    --check/--diff when a file would change, 2 when a file does not parse.
     """
-    from bgc.errors import InputError, Span
-    from bgc.files import write_atomic
-    from bgc.policy.format import format_file
-    from bgc.render.fields import escape_field
+    from bgc.commands import fmt as command
 
-    try:
-        results = [format_file(path) for path in files]
-    except BgcError as error:
-        fail(error)
-    changed = [result for result in results if result.changed]
-    if output_format != "text":
-        from bgc.config import repository_root
-        from bgc.outcomes import RULES, unformatted_finding
-        from bgc.render.machine import FORMATS, render
-
-        if output_format not in FORMATS or not check_only:
-            fail(UsageError(f"--format {output_format!r}: use json, sarif or github, with --check"))
-        findings = [unformatted_finding(r.path, r.original, r.formatted) for r in changed]
-        typer.echo(render(findings, output_format, root=repository_root(), descriptions=RULES), nl=False)
-        raise typer.Exit(ExitCode.FINDINGS if changed else ExitCode.OK)
-    if check_only or diff:
-        for result in changed:
-            shown = escape_field(result.path, backslash=False)
-            typer.echo(result.diff() if diff else f"would reformat {shown}", nl=not diff)
-        raise typer.Exit(ExitCode.FINDINGS if changed else ExitCode.OK)
-    for result in results:
-        if result.path == "-":
-            typer.echo(result.formatted, nl=False)
-        elif result.changed:
-            try:
-                write_atomic(result.path, result.formatted.encode("utf-8"))
-            except OSError as error:
-                fail(InputError(f"cannot write: {error.strerror}", Span(result.path)))
-            typer.echo(f"reformatted {escape_field(result.path, backslash=False)}")
-    raise typer.Exit(ExitCode.OK)
+    run(lambda: command.run(
+        files or [], check=check_only, diff=diff, output_format=output_format, quiet=quiet, verbose=verbose,
+        color_choice=color,
+    ))
 
 
 @app.command("match")
 def match_command(
-    pattern: Annotated[str, typer.Argument(help="The pattern, in bgc's glob dialect (quote it for the shell).")],
+    pattern: Annotated[str, typer.Argument(metavar="PATTERN", help="The pattern, in bgc's glob dialect (quote it for the shell).")],
     texts: Annotated[
-        Optional[list[str]], typer.Argument(help="Texts to test. None given: read stdin, one per line.")
+        Optional[list[str]], typer.Argument(metavar="[TEXT]...", help="Texts to test. None given: read stdin, one per line.")
     ] = None,
     raw: Annotated[bool, typer.Option("--raw", help="Match each text exactly as given, without normalising.")] = False,
     resource: Annotated[
         Optional[str],
         typer.Option("--resource", "-r", metavar="R", help="Normalise texts as values of resource R (default: fs)."),
     ] = None,
+    quiet: QuietOption = False,
+    color: ColorOption = "auto",
 ) -> None:
     r"""Does my pattern cover this path? Test PATTERN against each TEXT.
 
@@ -358,34 +339,62 @@ def match_command(
 
     Exit 0 when every text matched, 1 otherwise, 2 for a malformed pattern.
     """
-    from bgc import glob, values
-    from bgc.commands import io
-    from bgc.names import ATOM_NAME
-    from bgc.render.fields import escape_field
+    from bgc.commands import match as command
 
-    if raw and resource is not None:
-        fail(UsageError("--raw matches texts as given; it cannot be combined with --resource"))
-    if resource is not None and not ATOM_NAME.fullmatch(resource):
-        fail(UsageError(f"--resource {resource!r}: a resource name matches [a-z][a-z0-9_.-]*"))
-    try:
-        compiled = glob.parse(pattern)
-    except glob.PatternError as error:
-        fail(error)
-    inputs: typing.Iterable[str] = texts if texts else io.stdin_lines()
-    seen = 0
-    all_matched = True
-    for text in inputs:
-        seen += 1
-        verdict = values.match_value(compiled, text, None if raw else resource or "fs")
-        shown = escape_field(text)
-        if isinstance(verdict, values.Rejection):
-            typer.echo(f"rejected\t{shown}\t{verdict.reason}")
-        else:
-            typer.echo(f"{'match' if verdict else 'no-match'}\t{shown}")
-        all_matched &= verdict is True
-    if not seen:
-        fail(UsageError("no texts to match: give TEXT arguments or lines on stdin"))
-    raise typer.Exit(ExitCode.OK if all_matched else ExitCode.FINDINGS)
+    run(lambda: command.run(pattern, texts or (), raw=raw, resource=resource, quiet=quiet, color_choice=color))
+
+
+def command_group(name: str, summary: str) -> typer.Typer:
+    """A command with subcommands (`bgc order new`, `bgc init claude-code`): bare, it shows its help."""
+    group = typer.Typer(help=summary, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    app.add_typer(group, name=name)
+    return group
+
+
+order_app = command_group("order", "Work orders by hand: `bgc order new` writes a valid one.")
+
+
+@order_app.command("new")
+def order_new(
+    intent: Annotated[str, typer.Option("--intent", "-i", metavar="KIND", help="The intent's kind, a dotted name (patch.apply).")],
+    model: Annotated[str, typer.Option("--model", metavar="NAME", help="The model (or person) that proposed it.")],
+    payload: Annotated[Optional[str], typer.Option("--payload", metavar="TEXT", help="The intent's payload, as text.")] = None,
+    requests: Annotated[
+        Optional[list[str]], typer.Option("--request", "-r", metavar="ATOM", help="A requested atom resource:action:pattern; repeat it.")
+    ] = None,
+    calls: Annotated[
+        Optional[list[str]],
+        typer.Option("--call", metavar="JSON", help='A tool call, {"tool": …, "server": …, "params": {…}}; repeat it.'),
+    ] = None,
+    parents: Annotated[
+        Optional[list[str]], typer.Option("--parent", metavar="ID", help="The id of a proposal this one derives from; repeat it.")
+    ] = None,
+    prompt: Annotated[
+        Optional[str], typer.Option("--prompt", metavar="TEXT", help="The prompt, as text; - reads it from stdin.")
+    ] = None,
+    prompt_file: Annotated[Optional[str], typer.Option("--prompt-file", metavar="FILE", help="The prompt, as the bytes of FILE.")] = None,
+    prompt_digest: Annotated[
+        Optional[str], typer.Option("--prompt-digest", metavar="ID", help="The prompt's digest, computed elsewhere (sha256:HEX).")
+    ] = None,
+    output_format: Annotated[
+        Literal["yaml", "json", "cbor"], typer.Option("--format", "-f", metavar="FORMAT", help="yaml, json or cbor.")
+    ] = "yaml",
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically).")] = None,
+) -> None:
+    """Write a valid work order from its parts; its prompt digest is computed from the prompt.
+
+    `origin.prompt` is `sha256:` and the SHA-256 of the prompt's exact bytes (UTF-8 text,
+    nothing stripped: `echo` adds a newline, `printf` does not). The order is checked as
+    `bgc compile` checks a loaded one, so `bgc digest` reads back the id it has. Exit 0 written,
+    2 on a part that is not valid (the message names its option; nothing is written).
+    """
+    from bgc.commands import order as command
+
+    run(lambda: command.new(
+        intent=intent, payload=payload, requests=requests or (), calls=calls or (), model=model,
+        parents=parents or (), prompt=prompt, prompt_file=prompt_file, prompt_digest_text=prompt_digest,
+        output_format=output_format, output=output,
+    ))
 
 
 @app.command()
@@ -406,21 +415,10 @@ def hook(
     """
     from bgc.commands import hook as command
 
-    try:
-        code = command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout)
-    except BgcError as error:
-        fail(error)
-    raise typer.Exit(code)
+    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout))
 
 
-def _group(name: str, help_text: str) -> typer.Typer:
-    """A command with subcommands (``bgc init claude-code``), registered under ``name``."""
-    group = typer.Typer(help=help_text, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
-    app.add_typer(group, name=name)
-    return group
-
-
-init_app = _group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
+init_app = command_group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
 
 
 @init_app.command("claude-code")
@@ -436,14 +434,10 @@ def init_claude_code(
     """
     from bgc.commands import init as command
 
-    try:
-        code = command.run("claude-code", directory=directory)
-    except BgcError as error:
-        fail(error)
-    raise typer.Exit(code)
+    run(lambda: command.run("claude-code", directory=directory))
 
 
-import_app = _group("import", "Translate another tool's permission rules into a bgc policy.")
+import_app = command_group("import", "Translate another tool's permission rules into a bgc policy.")
 
 
 @import_app.command("claude-code")
@@ -471,11 +465,7 @@ def import_claude_code(
     """
     from bgc.commands import import_claude_code as command
 
-    try:
-        code = command.run(settings, output=output, home=home)
-    except BgcError as error:
-        fail(error)
-    raise typer.Exit(code)
+    run(lambda: command.run(settings, output=output, home=home))
 
 
 def main() -> None:

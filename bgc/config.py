@@ -181,6 +181,12 @@ def iter_tests(entry: Path) -> Iterator[Path]:
         yield from (path for path in entry.rglob("*" + suffix) if path.is_file())
 
 
+def policies_below(directory: Path) -> list[str]:
+    """Every policy file (``*.bgp``) below ``directory``, sorted, spelled from ``directory`` as
+    given: what a directory on the command line of ``check``, ``test`` and ``fmt`` brings."""
+    return [str(path) for path in sorted(directory.rglob("*.bgp")) if path.is_file()]
+
+
 def iter_orders(directory: Path) -> Iterator[Path]:
     for path in directory.rglob("*"):
         if path.is_file() and is_order_file(path.name):
@@ -204,7 +210,7 @@ def split_paths(
         if must_exist and not path.exists():
             raise InputError("no such file", Span(entry))
         if path.is_dir():
-            policies.extend(str(p) for p in sorted(path.rglob("*.bgp")) if p.is_file())
+            policies.extend(policies_below(path))
             tests.extend(str(p) for p in sorted(iter_tests(path)))
         elif entry.endswith(".bgp"):
             policies.append(entry)

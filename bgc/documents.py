@@ -11,6 +11,7 @@ everywhere; input size and nesting depth are bounded.
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import os
@@ -100,14 +101,15 @@ class Document:
             raise self.error_at(error.path, error.message) from None
 
 
-def format_for(path: str, explicit: str | None = None) -> str:
-    """The document format: ``explicit`` if given, else from the extension (``-`` needs one)."""
+def format_for(path: str, explicit: str | None, data: bytes) -> str:
+    """The document format: ``explicit`` if given, else from the extension, else (stdin, ``-``)
+    sniffed from the content ``data`` (:func:`sniff_format`)."""
     if explicit is not None:
         if explicit not in FORMATS:
             raise DocumentError(f"unknown input format {explicit!r} (expected one of: {', '.join(FORMATS)})")
         return explicit
     if path == "-":
-        raise DocumentError("reading from stdin needs --input-format yaml|json|cbor", Span("-"))
+        return sniff_format(data)
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in _EXTENSIONS:
         raise DocumentError(
@@ -116,6 +118,24 @@ def format_for(path: str, explicit: str | None = None) -> str:
             Span(path),
         )
     return _EXTENSIONS[suffix]
+
+
+_TEXT_SPACE = b" \t\r\n"
+
+
+def sniff_format(data: bytes) -> str:
+    """The format of a document that came without a name (stdin), from its first bytes.
+
+    A first byte of 0x80 or more that is not a UTF-8 byte-order mark cannot begin text a person
+    wrote, and is where every CBOR array, map or tag begins: ``cbor``. Text whose first
+    character (after a BOM and blanks) is ``{`` or ``[`` is ``json``, anything else ``yaml``.
+    A YAML document in flow style (``{intent: …}``) therefore reads as JSON and fails as JSON,
+    with a hint naming ``--input-format yaml``: guessing never turns one document into another.
+    """
+    if data[:1] and data[0] >= 0x80 and not data.startswith(codecs.BOM_UTF8):
+        return "cbor"
+    text = data.removeprefix(codecs.BOM_UTF8).lstrip(_TEXT_SPACE)
+    return "json" if text[:1] in (b"{", b"[") else "yaml"
 
 
 def read_bytes(path: str) -> bytes:
@@ -139,9 +159,20 @@ def decode_utf8(data: bytes, path: str) -> str:
 
 
 def read_document(path: str, input_format: str | None = None) -> Document:
-    """Read and decode one document; every failure is a :class:`DocumentError` with a span."""
-    fmt = format_for(path, input_format)
-    return parse_document(read_bytes(path), path, fmt)
+    """Read and decode one document; every failure is a :class:`DocumentError` with a span.
+
+    stdin's format is sniffed when not given (:func:`sniff_format`); an error then says which
+    format was assumed and how to name another."""
+    data = read_bytes(path)
+    fmt = format_for(path, input_format, data)
+    if path != "-" or input_format is not None:
+        return parse_document(data, path, fmt)
+    try:
+        return parse_document(data, path, fmt)
+    except DocumentError as error:
+        if error.hint is None:
+            error.hint = f"stdin was read as {fmt} (from its first bytes); name the format with --input-format yaml|json|cbor"
+        raise
 
 
 def parse_document(data: bytes, path: str, fmt: str) -> Document:

@@ -15,14 +15,47 @@ from bgc.render.fields import escape_field
 
 
 class ExitCode(IntEnum):
-    """Exit codes, identical in meaning for every command (DESIGN §4)."""
+    """Exit codes, identical in meaning for every command: the one table.
 
-    OK = 0
-    """Everything granted as asked / check passed."""
-    FINDINGS = 1
-    """Findings: narrowed, ask, denied, uncovered call, failing test, unformatted file, lint."""
-    BAD_INPUT = 2
-    """Bad input or usage; the message names file, line, column and what was expected."""
+    Each member carries its ``meaning`` in words; the table in ``bgc --help``, the README and
+    docs/ci.md is generated from it (:func:`exit_code_rows`), so it is never typed twice.
+    Deciding commands (``gate``) refine findings into ``ASK`` and ``DENIED``: a script can tell
+    "wait for a human" from "no", and neither is ever 0.
+    """
+
+    meaning: str
+
+    def __new__(cls, value: int, meaning: str) -> ExitCode:
+        member = int.__new__(cls, value)
+        member._value_ = value
+        member.meaning = meaning
+        return member
+
+    OK = 0, "everything granted as asked, check passed, all tests passed, every file formatted"
+    FINDINGS = 1, (
+        "findings: narrowed, ask, denied, uncovered call, failing test, unformatted file, lint, "
+        "an order whose result differs from its recording"
+    )
+    BAD_INPUT = 2, (
+        "bad input or usage: the message names file, line, column and what was expected; nothing is written"
+    )
+    ASK = 3, "`gate`: no atom denied, at least one awaits a human's approval"
+    DENIED = 4, "`gate`: at least one atom denied"
+    CLOSED_PIPE = 141, (
+        "the reader of the output went away (`bgc … | head`): the output stopped early, quietly; "
+        "not a finding, never success (128 + SIGPIPE, as a shell reports a process the pipe ended)"
+    )
+
+
+def exit_code_rows() -> list[tuple[int, str]]:
+    """``(code, meaning)`` for every exit code, in order: what every exit-code table shows."""
+    return [(int(code), code.meaning) for code in ExitCode]
+
+
+def exit_code_table() -> str:
+    """The exit-code table as Markdown, exactly as README.md and docs/ci.md carry it."""
+    rows = [f"| {code} | {meaning.replace('|', chr(92) + '|')} |" for code, meaning in exit_code_rows()]
+    return "\n".join(["| code | meaning |", "|---:|---|", *rows]) + "\n"
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,8 @@ class FastCommand(NamedTuple):
 
 _FORMAT_CHECK = ("text", "json", "sarif", "github")
 _INPUT = Option("input_format", ("yaml", "json", "cbor"))
+_COLOR = Option("color_choice", ("auto", "always", "never"))
+_QUIET = Option("quiet", flag=True)
 
 FAST_COMMANDS: dict[str, FastCommand] = {
     "check": FastCommand(
@@ -47,16 +49,16 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     ),
     "gate": FastCommand(
         {"--root": Option("root"), "--format": Option("output_format", ("text", "json")), "--input-format": _INPUT,
-         "--policy": Option("policy"), "--expect-plan": Option("expect_plan", repeatable=True),
-         "--call": Option("call", flag=True)},
-        {"-p": "--policy"}, 1,
+         "--policy": Option("policy"), "--expect-plan": Option("expect_plan", repeatable=True), "--color": _COLOR,
+         "--quiet": _QUIET, "--call": Option("call", flag=True)},
+        {"-p": "--policy", "-q": "--quiet"}, 1,
     ),
     "compile": FastCommand(
         {"--policy": Option("policy"), "--mode": Option("mode"),
          "--format": Option("output_format", ("text", "json", "yaml", "cbor", "sarif", "github")),
          "--output": Option("output"), "--fail-on": Option("fail_on", ("denied", "ask", "narrowed", "never")),
-         "--input-format": _INPUT},
-        {"-p": "--policy", "-m": "--mode", "-f": "--format", "-o": "--output"}, 1,
+         "--input-format": _INPUT, "--color": _COLOR, "--quiet": _QUIET},
+        {"-p": "--policy", "-m": "--mode", "-f": "--format", "-o": "--output", "-q": "--quiet"}, 1,
     ),
     "hook": FastCommand(
         {"--policy": Option("policy"), "--plan": Option("plan"), "--mode": Option("mode"),
@@ -110,22 +112,33 @@ def fast_arguments(argv: Sequence[str]) -> tuple[str, list[str], dict[str, objec
 
 
 def guarded(run: Callable[[], object]) -> NoReturn:
-    """Run ``run`` and exit with its code; never let a traceback reach the user."""
+    """Run ``run`` and exit with its code; never let a traceback reach the user.
+
+    stdout is flushed here, inside the guard: a reader that went away (``bgc … | head``) shows
+    as a broken pipe at the last write or at this flush, and either way the process exits
+    :attr:`~bgc.errors.ExitCode.CLOSED_PIPE`, quietly (no message, no "Exception ignored" at
+    shutdown): not a finding, and never 0, since not every answer was delivered.
+    """
+    from bgc.commands.io import ReaderGone
     from bgc.errors import BgcError, ExitCode
 
     try:
-        result = run()
+        try:
+            result = run()
+        except SystemExit as done:  # typer's path ends in sys.exit: flush before leaving too
+            result = done.code
+            if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # click met the closed pipe first
+                raise ReaderGone from None
+        sys.stdout.flush()
     except BgcError as error:  # a stage raised outside a command's own handling
         print(error.render(), file=sys.stderr)
         sys.exit(ExitCode.BAD_INPUT)
     except KeyboardInterrupt:
         print("bgc: interrupted", file=sys.stderr)
         sys.exit(130)
-    except SystemExit:
-        raise
-    except BrokenPipeError:  # the reader went away (`bgc … | head`): nothing left to say to it
+    except (ReaderGone, BrokenPipeError):  # the reader went away: nothing left to say to it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(ExitCode.FINDINGS)
+        sys.exit(ExitCode.CLOSED_PIPE)
     except OSError as error:  # writing the output failed (disk full, closed stream)
         print(f"bgc: cannot write output: {error.strerror or error}", file=sys.stderr)
         sys.exit(ExitCode.BAD_INPUT)
@@ -134,7 +147,7 @@ def guarded(run: Callable[[], object]) -> NoReturn:
             raise
         print(f"bgc: internal error: {type(error).__name__}: {error} (set BGC_DEBUG=1 for details)", file=sys.stderr)
         sys.exit(ExitCode.BAD_INPUT)
-    sys.exit(result if isinstance(result, int) else 0)
+    sys.exit(result if isinstance(result, int) else 0 if result is None else ExitCode.BAD_INPUT)
 
 
 def _run_fast(command: str, positionals: list[str], options: dict[str, object]) -> int:
@@ -155,8 +168,9 @@ def _run_fast(command: str, positionals: list[str], options: dict[str, object]) 
 
         return gate.run(positionals[0], positionals[1:], **options)  # type: ignore[arg-type]
     from bgc.commands import compile as compile_command
+    from bgc.commands.io import deliver
 
-    return compile_command.run(positionals, **options)  # type: ignore[arg-type]
+    return deliver(compile_command.run(positionals, **options))  # type: ignore[arg-type]
 
 
 def main() -> NoReturn:

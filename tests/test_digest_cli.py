@@ -174,9 +174,13 @@ def test_huge_file(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "larger than 8 MiB" in result.stderr
 
 
-def test_stdin_needs_a_format() -> None:
-    result = run("digest", "-", stdin=GOOD.encode())
-    assert result.exit_code == 2 and "--input-format" in result.stderr
+def test_stdin_format_is_sniffed_and_a_wrong_guess_names_the_option() -> None:
+    by_file = run("digest", str(ORDERS / "fix-bug.yaml")).stdout.split()[0]
+    for name in ("fix-bug.yaml", "fix-bug.json", "fix-bug.cbor"):
+        result = run("digest", "-", stdin=(ORDERS / name).read_bytes())
+        assert result.exit_code == 0 and result.stdout.split()[0] == by_file, name
+    flow_yaml = run("digest", "-", stdin=b"{intent: {kind: a.b, payload: 1}, requests: [], origin: {model: m}}")
+    assert flow_yaml.exit_code == 2 and "stdin was read as json" in flow_yaml.stderr and "--input-format" in flow_yaml.stderr
 
 
 def test_nothing_printed_when_one_file_fails(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bgc.errors import ExitCode
 from tests.samples import bgc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,7 +88,7 @@ def test_gate_reads_compiled_plans(tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     bgc("compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "json", "-o", str(plan))
     result = bgc("gate", str(plan), "fs:write:/src/a.py", "fs:write:/.git/config", "fs:write:/package.json")
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.DENIED  # deny beats ask beats allow
     lines = result.stdout.splitlines()
     assert lines[0] == "allow\tfs:write:/src/a.py"
     assert lines[1].startswith("deny\tfs:write:/.git/config\tdenied by base.bgp:")

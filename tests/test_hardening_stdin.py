@@ -19,6 +19,8 @@ import sys
 
 import pytest
 
+from bgc.errors import ExitCode
+
 from tests.samples import PROMPT, bgc
 
 INVALID = [
@@ -103,14 +105,14 @@ def valid(raw: bytes) -> bool:
     return True
 
 
-def answers(result: subprocess.CompletedProcess[bytes], env: str) -> list[str]:
-    assert result.returncode == 1 and result.stderr == b"", result.stderr.decode(errors="replace")
+def answers(result: subprocess.CompletedProcess[bytes], env: str, code: ExitCode) -> list[str]:
+    assert result.returncode == code and result.stderr == b"", result.stderr.decode(errors="replace")
     return result.stdout.decode("latin-1" if env == "latin-1" else "utf-8").splitlines()
 
 
 @pytest.mark.parametrize("env", ENVIRONMENTS)
 def test_gate_denies_each_invalid_line_and_decides_the_others(runs, env: str) -> None:  # type: ignore[no-untyped-def]
-    asked, answered = lines(), answers(runs[env, "gate"], env)
+    asked, answered = lines(), answers(runs[env, "gate"], env, ExitCode.DENIED)
     assert len(answered) == len(asked)  # one answer per line, in order: a lone CR splits nothing
     for raw, answer in zip(asked, answered):
         effect, atom, *reason = answer.split("\t")
@@ -126,7 +128,7 @@ def test_gate_denies_each_invalid_line_and_decides_the_others(runs, env: str) ->
 
 @pytest.mark.parametrize("env", MATCH_ENVIRONMENTS)
 def test_match_rejects_each_invalid_line_even_raw(runs, env: str) -> None:  # type: ignore[no-untyped-def]
-    asked, answered = lines(), answers(runs[env, "match"], env)
+    asked, answered = lines(), answers(runs[env, "match"], env, ExitCode.FINDINGS)
     assert len(answered) == len(asked)
     for raw, answer in zip(asked, answered):
         verdict, text, *reason = answer.split("\t")

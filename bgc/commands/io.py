@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, TextIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bgc.errors import ExitCode, InputError, Span, UsageError
 
@@ -18,21 +19,45 @@ if TYPE_CHECKING:
     from bgc.policy.ast import Policy
 
 
-def use_color(stream: TextIO) -> bool:
-    """Colour only for a terminal, never with NO_COLOR set (https://no-color.org)."""
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return stream.isatty()
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a command produced, for an argument adapter to deliver (:func:`deliver`): the bytes
+    for stdout, the exit code, and the files to write (path, content), each written atomically
+    before anything is printed. A command computes all of it first, so a failure (exit 2) leaves
+    nothing half-written and nothing half-printed."""
+
+    code: ExitCode
+    output: bytes = b""
+    files: tuple[tuple[str, bytes], ...] = ()
+
+
+class ReaderGone(Exception):
+    """stdout's reader went away (``bgc … | head``): the output stops, quietly.
+
+    Not an :class:`OSError` on purpose: click's main loop turns an EPIPE into exit 1 (a finding)
+    before the edge sees it; this passes through to :func:`bgc.launch.guarded`, which exits
+    :attr:`ExitCode.CLOSED_PIPE`.
+    """
+
+
+def deliver(result: Result) -> ExitCode:
+    """Write ``result``'s files (atomically, in order), then its output; return its exit code."""
+    for path, data in result.files:
+        emit(data, path)
+    if result.output:
+        emit(result.output, None)
+    return result.code
 
 
 def emit(data: bytes, output: str | None) -> None:
     """Write output to ``output`` atomically (nothing half-written on failure), or to stdout."""
     if output is None:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        try:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:
+            raise ReaderGone from None
         return
     from bgc.files import write_atomic
 
@@ -46,7 +71,10 @@ def write_line(text: str) -> None:
     """One line of output in the terminal's encoding; a character it cannot show is written as a
     backslash escape rather than crashing the command halfway through its answers."""
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-    sys.stdout.buffer.write((text + "\n").encode(encoding, "backslashreplace"))
+    try:
+        sys.stdout.buffer.write((text + "\n").encode(encoding, "backslashreplace"))
+    except BrokenPipeError:
+        raise ReaderGone from None
 
 
 def stdin_lines() -> Iterator[str]:

@@ -6,7 +6,8 @@ get byte-identical files. Canonical means: one space between words, clauses in t
 ``when``, ``approvals``, ``because``; ``, `` between patterns; patterns bare unless they need
 quotes; minimal parentheses in conditions; four-space indentation inside mode blocks; at most one
 blank line between statements and none at the edges of a file or block; a trailing comment two
-spaces after its statement; ``\\n`` line endings and one final newline.
+spaces after its statement; one final newline; the file's own line ending (``\\n`` or ``\\r\\n``,
+:func:`line_ending`).
 """
 
 from __future__ import annotations
@@ -262,11 +263,22 @@ class Formatted:
         )
 
 
+def line_ending(text: str) -> str:
+    """The line ending a file is written with: its first line's (``\r\n`` or ``\n``), as ruff's
+    ``line-ending = "auto"`` and black decide, so a Windows checkout stays CRLF after ``bgc fmt``
+    and a file with mixed endings comes out in its first line's."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
 def format_file(path: str) -> Formatted:
-    """Read and format one file; raises PolicyError (unparseable) or InputError (unreadable)."""
+    """Read and format one file, keeping its line ending (:func:`line_ending`); raises
+    PolicyError (unparseable) or InputError (unreadable)."""
     from bgc.documents import decode_utf8, read_bytes
 
     data = read_bytes(path)
     text = decode_utf8(data, path)
     original = "\ufeff" + text if data.startswith(codecs.BOM_UTF8) else text  # fmt drops a BOM
-    return Formatted(path, original, format_text(text, path))
+    formatted = format_text(text, path)
+    ending = line_ending(text)
+    return Formatted(path, original, formatted if ending == "\n" else formatted.replace("\n", ending))

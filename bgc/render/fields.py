@@ -57,13 +57,20 @@ def escape_field(text: str, *, backslash: bool = True) -> str:
     return "".join(out)
 
 
-def gate_line(decision: GateDecision) -> str:
-    """The tab-separated line ``bgc gate`` prints for a decision, every field escaped."""
+GATE_STYLES = {"allow": "green", "ask": "cyan", "deny": "red"}
+"""The colour of each answer's first field when ``bgc gate`` writes to a terminal."""
+
+
+def gate_line(decision: GateDecision, color: bool = False) -> str:
+    """The tab-separated line ``bgc gate`` prints for a decision, every field escaped; with
+    ``color``, the answer (the first field) painted (:func:`bgc.render.color.paint`)."""
     from bgc.plan import approvals_text  # not at the top: escaping must stay import-light
+    from bgc.render.color import paint
 
     atom = escape_field(decision.atom)
+    effect = paint(decision.effect, GATE_STYLES.get(decision.effect, "red")) if color else decision.effect
     if decision.effect == "allow":
-        return f"allow\t{atom}"
+        return f"{effect}\t{atom}"
     if decision.effect == "ask":
-        return f"ask\t{atom}\t" + escape_field(approvals_text(decision.approvals))
-    return f"deny\t{atom}\t{escape_field(decision.reason)}"
+        return f"{effect}\t{atom}\t" + escape_field(approvals_text(decision.approvals))
+    return f"{effect}\t{atom}\t{escape_field(decision.reason)}"

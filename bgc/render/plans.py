@@ -1,8 +1,8 @@
 """Rendering plans: the asked-vs-granted text people read, and the data formats machines read.
 
 The text form is built as lines of (text, style) segments, so the same content prints plain
-(pipes, files, ``NO_COLOR``, golden tests) or coloured through rich on a terminal, and rich is
-only imported when colour is actually wanted; every segment is escaped on the way out. Data
+(pipes, files, ``NO_COLOR``, golden tests) or coloured with plain ANSI styles on a terminal
+(:mod:`bgc.render.color`); every segment is escaped on the way out. Data
 formats (json, yaml, cbor) are deterministic: sorted keys, fixed layout, canonical CBOR, so
 equal plans give equal bytes, and they carry values raw (their encoders escape).
 """
@@ -157,22 +157,17 @@ def plan_lines(plan: Plan, source: str) -> list[Line]:
 
 
 def render_lines(lines: Sequence[Line], color: bool) -> str:
-    """Plain text, or rich-styled ANSI text when ``color`` is set.
+    """Plain text, or text with ANSI styles when ``color`` is set (:func:`bgc.render.color.paint`).
 
     Every segment is escaped here, once for all: atoms, tool and server names, reasons and file
     names come from proposals and policies, and none may break a line or steer the terminal.
     """
+    from bgc.render.color import paint
+
     escaped = [[(escape_field(text, backslash=False), style) for text, style in line] for line in lines]
     if not color:
         return "".join("".join(text for text, _ in line).rstrip() + "\n" for line in escaped)
-    from rich.console import Console
-    from rich.text import Text
-
-    console = Console(color_system="standard", force_terminal=True, width=10_000, highlight=False)
-    with console.capture() as capture:
-        for line in escaped:
-            console.print(Text.assemble(*[(text, style) if style else text for text, style in line]))
-    return capture.get()
+    return "".join("".join(paint(text, style) for text, style in line) + "\n" for line in escaped)
 
 
 def render_text(plans: Sequence[tuple[Plan, str]], color: bool) -> str:

@@ -1,0 +1,79 @@
+"""A reader that goes away (``bgc … | head``) ends every command quietly with exit 141, through
+both argument adapters: never a traceback, never "Exception ignored", never 1 (a finding) and
+never 0 (not every answer was delivered)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bgc.errors import ExitCode
+
+ROOT = Path(__file__).resolve().parent.parent
+BGC = str(Path(sys.executable).parent / "bgc")
+ORDER = "examples/orders/deploy.yaml"
+POLICY = "policies/default.bgp"
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("plan") / "plan.json"
+    subprocess.run([BGC, "compile", ORDER, "-p", POLICY, "--format", "json", "-o", str(path), "--fail-on", "never"], cwd=ROOT, check=True)
+    return str(path)
+
+
+def into_closed_pipe(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    """Run ``bgc`` with stdout a pipe whose reader has already gone: its first write fails."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            [BGC, *args], stdout=write, stderr=subprocess.PIPE, input=stdin, cwd=ROOT, timeout=120,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+    finally:
+        os.close(write)
+
+
+CASES = {
+    "compile (fast path)": ([ORDER, "-p", POLICY], b""),
+    "compile (typer)": ([ORDER, "-p", POLICY, "--", ORDER], b""),
+    "gate (fast path)": (["{plan}", "fs:write:/src/a.py", "net:connect:https://deploy.example.com/x"], b""),
+    "gate (typer)": (["{plan}", "--", "fs:write:/src/a.py"], b""),
+    "gate (stdin)": (["{plan}"], b"fs:write:/src/a.py\n" * 1000),
+    "explain": ([ORDER, "proc:exec:kubectl", "-p", POLICY], b""),
+    "match": (["/src/**", "/src/a", "/etc/x"], b""),
+    "digest": ([ORDER], b""),
+    "fmt": (["-"], b"allow   fs:read:/**\n"),
+    "check (fast path)": ([POLICY], b""),
+    "check (typer)": (["--", POLICY], b""),
+    "test": (["policies"], b""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_closed_pipe_is_a_quiet_exit(case: str, plan: str) -> None:
+    args, stdin = CASES[case]
+    command = case.split()[0]
+    done = into_closed_pipe([command, *[arg.replace("{plan}", plan) for arg in args]], stdin)
+    assert done.stderr == b"", done.stderr.decode(errors="replace")
+    assert done.returncode == ExitCode.CLOSED_PIPE
+
+
+def test_click_s_own_writes_count_too() -> None:
+    """Output click writes itself (``--version``) meets the pipe inside click, which swallows it
+    and exits 1 (a finding); the edge turns that back into the quiet exit. ``--help`` is not
+    covered: rich prints it, and on a closed pipe rich points stdout at /dev/null and exits 1
+    itself, which cannot be told from a finding."""
+    done = into_closed_pipe(["--version"])
+    assert (done.returncode, done.stderr) == (ExitCode.CLOSED_PIPE, b"")
+
+
+def test_an_open_pipe_still_gets_every_answer(plan: str) -> None:
+    """The control: the same gate run into a pipe someone reads ends with its real answer."""
+    done = subprocess.run([BGC, "gate", plan, "fs:write:/src/a.py", "proc:exec:kubectl"], capture_output=True, cwd=ROOT, timeout=120)
+    assert done.returncode == ExitCode.DENIED and len(done.stdout.splitlines()) == 2
