@@ -409,9 +409,9 @@ def hook(
     """Decide the tool call an agent is about to make, in the agent's own hook protocol.
 
     Reads Claude Code's PreToolUse or PermissionRequest hook input on stdin and answers allow,
-    ask or deny on stdout, the reason naming the rule (file:line) that decided. Anything that
-    fails (bad input, a policy that does not load, no decision within --timeout) blocks the call:
-    exit 2 with the reason on stderr. `bgc init claude-code` installs it.
+    ask or deny on stdout, the reason naming the rule (file:line) that decided. Exit 0 with that
+    answer; anything that fails (bad input, a policy that does not load, no decision within
+    --timeout) blocks the call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
     """
     from bgc.commands import hook as command
 
@@ -429,8 +429,8 @@ def init_claude_code(
 
     Nothing there is lost: other settings and hooks are kept, the previous settings file is saved
     as settings.json.bak, the write is atomic, and a policy file you edited is kept. Running it
-    again changes nothing. Invalid JSON in the settings is refused with its line and column
-    (exit 2), and nothing is written.
+    again changes nothing. Exit 0 when done; invalid JSON in the settings is refused with its line
+    and column (exit 2), and nothing is written.
     """
     from bgc.commands import init as command
 
