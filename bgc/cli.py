@@ -180,12 +180,12 @@ def gate(
         Optional[list[str]],
         typer.Option("--expect-plan", metavar="ID", help="Refuse unless the plans read are exactly these ids; repeat for several plans."),
     ] = None,
+    quiet: QuietOption = False,
+    color: ColorOption = "auto",
     call: Annotated[
         bool,
         typer.Option("--call", help='Decide tool calls instead: JSON lines {"tool":…,"server":…,"params":{…}} on stdin, through the tool declarations the plan carries.'),
     ] = False,
-    quiet: QuietOption = False,
-    color: ColorOption = "auto",
 ) -> None:
     """Decide concrete atoms (or, with --call, tool calls) against a plan: allow, ask or deny, one line each.
 
@@ -344,11 +344,14 @@ def match_command(
     run(lambda: command.run(pattern, texts or (), raw=raw, resource=resource, quiet=quiet, color_choice=color))
 
 
-order_app = typer.Typer(
-    help="Work orders by hand: `bgc order new` writes a valid one.", no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(order_app, name="order")
+def command_group(name: str, summary: str) -> typer.Typer:
+    """A command with subcommands (`bgc order new`, `bgc init claude-code`): bare, it shows its help."""
+    group = typer.Typer(help=summary, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    app.add_typer(group, name=name)
+    return group
+
+
+order_app = command_group("order", "Work orders by hand: `bgc order new` writes a valid one.")
 
 
 @order_app.command("new")
@@ -406,27 +409,16 @@ def hook(
     """Decide the tool call an agent is about to make, in the agent's own hook protocol.
 
     Reads Claude Code's PreToolUse or PermissionRequest hook input on stdin and answers allow,
-    ask or deny on stdout, the reason naming the rule (file:line) that decided. Anything that
-    fails (bad input, a policy that does not load, no decision within --timeout) blocks the call:
-    exit 2 with the reason on stderr. `bgc init claude-code` installs it.
+    ask or deny on stdout, the reason naming the rule (file:line) that decided. Exit 0 with that
+    answer; anything that fails (bad input, a policy that does not load, no decision within
+    --timeout) blocks the call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
     """
     from bgc.commands import hook as command
 
-    try:
-        code = command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout)
-    except BgcError as error:
-        fail(error)
-    raise typer.Exit(code)
+    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout))
 
 
-def _group(name: str, help_text: str) -> typer.Typer:
-    """A command with subcommands (``bgc init claude-code``), registered under ``name``."""
-    group = typer.Typer(help=help_text, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
-    app.add_typer(group, name=name)
-    return group
-
-
-init_app = _group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
+init_app = command_group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
 
 
 @init_app.command("claude-code")
@@ -437,19 +429,15 @@ def init_claude_code(
 
     Nothing there is lost: other settings and hooks are kept, the previous settings file is saved
     as settings.json.bak, the write is atomic, and a policy file you edited is kept. Running it
-    again changes nothing. Invalid JSON in the settings is refused with its line and column
-    (exit 2), and nothing is written.
+    again changes nothing. Exit 0 when done; invalid JSON in the settings is refused with its line
+    and column (exit 2), and nothing is written.
     """
     from bgc.commands import init as command
 
-    try:
-        code = command.run("claude-code", directory=directory)
-    except BgcError as error:
-        fail(error)
-    raise typer.Exit(code)
+    run(lambda: command.run("claude-code", directory=directory))
 
 
-import_app = _group("import", "Translate another tool's permission rules into a bgc policy.")
+import_app = command_group("import", "Translate another tool's permission rules into a bgc policy.")
 
 
 @import_app.command("claude-code")
@@ -477,11 +465,7 @@ def import_claude_code(
     """
     from bgc.commands import import_claude_code as command
 
-    try:
-        code = command.run(settings, output=output, home=home)
-    except BgcError as error:
-        fail(error)
-    raise typer.Exit(code)
+    run(lambda: command.run(settings, output=output, home=home))
 
 
 # ---- the kernel: keys, capability tokens, authorize, preflight (docs/kernel.md) ---------------

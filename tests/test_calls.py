@@ -194,7 +194,7 @@ def test_gate_call_answers_one_line_per_call(tmp_path: Path, policy) -> None:  #
         '{"tool": "fs.read", "params": {"path": "/src/a.py", "more": {"path": "/.env"}}}',
     ]
     done = _gate_call(plan, lines)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 4, done.stderr  # some call denied
     assert done.stdout.splitlines() == [
         "allow\tfs.write@local\tfs:write:/src/a.py: granted by p.bgp:8",
         "deny\tfs.write@evil-server\ttool 'fs.write' is not declared on server 'evil-server' (only on local)",
@@ -209,4 +209,5 @@ def test_gate_call_answers_one_line_per_call(tmp_path: Path, policy) -> None:  #
         {"atom": "fs:write:/src/a.py", "effect": "allow", "reason": "granted by p.bgp:8", "rule": "p.bgp:8"}
     ]
     assert as_json.returncode == 0
+    assert _gate_call(plan, lines[3:4]).returncode == 3  # asked, none denied
     assert _gate_call(plan, ['{"tool": "fs.read"}'], "fs:read:/x").returncode == 2  # atoms and --call: usage

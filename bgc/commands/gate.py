@@ -27,9 +27,9 @@ def run(
     input_format: str | None = None,
     policy: str | None = None,
     expect_plan: Sequence[str] = (),
-    call: bool = False,
     quiet: bool = False,
     color_choice: str = "auto",
+    call: bool = False,
 ) -> ExitCode:
     """Read and pin the plan, then decide each atom (from ``atoms``, else stdin's lines), writing
     each answer as soon as it is decided (an enforcer reading line by line waits for it).
@@ -37,9 +37,8 @@ def run(
     Nothing is decided when the plan, a pin or ``root`` is bad (exit 2). Otherwise the exit code
     is the worst answer: 0 when every atom was allowed, :attr:`ExitCode.ASK` when some await a
     human and none is denied, :attr:`ExitCode.DENIED` when any is denied. ``quiet`` prints
-    nothing: the exit code alone answers.
-    With ``call``, stdin's lines are tool calls as JSON objects instead, each decided through
-    the tool declarations the plans carry (:mod:`bgc.calls`).
+    nothing: the exit code alone answers. With ``call``, stdin's lines are tool calls as JSON
+    objects instead, each decided through the tool declarations the plans carry (:mod:`bgc.calls`).
     """
     from bgc.commands import io
     from bgc.documents import read_document
@@ -60,7 +59,7 @@ def run(
     if call:
         if atoms:
             raise UsageError("--call reads calls as JSON lines on stdin: give no ATOM arguments")
-        return _decide_calls(plans, root, output_format)
+        return _decide_calls(plans, root, output_format, quiet)
     checker = Gate(plans, root)
     texts = list(atoms) if atoms else [line for line in io.stdin_lines() if line.strip()]
     if not texts:
@@ -82,7 +81,7 @@ def run(
     return worst
 
 
-def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str) -> ExitCode:
+def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str, quiet: bool) -> ExitCode:
     """One answer line per JSON line on stdin: a line that is not a call is denied, with why."""
     import json
 
@@ -93,7 +92,7 @@ def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str) -
     from bgc.render.fields import escape_field
 
     decider = CallDecider(plans, root)
-    allowed, seen = True, False
+    worst, seen = ExitCode.OK, False
     for number, text in enumerate(io.stdin_lines(), 1):
         if not text.strip():
             continue
@@ -105,7 +104,9 @@ def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str) -
         except BgcError as error:
             where = f"<stdin>:{number}:{error.span.col or 1}" if error.span is not None else f"<stdin>:{number}"
             decision = CallDecision("?", "?", "deny", f"not a call: {where}: {error.message}", declared=False)
-        allowed &= decision.effect == "allow"
+        worst = max(worst, EFFECT_CODES.get(decision.effect, ExitCode.DENIED))
+        if quiet:
+            continue
         if output_format == "json":
             io.write_line(json.dumps(decision.to_data(), sort_keys=True, ensure_ascii=False))
         else:
@@ -113,4 +114,4 @@ def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str) -
             io.write_line("\t".join(escape_field(field) for field in fields))
     if not seen:
         raise UsageError("no calls to decide: give JSON lines on stdin")
-    return ExitCode.OK if allowed else ExitCode.FINDINGS
+    return worst
