@@ -390,7 +390,8 @@ def is_subset_terms(
     a: PatternLike, terms: Sequence[tuple[PatternLike, Sequence[PatternLike]]], *, budget: Budget | None = None
 ) -> bool:
     """Is L(a) inside the union of the terms, each ``(pattern, excepts)`` = pattern minus excepts?"""
-    return uncovered_example(a, terms, budget=budget) is None
+    pieces = tuple((_p(p), tuple(_p(e) for e in es)) for p, es in terms)
+    return _counterexample(_p(a), pieces, budget=_budget(budget)) is None
 
 
 def uncovered_example(
