@@ -182,8 +182,12 @@ def gate(
     ] = None,
     quiet: QuietOption = False,
     color: ColorOption = "auto",
+    call: Annotated[
+        bool,
+        typer.Option("--call", help='Decide tool calls instead: JSON lines {"tool":…,"server":…,"params":{…}} on stdin, through the tool declarations the plan carries.'),
+    ] = False,
 ) -> None:
-    """Decide concrete atoms against a plan: allow, ask or deny, one line each.
+    """Decide concrete atoms (or, with --call, tool calls) against a plan: allow, ask or deny, one line each.
 
     Atoms are concrete values, not patterns (`/src/*` is a file named `*`), normalised before
     deciding. Fields are tab-separated; backslashes, control characters and line separators in
@@ -197,7 +201,7 @@ def gate(
 
     run(lambda: command.run(
         plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
-        expect_plan=expect_plan or (), quiet=quiet, color_choice=color,
+        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call,
     ))
 
 
@@ -370,7 +374,7 @@ def match_command(
 
 
 def command_group(name: str, summary: str) -> typer.Typer:
-    """A command with subcommands (`bgc order new`, `bgc import claude-code`): bare, it shows its help."""
+    """A command with subcommands (`bgc order new`, `bgc init claude-code`): bare, it shows its help."""
     group = typer.Typer(help=summary, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
     app.add_typer(group, name=name)
     return group
@@ -422,6 +426,46 @@ def order_new(
     ))
 
 
+@app.command()
+def hook(
+    agent: Annotated[Literal["claude-code"], typer.Argument(metavar="AGENT", help="The agent whose hook protocol to speak: claude-code.")],
+    policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy to decide with (default: `policy` in bgc.toml / [tool.bgc] of the project).")] = None,
+    plan: Annotated[Optional[str], typer.Option("--plan", metavar="FILE", help="Decide with these compiled plans instead of a policy.")] = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="The policy's mode (default: the configured one, else the policy's default).")] = None,
+    unknown: Annotated[Literal["ask", "deny"], typer.Option("--unknown", metavar="ANSWER", help="The answer for a tool no declaration covers: ask or deny.")] = "ask",
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Block the call when no decision is made in time.")] = 20.0,
+) -> None:
+    """Decide the tool call an agent is about to make, in the agent's own hook protocol.
+
+    Reads Claude Code's PreToolUse or PermissionRequest hook input on stdin and answers allow,
+    ask or deny on stdout, the reason naming the rule (file:line) that decided. Exit 0 with that
+    answer; anything that fails (bad input, a policy that does not load, no decision within
+    --timeout) blocks the call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
+    """
+    from bgc.commands import hook as command
+
+    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout))
+
+
+init_app = command_group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
+
+
+@init_app.command("claude-code")
+def init_claude_code(
+    directory: Annotated[str, typer.Option("--dir", "-C", metavar="DIR", help="The project directory.")] = ".",
+) -> None:
+    """Write a starter policy into .claude/bgc/ and merge `bgc hook claude-code` into .claude/settings.json.
+
+    Nothing there is lost: other settings and hooks are kept, the previous settings file is saved
+    as settings.json.bak, the write is atomic, and a policy file you edited is kept. Running it
+    again changes nothing. Exit 0 when done; invalid JSON in the settings is refused with its line
+    and column (exit 2), and nothing is written.
+    """
+    from bgc.commands import init as command
+
+    run(lambda: command.run("claude-code", directory=directory))
+
+
 import_app = command_group("import", "Translate another tool's permission rules into a bgc policy.")
 
 
@@ -451,6 +495,185 @@ def import_claude_code(
     from bgc.commands import import_claude_code as command
 
     run(lambda: command.run(settings, output=output, home=home))
+
+
+# ---- the kernel: keys, capability tokens, authorize, preflight (docs/kernel.md) ---------------
+
+key_app = typer.Typer(
+    help="Ed25519 key pairs for token issuers, approvers and the kernel. Exit 0 done, 2 bad input (each command's --help).",
+    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
+)
+token_app = typer.Typer(
+    help="Capability tokens: a plan's grants, signed; narrower tokens chained to them. "
+    "Exit 0 done or valid, 1 refused or invalid, 2 bad input (each command's --help).",
+    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(key_app, name="key")
+app.add_typer(token_app, name="token")
+
+KeyDirOption = Annotated[str, typer.Option("--dir", metavar="DIR", help="Where keys live (NAME.key, NAME.pub).")]
+IssuerOption = Annotated[
+    list[str], typer.Option("--issuer", metavar="KEY", help="Trust this issuer too: ed25519:..., a .pub/.key file or a key name (repeatable).")
+]
+TrustPolicyOption = Annotated[
+    Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="Policy whose `trust issuer` lines name the trusted issuers.")
+]
+
+
+def _run(work: Callable[[], object]) -> NoReturn:
+    """Run a kernel command: its text to stdout, its exit code; bad input is rendered once."""
+    import sys
+
+    try:
+        result = work()
+    except BgcError as error:
+        fail(error)
+    if isinstance(result, tuple):
+        text, code = result
+        sys.stdout.write(text)
+        raise typer.Exit(code)
+    raise typer.Exit(result)
+
+
+@key_app.command("new")
+def key_new(name: Annotated[str, typer.Argument(help="The key's name (its file name).")], directory: KeyDirOption = ".bgc/keys") -> None:
+    """Make an Ed25519 key pair: DIR/NAME.key (private, mode 600, never printed, never
+    overwritten) and DIR/NAME.pub; print the public key.
+
+    Exit 0 on success, 2 when the name is bad or a file exists (nothing is written then).
+    """
+    from bgc.commands import key
+
+    _run(lambda: key.new(name, directory))
+
+
+@key_app.command("show")
+def key_show(key: Annotated[str, typer.Argument(help="A key name, a .key/.pub file, or ed25519:... text.")], directory: KeyDirOption = ".bgc/keys") -> None:
+    """Print a public key as policies write it (`ed25519:<base64url>`); never the private key.
+
+    Exit 0 on success, 2 on a missing or malformed key.
+    """
+    from bgc.commands import key as command
+
+    _run(lambda: command.show(key, directory))
+
+
+@token_app.command("issue")
+def token_issue(
+    plan: Annotated[str, typer.Argument(help="A plan file (bgc compile --format json|yaml|cbor), one plan.")],
+    key: Annotated[str, typer.Option("--key", metavar="KEY", help="The issuer's private key: a name in .bgc/keys or a .key file.")],
+    audience: Annotated[list[str], typer.Option("--audience", metavar="SERVER", help="A server id the token is for (repeatable, at least one).")],
+    ttl: Annotated[str, typer.Option("--ttl", metavar="DURATION", help="Lifetime: 90s, 15m, 1h, 7d.")] = "1h",
+    policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="Refuse a plan not compiled against this policy (its id).")] = None,
+    tool: Annotated[list[str], typer.Option("--tool", metavar="NAME", help="Scope the token to these of the plan's tool declarations (default: all of them).")] = [],  # noqa: B006
+    require_nonce: Annotated[bool, typer.Option("--require-nonce", help="Every call needs an execution nonce from `bgc preflight`.")] = False,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write the token to a new file (mode 600).")] = None,
+) -> None:
+    """Sign a plan's grants into a capability token (base64url text; a bearer secret).
+
+    Exit 0 on success, 2 on a bad plan, key, duration or a plan not compiled against --policy.
+    """
+    from bgc.commands import token as command
+
+    _run(lambda: command.issue(plan, key, audience, ttl, policy=policy, tools=tool, require_nonce=require_nonce, output=output))
+
+
+@token_app.command("show")
+def token_show(
+    token: Annotated[str, typer.Argument(help="A token file (- reads stdin).")],
+    output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text or json.")] = "text",
+) -> None:
+    """Show every link of a token: plan, grants, tools, audience, validity. Verifies nothing.
+
+    Exit 0, or 2 on a malformed token.
+    """
+    from bgc.commands import token as command
+
+    _run(lambda: command.show(token, output_format))
+
+
+@token_app.command("verify")
+def token_verify(
+    token: Annotated[str, typer.Argument(help="A token file (- reads stdin).")],
+    policy: TrustPolicyOption = None,
+    issuer: IssuerOption = [],  # noqa: B006
+) -> None:
+    """Verify a token's whole chain (signatures, trusted issuer, every attenuation proven
+    narrower, the proof) and that it is valid now.
+
+    Exit 0 when valid, 1 when not (the failed check is named), 2 on bad input.
+    """
+    from bgc.commands import token as command
+
+    _run(lambda: command.verify(token, policy, issuer))
+
+
+@token_app.command("attenuate")
+def token_attenuate(
+    token: Annotated[str, typer.Argument(help="The parent token file (- reads stdin).")],
+    only: Annotated[list[str], typer.Option("--only", metavar="ATOM", help="Keep only these atoms (repeatable); each must lie inside the parent's grants.")] = [],  # noqa: B006
+    audience: Annotated[list[str], typer.Option("--audience", metavar="SERVER", help="Keep only these servers.")] = [],  # noqa: B006
+    tool: Annotated[list[str], typer.Option("--tool", metavar="NAME", help="Keep only these tools.")] = [],  # noqa: B006
+    ttl: Annotated[Optional[str], typer.Option("--ttl", metavar="DURATION", help="A shorter lifetime from now.")] = None,
+    require_nonce: Annotated[bool, typer.Option("--require-nonce", help="Require execution nonces from here on.")] = False,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write the child to a new file (mode 600).")] = None,
+) -> None:
+    """Make a narrower token chained to its parent, proven narrower with the pattern algebra.
+
+    Whoever holds a token may narrow it (the token carries the secret that signs the next
+    link); nobody holding the child can recover the parent. Exit 0 on success, 1 when the child
+    would widen anything (the counterexample is printed), 2 on bad input.
+    """
+    from bgc.commands import token as command
+
+    _run(lambda: command.attenuate(token, only, audience=audience, tools=tool, ttl=ttl, require_nonce=require_nonce, output=output))
+
+
+KernelKeyOption = Annotated[Optional[str], typer.Option("--kernel-key", metavar="KEY", help="The kernel's private key: signs and checks execution nonces.")]
+StoreOption = Annotated[str, typer.Option("--store", metavar="FILE", help="The kernel's SQLite store (consumed nonces).")]
+
+
+@app.command("authorize")
+def authorize_command(
+    messages: Annotated[Optional[list[str]], typer.Argument(metavar="[MESSAGES]...", help="Files of AgentMessage JSON lines; stdin when none (or -).")] = None,
+    policy: TrustPolicyOption = None,
+    issuer: IssuerOption = [],  # noqa: B006
+    kernel_key: KernelKeyOption = None,
+    store: StoreOption = ".bgc/kernel.db",
+    require_nonce: Annotated[bool, typer.Option("--require-nonce", help="Every ToolCallRequest needs an execution nonce.")] = False,
+    token: Annotated[list[str], typer.Option("--token", metavar="FILE", help="The session's tokens, listed by ListCapabilities.")] = [],  # noqa: B006
+    output_format: Annotated[Literal["json", "text"], typer.Option("--format", metavar="FORMAT", help="json (one object per line) or text.")] = "json",
+) -> None:
+    """Answer AgentMessage values (JSON lines, serde's externally tagged shape) with a decision,
+    the reason and the check that decided, one line each, in order.
+
+    Exit 0 when every message was allowed (or answered), 1 when any was refused, 2 on bad usage.
+    """
+    from bgc.commands import authorize as command
+
+    _run(lambda: command.authorize(
+        messages or [], policy=policy, issuer_keys=issuer, kernel_key=kernel_key, store=store,
+        require_nonce=require_nonce, tokens=token, output_format=output_format,
+    ))  # fmt: skip
+
+
+@app.command("preflight")
+def preflight_command(
+    message: Annotated[str, typer.Argument(help="A file holding one ToolCallRequest JSON line (- reads stdin).")],
+    kernel_key: Annotated[str, typer.Option("--kernel-key", metavar="KEY", help="The kernel's private key, which signs the nonce.")],
+    policy: TrustPolicyOption = None,
+    issuer: IssuerOption = [],  # noqa: B006
+    store: StoreOption = ".bgc/kernel.db",
+    nonce_only: Annotated[bool, typer.Option("--nonce-only", help="Print only the nonce, not the completed message.")] = False,
+) -> None:
+    """Strict execution preflight: check a ToolCallRequest as authorize would, then print it
+    with an execution nonce bound to exactly this request (short-lived, usable once).
+
+    Exit 0 with the nonce, 1 when the request would be refused (the check is named), 2 on bad input.
+    """
+    from bgc.commands import authorize as command
+
+    _run(lambda: command.preflight(message, kernel_key=kernel_key, policy=policy, issuer_keys=issuer, store=store, nonce_only=nonce_only))
 
 
 def main() -> None:

@@ -221,6 +221,56 @@ DIFF_UNDECIDED = _code(
 )
 NO_BASELINE = _code("BGC315", NOTE, "a policy is not in the baseline revision: nothing to compare it with", _DIFF)
 
+# --- BGC5xx: the kernel -----------------------------------------------------------------------------
+
+_KERNEL = "kernel.md#codes"
+MESSAGE_UNREADABLE = _code(
+    "BGC500", ERROR, "not one AgentMessage (not JSON, not a variant, a duplicate key, NaN, a line over 1 MiB)", _KERNEL
+)
+MESSAGE_UNKNOWN_FIELD = _code("BGC501", ERROR, "a field the message schema does not have, at any level", _KERNEL)
+MESSAGE_BAD_FIELD = _code(
+    "BGC502", ERROR, "a missing field or a field of the wrong type, anywhere in the message", _KERNEL
+)
+APPROVAL_TOKEN_AND_TOKENS = _code("BGC503", ERROR, "approval_token together with approval_tokens", _KERNEL)
+APPROVAL_TOKENS_WITHOUT_PROPOSAL = _code(
+    "BGC504", ERROR, "approval_tokens without a threshold_approval_proposal", _KERNEL
+)
+PROPOSAL_WITHOUT_APPROVAL_TOKENS = _code(
+    "BGC505", ERROR, "a threshold_approval_proposal without approval_tokens", _KERNEL
+)
+APPROVAL_WITHOUT_INTENT = _code("BGC506", ERROR, "an approval without governed_intent", _KERNEL)
+BAD_THRESHOLD = _code("BGC507", ERROR, "a threshold of zero or larger than its approver list", _KERNEL)
+APPROVER_TWICE = _code("BGC508", ERROR, "the same approver twice", _KERNEL)
+NONCE_OF_ANOTHER_REQUEST = _code("BGC509", ERROR, "an execution nonce bound to another request", _KERNEL)
+TOKEN_MALFORMED = _code("BGC510", ERROR, "a malformed capability token", _KERNEL)
+TOKEN_SIGNATURE = _code("BGC511", ERROR, "a token signature or proof that does not verify", _KERNEL)
+TOKEN_ISSUER_UNTRUSTED = _code("BGC512", ERROR, "a token whose issuer is not trusted", _KERNEL)
+TOKEN_EXPIRED = _code("BGC513", ERROR, "an expired token", _KERNEL)
+TOKEN_NOT_YET_VALID = _code("BGC514", ERROR, "a token not yet valid", _KERNEL)
+SERVER_NOT_IN_AUDIENCE = _code("BGC515", ERROR, "a server not in the token's audience", _KERNEL)
+TOOL_NOT_IN_SCOPE = _code("BGC516", ERROR, "a tool (on its server) not in the token's scope", _KERNEL)
+PARAMS_DO_NOT_FILL = _code("BGC517", ERROR, "params that do not fill the tool's declaration", _KERNEL)
+VALUE_REFUSED = _code("BGC518", ERROR, "a value refused by normalisation", _KERNEL)
+ATOM_OUTSIDE_GRANTS = _code("BGC519", ERROR, "an atom outside the token's grants", _KERNEL)
+ATOM_NEEDS_APPROVAL = _code("BGC520", ERROR, "an atom that needs approval", _KERNEL)
+NONCE_MISSING = _code("BGC521", ERROR, "a required execution nonce is missing", _KERNEL)
+NONCE_INVALID = _code(
+    "BGC522", ERROR, "an execution nonce not this kernel's, out of its lifetime, or not consumable", _KERNEL
+)
+NONCE_REPLAYED = _code("BGC523", ERROR, "an execution nonce used again (replay)", _KERNEL)
+TOKEN_CHAIN_WIDENS = _code(
+    "BGC524", ERROR, "a token link not chained to its parent, or wider than it (with a counterexample)", _KERNEL
+)
+AUTHORIZED = _code("BGC530", NOTE, "allowed: every atom is granted", _KERNEL)
+HEARTBEAT = _code("BGC531", NOTE, "heartbeat answered", _KERNEL)
+PREFLIGHT_NOT_A_CALL = _code("BGC532", ERROR, "preflight of a message that is not a ToolCallRequest", _KERNEL)
+CAPABILITIES_LISTED = _code("BGC533", NOTE, "capabilities listed", _KERNEL)
+BAD_TRUST = _code("BGC540", ERROR, "a bad `trust` declaration in a policy", _ERRORS)
+APPROVER_NOT_BOUND = _code("BGC541", WARNING, "an approver no `trust approver` binds to a key", _LINTS)
+TOKEN_CANNOT_BE_MADE = _code(
+    "BGC550", ERROR, "a token that cannot be made as asked (no audience, a non-positive lifetime, a bad atom)", _KERNEL
+)
+
 # --- BGC6xx: formatting ---------------------------------------------------------------------------
 
 UNFORMATTED = _code(

@@ -46,6 +46,7 @@ __all__ = [
     "is_subset",
     "is_subset_terms",
     "overlaps",
+    "uncovered_example",
     "parse",
     "plainly_outside",
     "size_problem",
@@ -613,6 +614,15 @@ def _covered(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...],
 def _union(patterns: tuple[Pattern, ...]) -> Automaton:
     """One automaton whose rows are ``patterns`` (a state accepts when one of them does)."""
     return Automaton([p._positions() for p in patterns])
+
+
+def uncovered_example(
+    a: PatternLike, terms: Sequence[tuple[PatternLike, Sequence[PatternLike]]], *, budget: Budget | None = None
+) -> str | None:
+    """A shortest text in L(a) that none of the terms covers, or None when they cover L(a):
+    the counterexample that proves a claimed subset false (attenuating a capability token)."""
+    pieces = tuple((_p(p), tuple(_p(e) for e in es)) for p, es in terms)
+    return _counterexample(_p(a), pieces, budget=_budget(budget))
 
 
 @_memo

@@ -52,6 +52,12 @@ def _gate(positionals: list[str], options: dict[str, object]) -> int:
     return gate.run(positionals[0], positionals[1:], **options)  # type: ignore[arg-type]
 
 
+def _hook(positionals: list[str], options: dict[str, object]) -> int:
+    from bgc.commands import hook
+
+    return hook.run(*positionals, **options)  # type: ignore[arg-type]
+
+
 def _compile(positionals: list[str], options: dict[str, object]) -> int:
     from bgc.commands import compile as compile_command
     from bgc.commands.io import deliver
@@ -73,7 +79,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     "gate": FastCommand(
         {"--root": Option("root"), "--format": Option("output_format", ("text", "json")), "--input-format": _INPUT,
          "--policy": Option("policy"), "--expect-plan": Option("expect_plan", repeatable=True), "--color": _COLOR,
-         "--quiet": _QUIET},
+         "--quiet": _QUIET, "--call": Option("call", flag=True)},
         {"-p": "--policy", "-q": "--quiet"}, 1, _gate,
     ),
     "compile": FastCommand(
@@ -82,6 +88,11 @@ FAST_COMMANDS: dict[str, FastCommand] = {
          "--output": Option("output"), "--fail-on": Option("fail_on", ("denied", "ask", "narrowed", "never")),
          "--input-format": _INPUT, "--color": _COLOR, "--quiet": _QUIET},
         {"-p": "--policy", "-m": "--mode", "-f": "--format", "-o": "--output", "-q": "--quiet"}, 1, _compile,
+    ),
+    "hook": FastCommand(
+        {"--policy": Option("policy"), "--plan": Option("plan"), "--mode": Option("mode"),
+         "--unknown": Option("unknown", ("ask", "deny")), "--timeout": Option("timeout")},
+        {"-p": "--policy", "-m": "--mode"}, 1, _hook, reads_stdin=False,
     ),
 }  # fmt: skip
 """The hot commands and the options their plain forms may use (the typer commands have the rest).

@@ -13,15 +13,19 @@ be touched now?", from the plan alone: no policy, no order, no globbing of the v
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from bgc import canonical, glob, values
 from bgc._gate_index import LaneIndex
+from bgc.argv import ARGV_RESOURCES
+from bgc.budget import Budget, BudgetExhausted
 from bgc.canonical import DataModelError, kind_name
 from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
+from bgc.policy.ast import AtomTemplate, TemplateError, ToolDecl, scan_template
 
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1
@@ -164,6 +168,8 @@ class NeedResult:
     atom: str
     effect: GateEffect
     reason: str
+    rule: RuleRef | None = field(default=None, compare=False)
+    """The rule that decided it, when one did (its place is in ``reason`` too, which plans keep)."""
 
     def to_data(self) -> dict[str, Any]:
         return {"atom": self.atom, "effect": self.effect, "reason": self.reason}
@@ -190,6 +196,32 @@ class CallResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool declaration as a plan carries it: the tool, the servers it covers, the atom
+    templates a call needs. The gate maps a concrete call to atoms with it, and needs nothing
+    but the plan (the policy that declared it may be gone)."""
+
+    tool: str
+    servers: tuple[str, ...]
+    needs: tuple[AtomTemplate, ...]
+    ignores: tuple[str, ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "servers": list(self.servers),
+            "needs": [str(need) for need in self.needs],
+            "ignores": list(self.ignores),
+        }
+
+
+def tool_specs(decls: Iterable[ToolDecl]) -> tuple[ToolSpec, ...]:
+    """A policy's declarations as a plan carries them, in one order whatever the source order."""
+    specs = (ToolSpec(decl.tool, tuple(sorted(decl.servers)), decl.needs, tuple(sorted(decl.ignores))) for decl in decls)
+    return tuple(sorted(specs, key=lambda spec: (spec.tool, spec.servers)))
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """A granted plan. Its id is the digest of its canonical encoding (without the id itself)."""
 
@@ -200,6 +232,8 @@ class Plan:
     calls: tuple[CallResult, ...] = ()
     fold_case: bool = False
     """The policy declared a case-insensitive filesystem: ``fs`` deny/ask excepts fold case."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The policy's tool declarations (:func:`tool_specs`), so a call can be decided from the plan."""
 
     def body(self) -> dict[str, Any]:
         return {
@@ -209,6 +243,7 @@ class Plan:
             "fold_case": self.fold_case,
             "requests": [request.to_data() for request in self.requests],
             "calls": [call.to_data() for call in self.calls],
+            "tools": [tool.to_data() for tool in self.tools],
         }
 
     def id(self) -> Digest:
@@ -239,7 +274,10 @@ class PlanError(DataModelError):
 
 EFFECTS: tuple[GateEffect, ...] = ("allow", "ask", "deny")
 CALL_STATUSES: tuple[CallStatus, ...] = ("covered", "pending", "uncovered")
-_PLAN_FIELDS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls")
+_PLAN_FIELDS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls", "tools")
+_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SERVER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_IGNORED = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def _pattern(text: Any) -> str:
@@ -315,6 +353,24 @@ def _read_request(request: Fields) -> RequestResult:
     )
 
 
+def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestResult:
+    """One request result, read and checked exactly as :func:`plan_from_data` reads a plan's
+    (a capability token carries its plan's granted and pending parts this way)."""
+    try:
+        return _read_request(Fields(data, path))
+    except ModelError as error:
+        raise PlanError(error.message, error.path) from None
+
+
+def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
+    """One tool declaration, read and checked exactly as :func:`plan_from_data` reads a plan's
+    (a capability token's tool scope is its plan's declarations)."""
+    try:
+        return _read_tool(Fields(data, path))
+    except ModelError as error:
+        raise PlanError(error.message, error.path) from None
+
+
 def _read_call(call: Fields) -> CallResult:
     call.only("tool", "server", "status", "reason", "needs")
     proposed = call.build(ToolCall, call.get("tool"), call.get("server"))  # named as an order names them
@@ -329,6 +385,49 @@ def _read_call(call: Fields) -> CallResult:
         call.value("reason", str),
         tuple(needs),
     )
+
+
+def _template(text: str) -> AtomTemplate:
+    """An atom template as ``bgc compile`` writes it: ``resource:action:`` then pattern text in
+    which each ``{name}`` names one parameter; with every placeholder filled it is a pattern."""
+    parts = text.split(":", 2)
+    if len(parts) != 3 or not (ATOM_NAME.fullmatch(parts[0]) and ATOM_NAME.fullmatch(parts[1])):
+        raise PlanError(f"expected a template 'resource:action:pattern' (resource and action match [a-z][a-z0-9_.-]*), got {text!r}")
+    resource, action, template = parts
+    params: list[str] = []
+    probe: list[str] = []
+    for kind, start, end in scan_template(template):
+        if kind == "text":
+            probe.append(template[start:end])
+        elif kind == "param" and _PARAM.fullmatch(name := template[start + 1 : end - 1]) and name not in params:
+            params.append(name)
+            probe.append("x")
+        else:
+            raise PlanError(f"bad template {text!r}: {template[start:end]!r} is not a placeholder `{{name}}` used once")
+    _pattern("".join(probe))
+    return AtomTemplate(resource, action, template, tuple(params), None)  # type: ignore[arg-type]
+
+
+def _read_tool(tool: Fields) -> ToolSpec:
+    tool.only("tool", "servers", "needs", "ignores")
+    name = tool.build(ToolCall, tool.get("tool")).tool  # a tool name as an order names it
+    servers = tool.list("servers")
+    for i, server in enumerate(servers):
+        if not isinstance(server, str) or not _SERVER.fullmatch(server) or server in servers[:i]:
+            raise PlanError(f"expected a server name, once, got {server!r}", (*tool.path, "servers", i))
+    if not servers or servers != sorted(servers):
+        raise PlanError("expected the servers, at least one, sorted", (*tool.path, "servers"))
+    needs = tuple(
+        Fields(text, (*tool.path, "needs", i)).build(_template, text if isinstance(text, str) else "")
+        for i, text in enumerate(tool.list("needs"))
+    )
+    ignores = tool.list("ignores")
+    for i, param in enumerate(ignores):
+        if not isinstance(param, str) or not _IGNORED.fullmatch(param) or any(param in need.params for need in needs):
+            raise PlanError(f"expected the name of a parameter no template uses, got {param!r}", (*tool.path, "ignores", i))
+    if ignores != sorted(set(ignores)):
+        raise PlanError("expected the ignored parameters sorted, each once", (*tool.path, "ignores"))
+    return ToolSpec(name, tuple(servers), needs, tuple(ignores))
 
 
 def plan_from_data(data: Any) -> Plan:
@@ -350,6 +449,7 @@ def plan_from_data(data: Any) -> Plan:
             tuple(_read_request(request) for request in root.maps("requests")),
             tuple(_read_call(call) for call in root.maps("calls")),
             root.value("fold_case", bool),
+            tuple(_read_tool(tool) for tool in root.maps("tools")),
         )
     except ModelError as error:
         raise PlanError(error.message, error.path) from None
@@ -407,6 +507,11 @@ class GateDecision(NamedTuple):
     reason: str = ""
     approvals: tuple[Approvals, ...] = ()
     """For ``ask``: the requirement of every ask part holding the value; all of them apply."""
+    rule: RuleRef | None = None
+    """The rule that decided it (an allow's or ask's part names the rule it came from; a deny
+    names the deny rule, or none when no rule allows the value)."""
+    asked_by: tuple[RuleRef, ...] = ()
+    """For ``ask``: every ask rule whose requirement applies, sorted."""
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -420,7 +525,7 @@ class GateDecision(NamedTuple):
 _decision = tuple.__new__  # GateDecision's fields as one tuple: what its __new__ does, minus the call
 
 
-Outcome = tuple[GateEffect, str, tuple[Approvals, ...]]
+Outcome = tuple[GateEffect, str, tuple[Approvals, ...], "RuleRef | None", tuple["RuleRef", ...]]
 """A decision without its atom: what every value holding the same parts gets."""
 
 #: Different outcomes (sets of parts holding a value) a resource/action's index remembers.
@@ -478,17 +583,19 @@ class _PartIndex:
         holding.sort(key=lambda entry: entry[:2])  # the parts' order in the plans
         granted, asked, denied = ([part for kind, _, part, _ in holding if kind == wanted] for wanted in range(3))
         if granted:
-            return "allow", "", ()
+            return "allow", "", (), granted[0].rules[0] if granted[0].rules else None, ()
         if asked:
-            return "ask", "awaits approval", tuple(dict.fromkeys(part.approvals or Approvals(1) for part in asked))
+            approvals = tuple(dict.fromkeys(part.approvals or Approvals(1) for part in asked))
+            rules = tuple(sorted({rule for part in asked for rule in part.rules}))
+            return "ask", "awaits approval", approvals, rules[0] if rules else None, rules
         # name a deny rule when one covers the value; the part no rule mentions comes last
         for part in sorted(denied, key=lambda part: not part.rules):
             if not part.rules:
-                return "deny", "no rule allows it", ()
+                return "deny", "no rule allows it", (), None, ()
             rule = part.rules[0]
             because = f" ({rule.reason})" if rule.reason else ""
-            return "deny", f"denied by {rule}{because}", ()
-        return "deny", "not granted by the plan", ()
+            return "deny", f"denied by {rule}{because}", (), rule, ()
+        return "deny", "not granted by the plan", (), None, ()
 
 
 class Gate:
@@ -505,11 +612,22 @@ class Gate:
                         by_key.setdefault((part.resource, part.action), ([], [], []))[kind].append(part)
         # case folding is about file names: only fs excepts fold (DESIGN §2)
         self._indices: dict[str, dict[str, _PartIndex]] = {}
+        self._granted_parts = {key: kinds[0] for key, kinds in by_key.items()}
+        self._term_cache: dict[tuple[str, str], list[tuple[glob.Pattern, list[glob.Pattern]]]] = {}
+        self._fold_case = fold_case
         for (resource, action), kinds in by_key.items():
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
                 self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
         self._root = os.path.realpath(root) if root is not None else None
         self._case_insensitive = fold_case
+
+    def rooted(self, root: str | None) -> Gate:
+        """This gate resolving links under ``root`` (the same grants: nothing is rebuilt)."""
+        import copy
+
+        gate = copy.copy(self)
+        gate._root = os.path.realpath(root) if root is not None else None
+        return gate
 
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
@@ -530,6 +648,10 @@ class Gate:
         value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
         if isinstance(value, values.Rejection):
             return GateDecision(atom, "deny", f"rejected: {value.reason}")
+        return self._decide_normalised(atom, resource, action, raw, value)
+
+    def _decide_normalised(self, atom: str, resource: str, action: str, raw: str, value: str) -> GateDecision:
+        """Decide ``value`` (``raw`` normalised), and its link target under the root too."""
         candidates = [value]
         if resource == "fs" and self._root is not None:
             resolved = self._resolve(raw)
@@ -568,6 +690,125 @@ class Gate:
         if index is None:
             return GateDecision(atom, "deny", "not granted by the plan")
         return GateDecision(atom, *index.outcome(value))
+
+
+    def _terms(self, resource: str, action: str) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
+        """The granted parts of a resource/action as terms ``(pattern, excepts)`` of the algebra
+        (excepts folded as the gate matches them), built the first time a templated need asks."""
+        key = (resource, action)
+        if key not in self._term_cache:
+            fold = self._fold_case and resource == "fs"
+            terms = []
+            for part in self._granted_parts.get(key, ()):
+                excepts = [glob.parse(text) for text in part.excepts]
+                terms.append((glob.parse(part.pattern), [glob.fold_case(e) for e in excepts] if fold else excepts))
+            self._term_cache[key] = terms
+        return self._term_cache[key]
+
+    def cover(self, tool: str, server: str | None, atoms: Sequence[tuple[str, str, str]], budget: Budget) -> CallResult:
+        """Whether a call that needs ``atoms`` (``(resource, action, pattern text)`` as
+        :func:`expand_call` makes them) is covered, pending or uncovered, atom by atom.
+
+        The atoms are charged to ``budget`` before any is decided (list parameters can make one
+        call need a thousand): a call the budget cannot pay for is not covered.
+        """
+        try:
+            budget.charge(sum(NEED_STEPS + NEED_STEPS_PER_CHAR * len(text) for _, _, text in atoms))
+        except BudgetExhausted:
+            return CallResult(tool, server, "uncovered", UNDECIDED)
+        needs = [self.need(resource, action, text, budget) for resource, action, text in atoms]
+        effects = {need.effect for need in needs}
+        if "deny" in effects:
+            first = next(need for need in needs if need.effect == "deny")
+            return CallResult(tool, server, "uncovered", f"{first.atom}: {first.reason}", tuple(needs))
+        if "ask" in effects:
+            return CallResult(tool, server, "pending", "some atoms await approval", tuple(needs))
+        return CallResult(tool, server, "covered", "every atom it needs is granted", tuple(needs))
+
+    def need(self, resource: str, action: str, text: str, budget: Budget) -> NeedResult:
+        """Decide one atom a call needs, exactly as the gate decides the value it touches.
+
+        ``text`` is pattern text whose parameters were escaped. The value as the tool sees it
+        (escapes resolved, wildcards of the template taken as characters) is checked first,
+        before any NFC normalisation by the parser could hide a problem: a value the gate would
+        reject is never covered, whatever the template's shape.
+        """
+        probe = _ESCAPE.sub(r"\1", text)
+        checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
+        if isinstance(checked, values.Rejection):
+            return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
+        if glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value, as the gate decides one
+            decision = self._decide_normalised(f"{resource}:{action}:{checked}", resource, action, probe, checked)
+            return self._need_result(decision, f"{resource}:{action}:{checked}")
+        if resource == "fs":
+            # every parameter is normalised before it meets the template's own wildcards
+            normalised = values.normalise_fs_pattern(text)
+            if isinstance(normalised, values.Rejection):
+                return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {normalised.reason}")
+            text = normalised
+        needed = glob.parse(text)
+        if needed.literal is not None:
+            return self._need_result(self.decide(f"{resource}:{action}:{checked}"), f"{resource}:{action}:{checked}")
+        if resource != "fs" and checked != probe:
+            return NeedResult(
+                f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
+            )
+        return self._need_pattern(resource, action, needed, budget)
+
+    @staticmethod
+    def _need_result(decision: GateDecision, atom: str) -> NeedResult:
+        if decision.effect == "ask":
+            by = f" (ask {', '.join(map(str, decision.asked_by))})" if decision.asked_by else ""
+            reason = "awaits " + approvals_text(decision.approvals) + by
+        else:
+            reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
+        return NeedResult(atom, decision.effect, reason, decision.rule)
+
+    def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
+        """A templated need with wildcards of its own: covered when inside the granted terms."""
+        atom = f"{resource}:{action}:{needed.text}"
+        if resource not in ARGV_RESOURCES and glob.has_dot_segment(needed.text):
+            return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
+        too_large = glob.size_problem(needed)
+        if too_large:
+            return NeedResult(atom, "deny", f"rejected: the pattern is too large to decide: it {too_large}")
+        terms = self._terms(resource, action)
+        try:
+            covered = bool(terms) and glob.is_subset_terms(needed, terms, budget=budget)
+        except glob.AlgebraLimit:
+            return NeedResult(atom, "deny", UNDECIDED)
+        return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
+
+
+#: Steps charged for deciding one atom a call needs, plus NEED_STEPS_PER_CHAR per character
+#: (expanding, parsing, normalising and matching the value take about 3 µs a character).
+NEED_STEPS = 128
+NEED_STEPS_PER_CHAR = 6
+
+UNDECIDED = "undecided within the work bound: not granted"
+_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
+def expand_call(
+    needs: Sequence[AtomTemplate], ignores: Collection[str], params: Mapping[str, Any]
+) -> list[tuple[str, str, str]]:
+    """The atoms ``(resource, action, pattern text)`` a call with ``params`` needs.
+
+    Fails closed with :class:`~bgc.policy.ast.TemplateError`: a parameter no template names and
+    the declaration does not ignore is refused (it may carry a path or a URL no rule checks, as a
+    nested property does), and so are missing, nested and non-text parameters
+    (:meth:`~bgc.policy.ast.AtomTemplate.expand`).
+    """
+    refuse_undeclared(needs, ignores, params)
+    return [(need.resource, need.action, text) for need in needs for text in need.expand(params)]
+
+
+def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], params: Mapping[str, Any]) -> None:
+    """Raise :class:`~bgc.policy.ast.TemplateError` for a parameter no template names and the
+    declaration does not ignore."""
+    for name in params:
+        if name not in ignores and not any(name in need.params for need in needs):
+            raise TemplateError(f"parameter {name!r} is not one the declaration names or ignores", name)
 
 
 _NO_ACTIONS: dict[str, _PartIndex] = {}

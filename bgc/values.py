@@ -4,7 +4,7 @@ A rule is a pattern; a tool call touches a *value* (a path, a URL, a package nam
 rule sees a value it is put in its resource's one canonical form, or refused with the reason,
 and a refused value is denied whatever the rules say. Why, per resource:
 
-* ``fs`` — a file has many spellings (``/src//a``, ``/src/./a``, ``/x/../src/a``); a deny written
+* ``fs`` and ``host`` (a path outside the workspace) — a file has many spellings (``/src//a``, ``/src/./a``, ``/x/../src/a``); a deny written
   for one must stop them all, so paths are normalised lexically. On a case-insensitive file
   system (``filesystem case-insensitive``) the OS also ignores spellings that no lexical rule
   can undo — Windows drops trailing dots and spaces, reads ``name::$DATA`` streams and 8.3 short
@@ -56,6 +56,11 @@ class Rejection:
     reason: str
 
 
+PATH_RESOURCES = frozenset({"fs", "host"})
+"""Resources whose values are absolute paths, normalised alike: ``fs`` (in the workspace, ``/`` its
+root) and ``host`` (a path of the machine outside the workspace, as agent hooks place it)."""
+
+
 def normalise(resource: str, value: str, *, case_insensitive: bool = False) -> str | Rejection:
     """The value to match for ``resource``, or why it is refused (see the module docstring).
 
@@ -73,7 +78,7 @@ def _read(resource: str, value: str, case_insensitive: bool) -> str | Rejection:
     problem = _text_problem(value)
     if problem:
         return Rejection(value, problem)
-    if resource == "fs":
+    if resource in PATH_RESOURCES:
         return _fs_path(value, case_insensitive)
     if resource in URL_RESOURCES:
         return canonical_url(value)

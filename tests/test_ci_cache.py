@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bgc import cache, checks
-from bgc.policy import loader
 from bgc.errors import BgcError
+from bgc.policy import loader
 
 
 @pytest.fixture()

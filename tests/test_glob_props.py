@@ -21,6 +21,7 @@ from bgc.glob import (
     AlgebraLimit,
     Pattern,
     PatternSet,
+    _spliced,  # the candidates the algebra checks before it searches
     example,
     fold_case,
     intersect,
@@ -30,7 +31,6 @@ from bgc.glob import (
     overlaps,
     parse,
 )
-from bgc.glob import _spliced  # the candidates the algebra checks before it searches
 
 ALPHABET = "abc/"
 MAX_LEN = 5

@@ -96,10 +96,10 @@ def test_overlapping_ask_rules_need_every_requirement() -> None:
         combined = approvals_text([outer, inner])
         assert gate_line(both) == f"ask\tfs:write:/a/b/c\t{combined}"
         assert gate_line(outside) == f"ask\tfs:write:/a/x\t{outer}"
-        assert plan.calls[0].needs[0].reason == f"awaits {combined}"
+        assert plan.calls[0].needs[0].reason == f"awaits {combined} (ask p.bgp:2, p.bgp:3)"  # every rule that asks
         text = render_text([(plan, "o.yaml")], color=False)
         assert f"? fs:write:/a/b/**  ask  needs {combined}  ask p.bgp:2  ask p.bgp:3\n" in text, text
-        assert f"? fs:write:/a/b/c  awaits {combined}\n" in text
+        assert f"? fs:write:/a/b/c  awaits {combined} (ask p.bgp:2, p.bgp:3)\n" in text
         assert "(a value in several of these ask parts needs the approvals of each)" in text
         if outer.implies(inner) or inner.implies(outer):
             assert " and " not in combined

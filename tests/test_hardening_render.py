@@ -26,9 +26,9 @@ from bgc.errors import BgcError, Span
 from bgc.findings import Finding, Severity
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
 from bgc.plan import CALL_STATUSES, EFFECTS, VERDICTS, Approvals, GateDecision, Plan
-from bgc.render.findings_text import render_finding
 from bgc.policy.loader import parse_policy
 from bgc.render.fields import escape_field
+from bgc.render.findings_text import render_finding
 from bgc.render.gate import gate_line
 from bgc.render.machine import render
 from bgc.render.plans import explanation_lines, render_lines, render_text

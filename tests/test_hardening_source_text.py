@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from bgc.codes import CODES
 from bgc.policy.format import format_text
 from bgc.policy.loader import load_policy, parse_policy
-from bgc.codes import CODES
 from bgc.policy.parser import PolicyError, parse_source
 from tests.samples import bgc
 

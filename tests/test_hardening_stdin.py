@@ -20,7 +20,6 @@ import sys
 import pytest
 
 from bgc.errors import ExitCode
-
 from tests.samples import PROMPT, bgc
 
 INVALID = [

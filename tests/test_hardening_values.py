@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bgc.checks import check_paths
 from bgc.compiler import Compiler
 from bgc.model import ToolCall
 from bgc.plan import Gate
 from bgc.policy.ast import Matches
-from bgc.checks import check_paths
 from bgc.policy.loader import parse_policy
 from bgc.values import HFS_IGNORED, Rejection, normalise
 from tests.test_compiler import order, plan_for

@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bgc.argv import encode_argv
+from bgc.checks import EXPECT_CODES, check_paths
 from bgc.claude_import import translate
 from bgc.compiler import Compiler, decide
-from bgc.checks import EXPECT_CODES, check_paths
 from bgc.policy.format import format_file
 from bgc.policy.loader import load_policy
 from bgc.policy.parser import parse_source

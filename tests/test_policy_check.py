@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bgc import glob
-from bgc.errors import ExitCode
-from bgc.findings import Severity
 from bgc.checks import check_paths
 from bgc.codes import CODES
+from bgc.errors import ExitCode
+from bgc.findings import Severity
 from bgc.lints.never_matches import NOT_FS_PATHS
 from bgc.render.findings_text import findings_text
 from bgc.values import normalise

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bgc.codes import CODES
 from bgc.policy.format import format_text
 from bgc.policy.loader import load_policy, parse_policy
-from bgc.codes import CODES
 from bgc.policy.parser import PolicyError
 from tests.samples import bgc
 

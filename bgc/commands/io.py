@@ -72,8 +72,8 @@ def stdin_lines() -> Iterator[str]:
 
 def load_policy(policy: str | None, mode: str | None) -> tuple[Policy, str | None]:
     """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
-    from bgc.policy.loader import cached_policy
     from bgc.config import find_config
+    from bgc.policy.loader import cached_policy
 
     if policy is not None:
         return cached_policy(policy), mode

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from bgc.findings import Finding
 from bgc.lints import (
+    approver_not_bound,
     atom_as_pattern,
     call_tool_allow,
     directory_itself,
@@ -37,6 +38,7 @@ RULES = (
     unknown_target,
     proposer_chosen_grant,
     host_label_wildcard,
+    approver_not_bound,
 )
 """Every lint rule module, in code order."""
 

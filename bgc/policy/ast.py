@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from bgc.errors import Span
+from bgc.errors import Span, UsageError
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH
 
 Effect = Literal["allow", "ask", "deny"]
@@ -307,14 +307,23 @@ def _split_template(template: str) -> tuple[str | int, ...]:
     return tuple(pieces)
 
 
+LOCAL_SERVER = "local"
+"""The server of a declaration without ``on``, and of a call that names none: the machine the
+agent runs on. A call is covered only by a declaration of its own tool *on its own server*."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolDecl:
-    """``tool NAME needs ATOM, ...``: what a call of the tool touches."""
+    """``tool NAME [on SERVER, ...] needs ATOM, ...``: what a call of the tool on one of those
+    servers touches (``local`` when no server is named)."""
 
     tool: str
     needs: tuple[AtomTemplate, ...]
     span: Span = _meta()
     name_span: Span | None = field(default=None, compare=False)
+    servers: tuple[str, ...] = (LOCAL_SERVER,)
+    ignores: tuple[str, ...] = ()
+    """Parameters that reach no resource; a call's parameter neither templated nor ignored is refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,6 +381,17 @@ class Filesystem:
 
 
 @dataclass(frozen=True, slots=True)
+class Trust:
+    """``trust issuer|approver NAME ed25519:KEY``: who may sign capability tokens, and which key
+    speaks for an approver named in ``approvals N of [...]`` (checked by the kernel)."""
+
+    role: Literal["issuer", "approver"]
+    name: str
+    key: str
+    span: Span = _meta()
+
+
+@dataclass(frozen=True, slots=True)
 class Comment:
     """A ``#`` comment; ``text`` includes the ``#`` and no trailing whitespace."""
 
@@ -379,7 +399,7 @@ class Comment:
     span: Span = _meta()
 
 
-Statement = Union[Rule, ToolDecl, ModeBlock, DefaultMode, Include, Expect, Filesystem]
+Statement = Union[Rule, ToolDecl, ModeBlock, DefaultMode, Include, Expect, Filesystem, Trust]
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,13 +435,25 @@ class Policy:
     expects: tuple[Expect, ...]
     files: tuple[PolicyFile, ...]
     case_insensitive: bool
+    trust: tuple[Trust, ...] = ()
 
-    def tool(self, name: str) -> ToolDecl | None:
-        """The declaration of tool ``name``, or None when the policy does not declare it."""
+    def tool(self, name: str, server: str | None = None) -> ToolDecl | None:
+        """The declaration of tool ``name`` on ``server`` (``local`` when None), or None when the
+        policy declares no such tool on that server."""
+        server = LOCAL_SERVER if server is None else server
         for decl in self.tools:
-            if decl.tool == name:
+            if decl.tool == name and server in decl.servers:
                 return decl
         return None
+
+    def resolve_mode(self, mode: str | None) -> str | None:
+        """The mode to decide in: ``mode`` (which must be declared), else the default mode."""
+        if mode is None:
+            return self.default_mode
+        if mode not in self.modes:
+            declared = ", ".join(self.modes) if self.modes else "none"
+            raise UsageError(f"unknown mode {mode!r} (the policy declares: {declared})")
+        return mode
 
     def id(self) -> str:
         """``sha256:<hex>`` of ``["bgc.Policy", 1, {"files": [{"path", "digest"}...]}]``.

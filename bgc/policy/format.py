@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bgc.policy.ast import (
+    LOCAL_SERVER,
     And,
     Comment,
     Compare,
@@ -35,6 +36,7 @@ from bgc.policy.ast import (
     SourceFile,
     Statement,
     ToolDecl,
+    Trust,
 )
 
 INDENT = "    "
@@ -137,7 +139,9 @@ def statement_text(statement: Statement) -> str:
         return rule_text(statement)
     if isinstance(statement, ToolDecl):
         needs = ", ".join(atom_word(need.resource, need.action, need.template) for need in statement.needs)
-        return f"tool {statement.tool} needs {needs}"
+        servers = "" if statement.servers == (LOCAL_SERVER,) else f" on {', '.join(statement.servers)}"
+        ignores = f" ignores {', '.join(statement.ignores)}" if statement.ignores else ""
+        return f"tool {statement.tool}{servers} needs {needs}{ignores}"
     if isinstance(statement, DefaultMode):
         return f"default mode {statement.name}"
     if isinstance(statement, Include):
@@ -146,6 +150,8 @@ def statement_text(statement: Statement) -> str:
         return "filesystem case-insensitive" if statement.case_insensitive else "filesystem case-sensitive"
     if isinstance(statement, Expect):
         return expect_text(statement)
+    if isinstance(statement, Trust):
+        return f"trust {statement.role} {approver_word(statement.name)} {statement.key}"
     raise TypeError(f"not a single-line statement: {type(statement).__name__}")
 
 

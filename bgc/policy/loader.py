@@ -21,6 +21,7 @@ from typing import NoReturn
 from bgc import codes
 from bgc.errors import Span
 from bgc.policy.ast import (
+    LOCAL_SERVER,
     DefaultMode,
     Expect,
     Filesystem,
@@ -31,6 +32,7 @@ from bgc.policy.ast import (
     Rule,
     Statement,
     ToolDecl,
+    Trust,
 )
 from bgc.policy.parser import FileParser, PolicyError
 from bgc.policy.syntax_words import join_words
@@ -107,6 +109,7 @@ class _Loader:
         self.defaults: list[DefaultMode] = []
         self.expects: list[Expect] = []
         self.filesystem: Filesystem | None = None
+        self.trusted: list[Trust] = []
 
     def fail(self, message: str, span: Span, code: str, hint: str | None = None) -> NoReturn:
         self.parsers[span.file].fail(message, span, code, hint)
@@ -117,12 +120,13 @@ class _Loader:
         return Policy(
             path=display,
             rules=tuple(self.rules),
-            tools=tuple(self.tools.values()),
+            tools=tuple(dict.fromkeys(self.tools.values())),
             modes=tuple(self.modes),
             default_mode=default,
             expects=tuple(self.expects),
             files=tuple(self.files),
             case_insensitive=bool(self.filesystem and self.filesystem.case_insensitive),
+            trust=tuple(self.trusted),
         )
 
     def add(self, display: str, text: str, data: bytes, stack: tuple[str, ...]) -> None:
@@ -148,6 +152,8 @@ class _Loader:
                 self.defaults.append(statement)
             elif isinstance(statement, Expect):
                 self.expects.append(statement)
+            elif isinstance(statement, Trust):
+                self.trust(statement)
             else:
                 self.declare_filesystem(statement)
 
@@ -192,14 +198,28 @@ class _Loader:
         self.rules.extend(block.rules)
 
     def tool(self, decl: ToolDecl) -> None:
-        if decl.tool in self.tools:
-            self.fail(
-                f"tool `{decl.tool}` is already declared at {self.tools[decl.tool].span}",
-                decl.name_span or decl.span,
-                codes.DUPLICATE_TOOL,
-                "list every atom the tool needs in one declaration, separated by `,`",
-            )
-        self.tools[decl.tool] = decl
+        for server in decl.servers:
+            key = f"{decl.tool}@{server}"
+            if key in self.tools:
+                where = "" if server == LOCAL_SERVER else f" on `{server}`"
+                self.fail(
+                    f"tool `{decl.tool}`{where} is already declared at {self.tools[key].span}",
+                    decl.name_span or decl.span,
+                    codes.DUPLICATE_TOOL,
+                    "list every atom the tool needs in one declaration, separated by `,`",
+                )
+            self.tools[key] = decl
+
+    def trust(self, statement: Trust) -> None:
+        """One name per role, and one name per key and role: two approver names with one key
+        would let one person count twice towards a threshold."""
+        for other in self.trusted:
+            if other.role != statement.role:
+                continue
+            if other.name == statement.name or other.key == statement.key:
+                what = f"`{other.name}`" if other.name == statement.name else "this key"
+                self.fail(f"{what} is already trusted as {other.role} at {other.span}", statement.span, codes.BAD_TRUST)
+        self.trusted.append(statement)
 
     def declare_filesystem(self, statement: Statement) -> None:
         assert isinstance(statement, Filesystem)

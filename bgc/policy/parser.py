@@ -22,7 +22,7 @@ import functools
 import os
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from importlib import resources
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -32,6 +32,7 @@ from bgc.names import ATOM_NAME, DOTTED_NAME, display_control
 from bgc.policy.ast import (
     EFFECTS,
     FIELDS,
+    LOCAL_SERVER,
     And,
     Approvals,
     AtomTemplate,
@@ -51,6 +52,7 @@ from bgc.policy.ast import (
     SourceFile,
     Statement,
     ToolDecl,
+    Trust,
     scan_template,
 )
 from bgc.policy.source_text import hidden_reason
@@ -129,6 +131,10 @@ _NAME = ATOM_NAME  # a resource or action: the same words a work order uses
 _TOOL = DOTTED_NAME  # a tool name, as in a work order's calls
 _MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PUBLIC_KEY = re.compile(r"ed25519:[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]")
+"""32 bytes of unpadded base64url: 43 characters, the last carrying 2 bits of padding (zero)."""
+_SERVER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # an MCP server's name as agents spell it
+_IGNORED = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_-]*")  # a parameter no template uses (Grep's `-i` too)
 
 # ---- one file -----------------------------------------------------------------------------
 
@@ -278,6 +284,8 @@ class FileParser:
             return self.expect(tree)
         if kind == "filesystem":
             return Filesystem(tree.children[1].value == "case-insensitive", self.tree_span(tree))
+        if kind == "trust":
+            return self.trust(tree)
         raise AssertionError(f"grammar produced an unknown statement {kind!r}")
 
     # -- atoms and patterns --
@@ -540,6 +548,23 @@ class FileParser:
             )
         return Approvals(count, tuple(names), span)
 
+    def trust(self, tree: Tree) -> Trust:
+        """``trust ROLE NAME KEY``; the key's text form is checked here, its curve point by the
+        kernel when it loads the trust (the core does not import the runtime)."""
+        role, name_tree, key = tree.children[1], tree.children[2], tree.children[3]
+        token = name_tree.children[0]
+        name = self.string(token) if token.type == "STRING" else token.value
+        if not name.strip():
+            self.fail("a trusted name must not be empty", self.token_span(token), "BGC004")
+        if not _PUBLIC_KEY.fullmatch(key.value):
+            self.fail(
+                f"`{key.value[:60]}` is not a public key: expected `ed25519:` and 43 base64url characters",
+                self.token_span(key),
+                codes.BAD_TRUST,
+                "`bgc key new NAME` makes a key pair; `bgc key show NAME` prints the public key",
+            )
+        return Trust(role.value, name, key.value, self.tree_span(tree))  # type: ignore[arg-type]
+
     # -- conditions --
 
     def condition(self, tree: Tree, depth: int = 0) -> Condition:
@@ -589,8 +614,41 @@ class FileParser:
                 self.token_span(name_token),
                 codes.BAD_NAME,
             )
-        needs = tuple(self.template(token) for token in tree.children[3:])
-        return ToolDecl(name_token.value, needs, self.tree_span(tree), self.token_span(name_token))
+        servers: list[str] = []
+        rest = tree.children[2:]
+        if rest[0].type == "ON":
+            needs_at = next(i for i, token in enumerate(rest) if token.type == "NEEDS")
+            for token in rest[1:needs_at]:
+                if not _SERVER.fullmatch(token.value):
+                    self.fail(
+                        f"`{token.value}` is not a valid server name: expected letters, digits, `_`, `.` or `-`",
+                        self.token_span(token),
+                        "BGC016",
+                    )
+                if token.value in servers:
+                    self.fail(f"server `{token.value}` is named twice", self.token_span(token), "BGC013")
+                servers.append(token.value)
+            rest = rest[needs_at:]
+        ignored: list[str] = []
+        if any(token.type == "IGNORES" for token in rest):
+            ignores_at = next(i for i, token in enumerate(rest) if token.type == "IGNORES")
+            for token in rest[ignores_at + 1 :]:
+                if not _IGNORED.fullmatch(token.value) or token.value in ignored:
+                    self.fail(f"`{token.value}` is not a parameter name, once", self.token_span(token), "BGC006")
+                ignored.append(token.value)
+            rest = rest[:ignores_at]
+        needs = tuple(self.template(token) for token in rest[1:])
+        for token in rest[ignores_at + 1 :] if ignored else ():
+            if any(token.value in need.params for need in needs):
+                self.fail(f"`{token.value}` is a template parameter: it cannot also be ignored", self.token_span(token), "BGC006")
+        return ToolDecl(
+            name_token.value,
+            needs,
+            self.tree_span(tree),
+            self.token_span(name_token),
+            tuple(servers) or (LOCAL_SERVER,),
+            tuple(ignored),
+        )
 
     def template(self, token: Token) -> AtomTemplate:
         resource, action, located = self.split_atom(token)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from bgc.render.words import did_you_mean
 
-STATEMENT_KEYWORDS = ("allow", "ask", "deny", "tool", "mode", "default", "include", "expect", "filesystem")
+STATEMENT_KEYWORDS = ("allow", "ask", "deny", "tool", "mode", "default", "include", "expect", "filesystem", "trust")
 _KEYWORDS: dict[str, tuple[str, ...]] = {
     "EFFECT": ("allow", "ask", "deny"),
     "WHEN": ("when",),
@@ -19,11 +19,15 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "OF": ("of",),
     "TOOL": ("tool",),
     "NEEDS": ("needs",),
+    "ON": ("on",),
+    "IGNORES": ("ignores",),
     "MODE": ("mode",),
     "DEFAULT": ("default",),
     "INCLUDE": ("include",),
     "EXPECT": ("expect",),
     "FILESYSTEM": ("filesystem",),
+    "TRUST": ("trust",),
+    "ROLE": ("issuer", "approver"),
     "CASE": ("case-insensitive", "case-sensitive"),
     "IN": ("in",),
     "AND": ("and",),
@@ -52,11 +56,11 @@ _DESCRIPTIONS: dict[str, str] = {
     "DEFAULT": "`default mode`",
 }
 _STATEMENT = (
-    "a statement (`allow`, `ask`, `deny`, `tool`, `mode`, `default mode`, `include`, `expect` or `filesystem`)"
+    "a statement (`allow`, `ask`, `deny`, `tool`, `mode`, `default mode`, `include`, `expect`, `filesystem` or `trust`)"
 )
 _ORDER = [
-    "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "CASE", "ATOM", "PATTERN",
-    "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "NEEDS",
+    "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "TRUST", "CASE", "ROLE", "ATOM", "PATTERN",
+    "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "ON", "NEEDS", "IGNORES",
     "LBRACE", "_LBRACKET", "_COMMA", "WHEN", "APPROVALS", "BECAUSE", "AND", "OR", "_RPAR", "_RBRACKET",
     "RBRACE", "_NL", "$END",
 ]  # fmt: skip

@@ -1,0 +1,56 @@
+"""Shared pieces for the kernel tests: a plan from the bundled policy, keys, tokens, messages
+built by hand as a peer would send them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bgc.compiler import Compiler
+from bgc.kernel.keys import SigningKey
+from bgc.kernel.token import Token, issue
+from bgc.model import WorkOrder
+from bgc.policy.loader import load_policy
+
+NOW = 1_900_000_000
+POLICY = "policies/modes.bgp"
+ORDER = {
+    "intent": {"kind": "patch.apply", "payload": "fix the parser"},
+    "requests": ["fs:read:/src/**", "fs:write:/src/**", "fs:write:/tests/**", "fs:write:/migrations/**", "proc:exec:pytest"],
+    "origin": {"model": "claude-opus-5", "parents": [], "prompt": "sha256:" + "0" * 64},
+}
+"""Granted in mode edit: reading and writing /src and /tests (secrets excepted), pytest; pending:
+/migrations (1 of [dba-oncall])."""
+ISSUER = SigningKey.from_seed(bytes(range(32)), "issuer")
+KERNEL = SigningKey.from_seed(bytes(range(1, 33)), "kernel")
+OTHER = SigningKey.from_seed(bytes(range(2, 34)), "other")
+
+
+def plan_and_policy(mode: str = "edit"):  # type: ignore[no-untyped-def]
+    policy = load_policy(POLICY)
+    return Compiler(policy).compile(WorkOrder.from_data(ORDER), mode=mode), policy
+
+
+def make_token(
+    *, signer: SigningKey = ISSUER, audience: tuple[str, ...] = ("local",), tools: tuple[str, ...] = ("fs.read", "fs.write", "shell.run"),
+    ttl: int = 3600, nonce: bool = False, now: int = NOW,
+) -> Token:  # fmt: skip
+    plan, _ = plan_and_policy()
+    return issue(plan, signer, audience=audience, tools=tools, now=now, ttl=ttl, nonce=nonce)
+
+
+def request(token: Token | str, **fields: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": "0190a3b4-0000-7000-8000-000000000001",
+        "capability_token": token if isinstance(token, str) else token.text(),
+        "server_id": "local",
+        "tool": "fs.write",
+        "params": {"path": "/src/parse.py"},
+        "approval_tokens": [],
+    }
+    body.update(fields)
+    return {"ToolCallRequest": body}
+
+
+def line(message: Any) -> str:
+    return json.dumps(message)

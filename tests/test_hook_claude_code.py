@@ -1,0 +1,277 @@
+"""`bgc hook claude-code` end to end, run exactly as Claude Code runs it.
+
+A project is set up with `bgc init claude-code` (a subprocess); every case then runs the hook
+command that init wrote into .claude/settings.json, through `sh -c` with CLAUDE_PROJECT_DIR
+set, the hook input as JSON on stdin and a timeout, and reads Claude Code's answer from stdout
+(or the blocking exit 2). Every expected answer below is written by hand from the starter policy
+(policies/claude-code-starter.bgp, base.bgp) and the mapping (policies/claude-code.bgp): none is
+computed by bgc.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TIMEOUT = 120  # seconds for one hook process on a loaded machine; the hook's own deadline is 20 s
+
+P = "{P}"  # the project directory, filled in per run
+OUT = "{OUT}"  # a directory outside the project
+
+# (name, tool_name, tool_input, expected): expected is allow, ask, deny, or block (exit 2)
+CASES: list[tuple[str, str, Any, str]] = [
+    # ---- Read: workspace paths, secrets, outside paths, spellings ----
+    ("read source", "Read", {"file_path": f"{P}/src/a.py"}, "allow"),
+    ("read with offset and limit", "Read", {"file_path": f"{P}/src/a.py", "offset": 10, "limit": 5}, "allow"),
+    ("read relative to cwd", "Read", {"file_path": "src/a.py"}, "allow"),
+    ("read .env", "Read", {"file_path": f"{P}/.env"}, "deny"),
+    ("read .env via ..", "Read", {"file_path": f"{P}/src/../.env"}, "deny"),
+    ("read .env via //", "Read", {"file_path": f"{P}//.env"}, "deny"),
+    ("read .env via ./", "Read", {"file_path": f"{P}/./src/./../.env"}, "deny"),
+    ("read .env below a file name and ..", "Read", {"file_path": f"{P}/src/a.py/../../.env"}, "deny"),
+    ("read .env.local", "Read", {"file_path": f"{P}/src/.env.local"}, "deny"),
+    ("read a key", "Read", {"file_path": f"{P}/deploy/server.pem"}, "deny"),
+    ("read .git/config", "Read", {"file_path": f"{P}/.git/config"}, "deny"),
+    ("read /etc/passwd", "Read", {"file_path": "/etc/passwd"}, "deny"),
+    ("read //etc/passwd", "Read", {"file_path": "//etc/passwd"}, "deny"),
+    ("read outside via ..", "Read", {"file_path": f"{P}/../outside/secret.txt"}, "deny"),
+    ("read outside, relative", "Read", {"file_path": "../outside/secret.txt"}, "deny"),
+    ("read through a link leaving the project", "Read", {"file_path": f"{P}/link_out/secret.txt"}, "deny"),
+    ("read through a link to .env", "Read", {"file_path": f"{P}/src/link_env"}, "deny"),
+    ("read a literal %2e%2e directory's .env", "Read", {"file_path": f"{P}/src/%2e%2e/.env"}, "deny"),
+    ("read a decomposed (NFD) name", "Read", {"file_path": f"{P}/src/cafe\u0301.py"}, "deny"),
+    # a look-alike is another file, not .env: reading it is reading the workspace
+    ("read a Cyrillic look-alike of .env", "Read", {"file_path": f"{P}/.\u0435nv"}, "allow"),
+    ("read a fullwidth-dot look-alike of .env", "Read", {"file_path": f"{P}/\uff0eenv"}, "allow"),
+    ("read a NUL", "Read", {"file_path": f"{P}/src/a.py\u0000/../../.env"}, "deny"),
+    ("read a control character", "Read", {"file_path": f"{P}/src/a\u001b.py"}, "deny"),
+    ("read the project directory", "Read", {"file_path": f"{P}/src/"}, "allow"),
+    ("read with an undeclared parameter", "Read", {"file_path": f"{P}/src/a.py", "follow": True}, "deny"),
+    ("read a nested path", "Read", {"file_path": {"path": f"{P}/src/a.py"}}, "deny"),
+    ("read a list with an outside path", "Read", {"file_path": [f"{P}/src/a.py", "/etc/passwd"]}, "deny"),
+    ("read without a path", "Read", {}, "deny"),
+    ("read a number", "Read", {"file_path": 42}, "deny"),
+    # ---- Write, Edit, MultiEdit, NotebookEdit ----
+    ("write source", "Write", {"file_path": f"{P}/src/new.py", "content": "x = 1\n"}, "allow"),
+    ("write a test", "Edit", {"file_path": f"{P}/tests/test_a.py", "old_string": "a", "new_string": "b"}, "allow"),
+    ("edit source", "Edit", {"file_path": f"{P}/src/a.py", "old_string": "a", "new_string": "b", "replace_all": True}, "allow"),
+    ("multi-edit source", "MultiEdit", {"file_path": f"{P}/src/a.py", "edits": [{"old_string": "a", "new_string": "b"}]}, "allow"),
+    ("edit a notebook in docs", "NotebookEdit", {"notebook_path": f"{P}/docs/n.ipynb", "new_source": "1"}, "allow"),
+    ("write the README", "Write", {"file_path": f"{P}/README.md", "content": "x"}, "deny"),
+    ("write package.json", "Write", {"file_path": f"{P}/package.json", "content": "{}"}, "ask"),
+    ("write .git/config", "Write", {"file_path": f"{P}/.git/config", "content": "x"}, "deny"),
+    ("write a CI workflow", "Edit", {"file_path": f"{P}/.github/workflows/ci.yml", "old_string": "a", "new_string": "b"}, "deny"),
+    ("write /etc/hosts", "Edit", {"file_path": "/etc/hosts", "old_string": "a", "new_string": "b"}, "deny"),
+    ("write outside via src/../..", "Write", {"file_path": f"{P}/src/../../outside/x", "content": "x"}, "deny"),
+    ("write through a link leaving the project", "Write", {"file_path": f"{P}/link_out/x", "content": "x"}, "deny"),
+    ("write a case variant of src", "Write", {"file_path": f"{P}/SRC/a.py", "content": "x"}, "deny"),
+    # ---- searches ----
+    ("glob in the working directory", "Glob", {"pattern": "**/*.py"}, "allow"),
+    ("glob an absolute pattern", "Glob", {"pattern": "/etc/*"}, "deny"),
+    ("glob a climbing pattern", "Glob", {"pattern": "../**"}, "deny"),
+    ("glob /etc", "Glob", {"pattern": "*", "path": "/etc"}, "deny"),
+    ("grep src", "Grep", {"pattern": "TODO", "path": f"{P}/src", "-i": True, "output_mode": "content"}, "allow"),
+    ("grep /", "Grep", {"pattern": "password", "path": "/"}, "deny"),
+    ("grep .git", "Grep", {"pattern": "url", "path": f"{P}/.git"}, "deny"),
+    ("ls the project", "LS", {"path": P}, "allow"),
+    # ---- the network ----
+    ("fetch a page", "WebFetch", {"url": "https://example.com/", "prompt": "summarise"}, "ask"),
+    ("fetch a backslash host trick (refused: read differently by URL parsers)", "WebFetch", {"url": "https://evil.com\\.example.com/", "prompt": "x"}, "deny"),
+    ("fetch with an undeclared parameter", "WebFetch", {"url": "https://example.com/", "prompt": "x", "headers": {}}, "deny"),
+    ("search the web", "WebSearch", {"query": "bgc policy"}, "ask"),
+    # ---- the agent itself ----
+    ("start a sub-agent", "Task", {"subagent_type": "general-purpose", "description": "d", "prompt": "p"}, "allow"),
+    ("start a sub-agent with an undeclared parameter", "Task", {"subagent_type": "x", "description": "d", "prompt": "p", "tools": ["Bash"]}, "deny"),
+    ("write the to-do list", "TodoWrite", {"todos": [{"content": "x", "status": "pending"}]}, "allow"),
+    ("an unknown tool", "FrobnicateTool", {"x": 1}, "ask"),
+    # ---- MCP tools: per server, with their arguments ----
+    ("mcp read a source file", "mcp__filesystem__read_file", {"path": f"{P}/src/a.py"}, "allow"),
+    ("mcp read .env", "mcp__filesystem__read_file", {"path": f"{P}/.env"}, "deny"),
+    ("mcp read with a nested path", "mcp__filesystem__read_file", {"path": f"{P}/src/a.py", "options": {"path": "/etc/passwd"}}, "deny"),
+    ("mcp read a list with a secret", "mcp__filesystem__read_text_file", {"path": [f"{P}/src/a.py", f"{P}/.env"]}, "deny"),
+    ("mcp write source", "mcp__filesystem__write_file", {"path": f"{P}/src/x.py", "content": "x"}, "allow"),
+    ("mcp github issue", "mcp__github__get_issue", {"owner": "o", "repo": "r", "issue_number": 7}, "ask"),
+    ("mcp github issue, nested extra", "mcp__github__create_issue", {"owner": "o", "repo": "r", "title": "t", "x": {"y": 1}}, "deny"),
+    ("mcp tool on an undeclared server", "mcp__evil-server__read_file", {"path": f"{P}/src/a.py"}, "ask"),
+    ("mcp tool unknown on a known server", "mcp__filesystem__delete_everything", {}, "ask"),
+    ("mcp malformed name", "mcp__filesystem", {}, "block"),
+    # ---- Bash: every simple command decided (the starter asks for commands) ----
+    ("bash ls", "Bash", {"command": "ls"}, "ask"),
+    ("bash cat .e\"\"nv", "Bash", {"command": 'cat .e""nv'}, "ask"),
+    ("bash -c cat .env", "Bash", {"command": "bash -c 'cat .env'"}, "ask"),
+    ("bash $(cat .env)", "Bash", {"command": "$(cat .env)"}, "ask"),
+    ("bash redirect into .git/config", "Bash", {"command": "echo x > .git/config"}, "deny"),
+    ("bash cd .. && rm -rf x", "Bash", {"command": "cd .. && rm -rf x"}, "ask"),
+    ("bash find -exec rm", "Bash", {"command": "find . -exec rm {} +"}, "ask"),
+    ("bash read .env by redirection", "Bash", {"command": "wc -l < .env"}, "deny"),
+    ("bash write /etc/passwd", "Bash", {"command": "echo hi > /etc/passwd"}, "deny"),
+    ("bash append to a CI workflow in a subshell", "Bash", {"command": "(echo x >> .github/workflows/ci.yml)"}, "deny"),
+    ("bash sh -c writing .git", "Bash", {"command": "sh -c 'echo x > .git/HEAD'"}, "deny"),
+    ("bash a command that is not text", "Bash", {"command": ["rm", "-rf", "/"]}, "ask"),
+]
+
+# (name, event, tool_name, tool_input, expected) for PermissionRequest: ask is "no decision"
+PERMISSION_CASES: list[tuple[str, str, Any, str]] = [
+    ("permission: read source", "Read", {"file_path": f"{P}/src/a.py"}, "allow"),
+    ("permission: read .env", "Read", {"file_path": f"{P}/.env"}, "deny"),
+    ("permission: fetch", "WebFetch", {"url": "https://example.com/", "prompt": "x"}, "ask"),
+]
+
+
+def _fill(value: Any, project: str, outside: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(P, project).replace(OUT, outside)
+    if isinstance(value, list):
+        return [_fill(item, project, outside) for item in value]
+    if isinstance(value, dict):
+        return {key: _fill(item, project, outside) for key, item in value.items()}
+    return value
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A project set up by `bgc init claude-code`, with secrets, links and an outside directory."""
+    base = tmp_path_factory.mktemp("hook")
+    root, outside = base / "project", base / "outside"
+    for directory in (root / "src", root / "tests", root / "docs", root / ".git", root / "deploy", outside):
+        directory.mkdir(parents=True)
+    (root / ".env").write_text("TOKEN=x\n")
+    (root / "src" / "a.py").write_text("a = 1\n")
+    (outside / "secret.txt").write_text("s\n")
+    (root / "link_out").symlink_to(outside)
+    (root / "src" / "link_env").symlink_to("../.env")
+    env = {**os.environ, "BGC_CACHE_DIR": str(base / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "bgc", "init", "claude-code"], cwd=root, env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    return {"root": str(root.resolve()), "outside": str(outside.resolve()), "command": command, "cache": str(base / "cache")}
+
+
+def run_hook(project: dict[str, str], hook_input: Any, *, raw: bytes | None = None, command: str | None = None,
+             environ: dict[str, str] | None = None) -> tuple[str, subprocess.CompletedProcess[bytes]]:
+    """Run the hook as Claude Code does; the answer as allow/ask/deny/block."""
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"], **(environ or {})}
+    data = raw if raw is not None else json.dumps(hook_input).encode()
+    done = subprocess.run(
+        ["sh", "-c", command or project["command"]], input=data, env=env, cwd=project["root"], capture_output=True,
+        timeout=TIMEOUT,
+    )
+    assert b"Traceback" not in done.stderr, done.stderr
+    if done.returncode == 2:
+        assert done.stderr.startswith(b"bgc: ") and not done.stdout, (done.stdout, done.stderr)
+        return "block", done
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    if answer == {}:
+        return "ask", done  # PermissionRequest without a decision: Claude Code shows its dialog
+    output = answer["hookSpecificOutput"]
+    if output["hookEventName"] == "PermissionRequest":
+        return output["decision"]["behavior"], done
+    assert output["permissionDecisionReason"].startswith("bgc: ")
+    return output["permissionDecision"], done
+
+
+def _input(project: dict[str, str], event: str, tool: str, tool_input: Any) -> dict[str, Any]:
+    return {
+        "session_id": "s", "transcript_path": "/dev/null", "cwd": project["root"], "permission_mode": "default",
+        "hook_event_name": event, "tool_name": tool, "tool_input": _fill(tool_input, project["root"], project["outside"]),
+        "tool_use_id": "toolu_1",
+    }
+
+
+def test_the_table_has_enough_calls() -> None:
+    assert len(CASES) + len(PERMISSION_CASES) >= 60
+
+
+def test_every_call_gets_the_hand_written_answer(project: dict[str, str]) -> None:
+    runs = [(name, "PreToolUse", tool, tool_input, expected) for name, tool, tool_input, expected in CASES]
+    runs += [(name, "PermissionRequest", tool, tool_input, expected) for name, tool, tool_input, expected in PERMISSION_CASES]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = list(pool.map(lambda run: run_hook(project, _input(project, run[1], run[2], run[3])), runs))
+    wrong = [
+        f"{name}: expected {expected}, got {got} ({done.stdout.decode() or done.stderr.decode()})"
+        for (name, _, _, _, expected), (got, done) in zip(runs, answers)
+        if got != expected
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_reason_names_the_rule_that_decided(project: dict[str, str]) -> None:
+    _, done = run_hook(project, _input(project, "PreToolUse", "Read", {"file_path": f"{P}/.env"}))
+    reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("bgc: fs:read:/.env: denied by base.bgp:") and "secrets stay out of agent context" in reason
+    _, done = run_hook(project, _input(project, "PreToolUse", "Read", {"file_path": f"{P}/src/a.py"}))
+    assert "granted by policy.bgp:" in json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"", b"not json", b"[]", b'{"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {}}',
+     b'{"hook_event_name": "PreToolUse", "tool_input": {}}', b'{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": []}',
+     b'{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_name": "Write", "tool_input": {}}', b"\xff\xfe",
+     b'{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": NaN}}'],
+    ids=["empty", "text", "list", "other-event", "no-tool", "input-not-object", "duplicate-key", "not-utf8", "nan"],
+)
+def test_unreadable_input_blocks_the_call(project: dict[str, str], raw: bytes) -> None:
+    got, done = run_hook(project, None, raw=raw)
+    assert got == "block"
+
+
+def test_failures_block_with_the_reason(project: dict[str, str], tmp_path: Path) -> None:
+    broken = tmp_path / "broken.bgp"
+    broken.write_text("allow fs:read:/** because \"ok\"\nallow fs:read:[ because \"unclosed\"\n")
+    call = _input(project, "PreToolUse", "Read", {"file_path": f"{P}/src/a.py"})
+    got, done = run_hook(project, call, command=f"{sys.executable} -m bgc hook claude-code -p {broken}")
+    assert got == "block" and f"{broken}:2:" in done.stderr.decode()
+    got, done = run_hook(project, call, command=f"{sys.executable} -m bgc hook claude-code -p {tmp_path}/missing.bgp")
+    assert got == "block" and "missing.bgp" in done.stderr.decode()
+    no_project = {**call, "cwd": None}
+    got, done = run_hook(project, no_project, environ={"CLAUDE_PROJECT_DIR": ""})
+    assert got == "block" and "no project directory" in done.stderr.decode()
+
+
+def test_unknown_tools_can_be_denied(project: dict[str, str]) -> None:
+    command = project["command"].replace("hook claude-code", "hook claude-code --unknown deny")
+    for tool in ("FrobnicateTool", "mcp__evil-server__read_file"):
+        got, _ = run_hook(project, _input(project, "PreToolUse", tool, {"path": f"{P}/src/a.py"}), command=command)
+        assert got == "deny", tool
+
+
+def test_the_deadline_blocks(project: dict[str, str]) -> None:
+    """No decision in time is a block, never an allow (a stdin that never ends stands for any stall)."""
+    command = f"{project['command'].replace('hook claude-code', 'hook claude-code --timeout 0.5')}"
+    done = subprocess.run(
+        ["sh", "-c", f"sleep 5 | {command}"], env={**os.environ, "CLAUDE_PROJECT_DIR": project["root"]},
+        capture_output=True, timeout=TIMEOUT,
+    )
+    assert done.returncode == 2 and b"no decision within 0.5 s" in done.stderr
+
+
+def test_decisions_from_a_plan(project: dict[str, str], tmp_path: Path) -> None:
+    """--plan decides with compiled plans alone: the tool declarations travel in the plan."""
+    order = tmp_path / "order.yaml"
+    order.write_text(
+        'intent: {kind: patch.apply, payload: "x"}\nrequests: ["fs:read:/src/**"]\n'
+        'origin: {model: m, parents: [], prompt: "sha256:' + "0" * 64 + '"}\n'
+    )
+    plan = tmp_path / "plan.json"
+    policy = Path(project["root"]) / ".claude" / "bgc" / "policy.bgp"
+    done = subprocess.run(
+        [sys.executable, "-m", "bgc", "compile", str(order), "-p", str(policy), "--format", "json", "-o", str(plan), "--fail-on", "never"],
+        capture_output=True, timeout=TIMEOUT, env={**os.environ, "BGC_CACHE_DIR": project["cache"]},
+    )
+    assert done.returncode == 0, done.stderr
+    command = f"{sys.executable} -m bgc hook claude-code --plan {plan}"
+    for path, expected in ((f"{P}/src/a.py", "allow"), (f"{P}/tests/t.py", "deny"), ("/etc/passwd", "deny")):
+        got, _ = run_hook(project, _input(project, "PreToolUse", "Read", {"file_path": path}), command=command)
+        assert got == expected, path
