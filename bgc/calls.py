@@ -311,8 +311,9 @@ def policy_decider(path: str, mode: str | None = None, workspace: Workspace | No
     of every policy file, and the mode) when the policy's files are unchanged.
     """
     from bgc import cache
+    from bgc.policy.loader import cached_policy
 
-    policy = cache.cached_policy(path)
+    policy = cached_policy(path)
     mode = policy.resolve_mode(mode)
     key = f"{policy.id()}\0{mode}"
     entry = cache.load_object("call-decider", key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bgc.policy.check import check_paths
+from bgc.checks import check_paths
 
 from bgc.policy.format import format_source
 from bgc.policy.loader import load_policy

@@ -555,7 +555,7 @@ class FileParser:
         token = name_tree.children[0]
         name = self.string(token) if token.type == "STRING" else token.value
         if not name.strip():
-            self.fail("a trusted name must not be empty", self.token_span(token), "BGC004")
+            self.fail("a trusted name must not be empty", self.token_span(token), codes.BAD_STRING)
         if not _PUBLIC_KEY.fullmatch(key.value):
             self.fail(
                 f"`{key.value[:60]}` is not a public key: expected `ed25519:` and 43 base64url characters",
@@ -623,10 +623,10 @@ class FileParser:
                     self.fail(
                         f"`{token.value}` is not a valid server name: expected letters, digits, `_`, `.` or `-`",
                         self.token_span(token),
-                        "BGC016",
+                        codes.BAD_NAME,
                     )
                 if token.value in servers:
-                    self.fail(f"server `{token.value}` is named twice", self.token_span(token), "BGC013")
+                    self.fail(f"server `{token.value}` is named twice", self.token_span(token), codes.DUPLICATE_TOOL)
                 servers.append(token.value)
             rest = rest[needs_at:]
         ignored: list[str] = []
@@ -634,13 +634,13 @@ class FileParser:
             ignores_at = next(i for i, token in enumerate(rest) if token.type == "IGNORES")
             for token in rest[ignores_at + 1 :]:
                 if not _IGNORED.fullmatch(token.value) or token.value in ignored:
-                    self.fail(f"`{token.value}` is not a parameter name, once", self.token_span(token), "BGC006")
+                    self.fail(f"`{token.value}` is not a parameter name, once", self.token_span(token), codes.BAD_PLACEHOLDER)
                 ignored.append(token.value)
             rest = rest[:ignores_at]
         needs = tuple(self.template(token) for token in rest[1:])
         for token in rest[ignores_at + 1 :] if ignored else ():
             if any(token.value in need.params for need in needs):
-                self.fail(f"`{token.value}` is a template parameter: it cannot also be ignored", self.token_span(token), "BGC006")
+                self.fail(f"`{token.value}` is a template parameter: it cannot also be ignored", self.token_span(token), codes.BAD_PLACEHOLDER)
         return ToolDecl(
             name_token.value,
             needs,
