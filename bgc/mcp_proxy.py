@@ -287,7 +287,7 @@ class McpProxy:
         watcher = threading.Thread(target=self._stop_when_client_leaves, args=(child, client), daemon=True)
         watcher.start()
         self._pump_server(child.stdout)
-        status = child.wait()
+        status = self._reap(child, "closed its output")
         with self._state_lock:
             owed = list(self._waiting.values())
             self._waiting.clear()
@@ -298,18 +298,21 @@ class McpProxy:
         return status if status >= 0 else 128 - status
 
     def _stop_when_client_leaves(self, child: subprocess.Popen[bytes], client: threading.Thread) -> None:
-        """The client closed its end: give the server its grace, then terminate, then kill."""
         client.join()
+        self._reap(child, "did not exit after its input closed")
+
+    def _reap(self, child: subprocess.Popen[bytes], why: str) -> int:
+        """The server's status: it gets its grace, then is terminated, then killed."""
         try:
-            child.wait(timeout=self.options.shutdown_grace_seconds)
-            return
+            return child.wait(timeout=self.options.shutdown_grace_seconds)
         except subprocess.TimeoutExpired:
-            self._say("the server did not exit after its input closed: terminating it")
+            self._say(f"the server {why}: terminating it")
         child.terminate()
         try:
-            child.wait(timeout=self.options.shutdown_grace_seconds)
+            return child.wait(timeout=self.options.shutdown_grace_seconds)
         except subprocess.TimeoutExpired:
             child.kill()
+            return child.wait()
 
 
 def run_proxy(command: Sequence[str], decide: Decide, options: ProxyOptions, *, offered: Offered | None = None) -> int:
