@@ -181,8 +181,12 @@ def gate(
         Optional[list[str]],
         typer.Option("--expect-plan", metavar="ID", help="Refuse unless the plans read are exactly these ids; repeat for several plans."),
     ] = None,
+    call: Annotated[
+        bool,
+        typer.Option("--call", help='Decide tool calls instead: JSON lines {"tool":…,"server":…,"params":{…}} on stdin, through the tool declarations the plan carries.'),
+    ] = False,
 ) -> None:
-    """Decide concrete atoms against a plan: allow, ask or deny, one line each.
+    """Decide concrete atoms (or, with --call, tool calls) against a plan: allow, ask or deny, one line each.
 
     Atoms are concrete values, not patterns (`/src/*` is a file named `*`), normalised before
     deciding. Fields are tab-separated; backslashes, control characters and line separators in
@@ -196,7 +200,7 @@ def gate(
     try:
         code = command.run(
             plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
-            expect_plan=expect_plan or (),
+            expect_plan=expect_plan or (), call=call,
         )
     except BgcError as error:
         fail(error)

@@ -28,13 +28,12 @@ a request grows with the rules that can overlap it, not with the size of the pol
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bgc import glob, values
-from bgc.budget import Budget, BudgetExhausted, CostMemo
+from bgc.budget import Budget, CostMemo
 from bgc.errors import UsageError
 from bgc.limits import ORDER_BUDGET
 from bgc.model import GrantAtom, ToolCall, WorkOrder
@@ -42,17 +41,16 @@ from bgc.plan import (
     Approvals,
     CallResult,
     Gate,
-    GateDecision,
-    NeedResult,
     Part,
     Plan,
     RequestResult,
     RuleRef,
-    approvals_text,
+    UNDECIDED,
+    expand_call,
+    tool_specs,
 )
-from bgc.policy.ast import AtomTemplate, Policy, Rule, TemplateError
+from bgc.policy.ast import LOCAL_SERVER, Policy, Rule, TemplateError
 
-_ESCAPE = re.compile(r"\\(.)", re.S)
 
 
 def resolve_mode(policy: Policy, mode: str | None) -> str | None:
@@ -260,12 +258,6 @@ def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pat
         return None
 
 
-#: Steps charged for deciding one atom a call needs, plus NEED_STEPS_PER_CHAR per character
-#: (expanding, parsing, normalising and matching the value take about 3 µs a character).
-NEED_STEPS = 128
-NEED_STEPS_PER_CHAR = 6
-
-_UNDECIDED = "undecided within the work bound: not granted"
 
 
 class Compiler:
@@ -283,6 +275,7 @@ class Compiler:
         self._requests: CostMemo[RequestResult] = CostMemo()
         self._refs: dict[int, RuleRef] = {}
         self.policy_id = policy.id()
+        self.tools = tool_specs(policy.tools)
 
     def ref(self, rule: Rule) -> RuleRef:
         """The rule's :class:`RuleRef` (memoised: every part of every request cites rules)."""
@@ -302,12 +295,12 @@ class Compiler:
         context = self.context(order)
         budget = Budget(self.order_budget) if budget is None else budget
         requests = tuple(self.request(atom, context, mode, budget) for atom in order.requests)
-        plan = Plan(str(order.id()), self.policy_id, mode, requests, (), self.policy.case_insensitive)
+        plan = Plan(str(order.id()), self.policy_id, mode, requests, (), self.policy.case_insensitive, self.tools)
         if not order.calls:
             return plan
         gate = Gate([plan])  # calls are judged exactly as the gate will judge them at run time
-        calls = tuple(self.call(call, gate, requests, budget) for call in order.calls)
-        return Plan(plan.order, plan.policy, mode, requests, calls, plan.fold_case)
+        calls = tuple(self.call(call, gate, budget) for call in order.calls)
+        return Plan(plan.order, plan.policy, mode, requests, calls, plan.fold_case, self.tools)
 
     def request(
         self, atom: GrantAtom, context: Mapping[str, str], mode: str | None, budget: Budget | None = None
@@ -392,91 +385,27 @@ class Compiler:
         verdict = "granted" if complete else "narrowed" if granted_parts else "ask" if ask_parts else "denied"
         return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything, budget), unknown)
 
-    def call(self, call: ToolCall, gate: Gate, requests: Iterable[RequestResult], budget: Budget) -> CallResult:
-        """Resolve a call through its tool declaration and check every atom it needs.
-
-        The atoms are charged to the order's budget before any is decided (list parameters can
-        make one call need a thousand): a call the budget cannot pay for is not covered, and once
-        the budget is spent no call is even expanded.
-        """
-        decl = self.policy.tool(call.tool)
+    def call(self, call: ToolCall, gate: Gate, budget: Budget) -> CallResult:
+        """Resolve a call through its tool declaration (for its server) and check every atom it
+        needs, exactly as the gate checks a call at run time (:meth:`bgc.plan.Gate.cover`)."""
+        decl = self.policy.tool(call.tool, call.server)
         if decl is None:
-            return CallResult(call.tool, call.server, "uncovered", f"unknown tool {call.tool!r}: the policy does not declare it")
+            return CallResult(call.tool, call.server, "uncovered", undeclared_reason(self.policy, call.tool, call.server))
         if budget.exhausted:
-            return CallResult(call.tool, call.server, "uncovered", _UNDECIDED)
-        atoms: list[tuple[AtomTemplate, str]] = []
-        for template in decl.needs:
-            try:
-                atoms.extend((template, text) for text in template.expand(call.params))
-            except TemplateError as error:
-                return CallResult(call.tool, call.server, "uncovered", str(error))
+            return CallResult(call.tool, call.server, "uncovered", UNDECIDED)
         try:
-            budget.charge(sum(NEED_STEPS + NEED_STEPS_PER_CHAR * len(text) for _, text in atoms))
-        except BudgetExhausted:
-            return CallResult(call.tool, call.server, "uncovered", _UNDECIDED)
-        needs = [self._need(t.resource, t.action, text, gate, requests, budget) for t, text in atoms]
-        effects = {need.effect for need in needs}
-        if "deny" in effects:
-            first = next(need for need in needs if need.effect == "deny")
-            return CallResult(call.tool, call.server, "uncovered", f"{first.atom}: {first.reason}", tuple(needs))
-        if "ask" in effects:
-            return CallResult(call.tool, call.server, "pending", "some atoms await approval", tuple(needs))
-        return CallResult(call.tool, call.server, "covered", "every atom it needs is granted", tuple(needs))
+            atoms = expand_call(decl.needs, decl.ignores, call.params)
+        except TemplateError as error:
+            return CallResult(call.tool, call.server, "uncovered", str(error))
+        return gate.cover(call.tool, call.server, atoms, budget)
 
-    def _need(
-        self, resource: str, action: str, text: str, gate: Gate, requests: Iterable[RequestResult], budget: Budget
-    ) -> NeedResult:
-        """Decide one atom a call needs, exactly as the gate would decide the value it touches.
 
-        ``text`` is pattern text whose parameters were escaped. The value as the tool sees it
-        (escapes resolved, wildcards of the template taken as characters) is checked first,
-        before any NFC normalisation by the parser could hide a problem: a value the gate would
-        reject is never covered, whatever the template's shape.
-        """
-        probe = _ESCAPE.sub(r"\1", text)
-        fold = self.policy.case_insensitive
-        checked = values.normalise(resource, probe, case_insensitive=fold)
-        if isinstance(checked, values.Rejection):
-            return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
-        if resource == "fs":
-            # every parameter is normalised before it meets the template's own wildcards
-            normalised = values.normalise_fs_pattern(text)
-            if isinstance(normalised, values.Rejection):
-                return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {normalised.reason}")
-            text = normalised
-        needed = glob.parse(text)
-        if needed.literal is not None:
-            decision: GateDecision = gate.decide(f"{resource}:{action}:{checked}")
-            reason = decision.reason if decision.effect != "ask" else "awaits " + approvals_text(decision.approvals)
-            return NeedResult(f"{resource}:{action}:{checked}", decision.effect, reason or "granted")
-        if resource != "fs" and checked != probe:
-            return NeedResult(
-                f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
-            )
-        return self._need_pattern(resource, action, needed, requests, budget)
-
-    def _need_pattern(
-        self, resource: str, action: str, needed: glob.Pattern, requests: Iterable[RequestResult], budget: Budget
-    ) -> NeedResult:
-        """A templated need with wildcards of its own: covered when inside the granted terms."""
-        atom = f"{resource}:{action}:{needed.text}"
-        if glob.has_dot_segment(needed.text):
-            return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
-        too_large = glob.size_problem(needed)
-        if too_large:
-            return NeedResult(atom, "deny", f"rejected: the pattern is too large to decide: it {too_large}")
-        fold = self.policy.case_insensitive and resource == "fs"
-        terms = [
-            (glob.parse(part.pattern), [glob.fold_case(glob.parse(e)) if fold else glob.parse(e) for e in part.excepts])
-            for request in requests
-            for part in request.granted
-            if (part.resource, part.action) == (resource, action)
-        ]
-        try:
-            covered = bool(terms) and glob.is_subset_terms(needed, terms, budget=budget)
-        except glob.AlgebraLimit:
-            return NeedResult(atom, "deny", _UNDECIDED)
-        return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
+def undeclared_reason(policy: Policy, tool: str, server: str | None) -> str:
+    """Why a call has no declaration: an unknown tool, or a known tool on a server it is not declared for."""
+    servers = sorted({name for decl in policy.tools if decl.tool == tool for name in decl.servers})
+    if not servers:
+        return f"unknown tool {tool!r}: the policy does not declare it"
+    return f"tool {tool!r} is not declared on server {server or LOCAL_SERVER!r} (only on {', '.join(servers)})"
 
 
 def _approvals(rule: Rule) -> Approvals:

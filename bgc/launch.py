@@ -47,7 +47,8 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     ),
     "gate": FastCommand(
         {"--root": Option("root"), "--format": Option("output_format", ("text", "json")), "--input-format": _INPUT,
-         "--policy": Option("policy"), "--expect-plan": Option("expect_plan", repeatable=True)},
+         "--policy": Option("policy"), "--expect-plan": Option("expect_plan", repeatable=True),
+         "--call": Option("call", flag=True)},
         {"-p": "--policy"}, 1,
     ),
     "compile": FastCommand(

@@ -13,14 +13,17 @@ be touched now?", from the plan alone: no policy, no order, no globbing of the v
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bgc import canonical, glob, values
 from bgc.canonical import DataModelError, kind_name
 from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
+from bgc.budget import Budget, BudgetExhausted
+from bgc.policy.ast import AtomTemplate, TemplateError, ToolDecl, scan_template
 
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1
@@ -163,6 +166,8 @@ class NeedResult:
     atom: str
     effect: GateEffect
     reason: str
+    rule: RuleRef | None = field(default=None, compare=False)
+    """The rule that decided it, when one did (its place is in ``reason`` too, which plans keep)."""
 
     def to_data(self) -> dict[str, Any]:
         return {"atom": self.atom, "effect": self.effect, "reason": self.reason}
@@ -189,6 +194,32 @@ class CallResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool declaration as a plan carries it: the tool, the servers it covers, the atom
+    templates a call needs. The gate maps a concrete call to atoms with it, and needs nothing
+    but the plan (the policy that declared it may be gone)."""
+
+    tool: str
+    servers: tuple[str, ...]
+    needs: tuple[AtomTemplate, ...]
+    ignores: tuple[str, ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "servers": list(self.servers),
+            "needs": [str(need) for need in self.needs],
+            "ignores": list(self.ignores),
+        }
+
+
+def tool_specs(decls: Iterable[ToolDecl]) -> tuple[ToolSpec, ...]:
+    """A policy's declarations as a plan carries them, in one order whatever the source order."""
+    specs = (ToolSpec(decl.tool, tuple(sorted(decl.servers)), decl.needs, tuple(sorted(decl.ignores))) for decl in decls)
+    return tuple(sorted(specs, key=lambda spec: (spec.tool, spec.servers)))
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """A granted plan. Its id is the digest of its canonical encoding (without the id itself)."""
 
@@ -199,6 +230,8 @@ class Plan:
     calls: tuple[CallResult, ...] = ()
     fold_case: bool = False
     """The policy declared a case-insensitive filesystem: ``fs`` deny/ask excepts fold case."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The policy's tool declarations (:func:`tool_specs`), so a call can be decided from the plan."""
 
     def body(self) -> dict[str, Any]:
         return {
@@ -208,6 +241,7 @@ class Plan:
             "fold_case": self.fold_case,
             "requests": [request.to_data() for request in self.requests],
             "calls": [call.to_data() for call in self.calls],
+            "tools": [tool.to_data() for tool in self.tools],
         }
 
     def id(self) -> Digest:
@@ -238,7 +272,9 @@ class PlanError(DataModelError):
 
 EFFECTS: tuple[GateEffect, ...] = ("allow", "ask", "deny")
 CALL_STATUSES: tuple[CallStatus, ...] = ("covered", "pending", "uncovered")
-_PLAN_FIELDS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls")
+_PLAN_FIELDS = ("type", "version", "id", "order", "policy", "mode", "fold_case", "requests", "calls", "tools")
+_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SERVER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 def _pattern(text: Any) -> str:
@@ -330,6 +366,49 @@ def _read_call(call: Fields) -> CallResult:
     )
 
 
+def _template(text: str) -> AtomTemplate:
+    """An atom template as ``bgc compile`` writes it: ``resource:action:`` then pattern text in
+    which each ``{name}`` names one parameter; with every placeholder filled it is a pattern."""
+    parts = text.split(":", 2)
+    if len(parts) != 3 or not (ATOM_NAME.fullmatch(parts[0]) and ATOM_NAME.fullmatch(parts[1])):
+        raise PlanError(f"expected a template 'resource:action:pattern' (resource and action match [a-z][a-z0-9_.-]*), got {text!r}")
+    resource, action, template = parts
+    params: list[str] = []
+    probe: list[str] = []
+    for kind, start, end in scan_template(template):
+        if kind == "text":
+            probe.append(template[start:end])
+        elif kind == "param" and _PARAM.fullmatch(name := template[start + 1 : end - 1]) and name not in params:
+            params.append(name)
+            probe.append("x")
+        else:
+            raise PlanError(f"bad template {text!r}: {template[start:end]!r} is not a placeholder `{{name}}` used once")
+    _pattern("".join(probe))
+    return AtomTemplate(resource, action, template, tuple(params), None)  # type: ignore[arg-type]
+
+
+def _read_tool(tool: Fields) -> ToolSpec:
+    tool.only("tool", "servers", "needs", "ignores")
+    name = tool.build(ToolCall, tool.get("tool")).tool  # a tool name as an order names it
+    servers = tool.list("servers")
+    for i, server in enumerate(servers):
+        if not isinstance(server, str) or not _SERVER.fullmatch(server) or server in servers[:i]:
+            raise PlanError(f"expected a server name, once, got {server!r}", (*tool.path, "servers", i))
+    if not servers or servers != sorted(servers):
+        raise PlanError("expected the servers, at least one, sorted", (*tool.path, "servers"))
+    needs = tuple(
+        Fields(text, (*tool.path, "needs", i)).build(_template, text if isinstance(text, str) else "")
+        for i, text in enumerate(tool.list("needs"))
+    )
+    ignores = tool.list("ignores")
+    for i, param in enumerate(ignores):
+        if not isinstance(param, str) or not _PARAM.fullmatch(param) or any(param in need.params for need in needs):
+            raise PlanError(f"expected the name of a parameter no template uses, got {param!r}", (*tool.path, "ignores", i))
+    if ignores != sorted(set(ignores)):
+        raise PlanError("expected the ignored parameters sorted, each once", (*tool.path, "ignores"))
+    return ToolSpec(name, tuple(servers), needs, tuple(ignores))
+
+
 def plan_from_data(data: Any) -> Plan:
     """Rebuild a plan from data and verify it: every field, at every level, must be one that
     ``bgc compile`` writes (an unknown one would not be covered by the id), enumerations and
@@ -349,6 +428,7 @@ def plan_from_data(data: Any) -> Plan:
             tuple(_read_request(request) for request in root.maps("requests")),
             tuple(_read_call(call) for call in root.maps("calls")),
             root.value("fold_case", bool),
+            tuple(_read_tool(tool) for tool in root.maps("tools")),
         )
     except ModelError as error:
         raise PlanError(error.message, error.path) from None
@@ -402,6 +482,9 @@ class GateDecision:
     reason: str = ""
     approvals: tuple[Approvals, ...] = ()
     """For ``ask``: the requirement of every ask part holding the value; all of them apply."""
+    rule: RuleRef | None = None
+    """The rule that decided it (an allow's or ask's part names the rule it came from; a deny
+    names the deny rule, or none when no rule allows the value)."""
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -417,12 +500,14 @@ class _PartIndex:
 
     def __init__(self, parts: Sequence[Part], fold_case: bool) -> None:
         self.parts = tuple(parts)
-        self.patterns = glob.PatternSet([glob.parse(part.pattern) for part in parts])
+        self.patterns_of = [glob.parse(part.pattern) for part in parts]
+        self.patterns = glob.PatternSet(self.patterns_of)
         excepts = sorted({text for part in parts for text in part.excepts})
         position = {text: i for i, text in enumerate(excepts)}
         compiled = [glob.parse(text) for text in excepts]
         if fold_case:
             compiled = [glob.fold_case(pattern) for pattern in compiled]
+        self.except_patterns = dict(zip(excepts, compiled))
         self.excepts = glob.PatternSet(compiled)
         self.part_excepts = [frozenset(position[text] for text in part.excepts) for part in parts]
         self.has_excepts = bool(excepts)
@@ -434,6 +519,21 @@ class _PartIndex:
             return []
         cut = self.excepts.matching(value)
         return [self.parts[i] for i in sorted(hits) if not (self.part_excepts[i] & cut)]
+
+    def first(self, value: str) -> Part | None:
+        """The first part (in plan order) that holds ``value``, or None."""
+        hits = self.patterns.matching(value)
+        if not hits:
+            return None
+        cut = self.excepts.matching(value) if self.has_excepts else frozenset()
+        return next((self.parts[i] for i in sorted(hits) if not (self.part_excepts[i] & cut)), None)
+
+    def terms(self) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
+        """The parts as terms ``(pattern, excepts)`` of the algebra, excepts folded as matched."""
+        return [
+            (self.patterns_of[i], [self.except_patterns[text] for text in part.excepts])
+            for i, part in enumerate(self.parts)
+        ]
 
     def contains(self, value: str) -> bool:
         """Whether some part holds ``value`` (the gate's hot question: no list, no sorting)."""
@@ -512,13 +612,16 @@ class Gate:
 
     def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
         key = (resource, action)
-        if key in self._granted and self._granted[key].contains(value):
-            return GateDecision(atom, "allow")
+        if key in self._granted:
+            granted = self._granted[key].first(value)
+            if granted is not None:
+                return GateDecision(atom, "allow", rule=granted.rules[0] if granted.rules else None)
         if key in self._asked:
             pending = self._asked[key].matching(value)
             if pending:
                 approvals = tuple(dict.fromkeys(p.approvals or Approvals(1) for p in pending))
-                return GateDecision(atom, "ask", "awaits approval", approvals)
+                rule = next((p.rules[0] for p in pending if p.rules), None)
+                return GateDecision(atom, "ask", "awaits approval", approvals, rule)
         if key in self._denied:
             # name a deny rule when one covers the value; the part no rule mentions comes last
             for part in sorted(self._denied[key].matching(value), key=lambda part: not part.rules):
@@ -526,5 +629,105 @@ class Gate:
                     return GateDecision(atom, "deny", "no rule allows it")
                 rule = part.rules[0]
                 because = f" ({rule.reason})" if rule.reason else ""
-                return GateDecision(atom, "deny", f"denied by {rule}{because}")
+                return GateDecision(atom, "deny", f"denied by {rule}{because}", rule=rule)
         return GateDecision(atom, "deny", "not granted by the plan")
+
+    def cover(self, tool: str, server: str | None, atoms: Sequence[tuple[str, str, str]], budget: Budget) -> CallResult:
+        """Whether a call that needs ``atoms`` (``(resource, action, pattern text)`` as
+        :func:`expand_call` makes them) is covered, pending or uncovered, atom by atom.
+
+        The atoms are charged to ``budget`` before any is decided (list parameters can make one
+        call need a thousand): a call the budget cannot pay for is not covered.
+        """
+        try:
+            budget.charge(sum(NEED_STEPS + NEED_STEPS_PER_CHAR * len(text) for _, _, text in atoms))
+        except BudgetExhausted:
+            return CallResult(tool, server, "uncovered", UNDECIDED)
+        needs = [self.need(resource, action, text, budget) for resource, action, text in atoms]
+        effects = {need.effect for need in needs}
+        if "deny" in effects:
+            first = next(need for need in needs if need.effect == "deny")
+            return CallResult(tool, server, "uncovered", f"{first.atom}: {first.reason}", tuple(needs))
+        if "ask" in effects:
+            return CallResult(tool, server, "pending", "some atoms await approval", tuple(needs))
+        return CallResult(tool, server, "covered", "every atom it needs is granted", tuple(needs))
+
+    def need(self, resource: str, action: str, text: str, budget: Budget) -> NeedResult:
+        """Decide one atom a call needs, exactly as the gate decides the value it touches.
+
+        ``text`` is pattern text whose parameters were escaped. The value as the tool sees it
+        (escapes resolved, wildcards of the template taken as characters) is checked first,
+        before any NFC normalisation by the parser could hide a problem: a value the gate would
+        reject is never covered, whatever the template's shape.
+        """
+        probe = _ESCAPE.sub(r"\1", text)
+        checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
+        if isinstance(checked, values.Rejection):
+            return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
+        if resource == "fs":
+            # every parameter is normalised before it meets the template's own wildcards
+            normalised = values.normalise_fs_pattern(text)
+            if isinstance(normalised, values.Rejection):
+                return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {normalised.reason}")
+            text = normalised
+        needed = glob.parse(text)
+        if needed.literal is not None:
+            decision = self.decide(f"{resource}:{action}:{checked}")
+            if decision.effect == "ask":
+                by = f" ({decision.rule.effect} {decision.rule})" if decision.rule else ""
+                reason = "awaits " + approvals_text(decision.approvals) + by
+            else:
+                reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
+            return NeedResult(f"{resource}:{action}:{checked}", decision.effect, reason, decision.rule)
+        if resource != "fs" and checked != probe:
+            return NeedResult(
+                f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
+            )
+        return self._need_pattern(resource, action, needed, budget)
+
+    def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
+        """A templated need with wildcards of its own: covered when inside the granted terms."""
+        atom = f"{resource}:{action}:{needed.text}"
+        if glob.has_dot_segment(needed.text):
+            return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
+        too_large = glob.size_problem(needed)
+        if too_large:
+            return NeedResult(atom, "deny", f"rejected: the pattern is too large to decide: it {too_large}")
+        index = self._granted.get((resource, action))
+        terms = index.terms() if index is not None else []
+        try:
+            covered = bool(terms) and glob.is_subset_terms(needed, terms, budget=budget)
+        except glob.AlgebraLimit:
+            return NeedResult(atom, "deny", UNDECIDED)
+        return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
+
+
+#: Steps charged for deciding one atom a call needs, plus NEED_STEPS_PER_CHAR per character
+#: (expanding, parsing, normalising and matching the value take about 3 µs a character).
+NEED_STEPS = 128
+NEED_STEPS_PER_CHAR = 6
+
+UNDECIDED = "undecided within the work bound: not granted"
+_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
+def expand_call(
+    needs: Sequence[AtomTemplate], ignores: Collection[str], params: Mapping[str, Any]
+) -> list[tuple[str, str, str]]:
+    """The atoms ``(resource, action, pattern text)`` a call with ``params`` needs.
+
+    Fails closed with :class:`~bgc.policy.ast.TemplateError`: a parameter no template names and
+    the declaration does not ignore is refused (it may carry a path or a URL no rule checks, as a
+    nested property does), and so are missing, nested and non-text parameters
+    (:meth:`~bgc.policy.ast.AtomTemplate.expand`).
+    """
+    refuse_undeclared(needs, ignores, params)
+    return [(need.resource, need.action, text) for need in needs for text in need.expand(params)]
+
+
+def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], params: Mapping[str, Any]) -> None:
+    """Raise :class:`~bgc.policy.ast.TemplateError` for a parameter no template names and the
+    declaration does not ignore."""
+    for name in params:
+        if name not in ignores and not any(name in need.params for need in needs):
+            raise TemplateError(f"parameter {name!r} is not one the declaration names or ignores", name)

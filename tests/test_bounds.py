@@ -32,6 +32,7 @@ from bgc.limits import (
     MAX_REQUESTS,
 )
 from bgc.model import GrantAtom, ToolCall
+from bgc import plan as plan_module
 from bgc.plan import Gate
 from bgc.policy.loader import parse_policy
 from bgc.policy.parser import PolicyError
@@ -411,6 +412,6 @@ def test_calls_past_the_budget_are_not_expanded() -> None:
     calls = tuple(ToolCall("t", None, {"p": paths}) for _ in range(50))  # 50,000 atoms
     plan = Compiler(policy, order_budget=400_000).compile(order("fs:write:/**", calls=calls))
     assert plan.calls[0].status == "covered" and len(plan.calls[0].needs) == MAX_CALL_ATOMS
-    assert sum(len(call.needs) for call in plan.calls) <= 400_000 // compiler.NEED_STEPS  # each paid for
+    assert sum(len(call.needs) for call in plan.calls) <= 400_000 // plan_module.NEED_STEPS  # each paid for
     last = plan.calls[-1]
     assert (last.status, last.reason, last.needs) == ("uncovered", "undecided within the work bound: not granted", ())

@@ -163,11 +163,12 @@ def test_calls_covered_pending_uncovered() -> None:
         ToolCall("fs.write", None, {"path": "/package.json"}),
         ToolCall("fs.write", None, {"path": "/src/../../etc/passwd"}),
         ToolCall("fs.write", None, {"path": "/src/secrets/key"}),
-        ToolCall("fs.write", None, {"file": "/src/a.py"}),
+        ToolCall("fs.write", None, {}),
         ToolCall("shell.run", None, {"argv0": "rm"}),
         ToolCall("fs.move", None, {"src": "/src/a.py", "dst": "/tests/a.py"}),
         ToolCall("fs.write_many", None, {"paths": ["/src/a", "/etc/b"]}),
         ToolCall("fs.write", None, {"path": "/src/*"}),
+        ToolCall("fs.write", None, {"path": "/src/a.py", "also": {"path": "/.git/config"}}),
     )
     plan = plan_for(BASE, "fs:write:/**", calls=calls)
     got = [(c.status, c.reason) for c in plan.calls]
@@ -181,6 +182,35 @@ def test_calls_covered_pending_uncovered() -> None:
     assert got[7][0] == "uncovered" and [n.effect for n in plan.calls[7].needs] == ["allow", "deny"]
     # a parameter is literal: `/src/*` is the file named `*`, inside /src/**
     assert got[8][0] == "covered" and plan.calls[8].needs[0].atom == "fs:write:/src/*"
+    # a parameter the declaration neither names nor ignores may carry what no rule checks
+    assert got[9] == ("uncovered", "parameter 'also' is not one the declaration names or ignores")
+
+
+def test_the_server_is_part_of_a_calls_identity() -> None:
+    """A declaration covers the servers it names (`local` when it names none): the same tool
+    name on another server is not covered, however the parameters look."""
+    text = "tool fs.write needs fs:write:{path}\ntool fs.write on github, gitlab needs fs:write:/remote/{path}\nallow fs:write:/src/**\n"
+    calls = (
+        ToolCall("fs.write", "evil-server", {"path": "/src/a.py"}),
+        ToolCall("fs.write", "local", {"path": "/src/a.py"}),
+        ToolCall("fs.write", None, {"path": "/src/a.py"}),
+        ToolCall("fs.write", "github", {"path": "/src/a.py"}),
+        ToolCall("fs.read", "local", {"path": "/src/a.py"}),
+    )
+    plan = plan_for(text, "fs:write:/**", calls=calls)
+    got = [(c.status, c.reason) for c in plan.calls]
+    assert got[0] == ("uncovered", "tool 'fs.write' is not declared on server 'evil-server' (only on github, gitlab, local)")
+    assert got[1][0] == got[2][0] == "covered"
+    assert got[3][0] == "uncovered" and plan.calls[3].needs[0].atom == "fs:write:/remote/src/a.py"
+    assert got[4] == ("uncovered", "unknown tool 'fs.read': the policy does not declare it")
+    assert [(t.tool, t.servers) for t in plan.tools] == [("fs.write", ("github", "gitlab")), ("fs.write", ("local",))]
+
+
+def test_a_tool_is_declared_once_per_server() -> None:
+    with pytest.raises(Exception, match="tool `t` on `b` is already declared at p.bgp:1"):
+        parse_policy("tool t on a, b needs x:y:{p}\ntool t on b needs x:y:{p}\n", "p.bgp")
+    with pytest.raises(Exception, match="server `a` is named twice"):
+        parse_policy("tool t on a, a needs x:y:{p}\n", "p.bgp")
 
 
 def test_literal_params_never_widen_a_need() -> None:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bgc.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from bgc.plan import Plan
 
 
 def run(
@@ -17,11 +21,13 @@ def run(
     input_format: str | None = None,
     policy: str | None = None,
     expect_plan: Sequence[str] = (),
+    call: bool = False,
 ) -> ExitCode:
     """Read and pin the plan, then decide each atom (from ``atoms``, else stdin's lines).
 
     Nothing is decided when the plan, a pin or ``root`` is bad (exit 2); 0 when every atom was
-    allowed, 1 otherwise.
+    allowed, 1 otherwise. With ``call``, stdin's lines are tool calls as JSON objects instead,
+    each decided through the tool declarations the plans carry (:mod:`bgc.calls`).
     """
     from bgc.commands import io
     from bgc.documents import read_document
@@ -39,6 +45,10 @@ def run(
     from_policy = Digest(io.load_policy(policy, None)[0].id()) if policy is not None else None
     document = read_document(plan, input_format)
     plans = document.build(lambda data: plans_from_data(data, expect_policy=from_policy, expect_plans=pinned))
+    if call:
+        if atoms:
+            raise UsageError("--call reads calls as JSON lines on stdin: give no ATOM arguments")
+        return _decide_calls(plans, root, output_format)
     checker = Gate(plans, root)
     texts = list(atoms) if atoms else [line for line in io.stdin_lines() if line.strip()]
     if not texts:
@@ -55,4 +65,38 @@ def run(
         decision = checker.decide(text)
         allowed &= decision.effect == "allow"
         io.write_line(line(decision))
+    return ExitCode.OK if allowed else ExitCode.FINDINGS
+
+
+def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str) -> ExitCode:
+    """One answer line per JSON line on stdin: a line that is not a call is denied, with why."""
+    import json
+
+    from bgc.calls import CallDecider, CallDecision, call_from_data
+    from bgc.commands import io
+    from bgc.documents import parse_document
+    from bgc.errors import BgcError
+    from bgc.render.fields import escape_field
+
+    decider = CallDecider(plans, root)
+    allowed, seen = True, False
+    for number, text in enumerate(io.stdin_lines(), 1):
+        if not text.strip():
+            continue
+        seen = True
+        try:
+            document = parse_document(text.encode("utf-8", "surrogateescape"), "<stdin>", "json")
+            tool, server, params = document.build(call_from_data)
+            decision = decider.decide_call(tool, server, params)
+        except BgcError as error:
+            where = f"<stdin>:{number}:{error.span.col or 1}" if error.span is not None else f"<stdin>:{number}"
+            decision = CallDecision("?", "?", "deny", f"not a call: {where}: {error.message}", declared=False)
+        allowed &= decision.effect == "allow"
+        if output_format == "json":
+            io.write_line(json.dumps(decision.to_data(), sort_keys=True, ensure_ascii=False))
+        else:
+            fields = (decision.effect, f"{decision.tool}@{decision.server}", decision.explanation())
+            io.write_line("\t".join(escape_field(field) for field in fields))
+    if not seen:
+        raise UsageError("no calls to decide: give JSON lines on stdin")
     return ExitCode.OK if allowed else ExitCode.FINDINGS

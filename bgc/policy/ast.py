@@ -295,14 +295,23 @@ def _split_template(template: str) -> tuple[str | int, ...]:
     return tuple(pieces)
 
 
+LOCAL_SERVER = "local"
+"""The server of a declaration without ``on``, and of a call that names none: the machine the
+agent runs on. A call is covered only by a declaration of its own tool *on its own server*."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolDecl:
-    """``tool NAME needs ATOM, ...``: what a call of the tool touches."""
+    """``tool NAME [on SERVER, ...] needs ATOM, ...``: what a call of the tool on one of those
+    servers touches (``local`` when no server is named)."""
 
     tool: str
     needs: tuple[AtomTemplate, ...]
     span: Span = _meta()
     name_span: Span | None = field(default=None, compare=False)
+    servers: tuple[str, ...] = (LOCAL_SERVER,)
+    ignores: tuple[str, ...] = ()
+    """Parameters that reach no resource; a call's parameter neither templated nor ignored is refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,10 +413,12 @@ class Policy:
     files: tuple[PolicyFile, ...]
     case_insensitive: bool
 
-    def tool(self, name: str) -> ToolDecl | None:
-        """The declaration of tool ``name``, or None when the policy does not declare it."""
+    def tool(self, name: str, server: str | None = None) -> ToolDecl | None:
+        """The declaration of tool ``name`` on ``server`` (``local`` when None), or None when the
+        policy declares no such tool on that server."""
+        server = LOCAL_SERVER if server is None else server
         for decl in self.tools:
-            if decl.tool == name:
+            if decl.tool == name and server in decl.servers:
                 return decl
         return None
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bgc.policy.ast import (
+    LOCAL_SERVER,
     And,
     Comment,
     Compare,
@@ -136,7 +137,9 @@ def statement_text(statement: Statement) -> str:
         return rule_text(statement)
     if isinstance(statement, ToolDecl):
         needs = ", ".join(atom_word(need.resource, need.action, need.template) for need in statement.needs)
-        return f"tool {statement.tool} needs {needs}"
+        servers = "" if statement.servers == (LOCAL_SERVER,) else f" on {', '.join(statement.servers)}"
+        ignores = f" ignores {', '.join(statement.ignores)}" if statement.ignores else ""
+        return f"tool {statement.tool}{servers} needs {needs}{ignores}"
     if isinstance(statement, DefaultMode):
         return f"default mode {statement.name}"
     if isinstance(statement, Include):

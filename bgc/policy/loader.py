@@ -20,6 +20,7 @@ from typing import NoReturn
 
 from bgc.errors import Span
 from bgc.policy.ast import (
+    LOCAL_SERVER,
     DefaultMode,
     Expect,
     Filesystem,
@@ -96,7 +97,7 @@ class _Loader:
         return Policy(
             path=display,
             rules=tuple(self.rules),
-            tools=tuple(self.tools.values()),
+            tools=tuple(dict.fromkeys(self.tools.values())),
             modes=tuple(self.modes),
             default_mode=default,
             expects=tuple(self.expects),
@@ -171,14 +172,17 @@ class _Loader:
         self.rules.extend(block.rules)
 
     def tool(self, decl: ToolDecl) -> None:
-        if decl.tool in self.tools:
-            self.fail(
-                f"tool `{decl.tool}` is already declared at {self.tools[decl.tool].span}",
-                decl.name_span or decl.span,
-                "BGC013",
-                "list every atom the tool needs in one declaration, separated by `,`",
-            )
-        self.tools[decl.tool] = decl
+        for server in decl.servers:
+            key = f"{decl.tool}@{server}"
+            if key in self.tools:
+                where = "" if server == LOCAL_SERVER else f" on `{server}`"
+                self.fail(
+                    f"tool `{decl.tool}`{where} is already declared at {self.tools[key].span}",
+                    decl.name_span or decl.span,
+                    "BGC013",
+                    "list every atom the tool needs in one declaration, separated by `,`",
+                )
+            self.tools[key] = decl
 
     def declare_filesystem(self, statement: Statement) -> None:
         assert isinstance(statement, Filesystem)

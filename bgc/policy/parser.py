@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from bgc.errors import BgcError, Span
 from bgc.names import ATOM_NAME, DOTTED_NAME, display_control
 from bgc.policy.ast import (
+    LOCAL_SERVER,
     EFFECTS,
     FIELDS,
     And,
@@ -150,6 +151,7 @@ _NAME = ATOM_NAME  # a resource or action: the same words a work order uses
 _TOOL = DOTTED_NAME  # a tool name, as in a work order's calls
 _MODE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SERVER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # an MCP server's name as agents spell it
 
 STATEMENT_KEYWORDS = ("allow", "ask", "deny", "tool", "mode", "default", "include", "expect", "filesystem")
 _KEYWORDS: dict[str, tuple[str, ...]] = {
@@ -160,6 +162,8 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "OF": ("of",),
     "TOOL": ("tool",),
     "NEEDS": ("needs",),
+    "ON": ("on",),
+    "IGNORES": ("ignores",),
     "MODE": ("mode",),
     "DEFAULT": ("default",),
     "INCLUDE": ("include",),
@@ -197,7 +201,7 @@ _STATEMENT = (
 )
 _ORDER = [
     "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "CASE", "ATOM", "PATTERN",
-    "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "NEEDS",
+    "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "ON", "NEEDS", "IGNORES",
     "LBRACE", "_LBRACKET", "_COMMA", "WHEN", "APPROVALS", "BECAUSE", "AND", "OR", "_RPAR", "_RBRACKET",
     "RBRACE", "_NL", "$END",
 ]  # fmt: skip
@@ -680,8 +684,41 @@ class FileParser:
                 self.token_span(name_token),
                 "BGC016",
             )
-        needs = tuple(self.template(token) for token in tree.children[3:])
-        return ToolDecl(name_token.value, needs, self.tree_span(tree), self.token_span(name_token))
+        servers: list[str] = []
+        rest = tree.children[2:]
+        if rest[0].type == "ON":
+            needs_at = next(i for i, token in enumerate(rest) if token.type == "NEEDS")
+            for token in rest[1:needs_at]:
+                if not _SERVER.fullmatch(token.value):
+                    self.fail(
+                        f"`{token.value}` is not a valid server name: expected letters, digits, `_`, `.` or `-`",
+                        self.token_span(token),
+                        "BGC016",
+                    )
+                if token.value in servers:
+                    self.fail(f"server `{token.value}` is named twice", self.token_span(token), "BGC013")
+                servers.append(token.value)
+            rest = rest[needs_at:]
+        ignored: list[str] = []
+        if any(token.type == "IGNORES" for token in rest):
+            ignores_at = next(i for i, token in enumerate(rest) if token.type == "IGNORES")
+            for token in rest[ignores_at + 1 :]:
+                if not _PARAM.fullmatch(token.value) or token.value in ignored:
+                    self.fail(f"`{token.value}` is not a parameter name, once", self.token_span(token), "BGC006")
+                ignored.append(token.value)
+            rest = rest[:ignores_at]
+        needs = tuple(self.template(token) for token in rest[1:])
+        for token in rest[ignores_at + 1 :] if ignored else ():
+            if any(token.value in need.params for need in needs):
+                self.fail(f"`{token.value}` is a template parameter: it cannot also be ignored", self.token_span(token), "BGC006")
+        return ToolDecl(
+            name_token.value,
+            needs,
+            self.tree_span(tree),
+            self.token_span(name_token),
+            tuple(servers) or (LOCAL_SERVER,),
+            tuple(ignored),
+        )
 
     def template(self, token: Token) -> AtomTemplate:
         resource, action, located = self.split_atom(token)

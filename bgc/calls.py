@@ -1,0 +1,286 @@
+"""Run-time call decisions: may this concrete tool call ``(tool, server, params)`` happen now?
+
+Every enforcer asks the same question through :meth:`CallDecider.decide_call` — ``bgc gate
+--call``, ``bgc hook claude-code``, and later the MCP proxy and the kernel's authorize — so a
+call means one thing wherever it is enforced. A decider holds plans (which carry the policy's
+tool declarations, so nothing else is needed) or is built for a policy directly
+(:func:`policy_decider`: an implicit order asking for everything the declarations can need,
+compiled once and kept in the verified cache).
+
+A call is mapped to atoms through the declaration of its tool *on its server* (``local`` when it
+names none); a call no declaration covers is denied. Parameters fill the templates as literal
+text and are canonicalised per resource before matching; a missing, nested, non-text or
+undeclared parameter is refused (:func:`bgc.plan.expand_call`). Each atom's decision names the
+rule that decided it.
+
+With a :class:`Workspace` (an agent working in a project on the host), an ``fs`` template that
+starts with a parameter takes a host path: inside the project it becomes a workspace path
+(``/home/me/proj/src/a.py`` is ``/src/a.py``; symbolic links are resolved under the project, as
+``bgc gate --root`` does), outside it is a ``host`` path (``host:read:/etc/passwd``), a resource
+of its own that only a rule naming ``host`` can allow. Nothing outside is ever read as inside.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bgc.budget import Budget
+from bgc.limits import MAX_CALL_ATOMS, ORDER_BUDGET
+from bgc.plan import (
+    UNDECIDED,
+    CallResult,
+    Gate,
+    Plan,
+    RuleRef,
+    ToolSpec,
+    expand_call,
+    refuse_undeclared,
+)
+from bgc.policy.ast import LOCAL_SERVER, AtomTemplate, TemplateError
+
+CallEffect = Literal["allow", "ask", "deny"]
+
+HOST = "host"
+"""The resource of a path outside the workspace: ``host:read:/etc/passwd``."""
+
+IMPLICIT_INTENT = "bgc.call"
+"""The intent kind of the implicit order a policy is compiled with for run-time calls (a rule
+conditioned on another ``intent.kind`` does not apply: an allow grants nothing, a deny or ask
+does not cut)."""
+
+IMPLICIT_MODEL = "unknown"
+"""The ``origin.model`` of that implicit order."""
+
+_EFFECTS: dict[str, CallEffect] = {"covered": "allow", "pending": "ask", "uncovered": "deny"}
+
+
+@dataclass(frozen=True, slots=True)
+class AtomDecision:
+    """One atom a call needs, and what decided it."""
+
+    atom: str
+    effect: CallEffect
+    reason: str
+    rule: RuleRef | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        rule = None if self.rule is None else str(self.rule)
+        return {"atom": self.atom, "effect": self.effect, "reason": self.reason, "rule": rule}
+
+
+@dataclass(frozen=True, slots=True)
+class CallDecision:
+    """The answer for one call: ``allow`` (every atom granted), ``ask`` (some await a person),
+    ``deny`` (something denied, refused, or no declaration covers the call)."""
+
+    tool: str
+    server: str
+    effect: CallEffect
+    reason: str
+    atoms: tuple[AtomDecision, ...] = ()
+    declared: bool = True
+    """False when no declaration covers the tool on its server (an adapter may ask instead)."""
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "server": self.server,
+            "decision": self.effect,
+            "reason": self.reason,
+            "declared": self.declared,
+            "atoms": [atom.to_data() for atom in self.atoms],
+        }
+
+    def explanation(self) -> str:
+        """One line for a person: the deciding atom and its rule (the first denied or asked
+        atom, else every granted atom's rule)."""
+        for effect in ("deny", "ask"):
+            for atom in self.atoms:
+                if atom.effect == effect:
+                    return f"{atom.atom}: {atom.reason}"
+        if self.effect == "allow" and self.atoms:
+            return "; ".join(f"{atom.atom}: {atom.reason}" for atom in self.atoms)
+        return self.reason
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """An agent's project on the host: ``root`` (symbolic links resolved) and the directory
+    relative paths are read from."""
+
+    root: str
+    cwd: str
+
+    @classmethod
+    def at(cls, root: str, cwd: str | None = None) -> Workspace:
+        real = os.path.realpath(root)
+        return cls(real, os.path.realpath(cwd) if cwd else real)
+
+    def place(self, value: Any) -> list[tuple[str, Any]]:
+        """``(resource, value)`` for a host path: ``fs`` and the workspace path inside the root,
+        ``host`` and the absolute path outside (and its link target too when that differs).
+
+        A value that is not text is passed on unchanged, for the template to refuse; a path
+        that is not clean (``..`` above ``/``, control characters) is passed on for the gate to
+        refuse with its own reason.
+        """
+        if not isinstance(value, str) or not value or "\0" in value:
+            return [("fs", value)]
+        from bgc import values
+
+        absolute = value if value.startswith("/") else os.path.join(self.cwd, value)
+        lexical = values.normalise("fs", absolute)
+        if isinstance(lexical, values.Rejection):
+            return [("fs", value)]
+        inside = self._relative(lexical)
+        if inside is not None:
+            return [("fs", inside)]  # links under the root are the gate's to resolve (Gate(root=...))
+        placed: list[tuple[str, Any]] = [(HOST, lexical)]
+        real = os.path.realpath(lexical)
+        if real != lexical:
+            placed.append((HOST, real) if self._relative(real) is None else ("fs", self._relative(real)))
+        return placed
+
+    def _relative(self, path: str) -> str | None:
+        if path == self.root:
+            return "/"
+        prefix = self.root.rstrip("/") + "/"
+        return "/" + path[len(prefix) :] if path.startswith(prefix) else None
+
+
+class CallDecider:
+    """Decides concrete calls against plans: their grants (a :class:`~bgc.plan.Gate`) and the
+    tool declarations they carry (every plan's declaration of a tool applies: its needs add up)."""
+
+    def __init__(self, plans: Iterable[Plan], root: str | None = None, workspace: Workspace | None = None) -> None:
+        plans = tuple(plans)
+        self.workspace = workspace
+        self.gate = Gate(plans, workspace.root if workspace is not None else root)
+        self.specs: dict[tuple[str, str], list[ToolSpec]] = {}
+        for plan in plans:
+            for spec in plan.tools:
+                for server in spec.servers:
+                    found = self.specs.setdefault((spec.tool, server), [])
+                    if spec not in found:
+                        found.append(spec)
+
+    def decide_call(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
+        """The decision for one call; never raises for anything the call contains."""
+        server = LOCAL_SERVER if server is None else server
+        specs = self.specs.get((tool, server))
+        if not specs:
+            known = sorted({name for (name_tool, name) in self.specs if name_tool == tool})
+            reason = (
+                f"tool {tool!r} is not declared on server {server!r} (only on {', '.join(known)})"
+                if known
+                else f"unknown tool {tool!r} on server {server!r}: no declaration covers it"
+            )
+            return CallDecision(tool, server, "deny", reason, declared=False)
+        if not isinstance(params, Mapping) or not all(isinstance(name, str) for name in params):
+            return CallDecision(tool, server, "deny", "the parameters are not a map of names to values")
+        try:
+            atoms: list[tuple[str, str, str]] = []
+            for spec in specs:
+                atoms.extend(self._atoms(spec, params))
+        except TemplateError as error:
+            return CallDecision(tool, server, "deny", f"refused: {error}")
+        result = self.gate.cover(tool, server, atoms, Budget(ORDER_BUDGET))
+        return _decision(tool, server, result)
+
+    def _atoms(self, spec: ToolSpec, params: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        """The atoms one declaration needs; with a workspace, host paths placed first."""
+        if self.workspace is None:
+            return expand_call(spec.needs, spec.ignores, params)
+        refuse_undeclared(spec.needs, spec.ignores, params)
+        atoms: list[tuple[str, str, str]] = []
+        for need in spec.needs:
+            lead = _leading_param(need)
+            if lead is None or lead not in params:
+                atoms.extend((need.resource, need.action, text) for text in need.expand(params))
+                continue
+            value = params[lead]
+            items = list(value) if isinstance(value, (list, tuple)) else [value]
+            if len(items) > MAX_CALL_ATOMS:
+                raise TemplateError(f"parameter {lead!r} lists more than {MAX_CALL_ATOMS:,} paths", lead)
+            for item in items:
+                for resource, placed in self.workspace.place(item):
+                    texts = need.expand({**params, lead: placed})
+                    atoms.extend((resource, need.action, text) for text in texts)
+        return atoms
+
+
+def _leading_param(need: AtomTemplate) -> str | None:
+    """The parameter an ``fs`` template starts with (``fs:read:{file_path}``): a host path."""
+    if need.resource != "fs" or not need.template.startswith("{") or not need.params:
+        return None
+    return need.params[0] if need.template.startswith("{" + need.params[0] + "}") else None
+
+
+def _decision(tool: str, server: str, result: CallResult) -> CallDecision:
+    atoms = tuple(AtomDecision(need.atom, need.effect, need.reason, need.rule) for need in result.needs)
+    effect = _EFFECTS[result.status]
+    reason = result.reason if result.reason != UNDECIDED else f"{UNDECIDED} (the call's work bound)"
+    return CallDecision(tool, server, effect, reason, atoms)
+
+
+# --- deciding against a policy ----------------------------------------------------------------
+
+
+def implicit_plan(policy: Any, mode: str | None) -> Plan:
+    """The plan a policy gives a run-time call: an implicit order asking ``R:A:**`` for every
+    resource and action a declaration can need (and ``host:A`` for each ``fs:A``), compiled in
+    ``mode``. A concrete atom is then decided by the gate exactly as compiling it alone would:
+    granted where an allow holds it and no ask or deny does."""
+    from bgc.compiler import Compiler
+    from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
+
+    pairs = {(need.resource, need.action) for decl in policy.tools for need in decl.needs}
+    pairs |= {(HOST, action) for resource, action in pairs if resource == "fs"}
+    order = WorkOrder(
+        Intent(IMPLICIT_INTENT, None),
+        (),
+        GrantSet.of(GrantAtom(resource, action, "**") for resource, action in sorted(pairs)),
+        ProposalOrigin(IMPLICIT_MODEL, (), Digest.of(b"")),
+    )
+    return Compiler(policy).compile(order, mode)
+
+
+def policy_decider(path: str, mode: str | None = None, workspace: Workspace | None = None) -> CallDecider:
+    """A decider for the policy at ``path`` in ``mode`` (its default when None).
+
+    The implicit plan comes from the verified cache when the policy's files are unchanged: the
+    entry is keyed by the policy id and mode, and read back through
+    :func:`bgc.plan.plan_from_data`, which recomputes the plan's id.
+    """
+    from bgc import cache
+    from bgc.compiler import resolve_mode
+    from bgc.plan import plan_from_data
+
+    policy = cache.cached_policy(path)
+    mode = resolve_mode(policy, mode)
+    key = f"{policy.id()}\0{mode}"
+    data = cache.load_object("call-plan", key)
+    plan = None
+    if data is not None:
+        try:
+            plan = plan_from_data(data)
+        except Exception:  # noqa: BLE001 - a bad entry is a miss, never an answer
+            plan = None
+    if plan is None or plan.policy != policy.id() or plan.mode != mode:
+        plan = implicit_plan(policy, mode)
+        cache.store_object("call-plan", key, plan.to_data())
+    return CallDecider([plan], workspace=workspace)
+
+
+def call_from_data(data: Any) -> tuple[str, str | None, Mapping[str, Any]]:
+    """``{"tool": …, "server": …, "params": {…}}`` (server and params optional) as a call;
+    a :class:`~bgc.model.ModelError` names the field at fault."""
+    from bgc.model import Fields, ToolCall
+
+    fields = Fields(data, ())
+    fields.only("tool", "server", "params")
+    call = fields.build(ToolCall, fields.get("tool"), fields.get("server", None), fields.get("params", {}))
+    return call.tool, call.server, call.params
