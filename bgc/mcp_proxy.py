@@ -29,7 +29,6 @@ Fail-closed rules, stated once:
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -193,7 +192,11 @@ class McpProxy:
         arguments = params.get("arguments", {}) if isinstance(params, dict) else None
         if not isinstance(name, str) or not isinstance(arguments, dict):
             if is_request:
-                self._error(request_id, INVALID_PARAMS, "tools/call needs params.name (a string) and params.arguments (an object)")
+                self._error(
+                    request_id,
+                    INVALID_PARAMS,
+                    "tools/call needs params.name (a string) and params.arguments (an object)",
+                )
             self._say("refused a tools/call without a readable name and arguments")
             return
         verdict = self._decide(name, arguments)
@@ -204,7 +207,13 @@ class McpProxy:
         self._say(f"{verdict.effect} {self.options.server}/{name}: {reason}")
         if is_request:
             text = f"bgc refused this call to {name!r} on {self.options.server!r}: {reason}"
-            self._send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}], "isError": True}})
+            self._send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "result": {"content": [{"type": "text", "text": text}], "isError": True},
+                }
+            )
 
     def _forward(self, message: dict[str, Any], line: bytes, server_in: IO[bytes]) -> None:
         if "method" in message and "id" in message:
@@ -252,7 +261,11 @@ class McpProxy:
         tools = result.get("tools") if isinstance(result, dict) else None
         if not isinstance(tools, list) or self.offered is None:
             return message
-        kept = [tool for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str) and self.offered(tool["name"])]
+        kept = [
+            tool
+            for tool in tools
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str) and self.offered(tool["name"])
+        ]
         return {**message, "result": {**result, "tools": kept}}
 
     def _pump_server(self, server_out: IO[bytes]) -> None:

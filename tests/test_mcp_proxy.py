@@ -28,14 +28,30 @@ ask fs:write:/src/release/** because "a person signs releases"
 """
 
 
-def session_calls(tmp_path: Path, server: str, calls: list[tuple[str, dict[str, Any]]], *, filter_tools: bool = False) -> tuple[list[str], list[Any], list[dict]]:
+def session_calls(
+    tmp_path: Path, server: str, calls: list[tuple[str, dict[str, Any]]], *, filter_tools: bool = False
+) -> tuple[list[str], list[Any], list[dict]]:
     """Run one client session through the proxy: the tools listed, each call's result, the record."""
     policy = tmp_path / "p.bgp"
     policy.write_text(POLICY)
     record = tmp_path / "record.jsonl"
     record.touch()
-    args = ["-m", "bgc", "mcp-proxy", "-p", str(policy), "--server", server, *(["--filter-tools"] if filter_tools else []), "--", sys.executable, SERVER]
-    params = StdioServerParameters(command=sys.executable, args=args, env={"BGC_TEST_MCP_RECORD": str(record)}, cwd=str(tmp_path))
+    args = [
+        "-m",
+        "bgc",
+        "mcp-proxy",
+        "-p",
+        str(policy),
+        "--server",
+        server,
+        *(["--filter-tools"] if filter_tools else []),
+        "--",
+        sys.executable,
+        SERVER,
+    ]
+    params = StdioServerParameters(
+        command=sys.executable, args=args, env={"BGC_TEST_MCP_RECORD": str(record)}, cwd=str(tmp_path)
+    )
 
     async def main() -> tuple[list[str], list[Any]]:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
@@ -81,7 +97,9 @@ def test_allowed_calls_get_the_servers_answer_and_nothing_else_reaches_it(tmp_pa
 
 def test_the_server_is_part_of_a_calls_identity(tmp_path: Path) -> None:
     """The same tool behind a server the declarations do not name is covered by nothing."""
-    listed, results, received = session_calls(tmp_path, "elsewhere", [("read_file", {"path": "/src/a.py"})], filter_tools=True)
+    listed, results, received = session_calls(
+        tmp_path, "elsewhere", [("read_file", {"path": "/src/a.py"})], filter_tools=True
+    )
     assert listed == []
     assert results[0].is_error and received == []
 

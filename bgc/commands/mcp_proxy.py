@@ -23,7 +23,9 @@ def configured_policy_path(policy: str | None) -> str:
 
     config = find_config(".")
     if config is None or config.policy is None:
-        raise UsageError("no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml")
+        raise UsageError(
+            "no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml"
+        )
     return os.path.relpath(config.policy)
 
 
@@ -33,7 +35,9 @@ def run(command: Sequence[str], *, policy: str | None, server: str, mode: str | 
     from bgc.mcp_proxy import ProxyOptions, ToolVerdict, run_proxy
 
     if not command:
-        raise UsageError("no server to run: give its command after --, e.g. `bgc mcp-proxy -p p.bgp --server files -- npx server`")
+        raise UsageError(
+            "no server to run: give its command after --, e.g. `bgc mcp-proxy -p p.bgp --server files -- npx server`"
+        )
     if not server:
         raise UsageError("--server NAME is empty: it names the server in the policy's `tool … on NAME` declarations")
     decider = policy_decider(configured_policy_path(policy), mode)

@@ -26,7 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ECHO = str(ROOT / "tests" / "mcp" / "echo_server.py")
-POLICY = 'tool read_file on files needs fs:read:{path}\nallow fs:read:/src/**\ndeny fs:read:/src/secrets/** because "keys"\n'
+POLICY = (
+    'tool read_file on files needs fs:read:{path}\nallow fs:read:/src/**\ndeny fs:read:/src/secrets/** because "keys"\n'
+)
 
 
 def start(command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -37,7 +39,12 @@ def latencies(process: subprocess.Popen[bytes], calls: int) -> list[float]:
     assert process.stdin is not None and process.stdout is not None
     seconds = []
     for number in range(calls + 50):
-        message = {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": f"/src/d{number % 97}/a.py"}}}
+        message = {
+            "jsonrpc": "2.0",
+            "id": number,
+            "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"path": f"/src/d{number % 97}/a.py"}},
+        }
         line = json.dumps(message).encode() + b"\n"
         started = time.perf_counter()
         process.stdin.write(line)
@@ -83,7 +90,9 @@ def main() -> None:
             process.stdin.close()
             process.wait(timeout=30)
             results[name] = (statistics.median(seconds), sorted(seconds)[int(len(seconds) * 0.99)], rate)
-    print(f"workload: {options.calls} sequential allowed tools/call round trips, {options.pings} pipelined pings; load {os.getloadavg()[0]:.1f}")
+    print(
+        f"workload: {options.calls} sequential allowed tools/call round trips, {options.pings} pipelined pings; load {os.getloadavg()[0]:.1f}"
+    )
     print(f"{'':16} {'median':>10} {'p99':>10} {'pings/s':>10}")
     for name, (median, p99, rate) in results.items():
         print(f"{name:16} {median * 1e3:8.3f}ms {p99 * 1e3:8.3f}ms {rate:10.0f}")

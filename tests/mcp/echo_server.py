@@ -26,9 +26,17 @@ for line in sys.stdin.buffer:
         while True:
             time.sleep(1)
     if "id" in message and "method" in message:
-        sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":' + json.dumps(message["id"]).encode() + b',"result":{"echo":' + line.rstrip(b"\n") + b"}}\n")
+        sys.stdout.buffer.write(
+            b'{"jsonrpc":"2.0","id":'
+            + json.dumps(message["id"]).encode()
+            + b',"result":{"echo":'
+            + line.rstrip(b"\n")
+            + b"}}\n"
+        )
         sys.stdout.buffer.flush()
     elif message.get("method") == "notify-me":
         # a server-to-client request and a notification, to check they pass through untouched
-        sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":"s1","method":"roots/list"}\n{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}\n')
+        sys.stdout.buffer.write(
+            b'{"jsonrpc":"2.0","id":"s1","method":"roots/list"}\n{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}\n'
+        )
         sys.stdout.buffer.flush()
