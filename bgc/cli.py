@@ -359,6 +359,33 @@ def mcp_proxy(
     raise typer.Exit(status)
 
 
+init_app = typer.Typer(help="Set bgc up where agents run.", no_args_is_help=True)
+app.add_typer(init_app, name="init")
+
+
+@init_app.command("mcp")
+def init_mcp(
+    config: Annotated[str, typer.Argument(metavar="CONFIG", help="An MCP client configuration (.mcp.json, claude_desktop_config.json).")],
+    policy: Annotated[str, typer.Option("--policy", "-p", metavar="FILE", help="The policy every server will run behind.")],
+) -> None:
+    """Run every stdio server of an MCP client's configuration through `bgc mcp-proxy`.
+
+    Each server keeps its name (the NAME of `tool … on NAME` in the policy), command, arguments
+    and environment; a server already behind the proxy is left alone. The original file is kept
+    as CONFIG.bgc-backup. Exit 0 when every server is behind the proxy, 1 when a remote (url)
+    server could not be (listed), 2 on a bad file (located; nothing written).
+    """
+    from bgc.commands import init_mcp as command
+
+    try:
+        code, summary = command.run(config, policy)
+    except BgcError as error:
+        fail(error)
+    if summary:
+        typer.echo(summary)
+    raise typer.Exit(code)
+
+
 @app.command("match")
 def match_command(
     pattern: Annotated[str, typer.Argument(help="The pattern, in bgc's glob dialect (quote it for the shell).")],

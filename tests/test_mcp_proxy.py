@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio  # installed with mcp, the SDK the dev extra pins
+import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -107,3 +108,79 @@ def test_the_server_is_part_of_a_calls_identity(tmp_path: Path) -> None:
 def test_filtered_tool_lists_offer_only_declared_tools(tmp_path: Path) -> None:
     listed, _, _ = session_calls(tmp_path, "files", [], filter_tools=True)
     assert listed == ["read_file", "write_file"]
+
+
+# ---- bgc init mcp ----------------------------------------------------------------------------
+
+
+def test_init_mcp_puts_every_stdio_server_behind_the_proxy_and_the_result_runs(tmp_path: Path) -> None:
+    from tests.samples import bgc
+
+    policy = tmp_path / "p.bgp"
+    policy.write_text(POLICY)
+    config = tmp_path / ".mcp.json"
+    original = {
+        "mcpServers": {
+            "files": {
+                "command": sys.executable,
+                "args": [SERVER],
+                "env": {"BGC_TEST_MCP_RECORD": str(tmp_path / "rec")},
+            },
+            "remote": {"type": "http", "url": "https://mcp.example.com/mcp"},
+        },
+        "kept": {"any": "field"},
+    }
+    config.write_text(json.dumps(original))
+    first = bgc("init", "mcp", str(config), "-p", str(policy))
+    assert first.exit_code == 1, first.output  # the remote server could not be put behind it
+    assert "files now runs through bgc mcp-proxy" in first.output and "remote is a remote server" in first.output
+    assert json.loads((tmp_path / ".mcp.json.bgc-backup").read_text()) == original
+    rewritten = json.loads(config.read_text())
+    assert (
+        rewritten["kept"] == original["kept"] and rewritten["mcpServers"]["remote"] == original["mcpServers"]["remote"]
+    )
+    files = rewritten["mcpServers"]["files"]
+    assert files["env"] == original["mcpServers"]["files"]["env"]
+    proxy_args = files["args"][files["args"].index("mcp-proxy") :]
+    assert proxy_args == ["mcp-proxy", "-p", str(policy), "--server", "files", "--", sys.executable, SERVER]
+
+    again = bgc("init", "mcp", str(config), "-p", str(policy))
+    assert "files already runs through bgc mcp-proxy" in again.output
+    assert json.loads(config.read_text()) == rewritten and not (tmp_path / ".mcp.json.bgc-backup.1").exists()
+
+    # what the client will now start is the proxy: a denied call never reaches the server
+    (tmp_path / "rec").touch()
+    params = StdioServerParameters(command=files["command"], args=files["args"], env=files["env"], cwd=str(tmp_path))
+
+    async def main() -> list[Any]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            return [
+                await client.call_tool("write_file", {"path": "/src/secrets/k", "content": "x"}),
+                await client.call_tool("read_file", {"path": "/src/a.py"}),
+            ]
+
+    denied, allowed = anyio.run(main)
+    assert denied.is_error and not allowed.is_error
+    assert [json.loads(line)["tool"] for line in (tmp_path / "rec").read_text().splitlines()] == ["read_file"]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('{"mcpServers": {"a": 1,}}', ":1:24:"),
+        ('{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}', ":1:"),
+        ('{"servers": {}}', "no `mcpServers` object"),
+        ('{"mcpServers": {"a": {"command": ["x"]}}}', "`command` must be a string"),
+    ],
+)
+def test_init_mcp_refuses_a_file_it_cannot_read_and_writes_nothing(tmp_path: Path, text: str, where: str) -> None:
+    from tests.samples import bgc
+
+    policy = tmp_path / "p.bgp"
+    policy.write_text(POLICY)
+    config = tmp_path / "c.json"
+    config.write_text(text)
+    result = bgc("init", "mcp", str(config), "-p", str(policy))
+    assert result.exit_code == 2 and where in result.output
+    assert config.read_text() == text and set(tmp_path.iterdir()) == {policy, config}
