@@ -334,6 +334,39 @@ def fmt(
     ))
 
 
+@app.command(
+    "mcp-proxy",
+    context_settings={"allow_interspersed_args": False},
+    epilog="Example, in an MCP client's configuration: \"command\": \"bgc\", \"args\": [\"mcp-proxy\", \"-p\", \"policy.bgp\", \"--server\", \"github\", \"--\", \"npx\", \"-y\", \"@modelcontextprotocol/server-github\"]",
+)
+def mcp_proxy(
+    command: Annotated[list[str], typer.Argument(metavar="-- COMMAND [ARGS]...", help="The MCP server to run behind the policy, after --.")],
+    server: Annotated[str, typer.Option("--server", metavar="NAME", help="The server's name in the policy's `tool … on NAME` declarations.")],
+    policy: Annotated[
+        Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy (default: `policy` in [tool.bgc] or bgc.toml).")
+    ] = None,
+    mode: ModeOption = None,
+    filter_tools: Annotated[
+        bool, typer.Option("--filter-tools", help="Leave tools no declaration covers on this server out of tools/list answers.")
+    ] = False,
+) -> None:
+    """Run an MCP server (stdio) behind the policy: every tools/call is decided before the server sees it.
+
+    Allowed calls are forwarded unchanged; denied calls, and calls that need a person's approval,
+    never reach the server: the client gets a tool error naming the rule. Lines bgc cannot read
+    strictly (duplicate keys, batches, invalid JSON, over 4 MiB) are refused. Every other message
+    passes through untouched. Exit: the server's status; 2 when the policy cannot be read (the
+    server is not started); 127 when the server cannot be started.
+    """
+    from bgc.commands import mcp_proxy as proxy_command
+
+    try:
+        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(status)
+
+
 @app.command("match")
 def match_command(
     pattern: Annotated[str, typer.Argument(metavar="PATTERN", help="The pattern, in bgc's glob dialect (quote it for the shell).")],
@@ -464,6 +497,29 @@ def init_claude_code(
     from bgc.commands import init as command
 
     run(lambda: command.run("claude-code", directory=directory))
+
+
+@init_app.command("mcp")
+def init_mcp(
+    config: Annotated[str, typer.Argument(metavar="CONFIG", help="An MCP client configuration (.mcp.json, claude_desktop_config.json).")],
+    policy: Annotated[str, typer.Option("--policy", "-p", metavar="FILE", help="The policy every server will run behind.")],
+) -> None:
+    """Run every stdio server of an MCP client's configuration through `bgc mcp-proxy`.
+
+    Each server keeps its name (the NAME of `tool … on NAME` in the policy), command, arguments
+    and environment; a server already behind the proxy is left alone. The original file is kept
+    as CONFIG.bgc-backup. Exit 0 when every server is behind the proxy, 1 when a remote (url)
+    server could not be (listed), 2 on a bad file (located; nothing written).
+    """
+    from bgc.commands import init_mcp as command
+
+    try:
+        code, summary = command.run(config, policy)
+    except BgcError as error:
+        fail(error)
+    if summary:
+        typer.echo(summary)
+    raise typer.Exit(code)
 
 
 import_app = command_group("import", "Translate another tool's permission rules into a bgc policy.")
