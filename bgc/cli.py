@@ -326,6 +326,81 @@ def fmt(
     raise typer.Exit(ExitCode.OK)
 
 
+log_app = typer.Typer(help="The decision ledger: show, verify, count per rule.", no_args_is_help=True)
+app.add_typer(log_app, name="log")
+LedgerStoreOption = Annotated[
+    str, typer.Option("--store", metavar="STORE", help="A SQLite file, or a postgresql:// URL shared by a fleet.")
+]
+
+
+def _print_log(run) -> None:  # type: ignore[no-untyped-def]
+    try:
+        code, lines = run()
+    except BgcError as error:
+        fail(error)
+    for line in lines:
+        typer.echo(line)
+    raise typer.Exit(code)
+
+
+@log_app.command("show")
+def log_show(
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text, json (one entry per line), or opa (OPA's decision-log shape).")] = "text",
+    session: Annotated[Optional[str], typer.Option("--session", metavar="ID", help="Only this session's decisions.")] = None,
+    rule: Annotated[Optional[str], typer.Option("--rule", metavar="FILE:LINE", help="Only decisions this rule made.")] = None,
+    decision: Annotated[Optional[str], typer.Option("--decision", metavar="DECISION", help="Only allow, ask, deny, …")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", metavar="KIND", help="Only entries of this kind (hook, authorize, proxy, approve, …).")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", metavar="TIME", help="From this time (2026-11-30, …T12:00:00Z, or epoch seconds).")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", metavar="TIME", help="Up to this time, inclusive.")] = None,
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="Show entries even when the chain does not verify.")] = False,
+) -> None:
+    """Decisions recorded in the ledger, oldest first, one per line.
+
+    Exit 0; 2 when the store cannot be read, or the chain does not verify (unless --no-verify).
+    """
+    from bgc.commands import log as command
+
+    if output_format not in command.FORMATS:
+        fail(UsageError(f"--format {output_format!r}: one of {', '.join(command.FORMATS)}"))
+    _print_log(lambda: command.show(
+        store, output_format=output_format, verify=not no_verify, session=session, rule=rule, decision=decision,
+        kind=kind, since=since, until=until,
+    ))  # fmt: skip
+
+
+@log_app.command("verify")
+def log_verify(
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    expect_head: Annotated[Optional[str], typer.Option("--expect-head", metavar="DIGEST", help="Also require this head (kept elsewhere), which shows entries removed from the end.")] = None,
+) -> None:
+    """Check that no entry was edited, removed or reordered; print the head digest.
+
+    Exit 0 when the chain holds, 1 when it does not (the first broken entry is named), 2 when
+    the store cannot be read.
+    """
+    from bgc.commands import log as command
+
+    _print_log(lambda: command.verify(store, expect_head))
+
+
+@log_app.command("stats")
+def log_stats(
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    per_rule: Annotated[bool, typer.Option("--per-rule", help="Hits per deciding rule (the only statistic today).")] = True,
+    policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="List this policy's rules too, so rules that never fired show.")] = None,
+    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text or json.")] = "text",
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="Count even when the chain does not verify.")] = False,
+) -> None:
+    """How often each rule decided, by decision; with --policy, the rules that never fired.
+
+    Exit 0; 2 when the store or policy cannot be read, or the chain does not verify.
+    """
+    from bgc.commands import log as command
+
+    _print_log(lambda: command.stats(store, policy=policy, verify=not no_verify, output_format=output_format))
+
+
 @app.command("match")
 def match_command(
     pattern: Annotated[str, typer.Argument(help="The pattern, in bgc's glob dialect (quote it for the shell).")],

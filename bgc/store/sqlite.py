@@ -9,14 +9,17 @@ held past the timeout is a :class:`~bgc.store.StoreError`: the caller denies.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterator
 
-from bgc.store import StoreError
+from bgc.canonical import digest_text
+from bgc.store import GENESIS, StoreError
 
 BUSY_TIMEOUT_MS = 5000
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS consumed ("
     " kind TEXT NOT NULL, key TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (kind, key)"
-    ") WITHOUT ROWID"
+    ") WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS ledger (seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, entry BLOB NOT NULL)",
 )
 
 
@@ -29,7 +32,8 @@ class SqliteStore:
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute(_SCHEMA)
+            for statement in _SCHEMA:
+                self._db.execute(statement)
         except sqlite3.Error as error:
             raise StoreError(f"cannot open the store {path}: {error}") from None
 
@@ -47,6 +51,33 @@ class SqliteStore:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise StoreError(f"the store could not record a consume: {error}") from None
+
+    def append(self, make: Callable[[int, str], bytes]) -> tuple[int, str]:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                last = self._db.execute("SELECT seq, digest FROM ledger ORDER BY seq DESC LIMIT 1").fetchone()
+                seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
+                data = make(seq, prev)
+                digest = digest_text(data)
+                self._db.execute("INSERT INTO ledger (seq, digest, entry) VALUES (?, ?, ?)", (seq, digest, data))
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            return seq, digest
+        except sqlite3.Error as error:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise StoreError(f"the store could not append to the ledger: {error}") from None
+
+    def rows(self) -> Iterator[tuple[int, str, bytes]]:
+        try:
+            cursor = self._db.execute("SELECT seq, digest, entry FROM ledger ORDER BY seq")
+            while batch := cursor.fetchmany(1000):
+                yield from ((seq, digest, bytes(entry)) for seq, digest, entry in batch)
+        except sqlite3.Error as error:
+            raise StoreError(f"the store could not read the ledger: {error}") from None
 
     def prune(self, now: int) -> int:
         try:
