@@ -6,13 +6,8 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from tests.samples import missing_in_ci
-
-ENGINES = ["sqlite", "postgresql"]
 
 
 def fresh_postgres_database() -> Iterator[str]:
@@ -31,12 +26,3 @@ def fresh_postgres_database() -> Iterator[str]:
     finally:
         with psycopg.connect(server, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture(params=ENGINES)
-def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Where a store lives, once per engine."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "state" / "bgc.db")
-    else:
-        yield from fresh_postgres_database()

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from bgc import ledger
 from bgc.store import GENESIS, open_store
 from tests.samples import bgc
-from tests.store_support import store_location  # noqa: F401  (a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 
