@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 from bgc.compiler import Compiler
+from bgc.model import WorkOrder
 from bgc.kernel.keys import SigningKey
 from bgc.kernel.token import Token, issue
-from bgc.model import WorkOrder
 from bgc.policy.loader import load_policy
 
 NOW = 1_900_000_000

@@ -20,7 +20,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc import _glob_automata, compiler, glob
-from bgc import plan as plan_module
 from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc.compiler import Compiler
 from bgc.limits import (
@@ -33,6 +32,7 @@ from bgc.limits import (
     MAX_REQUESTS,
 )
 from bgc.model import GrantAtom, ToolCall
+from bgc import plan as plan_module
 from bgc.plan import Gate
 from bgc.policy.loader import parse_policy
 from bgc.policy.parser import PolicyError
