@@ -401,6 +401,81 @@ def log_stats(
     _print_log(lambda: command.stats(store, policy=policy, verify=not no_verify, output_format=output_format))
 
 
+@app.command("pending")
+def pending_requests(
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    policy: PolicyOption = None,
+    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text or json (one request per line).")] = "text",
+    everything: Annotated[bool, typer.Option("--all", help="Also answered, cancelled and expired requests still kept.")] = False,
+) -> None:
+    """Permission requests waiting for people: the call, what it needs, who may answer.
+
+    Answers are counted with the policy's `trust approver` keys. Exit 0; 2 when the store or
+    policy cannot be read.
+    """
+    from bgc.commands import approvals as command
+
+    _print_log(lambda: command.pending(store, policy=policy, output_format=output_format, everything=everything))
+
+
+def _answer(decision: str, request: str, key: str, approver: str | None, store: str, policy: str | None, suggest: bool) -> None:
+    from bgc.commands import approvals as command
+
+    _print_log(lambda: command.answer(store, request, decision, key_path=key, approver=approver, policy=policy, suggest=suggest))
+
+
+KeyFileOption = Annotated[str, typer.Option("--key", metavar="FILE", help="Your private key (bgc key new NAME).")]
+AsOption = Annotated[Optional[str], typer.Option("--as", metavar="NAME", help="Your approver name (default: the key file's name).")]
+
+
+@app.command("approve")
+def approve(
+    request: Annotated[str, typer.Argument(metavar="REQUEST", help="A request id from bgc pending.")],
+    key: KeyFileOption,
+    approver: AsOption = None,
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    policy: PolicyOption = None,
+    suggest_rule: Annotated[bool, typer.Option("--suggest-rule", help="Also print the narrowest rule that would allow this call, to review for the policy.")] = False,
+) -> None:
+    """Allow one waiting call, once: a signature bound to that exact request.
+
+    It never allows another call, a changed parameter or another plan; "always" is a policy
+    edit (see --suggest-rule). Exit 0; 2 when the key is not trusted by the policy for you, or
+    the request is unknown, cancelled or expired.
+    """
+    _answer("allow-once", request, key, approver, store, policy, suggest_rule)
+
+
+@app.command("reject")
+def reject(
+    request: Annotated[str, typer.Argument(metavar="REQUEST", help="A request id from bgc pending.")],
+    key: KeyFileOption,
+    approver: AsOption = None,
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    policy: PolicyOption = None,
+) -> None:
+    """Reject one waiting call: a rejection by any approver the rule names ends the request.
+
+    Exit 0; 2 when the key is not trusted by the policy for you, or the request is unknown,
+    cancelled or expired.
+    """
+    _answer("reject", request, key, approver, store, policy, False)
+
+
+@app.command("cancel")
+def cancel_request(
+    request: Annotated[str, typer.Argument(metavar="REQUEST", help="A request id from bgc pending.")],
+    store: LedgerStoreOption = ".bgc/kernel.db",
+) -> None:
+    """Cancel a waiting request (its turn or session is gone): answers after this do not count.
+
+    Exit 0; 2 when the request is unknown.
+    """
+    from bgc.commands import approvals as command
+
+    _print_log(lambda: command.cancel(store, request))
+
+
 @app.command("match")
 def match_command(
     pattern: Annotated[str, typer.Argument(help="The pattern, in bgc's glob dialect (quote it for the shell).")],

@@ -189,11 +189,11 @@ def test_log_verify_finds_an_edit_made_with_sqlite_itself(sqlite_ledger: Path) -
     assert intact.exit_code == 0 and "ledger ok: 12 entries, head sha256:" in intact.stdout
     head = intact.stdout.split("head ")[1].strip()
     with sqlite3.connect(sqlite_ledger) as db:  # an allow rewritten as a deny, id recomputed
-        seq, data = db.execute("SELECT seq, entry FROM ledger WHERE seq = 3").fetchone()
+        seq, data = db.execute("SELECT seq, entry FROM bgc_ledger WHERE seq = 3").fetchone()
         assert b"allow" in bytes(data)
         forged = bytes(data).replace(b"allow", b"deny!")
         db.execute(
-            "UPDATE ledger SET entry = ?, digest = ? WHERE seq = 3", (forged, ledger.canonical.digest_text(forged))
+            "UPDATE bgc_ledger SET entry = ?, digest = ? WHERE seq = 3", (forged, ledger.canonical.digest_text(forged))
         )
     broken = bgc("log", "verify", "--store", str(sqlite_ledger))
     assert broken.exit_code == 1 and "entry 4 does not follow entry 3" in broken.stdout
@@ -201,9 +201,9 @@ def test_log_verify_finds_an_edit_made_with_sqlite_itself(sqlite_ledger: Path) -
     assert shown.exit_code == 2 and "does not verify" in shown.output  # no report built on a forged chain
     with sqlite3.connect(sqlite_ledger) as db:
         db.execute(
-            "UPDATE ledger SET entry = ?, digest = ? WHERE seq = 3", (data, ledger.canonical.digest_text(bytes(data)))
+            "UPDATE bgc_ledger SET entry = ?, digest = ? WHERE seq = 3", (data, ledger.canonical.digest_text(bytes(data)))
         )
-        db.execute("DELETE FROM ledger WHERE seq = 12")
+        db.execute("DELETE FROM bgc_ledger WHERE seq = 12")
     truncated = bgc("log", "verify", "--store", str(sqlite_ledger), "--expect-head", head)
     assert truncated.exit_code == 1 and "removed from the end" in truncated.stdout
 
