@@ -18,8 +18,9 @@ policy's ``trust approver NAME ed25519:KEY`` lines say which key speaks for whic
   with that key over this request's id, and it was given while the request was live and before
   any cancellation;
 - a valid ``reject`` by any counted approver ends the request: **rejected**, whatever else;
-- ``allow-once`` answers from N *distinct* counted approvers make it **approved**; the same
-  person twice counts once;
+- ``allow-once`` answers from distinct counted approvers that meet every requirement (``N of
+  [...]``; several when ask rules overlap, a person counting towards each that names them) make
+  it **approved**; the same person twice counts once;
 - a cancelled request (``PermissionCancelled``: the turn or session is gone) takes no more
   answers; an expired one is **expired**.
 
@@ -43,6 +44,38 @@ DEFAULT_LIFETIME_SECONDS = 3600
 """How long a request stays live when the enforcer says nothing else: an hour."""
 
 AnswerKind = Literal["allow-once", "reject"]
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """``count`` distinct people among ``approvers`` (anyone the policy trusts when empty)."""
+
+    count: int
+    approvers: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ValueError("a requirement needs at least one approval")
+        if self.approvers and self.count > len(self.approvers):
+            raise ValueError("more approvals required than approvers named")
+
+    def admits(self, name: str) -> bool:
+        return not self.approvers or name in self.approvers
+
+    def met_by(self, people: Sequence[str]) -> bool:
+        return sum(1 for person in people if self.admits(person)) >= self.count
+
+    def __str__(self) -> str:
+        return (
+            f"{self.count} of [{', '.join(self.approvers)}]"
+            if self.approvers
+            else f"{self.count} of any trusted approver"
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        return {"count": self.count, "of": list(self.approvers)}
+
+
 State = Literal["pending", "approved", "rejected", "cancelled", "expired"]
 
 
@@ -57,8 +90,9 @@ class PermissionRequest:
     summary: str
     atoms: tuple[str, ...]
     rule: str
-    required: int
-    approvers: tuple[str, ...]
+    requirements: tuple[Requirement, ...]
+    """Every one must be met by the same answers (overlapping ask rules); a person counts
+    towards each requirement that admits them."""
     created: int
     expires: int
     plan: str | None = None
@@ -66,18 +100,17 @@ class PermissionRequest:
     session: str | None = None
 
     def __post_init__(self) -> None:
-        if self.required < 1:
-            raise ValueError("a request needs at least one approval")
-        if self.approvers and self.required > len(self.approvers):
-            raise ValueError("more approvals required than approvers named")
+        if not self.requirements:
+            raise ValueError("a request needs at least one requirement")
         if self.expires <= self.created:
             raise ValueError("a request expires after it is created")
 
     def body(self) -> dict[str, Any]:
         body: dict[str, Any] = {
             "tool": self.tool, "server": self.server, "params": self.params, "summary": self.summary,
-            "atoms": list(self.atoms), "rule": self.rule, "required": self.required,
-            "approvers": list(self.approvers), "created": self.created, "expires": self.expires,
+            "atoms": list(self.atoms), "rule": self.rule,
+            "requirements": [requirement.to_data() for requirement in self.requirements],
+            "created": self.created, "expires": self.expires,
         }  # fmt: skip
         for name in ("plan", "token", "session"):
             if getattr(self, name) is not None:
@@ -91,6 +124,13 @@ class PermissionRequest:
     def id(self) -> str:
         return canonical.digest_text(self.encode())
 
+    def admits(self, name: str) -> bool:
+        """Whether ``name`` may answer at all: some requirement admits them."""
+        return any(requirement.admits(name) for requirement in self.requirements)
+
+    def needs(self) -> str:
+        return " and ".join(str(requirement) for requirement in self.requirements)
+
     def call_key(self) -> str:
         """What identifies the call itself (not the time it was asked): an enforcer meeting the
         same call again finds the live request instead of making a second one."""
@@ -102,7 +142,8 @@ class PermissionRequest:
     def from_data(cls, data: Mapping[str, Any]) -> PermissionRequest:
         return cls(
             data["tool"], data["server"], data["params"], data["summary"], tuple(data["atoms"]), data["rule"],
-            data["required"], tuple(data["approvers"]), data["created"], data["expires"],
+            tuple(Requirement(item["count"], tuple(item["of"])) for item in data["requirements"]),
+            data["created"], data["expires"],
             data.get("plan"), data.get("token"), data.get("session"),
         )  # fmt: skip
 
@@ -152,12 +193,8 @@ class Standing:
         if self.state == "rejected":
             return f"rejected by {self.rejected_by}"
         if self.state == "pending":
-            return f"awaits {request.required - len(self.counted)} more of {_who(request)} (have: {', '.join(self.counted) or 'none'})"
+            return f"awaits {request.needs()} (have: {', '.join(self.counted) or 'none'})"
         return self.state
-
-
-def _who(request: PermissionRequest) -> str:
-    return f"[{', '.join(request.approvers)}]" if request.approvers else "any trusted approver"
 
 
 def standing(
@@ -187,7 +224,7 @@ def standing(
             counted.append(answer.approver)
     if rejected_by is not None:
         state: State = "rejected"
-    elif len(counted) >= request.required:
+    elif all(requirement.met_by(counted) for requirement in request.requirements):
         state = "approved"
     elif cancelled_at is not None:
         state = "cancelled"
@@ -203,8 +240,8 @@ def _why_not(
 ) -> str | None:
     if answer.request != request.id:
         return "it answers another request"
-    if request.approvers and answer.approver not in request.approvers:
-        return f"{answer.approver} is not among {_who(request)}"
+    if not request.admits(answer.approver):
+        return f"{answer.approver} is not among the approvers it needs ({request.needs()})"
     key = trusted.get(answer.approver)
     if key is None:
         return f"the policy trusts no key for approver {answer.approver}"

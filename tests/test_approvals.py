@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.approvals import PermissionRequest, settle_ask, sign_answer, standing, suggest_rule
+from bgc.approvals import PermissionRequest, Requirement, settle_ask, sign_answer, standing, suggest_rule
 from bgc.kernel.keys import SigningKey
 from bgc.store import open_store
 from tests.samples import bgc
@@ -23,7 +23,7 @@ TRUSTED = {"alice": ALICE.public, "bob": BOB.public, "carol": CAROL.public}
 def request(**change: object) -> PermissionRequest:
     base = PermissionRequest(
         tool="Write", server="local", params="sha256:" + "1" * 64, summary="Write /src/release/v1",
-        atoms=("fs:write:/src/release/v1",), rule="p.bgp:6", required=2, approvers=("alice", "bob", "carol"),
+        atoms=("fs:write:/src/release/v1",), rule="p.bgp:6", requirements=(Requirement(2, ("alice", "bob", "carol")),),
         created=1_000, expires=2_000, plan="sha256:" + "2" * 64,
     )  # fmt: skip
     return dataclasses.replace(base, **change)
@@ -46,7 +46,7 @@ def test_two_distinct_trusted_approvers_approve() -> None:
         ("the same approver twice", "counts once"),
         ("a key the policy does not trust for the name", "does not verify"),
         ("a name the policy does not trust at all", "trusts no key"),
-        ("an approver the rule does not name", "not among"),
+        ("an approver the rule does not name", "not among the approvers it needs"),
         ("an answer for another request", "another request"),
         ("an answer after cancel", "after the request was cancelled"),
         ("an answer after expiry", "not live"),
@@ -54,7 +54,7 @@ def test_two_distinct_trusted_approvers_approve() -> None:
 )
 def test_answers_that_must_not_count(case: str, why: str) -> None:
     named_mallory = case == "a name the policy does not trust at all"
-    target = request(approvers=("alice", "bob", "mallory")) if named_mallory else request()
+    target = request(requirements=(Requirement(2, ("alice", "bob", "mallory")),)) if named_mallory else request()
     first = allow(ALICE, target)
     second = {
         "the same approver twice": allow(ALICE, target, at=1_501),
@@ -84,8 +84,8 @@ def test_a_rejection_by_a_named_approver_ends_the_request_whatever_else() -> Non
 FIELDS = {
     "tool": st.just("Edit"), "server": st.just("evil"), "params": st.just("sha256:" + "9" * 64),
     "atoms": st.just(("fs:write:/src/release/v2",)), "plan": st.just("sha256:" + "8" * 64),
-    "token": st.just("t-1"), "rule": st.just("p.bgp:7"), "required": st.just(1),
-    "approvers": st.just(("alice", "bob")), "summary": st.just("x"), "session": st.just("other"),
+    "token": st.just("t-1"), "rule": st.just("p.bgp:7"), "requirements": st.just((Requirement(1, ("alice", "bob")),)),
+    "summary": st.just("x"), "session": st.just("other"), "expires": st.just(2_001), "created": st.just(999),
 }  # fmt: skip
 
 
@@ -145,7 +145,7 @@ def test_a_cancelled_request_takes_no_more_answers(store_location: str) -> None:
     from bgc.approvals import encode_answer
 
     store = open_store(store_location)
-    target = request(required=1)
+    target = request(requirements=(Requirement(1, ("alice", "bob", "carol")),))
     settle_ask(store, target, TRUSTED, now=1_100)
     assert store.cancel(target.id, 1_150)
     store.add_answer(target.id, "alice", "allow-once", encode_answer(allow(ALICE, target, at=1_200)))
@@ -173,7 +173,7 @@ def test_eight_processes_using_one_approval_get_one_allow(store_location: str) -
     from bgc.approvals import encode_answer
 
     store = open_store(store_location)
-    target = request(required=1)
+    target = request(requirements=(Requirement(1, ("alice", "bob", "carol")),))
     settle_ask(store, target, TRUSTED, now=1_100)
     store.add_answer(target.id, "alice", "allow-once", encode_answer(allow(ALICE, target, at=1_200)))
     store.close()
@@ -201,14 +201,14 @@ def test_pending_approve_and_the_ledger_from_the_command_line(tmp_path: Path) ->
     policy.write_text(f"trust approver alice {alice_public}\nask fs:write:/src/release/** approvals 1 of [alice]\n")
     store_path = str(tmp_path / "state.db")
     now = int(time.time())
-    target = request(required=1, approvers=("alice",), created=now, expires=now + 600)
+    target = request(requirements=(Requirement(1, ("alice",)),), created=now, expires=now + 600)
     store = open_store(store_path)
     trusted = {"alice": SigningKey.generate("x").public}  # the real key is only in the policy
     assert settle_ask(store, target, trusted, now=now).effect == "ask"
     store.close()
 
     listed = bgc("pending", "--store", store_path, "-p", str(policy))
-    assert listed.exit_code == 0 and target.id in listed.stdout and "awaits 1 more of [alice]" in listed.stdout
+    assert listed.exit_code == 0 and target.id in listed.stdout and "awaits 1 of [alice] (have: none)" in listed.stdout
     mallory = bgc("key", "new", "mallory", "--dir", str(keys))
     assert mallory.exit_code == 0
     refused = bgc(
@@ -242,3 +242,13 @@ def test_pending_approve_and_the_ledger_from_the_command_line(tmp_path: Path) ->
     assert shown.exit_code == 0 and "\tapprove\tallow-once\tWrite@local\tp.bgp:6\tapproved by alice" in shown.stdout
     assert bgc("log", "verify", "--store", store_path).exit_code == 0
     assert os.path.exists(store_path)
+
+
+def test_overlapping_requirements_are_all_met_by_one_set_of_people() -> None:
+    """`1 of [alice]` and `1 of [bob, carol]` (two ask rules): alice alone is not enough."""
+    target = request(requirements=(Requirement(1, ("alice",)), Requirement(1, ("bob", "carol"))))
+    assert standing(target, [allow(ALICE, target)], TRUSTED, now=1_600).state == "pending"
+    assert standing(target, [allow(ALICE, target), allow(CAROL, target)], TRUSTED, now=1_600).state == "approved"
+    anyone = request(requirements=(Requirement(2),))
+    assert standing(anyone, [allow(ALICE, anyone), allow(BOB, anyone)], TRUSTED, now=1_600).state == "approved"
+    assert standing(anyone, [allow(ALICE, anyone), allow(MALLORY, anyone)], TRUSTED, now=1_600).state == "pending"

@@ -62,9 +62,7 @@ def pending(location: str, *, policy: str | None, output_format: str, everything
                 lines.append(json.dumps(data, sort_keys=True, ensure_ascii=False))
             else:
                 fields = [request_id, result.state, f"{request.tool}@{request.server}", request.summary,
-                          ", ".join(request.atoms), f"{request.rule} needs {request.required} of "
-                          f"[{', '.join(request.approvers)}]" if request.approvers else f"{request.rule} needs {request.required}",
-                          result.describe(request)]  # fmt: skip
+                          ", ".join(request.atoms), f"{request.rule} needs {request.needs()}", result.describe(request)]  # fmt: skip
                 lines.append("\t".join(escape_field(field) for field in fields))
     finally:
         store.close()
