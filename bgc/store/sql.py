@@ -35,6 +35,8 @@ class SqlStore:
 
     _db: Any
     _errors: tuple[type[BaseException], ...]
+    _head: tuple[int, str] | None = None
+    """The last entry this connection appended or read: where its next append goes first."""
     placeholder = "?"
     blob = "BLOB"
 
@@ -78,15 +80,42 @@ class SqlStore:
     # ---- the ledger --------------------------------------------------------------------------------
 
     def append(self, make: Callable[[int, str], bytes]) -> tuple[int, str]:
-        def add() -> tuple[int, str]:
+        """First optimistically: the entry after the head this connection last appended, in one
+        statement; the number's primary key refuses it when another writer got there first.
+        Correct because numbers are only ever taken in order (a free ``seq`` means ``seq - 1``
+        is the last entry). When refused (or on the first append), the head is read and the
+        entry inserted under the write lock, so contention costs a wait, not a retry loop."""
+
+        def head() -> tuple[int, str]:
             last = self._run("SELECT seq, digest FROM bgc_ledger ORDER BY seq DESC LIMIT 1").fetchone()
-            seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
+            return (int(last[0]), str(last[1])) if last else (0, GENESIS)
+
+        def insert(seq: int, prev: str) -> tuple[int, str] | None:
             data = make(seq, prev)
             digest = digest_text(data)
-            self._run("INSERT INTO bgc_ledger (seq, digest, entry) VALUES (?, ?, ?)", (seq, digest, data))
-            return seq, digest
+            cursor = self._run(
+                "INSERT INTO bgc_ledger (seq, digest, entry) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                (seq, digest, data),
+            )
+            return (seq, digest) if cursor.rowcount == 1 else None
 
-        return self._guard("append to the ledger", lambda: self._write(add))
+        def locked() -> tuple[int, str]:
+            while True:  # writers on the optimistic path do not wait for the lock: one may still win
+                seq, prev = head()
+                added = insert(seq + 1, prev)
+                if added is not None:
+                    return added
+
+        def add() -> tuple[int, str]:
+            if self._head is not None:  # the uncontended case: one statement
+                added = insert(self._head[0] + 1, self._head[1])
+                if added is not None:
+                    self._head = added
+                    return added
+            self._head = self._write(locked)  # raced, or first append: under the write lock
+            return self._head
+
+        return self._guard("append to the ledger", add)
 
     def rows(self) -> Iterator[tuple[int, str, bytes]]:
         try:
