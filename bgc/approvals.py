@@ -283,6 +283,77 @@ def trusted_approvers(trust: Sequence[Any]) -> dict[str, Any]:
     return keys
 
 
+# ---- modes chosen by people ------------------------------------------------------------------------
+
+MODE_TAG = "bgc.ModeDecision"
+
+
+@dataclass(frozen=True, slots=True)
+class ModeDecision:
+    """A person's signed choice of a session's mode (``SetMode``: "only ever sent because a
+    human asked for it"). There is no unsigned way to change a mode: a switch an agent asks for
+    is refused and recorded (:func:`refuse_agent_mode`)."""
+
+    session: str
+    mode: str
+    approver: str
+    time: int
+    signature: bytes
+
+    @staticmethod
+    def signed_bytes(session: str, mode: str, approver: str, time: int) -> bytes:
+        return canonical.envelope(
+            MODE_TAG, VERSION, {"session": session, "mode": mode, "approver": approver, "time": time}
+        )
+
+    def encode(self) -> bytes:
+        return canonical.encode({"session": self.session, "mode": self.mode, "approver": self.approver,
+                                 "time": self.time, "signature": self.signature})  # fmt: skip
+
+
+def sign_mode(session: str, mode: str, approver: str, key: Any, time: int) -> ModeDecision:
+    return ModeDecision(
+        session, mode, approver, time, key.sign(ModeDecision.signed_bytes(session, mode, approver, time))
+    )
+
+
+def decode_mode(data: bytes) -> ModeDecision | None:
+    import cbor2
+
+    try:
+        value = cbor2.loads(data)
+        decision = ModeDecision(
+            value["session"], value["mode"], value["approver"], value["time"], bytes(value["signature"])
+        )
+    except Exception:  # noqa: BLE001 - an unreadable decision decides nothing
+        return None
+    return decision if canonical.encode(value) == data else None
+
+
+def effective_mode(
+    session: str, decisions: Iterable[ModeDecision], trusted: Mapping[str, Any], modes: Iterable[str]
+) -> ModeDecision | None:
+    """The newest decision for ``session`` that a trusted approver signed, naming a mode the
+    policy has; None when there is none (the policy's default mode stands)."""
+    known = set(modes)
+    valid = [
+        decision for decision in decisions
+        if decision.session == session and decision.mode in known and trusted.get(decision.approver) is not None
+        and trusted[decision.approver].verify(
+            decision.signature, ModeDecision.signed_bytes(decision.session, decision.mode, decision.approver, decision.time)
+        )
+    ]  # fmt: skip
+    return max(valid, key=lambda decision: (decision.time, decision.approver, decision.mode), default=None)
+
+
+def refuse_agent_mode(store: Any, session: str, mode: str, now: int) -> None:
+    """Record that an agent asked to switch ``session`` to ``mode``: refused, never applied."""
+    from bgc import ledger
+
+    reason = "a mode switch is a person's signed decision (bgc mode set); the agent asked for it"
+    ledger.append(store, ledger.Record("mode", "refused", now, session=session, reason=f"{reason}: {mode}"))
+
+
 # ---- in the store ----------------------------------------------------------------------------------
 
 

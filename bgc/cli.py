@@ -476,6 +476,44 @@ def cancel_request(
     _print_log(lambda: command.cancel(store, request))
 
 
+mode_app = typer.Typer(help="A session's mode: chosen by a person, signed, never by the agent.", no_args_is_help=True)
+app.add_typer(mode_app, name="mode")
+
+
+@mode_app.command("set")
+def mode_set(
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The agent session's id.")],
+    mode: Annotated[str, typer.Argument(metavar="MODE", help="One of the policy's modes.")],
+    key: KeyFileOption,
+    approver: AsOption = None,
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    policy: PolicyOption = None,
+) -> None:
+    """Switch a session to a mode: a signed decision of a person the policy trusts as an approver.
+
+    Recorded in the store and the ledger. Exit 0; 2 when the key is not trusted for you or the
+    policy has no such mode.
+    """
+    from bgc.commands import approvals as command
+
+    _print_log(lambda: command.set_mode(store, session, mode, key_path=key, approver=approver, policy=policy))
+
+
+@mode_app.command("show")
+def mode_show(
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The agent session's id.")],
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    policy: PolicyOption = None,
+) -> None:
+    """The mode a person chose for a session (the newest validly signed choice), or the default.
+
+    Exit 0; 2 when the store or policy cannot be read.
+    """
+    from bgc.commands import approvals as command
+
+    _print_log(lambda: command.show_mode(store, session, policy=policy))
+
+
 @app.command("match")
 def match_command(
     pattern: Annotated[str, typer.Argument(help="The pattern, in bgc's glob dialect (quote it for the shell).")],

@@ -123,3 +123,51 @@ def cancel(location: str, request_id: str) -> tuple[ExitCode, list[str]]:
     finally:
         store.close()
     return ExitCode.OK, [f"{request_id}: cancelled; answers given from now on do not count"]
+
+
+def set_mode(
+    location: str, session: str, mode: str, *, key_path: str, approver: str | None, policy: str | None
+) -> tuple[ExitCode, list[str]]:
+    """A person's signed choice of a session's mode, kept in the store and the ledger."""
+    from bgc import ledger
+    from bgc.approvals import sign_mode
+    from bgc.commands import io
+    from bgc.kernel.keys import load_private
+
+    key = load_private(key_path)
+    name = approver or key.name
+    loaded, _ = io.load_policy(policy, None)
+    from bgc.approvals import trusted_approvers
+
+    trusted = trusted_approvers(loaded.trust)
+    if trusted.get(name) is None or trusted[name].text != key.public.text:
+        raise UsageError(
+            f"the policy trusts no key {key.public.text} for approver {name!r}: a mode it signed would never count"
+        )
+    if mode not in loaded.modes:
+        raise UsageError(f"the policy has no mode {mode!r}; its modes: {', '.join(sorted(loaded.modes)) or '(none)'}")
+    now = int(time.time())
+    decision = sign_mode(session, mode, name, key, now)
+    store = _store(location)
+    try:
+        store.add_mode(session, name, now, decision.encode())
+        ledger.append(store, ledger.Record("mode", f"set {mode}", now, session=session, approvers=(name,)))
+    finally:
+        store.close()
+    return ExitCode.OK, [f"session {session}: mode {mode}, set by {name}"]
+
+
+def show_mode(location: str, session: str, *, policy: str | None) -> tuple[ExitCode, list[str]]:
+    from bgc.approvals import decode_mode, effective_mode, trusted_approvers
+    from bgc.commands import io
+
+    loaded, _ = io.load_policy(policy, None)
+    store = _store(location)
+    try:
+        decisions = [decision for decision in map(decode_mode, store.modes(session)) if decision is not None]
+    finally:
+        store.close()
+    chosen = effective_mode(session, decisions, trusted_approvers(loaded.trust), loaded.modes)
+    if chosen is None:
+        return ExitCode.OK, [f"session {session}: the policy's default mode (no mode chosen by a person)"]
+    return ExitCode.OK, [f"session {session}: mode {chosen.mode}, set by {chosen.approver}"]

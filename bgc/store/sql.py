@@ -25,6 +25,8 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS bgc_requests (id TEXT PRIMARY KEY, call TEXT NOT NULL, body {blob} NOT NULL,"
     " created BIGINT NOT NULL, expires BIGINT NOT NULL, cancelled BIGINT)",
     "CREATE INDEX IF NOT EXISTS bgc_requests_call ON bgc_requests (call, expires)",
+    "CREATE TABLE IF NOT EXISTS bgc_modes (session TEXT NOT NULL, approver TEXT NOT NULL, time BIGINT NOT NULL,"
+    " body {blob} NOT NULL, PRIMARY KEY (session, approver, time))",
     "CREATE TABLE IF NOT EXISTS bgc_answers (request TEXT NOT NULL, approver TEXT NOT NULL, decision TEXT NOT NULL,"
     " body {blob} NOT NULL, PRIMARY KEY (request, approver, decision))",
 )
@@ -194,6 +196,23 @@ class SqlStore:
             "read answers",
             lambda: self._run(
                 "SELECT body FROM bgc_answers WHERE request = ? ORDER BY approver, decision", (request_id,)
+            ).fetchall(),
+        )
+        return [bytes(row[0]) for row in rows]
+
+    # ---- modes chosen by people ----------------------------------------------------------------------
+
+    def add_mode(self, session: str, approver: str, time: int, body: bytes) -> None:
+        self._guard("record a mode decision", lambda: self._write(lambda: self._run(
+            "INSERT INTO bgc_modes (session, approver, time, body) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (session, approver, time, body),
+        )))  # fmt: skip
+
+    def modes(self, session: str) -> list[bytes]:
+        rows = self._guard(
+            "read mode decisions",
+            lambda: self._run(
+                "SELECT body FROM bgc_modes WHERE session = ? ORDER BY time, approver", (session,)
             ).fetchall(),
         )
         return [bytes(row[0]) for row in rows]
