@@ -27,11 +27,11 @@ def kernel(
     key = load_private(resolve(kernel_key, private=True)) if kernel_key else None
     opened = None
     if key is not None:
-        from bgc.store.sqlite import SqliteStore
+        from bgc.store import open_store
 
         if store == DEFAULT_STORE:
             os.makedirs(os.path.dirname(store), mode=0o700, exist_ok=True)
-        opened = SqliteStore(store)
+        opened = open_store(store)  # a SQLite file, or a postgresql:// database shared by a fleet
     elif require_nonce:
         raise UsageError("--require-nonce needs --kernel-key (the key that signed the nonces)")
     return Kernel(trusted, key, opened, require_nonce, session_tokens=[read_token_text(path) for path in tokens])

@@ -1,27 +1,28 @@
 """The embedded store: one SQLite file, WAL journal, one transaction per operation.
 
 WAL lets readers run beside the one writer; ``BEGIN IMMEDIATE`` takes the write lock at the
-start of a consume, so racing processes queue on the busy timeout instead of failing, and the
-primary key makes a second insert of the same nonce fail inside its own transaction. A lock
-held past the timeout is a :class:`~bgc.store.StoreError`: the caller denies.
+start of every write, so racing processes queue on the busy timeout instead of failing, and a
+primary key refuses a second insert of the same nonce inside its own transaction. A lock held
+past the timeout is a :class:`~bgc.store.StoreError`: the caller denies.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from typing import TypeVar
 
 from bgc.store import StoreError
+from bgc.store.sql import SqlStore
 
+T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5000
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS consumed ("
-    " kind TEXT NOT NULL, key TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (kind, key)"
-    ") WITHOUT ROWID"
-)
 
 
-class SqliteStore:
+class SqliteStore(SqlStore):
     """A :class:`~bgc.store.Store` in the SQLite file ``path`` (created when missing)."""
+
+    _errors = (sqlite3.Error,)
 
     def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         try:
@@ -29,31 +30,17 @@ class SqliteStore:
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute(_SCHEMA)
+            self._write(self._create)
         except sqlite3.Error as error:
             raise StoreError(f"cannot open the store {path}: {error}") from None
 
-    def consume_once(self, kind: str, key: str, expires: int) -> bool:
+    def _write(self, work: Callable[[], T]) -> T:
+        self._db.execute("BEGIN IMMEDIATE")
         try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.execute("INSERT INTO consumed (kind, key, expires) VALUES (?, ?, ?)", (kind, key, expires))
-            except sqlite3.IntegrityError:
-                self._db.execute("ROLLBACK")
-                return False
-            self._db.execute("COMMIT")
-            return True
-        except sqlite3.Error as error:
+            result = work()
+        except BaseException:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
-            raise StoreError(f"the store could not record a consume: {error}") from None
-
-    def prune(self, now: int) -> int:
-        try:
-            with self._db:
-                return self._db.execute("DELETE FROM consumed WHERE expires < ?", (now,)).rowcount
-        except sqlite3.Error as error:
-            raise StoreError(f"the store could not prune: {error}") from None
-
-    def close(self) -> None:
-        self._db.close()
+            raise
+        self._db.execute("COMMIT")
+        return result

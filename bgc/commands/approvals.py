@@ -1,0 +1,173 @@
+"""``bgc pending``, ``bgc approve``, ``bgc reject``, ``bgc cancel``: people answering ``ask``.
+
+Every answer and cancellation is also appended to the ledger (bgc/ledger.py) in the same store.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from bgc.errors import ExitCode, InputError, Span, UsageError
+
+
+def _store(location: str) -> Any:
+    from bgc.store import StoreError, open_store
+
+    try:
+        return open_store(location)
+    except StoreError as error:
+        raise InputError(str(error), Span(location)) from None
+
+
+def _trusted(policy: str | None) -> dict[str, Any]:
+    from bgc.approvals import trusted_approvers
+    from bgc.commands import io
+
+    loaded, _ = io.load_policy(policy, None)
+    return trusted_approvers(loaded.trust)
+
+
+def _request(store: Any, request_id: str) -> tuple[Any, int | None]:
+    from bgc.approvals import load_request
+
+    loaded = load_request(store, request_id)
+    if loaded is None:
+        raise UsageError(f"no permission request {request_id} in this store (bgc pending lists them)")
+    return loaded
+
+
+def pending(location: str, *, policy: str | None, output_format: str, everything: bool) -> tuple[ExitCode, list[str]]:
+    """Live requests (``everything``: also answered, cancelled and expired ones that are kept)."""
+    from bgc.approvals import load_request, stored_standing
+    from bgc.render.fields import escape_field
+
+    trusted = _trusted(policy)
+    now = int(time.time())
+    store = _store(location)
+    lines = []
+    try:
+        for request_id, _, _ in store.requests(0 if everything else now):
+            loaded = load_request(store, request_id)
+            if loaded is None:
+                lines.append(f"{request_id}\tunreadable: edited in the store")
+                continue
+            request, cancelled = loaded
+            result = stored_standing(store, request, cancelled, trusted, now)
+            if not everything and result.state != "pending":
+                continue
+            if output_format == "json":
+                data = {"id": request_id, "state": result.state, "standing": result.describe(request), **request.body()}
+                lines.append(json.dumps(data, sort_keys=True, ensure_ascii=False))
+            else:
+                fields = [request_id, result.state, f"{request.tool}@{request.server}", request.summary,
+                          ", ".join(request.atoms), f"{request.rule} needs {request.needs()}", result.describe(request)]  # fmt: skip
+                lines.append("\t".join(escape_field(field) for field in fields))
+    finally:
+        store.close()
+    return ExitCode.OK, lines
+
+
+def answer(location: str, request_id: str, decision: str, *, key_path: str, approver: str | None,
+           policy: str | None, suggest: bool) -> tuple[ExitCode, list[str]]:  # fmt: skip
+    """Sign ``decision`` (allow-once or reject) for one request with the approver's key."""
+    from bgc import ledger
+    from bgc.approvals import encode_answer, sign_answer, stored_standing, suggest_rule
+    from bgc.kernel.keys import load_private
+
+    key = load_private(key_path)
+    name = approver or key.name
+    trusted = _trusted(policy)
+    if trusted.get(name) is None or trusted[name].text != key.public.text:
+        raise UsageError(
+            f"the policy trusts no key {key.public.text} for approver {name!r}: an answer signed with it would "
+            "never count (add `trust approver NAME KEY` to the policy, or pass --as NAME)"
+        )
+    store = _store(location)
+    try:
+        request, cancelled = _request(store, request_id)
+        now = int(time.time())
+        if cancelled is not None:
+            raise UsageError(f"permission request {request_id} was cancelled: answers no longer count")
+        if now >= request.expires:
+            raise UsageError(f"permission request {request_id} expired")
+        signed = sign_answer(request_id, decision, name, key, now)  # type: ignore[arg-type]
+        kept = store.add_answer(request_id, name, decision, encode_answer(signed))
+        ledger.append(store, ledger.Record("approve" if decision == "allow-once" else "reject", decision, now,
+                                           request=request_id, tool=request.tool, server=request.server,
+                                           params=request.params, rule=request.rule, approvers=(name,)))  # fmt: skip
+        result = stored_standing(store, request, cancelled, trusted, now)
+    finally:
+        store.close()
+    lines = [
+        f"{request_id}: {decision} by {name}"
+        + ("" if kept else " (already recorded)")
+        + f"; now {result.describe(request)}"
+    ]
+    if suggest:
+        lines.append(suggest_rule(request, name))
+    return ExitCode.OK, lines
+
+
+def cancel(location: str, request_id: str) -> tuple[ExitCode, list[str]]:
+    """PermissionCancelled: the request takes no more answers."""
+    from bgc import ledger
+
+    store = _store(location)
+    try:
+        now = int(time.time())
+        if not store.cancel(request_id, now):
+            raise UsageError(f"no permission request {request_id} in this store (bgc pending lists them)")
+        ledger.append(store, ledger.Record("cancel", "cancelled", now, request=request_id))
+    finally:
+        store.close()
+    return ExitCode.OK, [f"{request_id}: cancelled; answers given from now on do not count"]
+
+
+def set_mode(
+    location: str, session: str, mode: str, *, key_path: str, approver: str | None, policy: str | None
+) -> tuple[ExitCode, list[str]]:
+    """A person's signed choice of a session's mode, kept in the store and the ledger."""
+    from bgc import ledger
+    from bgc.approvals import sign_mode
+    from bgc.commands import io
+    from bgc.kernel.keys import load_private
+
+    key = load_private(key_path)
+    name = approver or key.name
+    loaded, _ = io.load_policy(policy, None)
+    from bgc.approvals import trusted_approvers
+
+    trusted = trusted_approvers(loaded.trust)
+    if trusted.get(name) is None or trusted[name].text != key.public.text:
+        raise UsageError(
+            f"the policy trusts no key {key.public.text} for approver {name!r}: a mode it signed would never count"
+        )
+    if mode not in loaded.modes:
+        raise UsageError(f"the policy has no mode {mode!r}; its modes: {', '.join(sorted(loaded.modes)) or '(none)'}")
+    now = int(time.time())
+    decision = sign_mode(session, mode, name, key, now)
+    store = _store(location)
+    try:
+        store.add_mode(session, name, now, decision.encode())
+        ledger.append(store, ledger.Record("mode", f"set {mode}", now, session=session, approvers=(name,)))
+    finally:
+        store.close()
+    return ExitCode.OK, [f"session {session}: mode {mode}, set by {name}"]
+
+
+def show_mode(location: str, session: str, *, policy: str | None) -> tuple[ExitCode, list[str]]:
+    from bgc.approvals import decode_mode, effective_mode, trusted_approvers
+    from bgc.commands import io
+
+    loaded, _ = io.load_policy(policy, None)
+    store = _store(location)
+    try:
+        decisions = [decision for decision in map(decode_mode, store.modes(session)) if decision is not None]
+    finally:
+        store.close()
+    chosen = effective_mode(session, decisions, trusted_approvers(loaded.trust), loaded.modes)
+    if chosen is None:
+        return ExitCode.OK, [f"session {session}: the policy's default mode (no mode chosen by a person)"]
+    return ExitCode.OK, [f"session {session}: mode {chosen.mode}, set by {chosen.approver}"]
