@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from bgc.store import StoreError
+from bgc.store.base import StoreError
 from bgc.store.sql import SqlStore
 
 T = TypeVar("T")

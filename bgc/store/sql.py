@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from bgc.canonical import digest_text
-from bgc.store import GENESIS, StoreError
+from bgc.store.base import GENESIS, StoreError
 
 T = TypeVar("T")
 USED_REQUEST = "permission-request"
