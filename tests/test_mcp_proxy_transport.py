@@ -164,10 +164,10 @@ def test_other_messages_pass_untouched_both_ways(session: Session) -> None:
 
 def test_a_message_over_the_limit_is_refused_and_the_session_goes_on(session: Session) -> None:
     huge = call(1, "read_file", {"path": "/src/a", "pad": "x" * (10 * 1024 * 1024)})
-    session.send_thread = threading.Thread(target=session.send, args=(huge,))
-    session.send_thread.start()
+    sender = threading.Thread(target=session.send, args=(huge,))  # the pipe fills before the proxy answers
+    sender.start()
     first = json.loads(session.receive())
-    session.send_thread.join()
+    sender.join()
     assert first["error"]["code"] == -32600 and first["id"] is None
     assert session.sync() == []
     session.send(call(2, "read_file", {"path": "/src/a"}))

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bgc import ledger  # noqa: E402
-from bgc.store import open_store  # noqa: E402
+from bgc.store import GENESIS, open_store  # noqa: E402
 
 
 def record(number: int) -> ledger.Record:
@@ -64,7 +64,7 @@ def main() -> None:
                     admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
         big = str(Path(work) / "big.db")
         store = open_store(big)
-        prev, rows = ledger.GENESIS if hasattr(ledger, "GENESIS") else "sha256:" + "0" * 64, []
+        prev, rows = GENESIS, []
         for seq in range(1, options.verify + 1):  # built in one transaction: the workload, not the subject
             data = ledger.encode_entry(record(seq), seq, prev)
             prev = ledger.canonical.digest_text(data)
