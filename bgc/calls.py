@@ -307,20 +307,31 @@ def policy_decider(path: str, mode: str | None = None, workspace: Workspace | No
     """A decider for the policy at ``path`` in ``mode`` (its default when None).
 
     The decider built from the implicit plan comes from bgc's verified cache (:mod:`bgc.cache`:
-    entries checksummed, keyed by bgc's code and here by the policy id, which covers the bytes
-    of every policy file, and the mode) when the policy's files are unchanged.
+    entries checksummed, keyed by bgc's code, the root file's real path and digest, and the mode
+    as asked) while every file the policy was read from still has the digest it had: a hit reads
+    the policy's files and nothing else (no parse, no policy loaded), which is what a hook run
+    before every tool call can afford.
     """
     from bgc import cache
+
+    keyed = cache.compiled_key(path, f"call-decider\0{mode!r}")
+    if keyed is not None:
+        entry = cache.load_object("call-decider", keyed[0])
+        if (
+            isinstance(entry, tuple)
+            and len(entry) == 3
+            and entry[0] == keyed[0]
+            and isinstance(entry[2], CallDecider)
+            and cache.unchanged(path, keyed[1], entry[1])
+        ):
+            return CallDecider.reuse(entry[2], workspace)
     from bgc.policy.loader import cached_policy
 
     policy = cached_policy(path)
-    mode = policy.resolve_mode(mode)
-    key = f"{policy.id()}\0{mode}"
-    entry = cache.load_object("call-decider", key)
-    if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == key and isinstance(entry[1], CallDecider)):
-        entry = (key, CallDecider([implicit_plan(policy, mode)]))
-        cache.store_object("call-decider", key, entry)
-    return CallDecider.reuse(entry[1], workspace)
+    decider = CallDecider([implicit_plan(policy, policy.resolve_mode(mode))])
+    if keyed is not None:
+        cache.store_object("call-decider", keyed[0], (keyed[0], policy.files, decider))
+    return CallDecider.reuse(decider, workspace)
 
 
 def call_from_data(data: Any) -> tuple[str, str | None, Mapping[str, Any]]:
