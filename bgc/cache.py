@@ -26,13 +26,10 @@ import pickle
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bgc.errors import InputError
 from bgc.files import read_bounded
-
-if TYPE_CHECKING:
-    from bgc.policy.ast import PolicyFile
 
 MAGIC = b"bgc-cache\x001\n"
 _DIGEST_SIZE = 32
@@ -182,8 +179,9 @@ def store_object(namespace: str, key: str, value: Any) -> None:
 # --- keys for policies: valid while every file that went into one is unchanged ---------------------
 
 
-def unchanged(root: str, root_digest: str, files: Iterable[PolicyFile]) -> bool:
-    """True when every file that went into a policy still has the content it had.
+def unchanged(root: str, root_digest: str, files: Iterable[tuple[str, str]]) -> bool:
+    """True when every file that went into a policy (``(path, digest)`` as
+    :meth:`bgc.policy.ast.Policy.file_digests` gives them) still has the content it had.
 
     The root file was just read and hashed to make the entry's key (``root_digest``); reading it
     again would only repeat that, so its entry is skipped when it records that same digest (one
@@ -191,10 +189,10 @@ def unchanged(root: str, root_digest: str, files: Iterable[PolicyFile]) -> bool:
     """
     base = os.path.dirname(root) or "."
     root_entry = os.path.relpath(root, base).replace(os.sep, "/")
-    for item in files:
-        if item.path == root_entry and item.digest == root_digest:
+    for path, digest in files:
+        if path == root_entry and digest == root_digest:
             continue
-        if _digest(os.path.join(base, item.path)) != item.digest:
+        if _digest(os.path.join(base, path)) != digest:
             return False
     return True
 

@@ -39,7 +39,7 @@ from bgc.plan import (
     expand_call,
     refuse_undeclared,
 )
-from bgc.policy.ast import LOCAL_SERVER, AtomTemplate, TemplateError
+from bgc.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
 
 CallEffect = Literal["allow", "ask", "deny"]
 
@@ -330,7 +330,7 @@ def policy_decider(path: str, mode: str | None = None, workspace: Workspace | No
     policy = cached_policy(path)
     decider = CallDecider([implicit_plan(policy, policy.resolve_mode(mode))])
     if keyed is not None:
-        cache.store_object("call-decider", keyed[0], (keyed[0], policy.files, decider))
+        cache.store_object("call-decider", keyed[0], (keyed[0], policy.file_digests(), decider))
     return CallDecider.reuse(decider, workspace)
 
 

@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from bgc import canonical, glob, values
 from bgc._gate_index import LaneIndex
@@ -25,7 +25,10 @@ from bgc.budget import Budget, BudgetExhausted
 from bgc.canonical import DataModelError, kind_name
 from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
-from bgc.policy.ast import AtomTemplate, TemplateError, ToolDecl, scan_template
+from bgc.policy.templates import AtomTemplate, TemplateError, scan_template
+
+if TYPE_CHECKING:
+    from bgc.policy.ast import ToolDecl
 
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1
