@@ -23,12 +23,15 @@ from bgc._gate_index import LaneIndex
 from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget, BudgetExhausted
 from bgc.canonical import DataModelError, kind_name
-from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
 from bgc.policy.templates import AtomTemplate, TemplateError, scan_template
 
 if TYPE_CHECKING:
+    from bgc.model import Digest, Fields
     from bgc.policy.ast import ToolDecl
+
+# bgc.model is imported where plans are read or identified, not here: deciding with a plan a
+# process already holds (a cached call decider in a cold `bgc hook`) needs none of its classes.
 
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1
@@ -250,6 +253,8 @@ class Plan:
         }
 
     def id(self) -> Digest:
+        from bgc.model import Digest
+
         return Digest.of(canonical.envelope(PLAN_TAG, PLAN_VERSION, self.body()))
 
     def to_data(self) -> dict[str, Any]:
@@ -328,6 +333,8 @@ def _read_approvals(approvals: Fields) -> Approvals:
 
 def _read_parts(request: Fields, key: str) -> tuple[Part, ...]:
     """The parts under ``key``; ask parts, and only they, carry their approval requirement."""
+    from bgc.model import Fields
+
     asks = key == "ask"
     parts = []
     for part in request.maps(key):
@@ -359,6 +366,8 @@ def _read_request(request: Fields) -> RequestResult:
 def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestResult:
     """One request result, read and checked exactly as :func:`plan_from_data` reads a plan's
     (a capability token carries its plan's granted and pending parts this way)."""
+    from bgc.model import Fields, ModelError
+
     try:
         return _read_request(Fields(data, path))
     except ModelError as error:
@@ -368,6 +377,8 @@ def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestRes
 def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
     """One tool declaration, read and checked exactly as :func:`plan_from_data` reads a plan's
     (a capability token's tool scope is its plan's declarations)."""
+    from bgc.model import Fields, ModelError
+
     try:
         return _read_tool(Fields(data, path))
     except ModelError as error:
@@ -375,6 +386,8 @@ def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
 
 
 def _read_call(call: Fields) -> CallResult:
+    from bgc.model import ToolCall
+
     call.only("tool", "server", "status", "reason", "needs")
     proposed = call.build(ToolCall, call.get("tool"), call.get("server"))  # named as an order names them
     needs = []
@@ -412,6 +425,8 @@ def _template(text: str) -> AtomTemplate:
 
 
 def _read_tool(tool: Fields) -> ToolSpec:
+    from bgc.model import Fields, ToolCall
+
     tool.only("tool", "servers", "needs", "ignores")
     name = tool.build(ToolCall, tool.get("tool")).tool  # a tool name as an order names it
     servers = tool.list("servers")
@@ -437,6 +452,14 @@ def plan_from_data(data: Any) -> Plan:
     """Rebuild a plan from data and verify it: every field, at every level, must be one that
     ``bgc compile`` writes (an unknown one would not be covered by the id), enumerations and
     patterns must be valid, and the recorded id must match the content."""
+    return _verified_plan(data)[0]
+
+
+def _verified_plan(data: Any) -> tuple[Plan, Digest]:
+    """:func:`plan_from_data` and the id it verified (encoding a large plan to derive its id
+    costs more than reading it: done once)."""
+    from bgc.model import Digest, Fields, ModelError
+
     if not isinstance(data, Mapping) or data.get("type") != PLAN_TAG:
         raise PlanError("not a bgc plan (expected the output of `bgc compile --format json|yaml|cbor`)")
     if data.get("version") != PLAN_VERSION or type(data.get("version")) is not int:  # true == 1.0 == 1
@@ -458,7 +481,7 @@ def plan_from_data(data: Any) -> Plan:
         raise PlanError(error.message, error.path) from None
     if recorded != plan.id():
         raise PlanError(f"the plan's content does not match its id {recorded} (was it edited?)", ("id",))
-    return plan
+    return plan, recorded
 
 
 def plans_from_data(
@@ -473,20 +496,21 @@ def plans_from_data(
     """
     listed = isinstance(data, list)
     plans = []
+    found: set[Digest] = set()
     for index, item in enumerate(data if listed else [data]):
         where: tuple[str | int, ...] = (index,) if listed else ()
         try:
-            plan = plan_from_data(item)
+            plan, plan_id = _verified_plan(item)
         except DataModelError as error:
             raise PlanError(error.message, (*where, *error.path)) from None
         if expect_policy is not None and plan.policy != str(expect_policy):
             message = f"the plan was compiled against policy {plan.policy}, not the expected {expect_policy}"
             raise PlanError(message, (*where, "policy"))
-        if expect_plans and plan.id() not in expect_plans:
+        if expect_plans and plan_id not in expect_plans:
             expected = " or ".join(str(digest) for digest in expect_plans)
-            raise PlanError(f"the plan {plan.id()} is not the expected {expected}", (*where, "id"))
+            raise PlanError(f"the plan {plan_id} is not the expected {expected}", (*where, "id"))
         plans.append(plan)
-    found = {plan.id() for plan in plans}
+        found.add(plan_id)
     for digest in expect_plans:
         if digest not in found:
             held = ", ".join(sorted(str(plan_id) for plan_id in found)) or "no plan"
