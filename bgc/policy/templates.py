@@ -99,7 +99,7 @@ def _param_text(name: str, value: Any) -> str:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    from bgc.canonical import kind_name  # here, not at the top: canonical brings cbor2
+    from bgc.canonical import kind_name  # here, not at the top: only a refusal needs it
 
     raise TemplateError(f"parameter {name!r} is not text or an integer (got {kind_name(value)})", name)
 
