@@ -16,7 +16,7 @@ import typer
 
 from bgc import __version__
 from bgc.commands.io import Result, deliver
-from bgc.errors import BgcError, ExitCode, exit_code_rows
+from bgc.errors import BgcError, ExitCode, UsageError, exit_code_rows
 
 
 def _exit_code_epilog() -> str:
@@ -655,17 +655,21 @@ def hook(
     mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="The policy's mode (default: the configured one, else the policy's default).")] = None,
     unknown: Annotated[Literal["ask", "deny"], typer.Option("--unknown", metavar="ANSWER", help="The answer for a tool no declaration covers: ask or deny.")] = "ask",
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Block the call when no decision is made in time.")] = 20.0,
+    store: Annotated[Optional[str], typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL (default: .bgc/kernel.db in the project; `none`: neither).")] = None,
+    asks: Annotated[Literal["agent", "bgc"], typer.Option("--asks", metavar="WHERE", help="agent: an ask any one person may answer also goes to the agent's permission dialog; bgc: every ask waits for `bgc approve`.")] = "agent",
 ) -> None:
     """Decide the tool call an agent is about to make, in the agent's own hook protocol.
 
     Reads Claude Code's PreToolUse or PermissionRequest hook input on stdin and answers allow,
-    ask or deny on stdout, the reason naming the rule (file:line) that decided. Exit 0 with that
-    answer; anything that fails (bad input, a policy that does not load, no decision within
-    --timeout) blocks the call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
+    ask or deny on stdout, the reason naming the rule (file:line) that decided. An ask becomes a
+    permission request (`bgc pending`, `bgc approve`), and every decision is recorded in the
+    ledger (`bgc log show`). Exit 0 with that answer; anything that fails (bad input, a policy
+    that does not load, a store that cannot record, no decision within --timeout) blocks the
+    call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
     """
     from bgc.commands import hook as command
 
-    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout))
+    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout, store=store, asks=asks))
 
 
 init_app = command_group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
