@@ -349,19 +349,23 @@ def mcp_proxy(
     filter_tools: Annotated[
         bool, typer.Option("--filter-tools", help="Leave tools no declaration covers on this server out of tools/list answers.")
     ] = False,
+    store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL; `none`: neither.")] = ".bgc/kernel.db",
+    wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="Hold a call that needs approval this long for `bgc approve` (0: refuse it at once).")] = 0.0,
 ) -> None:
     """Run an MCP server (stdio) behind the policy: every tools/call is decided before the server sees it.
 
-    Allowed calls are forwarded unchanged; denied calls, and calls that need a person's approval,
-    never reach the server: the client gets a tool error naming the rule. Lines bgc cannot read
-    strictly (duplicate keys, batches, invalid JSON, over 4 MiB) are refused. Every other message
-    passes through untouched. Exit: the server's status; 2 when the policy cannot be read (the
-    server is not started); 127 when the server cannot be started.
+    Allowed calls are forwarded unchanged; denied calls never reach the server: the client gets a
+    tool error naming the rule. A call that needs approval is a permission request (`bgc pending`,
+    `bgc approve`), held up to --wait seconds, then refused with its id. Every decision is recorded
+    in the ledger. Lines bgc cannot read strictly (duplicate keys, batches, invalid JSON, over
+    4 MiB) are refused. Every other message passes through untouched. Exit: the server's status;
+    2 when the policy or the store cannot be read (the server is not started); 127 when the server
+    cannot be started.
     """
     from bgc.commands import mcp_proxy as proxy_command
 
     try:
-        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools)
+        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait)
     except BgcError as error:
         fail(error)
     raise typer.Exit(status)

@@ -135,7 +135,8 @@ class Enforcer:
         from bgc.approvals import settle_ask
 
         outcome = settle_ask(self.store, request, self.trusted, now)
-        return Enforced(outcome.effect, outcome.reason, decision, outcome.request, outcome.approvers)
+        reason = f"{outcome.reason}; {decision.explanation()}"  # what people said, then the rule that asked
+        return Enforced(outcome.effect, reason, decision, outcome.request, outcome.approvers)
 
     def request_for(self, decision: CallDecision, params: Any, session: str | None, now: int) -> Any:
         """The permission request for a call that met ``ask``: None when no atom awaits a rule's
