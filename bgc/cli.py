@@ -16,7 +16,7 @@ import typer
 
 from bgc import __version__
 from bgc.commands.io import Result, deliver
-from bgc.errors import BgcError, ExitCode, exit_code_rows
+from bgc.errors import BgcError, ExitCode, UsageError, exit_code_rows
 
 
 def _exit_code_epilog() -> str:
@@ -349,19 +349,23 @@ def mcp_proxy(
     filter_tools: Annotated[
         bool, typer.Option("--filter-tools", help="Leave tools no declaration covers on this server out of tools/list answers.")
     ] = False,
+    store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL; `none`: neither.")] = ".bgc/kernel.db",
+    wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="Hold a call that needs approval this long for `bgc approve` (0: refuse it at once).")] = 0.0,
 ) -> None:
     """Run an MCP server (stdio) behind the policy: every tools/call is decided before the server sees it.
 
-    Allowed calls are forwarded unchanged; denied calls, and calls that need a person's approval,
-    never reach the server: the client gets a tool error naming the rule. Lines bgc cannot read
-    strictly (duplicate keys, batches, invalid JSON, over 4 MiB) are refused. Every other message
-    passes through untouched. Exit: the server's status; 2 when the policy cannot be read (the
-    server is not started); 127 when the server cannot be started.
+    Allowed calls are forwarded unchanged; denied calls never reach the server: the client gets a
+    tool error naming the rule. A call that needs approval is a permission request (`bgc pending`,
+    `bgc approve`), held up to --wait seconds, then refused with its id. Every decision is recorded
+    in the ledger. Lines bgc cannot read strictly (duplicate keys, batches, invalid JSON, over
+    4 MiB) are refused. Every other message passes through untouched. Exit: the server's status;
+    2 when the policy or the store cannot be read (the server is not started); 127 when the server
+    cannot be started.
     """
     from bgc.commands import mcp_proxy as proxy_command
 
     try:
-        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools)
+        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait)
     except BgcError as error:
         fail(error)
     raise typer.Exit(status)
@@ -655,17 +659,21 @@ def hook(
     mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="The policy's mode (default: the configured one, else the policy's default).")] = None,
     unknown: Annotated[Literal["ask", "deny"], typer.Option("--unknown", metavar="ANSWER", help="The answer for a tool no declaration covers: ask or deny.")] = "ask",
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Block the call when no decision is made in time.")] = 20.0,
+    store: Annotated[Optional[str], typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL (default: .bgc/kernel.db in the project; `none`: neither).")] = None,
+    asks: Annotated[Literal["agent", "bgc"], typer.Option("--asks", metavar="WHERE", help="agent: an ask any one person may answer also goes to the agent's permission dialog; bgc: every ask waits for `bgc approve`.")] = "agent",
 ) -> None:
     """Decide the tool call an agent is about to make, in the agent's own hook protocol.
 
     Reads Claude Code's PreToolUse or PermissionRequest hook input on stdin and answers allow,
-    ask or deny on stdout, the reason naming the rule (file:line) that decided. Exit 0 with that
-    answer; anything that fails (bad input, a policy that does not load, no decision within
-    --timeout) blocks the call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
+    ask or deny on stdout, the reason naming the rule (file:line) that decided. An ask becomes a
+    permission request (`bgc pending`, `bgc approve`), and every decision is recorded in the
+    ledger (`bgc log show`). Exit 0 with that answer; anything that fails (bad input, a policy
+    that does not load, a store that cannot record, no decision within --timeout) blocks the
+    call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
     """
     from bgc.commands import hook as command
 
-    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout))
+    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout, store=store, asks=asks))
 
 
 init_app = command_group("init", "Set a project up for an agent: a starter policy and the agent's hook.")

@@ -91,7 +91,8 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     ),
     "hook": FastCommand(
         {"--policy": Option("policy"), "--plan": Option("plan"), "--mode": Option("mode"),
-         "--unknown": Option("unknown", ("ask", "deny")), "--timeout": Option("timeout")},
+         "--unknown": Option("unknown", ("ask", "deny")), "--timeout": Option("timeout"), "--store": Option("store"),
+         "--asks": Option("asks", ("agent", "bgc"))},
         {"-p": "--policy", "-m": "--mode"}, 1, _hook, reads_stdin=False,
     ),
 }  # fmt: skip

@@ -258,3 +258,8 @@ def test_a_store_that_cannot_be_opened_is_a_located_error(tmp_path: Path) -> Non
     (tmp_path / "dir.db").mkdir()
     result = bgc("log", "verify", "--store", str(tmp_path / "dir.db"))
     assert result.exit_code == 2 and "dir.db" in result.output
+
+
+def test_log_show_names_its_formats_for_an_unknown_one(tmp_path: Path) -> None:
+    shown = bgc("log", "show", "--format", "xml", "--store", str(tmp_path / "k.db"))
+    assert shown.exit_code == 2 and "one of text, json, opa" in shown.output
