@@ -49,12 +49,15 @@ def test_a_cold_hook_on_a_cached_policy_loads_no_parser_compiler_or_ast(tmp_path
                    capture_output=True, check=True, timeout=120)  # fmt: skip
     call = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "cwd": str(project),
                        "tool_input": {"file_path": f"{project}/src/app.py"}})  # fmt: skip
-    cold, cold_loaded = _loaded(["hook", "claude-code", "-p", str(policy)], {**env, "BGC_CACHE_DIR": ""}, call)
-    warm, warm_loaded = _loaded(["hook", "claude-code", "-p", str(policy)], env, call)
-    for done in (cold, warm):
+    hook = ["hook", "claude-code", "-p", str(policy)]
+    cold, cold_loaded = _loaded(hook, {**env, "BGC_CACHE_DIR": ""}, call)
+    warm, warm_loaded = _loaded(hook, env, call)
+    unrecorded, unrecorded_loaded = _loaded([*hook, "--store", "none"], env, call)
+    for done in (cold, warm, unrecorded):
         assert done.returncode == 0 and '"permissionDecision": "allow"' in done.stdout, done
     assert {"lark", "bgc.compiler", "bgc.policy.ast", "bgc.policy.parser"} <= set(cold_loaded), cold_loaded
-    assert warm_loaded == [], warm_loaded
+    assert warm_loaded == ["cbor2"], warm_loaded  # the ledger's entry and the call's digest are canonical CBOR
+    assert unrecorded_loaded == [], unrecorded_loaded
 
 
 def test_a_cold_gate_loads_no_parser_compiler_or_ast(tmp_path: Path) -> None:

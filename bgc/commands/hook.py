@@ -144,7 +144,7 @@ def _decider(
 ) -> tuple[Any, str | None, dict[str, Any]]:
     """The call decider, the policy's id (None for plans) and the approvers it trusts."""
     from bgc.approvals import trusted_approvers
-    from bgc.calls import CallDecider, policy_decider
+    from bgc.calls import CallDecider, compiled_policy
 
     if plan is not None:
         from bgc.documents import read_document
@@ -160,10 +160,9 @@ def _decider(
                 f"no policy: pass -p POLICY, or name one as `policy` in bgc.toml or [tool.bgc] of {project}"
             )
         policy, mode = str(config.policy), mode if mode is not None else config.mode
-    from bgc.policy.loader import cached_policy
-
-    loaded = cached_policy(policy)
-    return policy_decider(policy, mode, workspace), str(loaded.id()), trusted_approvers(loaded.trust)
+    compiled = compiled_policy(policy, mode)
+    approvers = trusted_approvers(compiled.trust) if compiled.trust else {}  # no trust lines: no key to parse
+    return CallDecider.reuse(compiled.decider, workspace), compiled.policy_id, approvers
 
 
 def _failure(error: Exception) -> str:
