@@ -101,13 +101,13 @@ class Enforcer:
     ) -> None:
         import time
 
-        from bgc.approvals import DEFAULT_LIFETIME_SECONDS
-
         self.store = store
         self.trusted = trusted
         self.context = context
         self.clock = clock or time.time
-        self.lifetime = lifetime or DEFAULT_LIFETIME_SECONDS
+        self.lifetime = lifetime
+        """Seconds a permission request stays open (None: bgc.approvals' default, read when a
+        request is made: an allow or a deny never imports the approvals)."""
 
     def enforce(self, decision: CallDecision, params: Any, *, session: str | None = None) -> Enforced:
         """Settle and record ``decision`` for a call with ``params``; never raises."""
@@ -141,7 +141,7 @@ class Enforcer:
     def request_for(self, decision: CallDecision, params: Any, session: str | None, now: int) -> Any:
         """The permission request for a call that met ``ask``: None when no atom awaits a rule's
         approval (the ask came from something not understood, which no approval can settle)."""
-        from bgc.approvals import PermissionRequest, Requirement
+        from bgc.approvals import DEFAULT_LIFETIME_SECONDS, PermissionRequest, Requirement
         from bgc.plan import strongest
 
         asked = [atom for atom in decision.atoms if atom.effect == "ask" and atom.approvals]
@@ -153,7 +153,7 @@ class Enforcer:
             decision.tool, decision.server, params_digest(params), summary(decision.tool, decision.server, params),
             tuple(atom.atom for atom in asked), ", ".join(rules) or "(no rule)",
             tuple(Requirement(requirement.count, requirement.approvers) for requirement in requirements),
-            now, now + self.lifetime, self.context.plan, self.context.token, session,
+            now, now + (self.lifetime or DEFAULT_LIFETIME_SECONDS), self.context.plan, self.context.token, session,
         )  # fmt: skip
 
     def _record(self, answered: Enforced, params: Any, session: str | None, now: int) -> str:

@@ -143,7 +143,6 @@ def _decider(
     project: str, policy: str | None, plan: str | None, mode: str | None, workspace: Any
 ) -> tuple[Any, str | None, dict[str, Any]]:
     """The call decider, the policy's id (None for plans) and the approvers it trusts."""
-    from bgc.approvals import trusted_approvers
     from bgc.calls import CallDecider, compiled_policy
 
     if plan is not None:
@@ -161,7 +160,11 @@ def _decider(
             )
         policy, mode = str(config.policy), mode if mode is not None else config.mode
     compiled = compiled_policy(policy, mode)
-    approvers = trusted_approvers(compiled.trust) if compiled.trust else {}  # no trust lines: no key to parse
+    approvers: dict[str, Any] = {}
+    if compiled.trust:  # no trust lines (the starter policy): no approvals module, no key to parse
+        from bgc.approvals import trusted_approvers
+
+        approvers = trusted_approvers(compiled.trust)
     return CallDecider.reuse(compiled.decider, workspace), compiled.policy_id, approvers
 
 
