@@ -200,7 +200,12 @@ def read_document(path: str, input_format: str | None = None) -> Document:
 
     stdin's format is sniffed when not given (:func:`sniff_format`); an error then says which
     format was assumed and how to name another."""
-    data = read_bytes(path)
+    return document_from_bytes(read_bytes(path), path, input_format)
+
+
+def document_from_bytes(data: bytes, path: str, input_format: str | None = None) -> Document:
+    """:func:`read_document` of bytes already read from ``path``: for a caller that needs the
+    very bytes it decodes (a key derived from them must name what was read)."""
     fmt = format_for(path, input_format, data)
     if path != "-" or input_format is not None:
         return parse_document(data, path, fmt)

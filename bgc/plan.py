@@ -499,28 +499,73 @@ def plans_from_data(
     policy id; ``expect_plans`` refuses a plan whose id is not among them, and a pinned id that
     no plan has: the plans read must be exactly the pinned ones.
     """
+    return _pinned(_verified_plans(data), isinstance(data, list), expect_policy, expect_plans)
+
+
+def _verified_plans(data: Any) -> tuple[tuple[Plan, Digest], ...]:
+    """Each plan of ``data`` (one, or a list) verified, with its id."""
     listed = isinstance(data, list)
-    plans = []
-    found: set[Digest] = set()
+    verified = []
     for index, item in enumerate(data if listed else [data]):
-        where: tuple[str | int, ...] = (index,) if listed else ()
         try:
-            plan, plan_id = _verified_plan(item)
+            verified.append(_verified_plan(item))
         except DataModelError as error:
-            raise PlanError(error.message, (*where, *error.path)) from None
+            raise PlanError(error.message, (*((index,) if listed else ()), *error.path)) from None
+    return tuple(verified)
+
+
+def _pinned(
+    verified: Sequence[tuple[Plan, Digest]], listed: bool, expect_policy: Digest | None, expect_plans: Collection[Digest]
+) -> tuple[Plan, ...]:
+    """The verified plans, refused unless they are exactly what the pins allow."""
+    for index, (plan, plan_id) in enumerate(verified):
+        where: tuple[str | int, ...] = (index,) if listed else ()
         if expect_policy is not None and plan.policy != str(expect_policy):
             message = f"the plan was compiled against policy {plan.policy}, not the expected {expect_policy}"
             raise PlanError(message, (*where, "policy"))
         if expect_plans and plan_id not in expect_plans:
             expected = " or ".join(str(digest) for digest in expect_plans)
             raise PlanError(f"the plan {plan_id} is not the expected {expected}", (*where, "id"))
-        plans.append(plan)
-        found.add(plan_id)
+    found = {plan_id for _, plan_id in verified}
     for digest in expect_plans:
         if digest not in found:
             held = ", ".join(sorted(str(plan_id) for plan_id in found)) or "no plan"
             raise PlanError(f"no plan has the expected id {digest} (the file holds {held})")
-    return tuple(plans)
+    return tuple(plan for plan, _ in verified)
+
+
+def read_plans(
+    path: str, input_format: str | None = None, *, expect_policy: Digest | None = None,
+    expect_plans: Collection[Digest] = (),
+) -> tuple[Plan, ...]:  # fmt: skip
+    """The plans of the document at ``path`` (``-``: stdin), as :func:`plans_from_data` reads
+    them, each verified once per exact content.
+
+    Verifying a large plan (reading every field, parsing every pattern, deriving the id by
+    encoding it) costs an enforcer that runs ``bgc gate`` per call far more than deciding. It
+    is a pure function of the bytes, so bytes verified before — the same content, read as the
+    same format, by the same code — come as verified plans from bgc's verified cache
+    (:mod:`bgc.cache`, keyed by the bytes' digest); only the pins are checked again. A pin a hit
+    refuses is read again the slow way, so the error is located in the file.
+    """
+    import hashlib
+
+    from bgc import cache
+    from bgc.documents import document_from_bytes, format_for, read_bytes
+
+    data = read_bytes(path)
+    fmt = format_for(path, input_format, data)
+    key = f"{fmt}\0{hashlib.sha256(data).hexdigest()}"
+    entry = cache.load_object("plans", key)
+    if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == key and isinstance(entry[1], bool):
+        try:
+            return _pinned(entry[2], entry[1], expect_policy, expect_plans)
+        except PlanError:
+            pass  # read again below: the error, located
+    document = document_from_bytes(data, path, input_format)  # the bytes the key names, not a second read
+    verified = document.build(_verified_plans)
+    cache.store_object("plans", key, (key, isinstance(document.data, list), verified))
+    return document.build(lambda plans: _pinned(verified, isinstance(plans, list), expect_policy, expect_plans))
 
 
 # --- the gate -----------------------------------------------------------------------------------

@@ -41,9 +41,8 @@ def run(
     objects instead, each decided through the tool declarations the plans carry (:mod:`bgc.calls`).
     """
     from bgc.commands import io
-    from bgc.documents import read_document
     from bgc.model import Digest, ModelError
-    from bgc.plan import Gate, plans_from_data
+    from bgc.plan import Gate, read_plans
 
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root!r} is not a directory")
@@ -54,8 +53,7 @@ def run(
     except ModelError as error:
         raise UsageError(f"--expect-plan: {error.message}") from None
     from_policy = Digest(io.load_policy(policy, None)[0].id()) if policy is not None else None
-    document = read_document(plan, input_format)
-    plans = document.build(lambda data: plans_from_data(data, expect_policy=from_policy, expect_plans=pinned))
+    plans = read_plans(plan, input_format, expect_policy=from_policy, expect_plans=pinned)
     if call:
         if atoms:
             raise UsageError("--call reads calls as JSON lines on stdin: give no ATOM arguments")

@@ -146,10 +146,9 @@ def _decider(
     from bgc.calls import CallDecider, compiled_policy
 
     if plan is not None:
-        from bgc.documents import read_document
-        from bgc.plan import plans_from_data
+        from bgc.plan import read_plans
 
-        return CallDecider(read_document(plan).build(plans_from_data), workspace=workspace), None, {}
+        return CallDecider(read_plans(plan), workspace=workspace), None, {}
     if policy is None:
         from bgc.config import find_config
 
