@@ -463,10 +463,11 @@ def pending_requests(
     _print_log(lambda: command.pending(store, policy=policy, output_format=output_format, everything=everything))
 
 
-def _answer(decision: str, request: str, key: str, approver: str | None, store: str, policy: str | None, suggest: bool) -> None:
+def _answer(decision: str, request: str, key: str, approver: str | None, store: str, policy: str | None, suggest: bool,
+            carry: bool = False) -> None:  # fmt: skip
     from bgc.commands import approvals as command
 
-    _print_log(lambda: command.answer(store, request, decision, key_path=key, approver=approver, policy=policy, suggest=suggest))
+    _print_log(lambda: command.answer(store, request, decision, key_path=key, approver=approver, policy=policy, suggest=suggest, carry=carry))
 
 
 KeyFileOption = Annotated[str, typer.Option("--key", metavar="FILE", help="Your private key (bgc key new NAME).")]
@@ -481,6 +482,7 @@ def approve(
     store: LedgerStoreOption = ".bgc/kernel.db",
     policy: PolicyOption = None,
     suggest_rule: Annotated[bool, typer.Option("--suggest-rule", help="Also print the narrowest rule that would allow this call, to review for the policy.")] = False,
+    token: Annotated[bool, typer.Option("--token", help="Also print the answer as an approval token (JSON) an agent carries to `bgc authorize`.")] = False,
 ) -> None:
     """Allow one waiting call, once: a signature bound to that exact request.
 
@@ -488,7 +490,7 @@ def approve(
     edit (see --suggest-rule). Exit 0; 2 when the key is not trusted by the policy for you, or
     the request is unknown, cancelled or expired.
     """
-    _answer("allow-once", request, key, approver, store, policy, suggest_rule)
+    _answer("allow-once", request, key, approver, store, policy, suggest_rule, token)
 
 
 @app.command("reject")
@@ -882,7 +884,7 @@ def token_attenuate(
 
 
 KernelKeyOption = Annotated[Optional[str], typer.Option("--kernel-key", metavar="KEY", help="The kernel's private key: signs and checks execution nonces.")]
-StoreOption = Annotated[str, typer.Option("--store", metavar="FILE", help="The kernel's SQLite store (consumed nonces).")]
+StoreOption = Annotated[str, typer.Option("--store", metavar="STORE", help="The kernel's store: nonces, permission requests and the ledger (a SQLite file or a postgresql:// URL; `none`: no store).")]
 
 
 @app.command("authorize")
@@ -898,6 +900,10 @@ def authorize_command(
 ) -> None:
     """Answer AgentMessage values (JSON lines, serde's externally tagged shape) with a decision,
     the reason and the check that decided, one line each, in order.
+
+    A call that needs approval becomes a permission request in the store (`bgc pending`,
+    `bgc approve`), counted with the policy's `trust approver` keys; every decision is appended
+    to the ledger there.
 
     Exit 0 when every message was allowed (or answered), 1 when any was refused, 2 on bad usage.
     """
