@@ -111,6 +111,12 @@ PolicyOption = Annotated[
 ModeOption = Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="Mode to compile in (default: the policy's).")]
 
 
+LedgerOption = Annotated[
+    Optional[str],
+    typer.Option("--ledger", metavar="STORE", help="Also append every decision to the ledger in STORE (a SQLite file or a postgresql:// URL)."),
+]
+
+
 @app.command("compile")
 def compile_command(
     orders: Annotated[list[str], typer.Argument(metavar="ORDER...", help="Work orders (.yaml/.yml/.json/.cbor); - reads stdin.")],
@@ -128,6 +134,7 @@ def compile_command(
     input_format: InputFormatOption = None,
     quiet: QuietOption = False,
     color: ColorOption = "auto",
+    ledger: LedgerOption = None,
 ) -> None:
     """Compile work orders against a policy into granted plans; show asked vs granted.
 
@@ -138,7 +145,7 @@ def compile_command(
 
     run(lambda: command.run(
         orders, policy=policy, mode=mode, output_format=output_format, output=output, fail_on=fail_on,
-        input_format=input_format, quiet=quiet, color_choice=color,
+        input_format=input_format, quiet=quiet, color_choice=color, ledger=ledger,
     ))
 
 
@@ -186,6 +193,7 @@ def gate(
         bool,
         typer.Option("--call", help='Decide tool calls instead: JSON lines {"tool":…,"server":…,"params":{…}} on stdin, through the tool declarations the plan carries.'),
     ] = False,
+    ledger: LedgerOption = None,
 ) -> None:
     """Decide concrete atoms (or, with --call, tool calls) against a plan: allow, ask or deny, one line each.
 
@@ -201,7 +209,7 @@ def gate(
 
     run(lambda: command.run(
         plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
-        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call,
+        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call, ledger=ledger,
     ))
 
 

@@ -98,6 +98,7 @@ class Enforcer:
         *,
         clock: Callable[[], float] | None = None,
         lifetime: int | None = None,
+        settle: bool = True,
     ) -> None:
         import time
 
@@ -108,6 +109,8 @@ class Enforcer:
         self.context = context
         self.clock = clock or time.time
         self.lifetime = lifetime or DEFAULT_LIFETIME_SECONDS
+        self.settle = settle
+        """False: only record (``bgc gate --call --ledger``, whose plans name no approvers)."""
 
     def enforce(self, decision: CallDecision, params: Any, *, session: str | None = None) -> Enforced:
         """Settle and record ``decision`` for a call with ``params``; never raises."""
@@ -127,7 +130,7 @@ class Enforcer:
         return Enforced(answered.effect, answered.reason, decision, answered.request, answered.approvers, entry)
 
     def _settle(self, decision: CallDecision, params: Any, session: str | None, now: int) -> Enforced:
-        if decision.effect != "ask" or self.store is None:
+        if decision.effect != "ask" or self.store is None or not self.settle:
             return Enforced(decision.effect, decision.explanation(), decision)
         request = permission_request(
             decision, params, now=now, lifetime=self.lifetime, plan=self.context.plan, token=self.context.token,
