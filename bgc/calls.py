@@ -356,11 +356,12 @@ class TrustLine(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class CompiledPolicy:
     """What a run-time enforcer needs of a policy: the call decider of its implicit plan (the
-    plan's id already derived), the policy's id and its trust lines."""
+    plan's id already derived), the policy's id, its trust lines and the modes it declares."""
 
     decider: CallDecider
     policy_id: str
     trust: tuple[TrustLine, ...]
+    modes: tuple[str, ...]
 
 
 def compiled_policy(path: str, mode: str | None = None) -> CompiledPolicy:
@@ -391,7 +392,7 @@ def compiled_policy(path: str, mode: str | None = None) -> CompiledPolicy:
     decider = CallDecider([implicit_plan(policy, policy.resolve_mode(mode))])
     decider.plan_id  # noqa: B018 - derived now, so the cached decider carries it
     trust = tuple(TrustLine(line.role, line.name, line.key) for line in policy.trust)
-    compiled = CompiledPolicy(decider, policy.id(), trust)
+    compiled = CompiledPolicy(decider, policy.id(), trust, policy.modes)
     if keyed is not None:
         cache.store_object("compiled-policy", keyed[0], (keyed[0], policy.file_digests(), compiled))
     return compiled

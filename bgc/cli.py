@@ -111,6 +111,12 @@ PolicyOption = Annotated[
 ModeOption = Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="Mode to compile in (default: the policy's).")]
 
 
+LedgerOption = Annotated[
+    Optional[str],
+    typer.Option("--ledger", metavar="STORE", help="Also append every decision to the ledger in STORE (a SQLite file or a postgresql:// URL)."),
+]
+
+
 @app.command("compile")
 def compile_command(
     orders: Annotated[list[str], typer.Argument(metavar="ORDER...", help="Work orders (.yaml/.yml/.json/.cbor); - reads stdin.")],
@@ -128,6 +134,7 @@ def compile_command(
     input_format: InputFormatOption = None,
     quiet: QuietOption = False,
     color: ColorOption = "auto",
+    ledger: LedgerOption = None,
 ) -> None:
     """Compile work orders against a policy into granted plans; show asked vs granted.
 
@@ -138,7 +145,7 @@ def compile_command(
 
     run(lambda: command.run(
         orders, policy=policy, mode=mode, output_format=output_format, output=output, fail_on=fail_on,
-        input_format=input_format, quiet=quiet, color_choice=color,
+        input_format=input_format, quiet=quiet, color_choice=color, ledger=ledger,
     ))
 
 
@@ -186,6 +193,7 @@ def gate(
         bool,
         typer.Option("--call", help='Decide tool calls instead: JSON lines {"tool":…,"server":…,"params":{…}} on stdin, through the tool declarations the plan carries.'),
     ] = False,
+    ledger: LedgerOption = None,
 ) -> None:
     """Decide concrete atoms (or, with --call, tool calls) against a plan: allow, ask or deny, one line each.
 
@@ -201,7 +209,7 @@ def gate(
 
     run(lambda: command.run(
         plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
-        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call,
+        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call, ledger=ledger,
     ))
 
 
@@ -463,10 +471,11 @@ def pending_requests(
     _print_log(lambda: command.pending(store, policy=policy, output_format=output_format, everything=everything))
 
 
-def _answer(decision: str, request: str, key: str, approver: str | None, store: str, policy: str | None, suggest: bool) -> None:
+def _answer(decision: str, request: str, key: str, approver: str | None, store: str, policy: str | None, suggest: bool,
+            carry: bool = False) -> None:  # fmt: skip
     from bgc.commands import approvals as command
 
-    _print_log(lambda: command.answer(store, request, decision, key_path=key, approver=approver, policy=policy, suggest=suggest))
+    _print_log(lambda: command.answer(store, request, decision, key_path=key, approver=approver, policy=policy, suggest=suggest, carry=carry))
 
 
 KeyFileOption = Annotated[str, typer.Option("--key", metavar="FILE", help="Your private key (bgc key new NAME).")]
@@ -481,6 +490,7 @@ def approve(
     store: LedgerStoreOption = ".bgc/kernel.db",
     policy: PolicyOption = None,
     suggest_rule: Annotated[bool, typer.Option("--suggest-rule", help="Also print the narrowest rule that would allow this call, to review for the policy.")] = False,
+    token: Annotated[bool, typer.Option("--token", help="Also print the answer as an approval token (JSON) an agent carries to `bgc authorize`.")] = False,
 ) -> None:
     """Allow one waiting call, once: a signature bound to that exact request.
 
@@ -488,7 +498,7 @@ def approve(
     edit (see --suggest-rule). Exit 0; 2 when the key is not trusted by the policy for you, or
     the request is unknown, cancelled or expired.
     """
-    _answer("allow-once", request, key, approver, store, policy, suggest_rule)
+    _answer("allow-once", request, key, approver, store, policy, suggest_rule, token)
 
 
 @app.command("reject")
@@ -882,7 +892,7 @@ def token_attenuate(
 
 
 KernelKeyOption = Annotated[Optional[str], typer.Option("--kernel-key", metavar="KEY", help="The kernel's private key: signs and checks execution nonces.")]
-StoreOption = Annotated[str, typer.Option("--store", metavar="FILE", help="The kernel's SQLite store (consumed nonces).")]
+StoreOption = Annotated[str, typer.Option("--store", metavar="STORE", help="The kernel's store: nonces, permission requests and the ledger (a SQLite file or a postgresql:// URL; `none`: no store).")]
 
 
 @app.command("authorize")
@@ -898,6 +908,10 @@ def authorize_command(
 ) -> None:
     """Answer AgentMessage values (JSON lines, serde's externally tagged shape) with a decision,
     the reason and the check that decided, one line each, in order.
+
+    A call that needs approval becomes a permission request in the store (`bgc pending`,
+    `bgc approve`), counted with the policy's `trust approver` keys; every decision is appended
+    to the ledger there.
 
     Exit 0 when every message was allowed (or answered), 1 when any was refused, 2 on bad usage.
     """

@@ -98,6 +98,7 @@ class Enforcer:
         *,
         clock: Callable[[], float] | None = None,
         lifetime: int | None = None,
+        settle: bool = True,
     ) -> None:
         import time
 
@@ -108,6 +109,8 @@ class Enforcer:
         self.lifetime = lifetime
         """Seconds a permission request stays open (None: bgc.approvals' default, read when a
         request is made: an allow or a deny never imports the approvals)."""
+        self.settle = settle
+        """False: only record (``bgc gate --call --ledger``, whose plans name no approvers)."""
 
     def enforce(self, decision: CallDecision, params: Any, *, session: str | None = None) -> Enforced:
         """Settle and record ``decision`` for a call with ``params``; never raises."""
@@ -127,9 +130,14 @@ class Enforcer:
         return Enforced(answered.effect, answered.reason, decision, answered.request, answered.approvers, entry)
 
     def _settle(self, decision: CallDecision, params: Any, session: str | None, now: int) -> Enforced:
-        if decision.effect != "ask" or self.store is None:
+        if decision.effect != "ask" or self.store is None or not self.settle:
             return Enforced(decision.effect, decision.explanation(), decision)
-        request = self.request_for(decision, params, session, now)
+        from bgc.approvals import DEFAULT_LIFETIME_SECONDS
+
+        request = permission_request(
+            decision, params, now=now, lifetime=self.lifetime or DEFAULT_LIFETIME_SECONDS, plan=self.context.plan,
+            token=self.context.token, session=session,
+        )  # fmt: skip
         if request is None:  # asked for another reason than a rule (a command not understood)
             return Enforced("ask", decision.explanation(), decision)
         from bgc.approvals import settle_ask
@@ -137,24 +145,6 @@ class Enforcer:
         outcome = settle_ask(self.store, request, self.trusted, now)
         reason = f"{outcome.reason}; {decision.explanation()}"  # what people said, then the rule that asked
         return Enforced(outcome.effect, reason, decision, outcome.request, outcome.approvers)
-
-    def request_for(self, decision: CallDecision, params: Any, session: str | None, now: int) -> Any:
-        """The permission request for a call that met ``ask``: None when no atom awaits a rule's
-        approval (the ask came from something not understood, which no approval can settle)."""
-        from bgc.approvals import DEFAULT_LIFETIME_SECONDS, PermissionRequest, Requirement
-        from bgc.plan import strongest
-
-        asked = [atom for atom in decision.atoms if atom.effect == "ask" and atom.approvals]
-        if not asked or not decision.understood or any(atom.effect == "deny" for atom in decision.atoms):
-            return None
-        requirements = strongest(requirement for atom in asked for requirement in atom.approvals)
-        rules = sorted({str(rule) for atom in asked for rule in (atom.asked_by or (atom.rule,)) if rule is not None})
-        return PermissionRequest(
-            decision.tool, decision.server, params_digest(params), summary(decision.tool, decision.server, params),
-            tuple(atom.atom for atom in asked), ", ".join(rules) or "(no rule)",
-            tuple(Requirement(requirement.count, requirement.approvers) for requirement in requirements),
-            now, now + (self.lifetime or DEFAULT_LIFETIME_SECONDS), self.context.plan, self.context.token, session,
-        )  # fmt: skip
 
     def _record(self, answered: Enforced, params: Any, session: str | None, now: int) -> str:
         from bgc import ledger
@@ -171,6 +161,29 @@ class Enforcer:
             atoms=atoms if len(atoms) > 1 else (), rules=rules if len(rules) > 1 else (),
         )  # fmt: skip
         return ledger.append(self.store, record)[1]
+
+
+def permission_request(
+    decision: CallDecision, params: Any, *, now: int, lifetime: int, plan: str | None, token: str | None,
+    session: str | None,
+) -> Any:  # fmt: skip
+    """The :class:`~bgc.approvals.PermissionRequest` for a call that met ``ask``, bound to the
+    exact call; None when no atom awaits a rule's approval (the ask came from something not
+    understood, or something is denied anyway), which no approval can settle."""
+    from bgc.approvals import PermissionRequest, Requirement
+    from bgc.plan import strongest
+
+    asked = [atom for atom in decision.atoms if atom.effect == "ask" and atom.approvals]
+    if not asked or not decision.understood or any(atom.effect == "deny" for atom in decision.atoms):
+        return None
+    requirements = strongest(requirement for atom in asked for requirement in atom.approvals)
+    rules = sorted({str(rule) for atom in asked for rule in (atom.asked_by or (atom.rule,)) if rule is not None})
+    return PermissionRequest(
+        decision.tool, decision.server, params_digest(params), summary(decision.tool, decision.server, params),
+        tuple(atom.atom for atom in asked), ", ".join(rules) or "(no rule)",
+        tuple(Requirement(requirement.count, requirement.approvers) for requirement in requirements),
+        now, now + lifetime, plan, token, session,
+    )  # fmt: skip
 
 
 def _deciding_rules(decision: CallDecision) -> tuple[str, ...]:

@@ -29,6 +29,9 @@ allow fs:read:/**
 allow fs:write:/src/** because "source is the agent's work"
 ask fs:write:/migrations/** approvals 2 of [alice, bob] because "schema changes are reviewed by two"
 ask fs:write:/package.json because "dependency changes need a human"
+mode release {{
+  allow fs:write:/dist/** because "release builds"
+}}
 """
 
 
@@ -49,9 +52,9 @@ def project(tmp_path: Path) -> dict[str, Any]:
 
 
 def hook(project: dict[str, Any], tool: str, tool_input: dict[str, Any], *options: str,
-         event: str = "PreToolUse") -> tuple[str, str, subprocess.CompletedProcess[bytes]]:  # fmt: skip
+         event: str = "PreToolUse", session: str = "sess-1") -> tuple[str, str, subprocess.CompletedProcess[bytes]]:  # fmt: skip
     """The answer (allow/ask/deny/block), its reason, and the process."""
-    data = {"session_id": "sess-1", "transcript_path": "/dev/null", "cwd": project["root"],
+    data = {"session_id": session, "transcript_path": "/dev/null", "cwd": project["root"],
             "permission_mode": "default", "hook_event_name": event, "tool_name": tool,
             "tool_input": tool_input, "tool_use_id": "toolu_1"}  # fmt: skip
     env = {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}
@@ -175,3 +178,16 @@ def test_a_store_that_cannot_record_never_lets_a_call_through(project: dict[str,
     assert effect in ("deny", "block") and "store" in reason
     effect, _, _ = hook(project, "Read", {"file_path": f"{project['root']}/src/a.py"}, "--store", "none")
     assert effect == "allow"  # no store asked for: nothing recorded, nothing to fail
+
+
+def test_a_mode_a_trusted_person_chose_for_the_session_applies_to_that_session_only(project: dict[str, Any]) -> None:
+    write = {"file_path": f"{project['root']}/dist/app.tar", "content": "x"}
+    assert hook(project, "Write", write)[0] == "deny"
+    chosen = bgc("mode", "set", "sess-1", "release", "--key", str(project["keys"] / "alice.key"), "-p", project["policy"],
+                 "--store", project["store"])  # fmt: skip
+    assert chosen.exit_code == 0, chosen.output
+    assert hook(project, "Write", write)[0] == "allow"
+    assert hook(project, "Write", write, session="sess-2")[0] == "deny"
+    refused = bgc("mode", "set", "sess-1", "release", "--key", str(project["keys"] / "mallory.key"), "--as", "alice",
+                  "-p", project["policy"], "--store", project["store"])  # fmt: skip
+    assert refused.exit_code == 2  # mallory's key does not speak for alice

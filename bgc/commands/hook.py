@@ -98,38 +98,33 @@ def _decide(
     if not project or not project.startswith("/"):
         raise claude_code.HookInputError("no project directory (CLAUDE_PROJECT_DIR or cwd)")
     workspace = Workspace.at(project, use.cwd)
-    decider, policy_id, trusted = _decider(project, policy, plan, mode, workspace)
-    if use.server == "local" and use.tool == claude_code.SHELL_TOOL:
-        decision = decider.decide_shell(use.params.get("command"), workspace.cwd)
-    else:
-        decision = decider.decide_call(use.tool, use.server, use.params)
-    if not decision.declared and unknown == "ask":
-        decision = replace(decision, effect="ask")
-    enforced = _enforce(decision, use, project, store, decider, policy_id, trusted)
+    location = os.path.join(project, DEFAULT_STORE) if store is None else store
+    opened = None
+    if location != NO_STORE:
+        from bgc.store import open_store
+
+        opened = open_store(location)
+    try:
+        decider, policy_id, trusted = _decider(project, policy, plan, mode, workspace, opened, use.session)
+        if use.server == "local" and use.tool == claude_code.SHELL_TOOL:
+            decision = decider.decide_shell(use.params.get("command"), workspace.cwd)
+        else:
+            decision = decider.decide_call(use.tool, use.server, use.params)
+        if not decision.declared and unknown == "ask":
+            decision = replace(decision, effect="ask")
+        from bgc.enforce import Context, Enforcer
+
+        context = Context("hook", decider.plan_id, policy_id, None, use.session)
+        enforced = Enforcer(opened, trusted, context).enforce(decision, use.params)
+    finally:
+        if opened is not None:
+            opened.close()
     if not decision.declared:
         return claude_code.answer(use.event, enforced.effect, f"{use.tool_name}: {enforced.reason}")
     effect = enforced.effect
     if effect == "ask" and enforced.request is not None and not (asks == "agent" and _anyone_once(enforced)):
         effect = "deny"  # named or several approvers: only their signed answers can settle it
     return claude_code.answer(use.event, effect, enforced.reason)
-
-
-def _enforce(decision: Any, use: Any, project: str, store: str | None, decider: Any, policy_id: str | None,
-             trusted: Any) -> Any:  # fmt: skip
-    """Settle and record the decision (:mod:`bgc.enforce`) in the project's store."""
-    from bgc.enforce import Context, Enforcer
-
-    location = os.path.join(project, DEFAULT_STORE) if store is None else store
-    context = Context("hook", decider.plan_id, policy_id, None, use.session)
-    if location == NO_STORE:
-        return Enforcer(None, trusted, context).enforce(decision, use.params)
-    from bgc.store import open_store
-
-    opened = open_store(location)
-    try:
-        return Enforcer(opened, trusted, context).enforce(decision, use.params)
-    finally:
-        opened.close()
 
 
 def _anyone_once(enforced: Any) -> bool:
@@ -140,9 +135,11 @@ def _anyone_once(enforced: Any) -> bool:
 
 
 def _decider(
-    project: str, policy: str | None, plan: str | None, mode: str | None, workspace: Any
+    project: str, policy: str | None, plan: str | None, mode: str | None, workspace: Any, store: Any, session: str | None
 ) -> tuple[Any, str | None, dict[str, Any]]:
-    """The call decider, the policy's id (None for plans) and the approvers it trusts."""
+    """The call decider, the policy's id (None for plans) and the approvers it trusts. The mode
+    is the session's mode a trusted person chose (``bgc mode set``) when there is one, else
+    ``mode`` (``-m``, or the configured one)."""
     from bgc.calls import CallDecider, compiled_policy
 
     if plan is not None:
@@ -159,12 +156,19 @@ def _decider(
             )
         policy, mode = str(config.policy), mode if mode is not None else config.mode
     compiled = compiled_policy(policy, mode)
-    approvers: dict[str, Any] = {}
-    if compiled.trust:  # no trust lines (the starter policy): no approvals module, no key to parse
-        from bgc.approvals import trusted_approvers
+    if not compiled.trust:  # no trust lines (the starter policy): nobody's key to parse, no mode anyone chose
+        return CallDecider.reuse(compiled.decider, workspace), compiled.policy_id, {}
+    from bgc.approvals import trusted_approvers
 
-        approvers = trusted_approvers(compiled.trust)
-    return CallDecider.reuse(compiled.decider, workspace), compiled.policy_id, approvers
+    trusted = trusted_approvers(compiled.trust)
+    if trusted and store is not None and session is not None:
+        from bgc.approvals import decode_mode, effective_mode
+
+        decisions = [found for found in map(decode_mode, store.modes(session)) if found is not None]
+        chosen = effective_mode(session, decisions, trusted, compiled.modes)
+        if chosen is not None and chosen.mode != mode:
+            compiled = compiled_policy(policy, chosen.mode)
+    return CallDecider.reuse(compiled.decider, workspace), compiled.policy_id, trusted
 
 
 def _failure(error: Exception) -> str:
