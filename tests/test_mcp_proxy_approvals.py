@@ -39,19 +39,26 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "bgc", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
-def held_call(tmp_path: Path, answer: str | None, wait: float) -> tuple[Any, list[dict], list[dict]]:
-    """One write_file call to /src/release/v1 through the proxy while `answer` (approve, reject or
-    None) is given by alice from another process; the result, the server's record, the ledger."""
-    assert bgc("key", "new", "alice", "--dir", str(tmp_path)).exit_code == 0
+def proxied(tmp_path: Path, policy_text: str, wait: float) -> tuple[StdioServerParameters, Path, Path, str]:
+    """How a client starts the proxy (policy written, store and wait given) in front of the
+    recording SDK server; also the policy, the record and the store."""
     policy = tmp_path / "p.bgp"
-    policy.write_text(POLICY.format(alice=(tmp_path / "alice.pub").read_text().strip()))
+    policy.write_text(policy_text)
     record = tmp_path / "record.jsonl"
     record.touch()
     store = str(tmp_path / "k.db")
     args = ["-m", "bgc", "mcp-proxy", "-p", str(policy), "--server", "files", "--store", store, "--wait", str(wait),
             "--", sys.executable, SERVER]  # fmt: skip
-    params = StdioServerParameters(
-        command=sys.executable, args=args, env={"BGC_TEST_MCP_RECORD": str(record)}, cwd=str(tmp_path)
+    env = {"BGC_TEST_MCP_RECORD": str(record)}
+    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(tmp_path)), policy, record, store
+
+
+def held_call(tmp_path: Path, answer: str | None, wait: float) -> tuple[Any, list[dict], list[dict]]:
+    """One write_file call to /src/release/v1 through the proxy while `answer` (approve, reject or
+    None) is given by alice from another process; the result, the server's record, the ledger."""
+    assert bgc("key", "new", "alice", "--dir", str(tmp_path)).exit_code == 0
+    params, policy, record, store = proxied(
+        tmp_path, POLICY.format(alice=(tmp_path / "alice.pub").read_text().strip()), wait
     )
 
     def person() -> None:
@@ -128,16 +135,7 @@ def elicited_call(
     ledger, and the messages the client was shown."""
     from mcp import types
 
-    policy = tmp_path / "p.bgp"
-    policy.write_text(policy_text)
-    record = tmp_path / "record.jsonl"
-    record.touch()
-    store = str(tmp_path / "k.db")
-    args = ["-m", "bgc", "mcp-proxy", "-p", str(policy), "--server", "files", "--store", store, "--wait", str(wait),
-            "--", sys.executable, SERVER]  # fmt: skip
-    params = StdioServerParameters(
-        command=sys.executable, args=args, env={"BGC_TEST_MCP_RECORD": str(record)}, cwd=str(tmp_path)
-    )
+    params, _, record, store = proxied(tmp_path, policy_text, wait)
     shown: list[str] = []
 
     async def answer(context: Any, request: Any) -> Any:
