@@ -515,7 +515,10 @@ def _verified_plans(data: Any) -> tuple[tuple[Plan, Digest], ...]:
 
 
 def _pinned(
-    verified: Sequence[tuple[Plan, Digest]], listed: bool, expect_policy: Digest | None, expect_plans: Collection[Digest]
+    verified: Sequence[tuple[Plan, Digest]],
+    listed: bool,
+    expect_policy: Digest | None,
+    expect_plans: Collection[Digest],
 ) -> tuple[Plan, ...]:
     """The verified plans, refused unless they are exactly what the pins allow."""
     for index, (plan, plan_id) in enumerate(verified):

@@ -173,7 +173,8 @@ def test_an_edited_copy_of_bgc_never_reads_what_the_unedited_one_wrote(tmp_path:
     policy.write_text('tool Read needs fs:read:{file_path}\nallow fs:read:/src/** because "sources"\n')
     entries = tmp_path / "cache"
     packages = sysconfig.get_paths()["purelib"]  # the dependencies; -S: no editable install's finder
-    env = {**os.environ, "PYTHONPATH": f"{copy.parent}{os.pathsep}{packages}", "BGC_CACHE_DIR": str(entries), "CLAUDE_PROJECT_DIR": str(project)}
+    env = {**os.environ, "PYTHONPATH": f"{copy.parent}{os.pathsep}{packages}", "BGC_CACHE_DIR": str(entries),
+           "CLAUDE_PROJECT_DIR": str(project)}  # fmt: skip
     call = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "cwd": str(project),
                        "tool_input": {"file_path": f"{project}/src/a.py"}})  # fmt: skip
 

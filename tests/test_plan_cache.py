@@ -27,7 +27,8 @@ def written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     from bgc.policy.loader import load_policy
 
     monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path / "cache"))
-    compiled = Compiler(load_policy(ROOT / "policies/default.bgp")).compile(load_order(str(ROOT / "examples/orders/overreach.yaml")))
+    order = load_order(str(ROOT / "examples/orders/overreach.yaml"))
+    compiled = Compiler(load_policy(ROOT / "policies/default.bgp")).compile(order)
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(compiled.to_data(), indent=2))
     return path
@@ -55,7 +56,8 @@ def _edits(text: str, rng: random.Random) -> list[tuple[str, str]]:
     request = rng.randrange(len(data["requests"]))
     edits = []
     flipped = json.loads(text)
-    flipped["requests"][request]["verdict"] = "granted" if data["requests"][request]["verdict"] != "granted" else "denied"
+    verdict = data["requests"][request]["verdict"]
+    flipped["requests"][request]["verdict"] = "granted" if verdict != "granted" else "denied"
     edits.append(("a verdict", json.dumps(flipped, indent=2)))
     widened = json.loads(text)
     parts = [p for r in widened["requests"] for key in ("granted", "ask", "denied") for p in r[key]]

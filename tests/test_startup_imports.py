@@ -32,7 +32,9 @@ PROBE = (
 )
 
 
-def _loaded(args: list[str], env: dict[str, str], stdin: str = "") -> tuple[subprocess.CompletedProcess[str], list[str]]:
+def _loaded(
+    args: list[str], env: dict[str, str], stdin: str = ""
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """Run ``bgc ARGS`` in a fresh process: what it did, and which of :data:`HEAVY` it loaded."""
     done = subprocess.run([sys.executable, "-c", PROBE, *args], input=stdin, env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
