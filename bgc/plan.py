@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from bgc import canonical, glob, values
-from bgc._gate_index import LaneIndex
+from bgc._gate_index import Directory, LaneIndex, WarmPath
 from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget, BudgetExhausted
 from bgc.canonical import DataModelError, kind_name
@@ -561,11 +561,26 @@ class _PartIndex:
                     excepts |= lane(text, fold_case)
                 self._by_lane.setdefault(lane(part.pattern, False), []).append((kind, place, part, excepts))
         self._index = LaneIndex(patterns)
+        self.directories, self.literals = self._index.directories, self._index.literals
         self._outcomes: dict[int, Outcome] = {}
+
+    def located(self, directory: Directory, place: int, raw: str) -> Outcome:
+        """The outcome of a raw value :class:`~bgc._gate_index.WarmPath` found canonical, at
+        ``place`` under ``directory``: remembered per directory and place where nothing else
+        decides the lanes (no literal pattern is the value, no pattern set sees it)."""
+        literal = raw in self._index.literals
+        if not literal and directory.outcomes[place] is not None:
+            return directory.outcomes[place]  # type: ignore[no-any-return]
+        known = self._outcome_of(self._index.located_hits(directory, place, raw))
+        if not literal and not directory.others:
+            directory.outcomes[place] = known
+        return known
 
     def outcome(self, value: str) -> Outcome:
         """What the parts say about a canonical value: allow, ask (and the approvals), deny (and why)."""
-        hits = self._index.hits(value)
+        return self._outcome_of(self._index.hits(value))
+
+    def _outcome_of(self, hits: int) -> Outcome:
         known = self._outcomes.get(hits)
         if known is None:
             known = self._outcome(hits)
@@ -618,7 +633,16 @@ class Gate:
         for (resource, action), kinds in by_key.items():
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
                 self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
+        # a value its resource's plain expression accepts is canonical (not so for fs when names fold)
+        warm = WarmPath([
+            (resource, action, index._index, index)
+            for resource, actions in self._indices.items() for action, index in actions.items()
+            if not (fold_case and resource == "fs")
+        ])  # fmt: skip
+        self._warm_places = warm.places
+        self._warm = warm.match
         self._root = os.path.realpath(root) if root is not None else None
+        self._warm_match = warm.match if self._root is None else _NO_MATCH  # links must be resolved: the full path
         self._case_insensitive = fold_case
 
     def rooted(self, root: str | None) -> Gate:
@@ -627,10 +651,19 @@ class Gate:
 
         gate = copy.copy(self)
         gate._root = os.path.realpath(root) if root is not None else None
+        gate._warm_match = self._warm if gate._root is None else _NO_MATCH
         return gate
 
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
+        found = self._warm_match(atom)
+        if found is not None:  # the warm path: one regex call, an outcome remembered per directory and place
+            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
+            directory = directories[found.group(group)]
+            known = directory.outcomes[slot]
+            if known is None:
+                known = index.located(directory, found.lastindex - group + 1, atom[found.start(group) :])  # type: ignore[operator]
+            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
         parts = atom.split(":", 2)
         if len(parts) == 3 and self._root is None:  # the hot path: one canonicalisation, one index pass
             resource, action, raw = parts
@@ -638,7 +671,7 @@ class Gate:
             if index is not None:
                 value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
                 if value.__class__ is str:
-                    return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
+                    return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
         if len(parts) != 3:
             return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
         resource, action, raw = parts
@@ -812,3 +845,4 @@ def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], p
 
 
 _NO_ACTIONS: dict[str, _PartIndex] = {}
+_NO_MATCH = re.compile("(?!)").match
