@@ -258,7 +258,7 @@ NET_VALUES = ["https://api.example.com/", "https://api.example.com/a", "https://
               "https://api.example.com:443/a", "https://api.example.com/%61", "https://api.example.com//a", "https://api.example.com"]  # fmt: skip
 FS_PATTERNS = ["/**", "/p1/**", "/p1/src/**", "/p1/src/*", "/p1/src/*.py", "/**/.env", "/p1/src/a.py", "/p1/.git/**", "/[ab]*/**",
                "/p1/src/secrets/**", "/*", "/p12/src/**"]  # fmt: skip
-FS_VALUES = ["/p1/src/a.py", "/p1/src/secrets/k", "/p1/src/.env", "/p1/.git/config", "/p1/src", "/p1/src/b/c.py", "/a/b", "/b",
+FS_VALUES = ["/p1/src/a.py", "/p1/src/b.txt", "/c/b", "/p1/a.py", "/p1/src/secrets/k", "/p1/src/.env", "/p1/.git/config", "/p1/src", "/p1/src/b/c.py", "/a/b", "/b",
              "/p12/src/a.py", "/p1/src//a.py", "/p1/./src/a.py", "/p1", "/", "rel", "/p1/src/", "/x y/é"]  # fmt: skip
 
 
