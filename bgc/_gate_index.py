@@ -226,10 +226,12 @@ def _alternatives(resource: str, directories: Mapping[str, Directory]) -> list[s
     if resource in values.PLAIN_SPLIT:
         head, rest = values.PLAIN_SPLIT[resource]
         plain_head = re.compile(head).fullmatch
-        trie = _trie(sorted(text for text in directories if plain_head(text)))
-        if trie is None:
+        heads = sorted(text for text in directories if plain_head(text))
+        trie = _trie(heads) if heads else None  # no head: no value can be read this way
+        if heads and trie is None:
             return []
-        out.append(f"(?>({trie}))(?:{rest})\\Z")
+        if trie is not None:
+            out.append(f"(?>({trie}))(?:{rest})\\Z")
         if plain_head("/"):
             return out
     if resource in values.ALREADY_CANONICAL:
@@ -250,6 +252,9 @@ def _trie(words: list[str]) -> str | None:
         for char in word:
             node = node.setdefault(char, {})
         node[""] = {}  # the end of a word
+
+    if not words:
+        return "(?!)"  # no word starts any text (an empty trie would match the empty start of every one)
 
     def written(node: dict, depth: int) -> str | None:
         if depth > MAX_TRIE_NESTING:

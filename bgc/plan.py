@@ -719,10 +719,18 @@ class Gate:
         return normalised
 
     def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
+        """Decide a canonical ``value`` (links already resolved): by the warm path's one regex
+        when the value is plain, else by the lane index's walk."""
+        found = self._warm(f"{resource}:{action}:{value}")
+        if found is not None:
+            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
+            directory = directories[found.group(group)]
+            known = directory.outcomes[slot] or index.located(directory, found.lastindex - group + 1, value)  # type: ignore[operator]
+            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
         index = self._indices.get(resource, _NO_ACTIONS).get(action)
         if index is None:
             return GateDecision(atom, "deny", "not granted by the plan")
-        return GateDecision(atom, *index.outcome(value))
+        return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
 
 
     def _terms(self, resource: str, action: str) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
@@ -766,7 +774,7 @@ class Gate:
         before any NFC normalisation by the parser could hide a problem: a value the gate would
         reject is never covered, whatever the template's shape.
         """
-        probe = _ESCAPE.sub(r"\1", text)
+        probe = _ESCAPE.sub(r"\1", text) if "\\" in text else text
         checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
         if isinstance(checked, values.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")

@@ -224,6 +224,7 @@ def test_a_trie_too_deep_for_the_regex_compiler_is_refused_and_its_atoms_take_th
 
     deep = ["/" + "a/" * depth for depth in range(1, 2 * MAX_TRIE_NESTING)]
     assert _trie(deep) is None
+    assert _trie([]) == "(?!)"
     part = Part("fs", "write", deep[-1] + "**", (), (RULES[2],))
     gate = Gate([Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", (part,)),), ())])
     assert gate._warm_match("fs:write:" + deep[-1] + "x") is None
@@ -255,7 +256,8 @@ NET_PATTERNS = ["https://api.example.com/*", "https://api.example.com/**", "http
 NET_VALUES = ["https://api.example.com/", "https://api.example.com/a", "https://api.example.com/v1/a", "https://api.example.com/v1/a/",
               "https://api.example.com/v1/a?x/y", "https://api.example.com/v1/a?x", "https://api.example.com/admin?q=1",
               "https://evil.example.com/v1/a", "http://localhost:8080/x", "https://API.example.com/a", "https://api.example.com/./a",
-              "https://api.example.com:443/a", "https://api.example.com/%61", "https://api.example.com//a", "https://api.example.com"]  # fmt: skip
+              "https://api.example.com:443/a", "https://api.example.com/%61", "https://api.example.com//a", "https://api.example.com",
+              "javascript:alert(1)", "a", "", "/a", "api.example.com/a"]  # fmt: skip
 FS_PATTERNS = ["/**", "/p1/**", "/p1/src/**", "/p1/src/*", "/p1/src/*.py", "/**/.env", "/p1/src/a.py", "/p1/.git/**", "/[ab]*/**",
                "/p1/src/secrets/**", "/*", "/p12/src/**"]  # fmt: skip
 FS_VALUES = ["/p1/src/a.py", "/p1/src/b.txt", "/c/b", "/p1/a.py", "/p1/src/secrets/k", "/p1/src/.env", "/p1/.git/config", "/p1/src", "/p1/src/b/c.py", "/a/b", "/b",

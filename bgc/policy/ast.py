@@ -296,8 +296,11 @@ def scan_template(template: str) -> Iterator[tuple[str, int, int]]:
 
 
 @functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=4096)
 def _split_template(template: str) -> tuple[str | int, ...]:
-    """Literal pieces and placeholder indexes (the parser has already validated the template)."""
+    """Literal pieces and placeholder indexes (the parser has already validated the template).
+
+    Remembered per template text: every call of a declared tool expands the same templates."""
     pieces: list[str | int] = []
     for kind, start, end in scan_template(template):
         if kind == "param":
