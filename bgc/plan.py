@@ -779,13 +779,16 @@ class Gate:
         before any NFC normalisation by the parser could hide a problem: a value the gate would
         reject is never covered, whatever the template's shape.
         """
-        probe = _ESCAPE.sub(r"\1", text) if "\\" in text else text
+        concrete = _WILDCARD_OR_ESCAPE.search(text) is None  # nothing to unescape and no wildcard
+        probe = text if concrete else _ESCAPE.sub(r"\1", text)
         checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
         if isinstance(checked, values.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
-        if glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value, as the gate decides one
-            decision = self._decide_normalised(f"{resource}:{action}:{checked}", resource, action, probe, checked)
-            return self._need_result(decision, f"{resource}:{action}:{checked}")
+        if concrete or glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value, as the gate decides one
+            atom = f"{resource}:{action}:{checked}"
+            if resource == "fs" and self._root is not None:
+                return self._need_result(self._decide_normalised(atom, resource, action, probe, checked), atom)
+            return self._need_result(self._decide_value(atom, resource, action, checked), atom)
         if resource == "fs":
             # every parameter is normalised before it meets the template's own wildcards
             normalised = values.normalise_fs_pattern(text)
@@ -833,6 +836,7 @@ NEED_STEPS_PER_CHAR = 6
 
 UNDECIDED = "undecided within the work bound: not granted"
 _ESCAPE = re.compile(r"\\(.)", re.S)
+_WILDCARD_OR_ESCAPE = re.compile(r"[\\*?[]")
 
 
 def expand_call(

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import functools
 import itertools
+from itertools import repeat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
+from bgc.argv import ARGV_RESOURCES, ArgvError, encode_word
 from bgc.errors import Span, UsageError
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH
 
@@ -209,11 +211,12 @@ class AtomTemplate:
         :class:`TemplateError` so the caller can fail closed; the bounds are checked before any
         pattern is built.
         """
-        from bgc import glob
+        from bgc.glob import escape  # here: the policy's readers need no pattern engine
 
-        pieces = _split_template(self.template)
+        pieces, longest = _split_template(self.template)
+        words = self.resource in ARGV_RESOURCES
         choices: list[tuple[str, ...]] = []
-        atoms, longest = 1, sum(len(piece) for piece in pieces if isinstance(piece, str))
+        atoms = 1
         for name in self.params:
             if name not in values:
                 raise TemplateError(f"missing parameter {name!r}", name)
@@ -224,31 +227,28 @@ class AtomTemplate:
                 raise TemplateError(
                     f"parameter {name!r} makes more than {MAX_CALL_ATOMS:,} atoms of `{self}` for one call", name
                 )
-            choices.append(tuple(glob.escape(self._word(name, _param_text(name, item))) for item in items))
-            longest += max(map(len, choices[-1]), default=0)
+            choice = tuple([escape(_word(name, text) if words else text) for text in map(_param_text, repeat(name), items)])
+            choices.append(choice)
+            longest += max(map(len, choice), default=0)
             if longest > MAX_PATTERN_LENGTH:
                 raise TemplateError(
                     f"parameter {name!r} makes an atom of `{self}` longer than {MAX_PATTERN_LENGTH:,} characters", name
                 )
         return tuple(
-            "".join(piece if isinstance(piece, str) else combo[piece] for piece in pieces)
-            for combo in itertools.product(*choices)
+            ["".join([piece if piece.__class__ is str else combo[piece] for piece in pieces]) for combo in itertools.product(*choices)]  # type: ignore[index]
         )
-
-    def _word(self, name: str, text: str) -> str:
-        """A parameter of an argv atom (``proc:exec:{argv0}``) is one word: its ``/`` cannot end
-        the word (bgc.argv); any other resource takes the text as it is."""
-        from bgc.argv import ARGV_RESOURCES, ArgvError, encode_word
-
-        if self.resource not in ARGV_RESOURCES:
-            return text
-        try:
-            return encode_word(text)
-        except ArgvError as error:
-            raise TemplateError(f"parameter {name!r}: {error}", name) from None
 
     def __str__(self) -> str:
         return f"{self.resource}:{self.action}:{self.template}"
+
+
+def _word(name: str, text: str) -> str:
+    """A parameter of an argv atom (``proc:exec:{argv0}``) is one word: its ``/`` cannot end the
+    word (bgc.argv)."""
+    try:
+        return encode_word(text)
+    except ArgvError as error:
+        raise TemplateError(f"parameter {name!r}: {error}", name) from None
 
 
 def _param_text(name: str, value: Any) -> str:
@@ -297,8 +297,9 @@ def scan_template(template: str) -> Iterator[tuple[str, int, int]]:
 
 @functools.lru_cache(maxsize=256)
 @functools.lru_cache(maxsize=4096)
-def _split_template(template: str) -> tuple[str | int, ...]:
-    """Literal pieces and placeholder indexes (the parser has already validated the template).
+def _split_template(template: str) -> tuple[tuple[str | int, ...], int]:
+    """Literal pieces and placeholder indexes (the parser has already validated the template),
+    and the length of the literal pieces together.
 
     Remembered per template text: every call of a declared tool expands the same templates."""
     pieces: list[str | int] = []
@@ -307,7 +308,7 @@ def _split_template(template: str) -> tuple[str | int, ...]:
             pieces.append(sum(1 for piece in pieces if isinstance(piece, int)))
         else:
             pieces.append(template[start:end])
-    return tuple(pieces)
+    return tuple(pieces), sum(len(piece) for piece in pieces if isinstance(piece, str))
 
 
 LOCAL_SERVER = "local"
