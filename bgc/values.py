@@ -165,18 +165,21 @@ def _unicode_problem(value: str) -> str | None:
     return None
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""Unicode's control characters (general category Cc: C0, DEL and C1; fixed by Unicode's
+stability policy, and a test compares it with ``unicodedata`` over every code point)."""
+
+
 def _text_problem(value: str) -> str | None:
     if value.isascii() and value.isprintable():
         return None  # the common case: no control characters, surrogates or decompositions
     problem = _unicode_problem(value)
     if problem:
         return problem
-    for ch in value:
-        cp = ord(ch)
-        if cp == 0:
-            return "contains NUL"
-        if unicodedata.category(ch) == "Cc":
-            return f"contains the control character U+{cp:04X}"
+    control = _CONTROL.search(value)
+    if control:
+        cp = ord(control.group())
+        return "contains NUL" if cp == 0 else f"contains the control character U+{cp:04X}"
     if not unicodedata.is_normalized("NFC", value):
         return "is not in Unicode NFC form (a decomposed name could dodge a rule)"
     return None

@@ -300,3 +300,12 @@ def test_the_warm_path_takes_the_plain_values() -> None:
         assert gate._warm_match(atom) is not None, atom
     for atom in ["fs:write:/p1/src/.env", "fs:write:/p1//a", "net:connect:https://API.example.com/a", "fs:read:/p1/src/a.py"]:
         assert gate._warm_match(atom) is None, atom
+
+
+def test_the_control_characters_are_exactly_unicodes_category_cc() -> None:
+    import sys
+    import unicodedata
+
+    assert [cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)) == "Cc"] == [
+        cp for cp in range(sys.maxunicode + 1) if values._CONTROL.fullmatch(chr(cp))
+    ]
