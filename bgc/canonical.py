@@ -19,7 +19,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-
 MAX_DEPTH = 64
 """Nesting deeper than this is refused: no honest order needs it, and it bounds recursion."""
 MIN_INT = -(2**64)

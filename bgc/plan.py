@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from bgc import canonical, glob, values
-from bgc._gate_index import LaneIndex
+from bgc._gate_index import Directory, LaneIndex, WarmPath
 from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget, BudgetExhausted
 from bgc.canonical import DataModelError, kind_name
@@ -641,11 +641,26 @@ class _PartIndex:
                     excepts |= lane(text, fold_case)
                 self._by_lane.setdefault(lane(part.pattern, False), []).append((kind, place, part, excepts))
         self._index = LaneIndex(patterns)
+        self.directories, self.literals = self._index.directories, self._index.literals
         self._outcomes: dict[int, Outcome] = {}
+
+    def located(self, directory: Directory, place: int, raw: str) -> Outcome:
+        """The outcome of a raw value :class:`~bgc._gate_index.WarmPath` found canonical, at
+        ``place`` under ``directory``: remembered per directory and place where nothing else
+        decides the lanes (no literal pattern is the value, no pattern set sees it)."""
+        literal = raw in self._index.literals
+        if not literal and directory.outcomes[place] is not None:
+            return directory.outcomes[place]  # type: ignore[no-any-return]
+        known = self._outcome_of(self._index.located_hits(directory, place, raw))
+        if not literal and not directory.others:
+            directory.outcomes[place] = known
+        return known
 
     def outcome(self, value: str) -> Outcome:
         """What the parts say about a canonical value: allow, ask (and the approvals), deny (and why)."""
-        hits = self._index.hits(value)
+        return self._outcome_of(self._index.hits(value))
+
+    def _outcome_of(self, hits: int) -> Outcome:
         known = self._outcomes.get(hits)
         if known is None:
             known = self._outcome(hits)
@@ -698,7 +713,16 @@ class Gate:
         for (resource, action), kinds in by_key.items():
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
                 self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
+        # a value its resource's plain expression accepts is canonical (not so for fs when names fold)
+        warm = WarmPath([
+            (resource, action, index._index, index)
+            for resource, actions in self._indices.items() for action, index in actions.items()
+            if not (fold_case and resource == "fs")
+        ])  # fmt: skip
+        self._warm_places = warm.places
+        self._warm = warm.match
         self._root = os.path.realpath(root) if root is not None else None
+        self._warm_match = warm.match if self._root is None else _NO_MATCH  # links must be resolved: the full path
         self._case_insensitive = fold_case
 
     def rooted(self, root: str | None) -> Gate:
@@ -707,10 +731,19 @@ class Gate:
 
         gate = copy.copy(self)
         gate._root = os.path.realpath(root) if root is not None else None
+        gate._warm_match = self._warm if gate._root is None else _NO_MATCH
         return gate
 
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
+        found = self._warm_match(atom)
+        if found is not None:  # the warm path: one regex call, an outcome remembered per directory and place
+            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
+            directory = directories[found.group(group)]
+            known = directory.outcomes[slot]
+            if known is None:
+                known = index.located(directory, found.lastindex - group + 1, atom[found.start(group) :])  # type: ignore[operator]
+            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
         parts = atom.split(":", 2)
         if len(parts) == 3 and self._root is None:  # the hot path: one canonicalisation, one index pass
             resource, action, raw = parts
@@ -718,7 +751,7 @@ class Gate:
             if index is not None:
                 value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
                 if value.__class__ is str:
-                    return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
+                    return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
         if len(parts) != 3:
             return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
         resource, action, raw = parts
@@ -766,10 +799,18 @@ class Gate:
         return normalised
 
     def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
+        """Decide a canonical ``value`` (links already resolved): by the warm path's one regex
+        when the value is plain, else by the lane index's walk."""
+        found = self._warm(f"{resource}:{action}:{value}")
+        if found is not None:
+            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
+            directory = directories[found.group(group)]
+            known = directory.outcomes[slot] or index.located(directory, found.lastindex - group + 1, value)  # type: ignore[operator]
+            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
         index = self._indices.get(resource, _NO_ACTIONS).get(action)
         if index is None:
             return GateDecision(atom, "deny", "not granted by the plan")
-        return GateDecision(atom, *index.outcome(value))
+        return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
 
 
     def _terms(self, resource: str, action: str) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
@@ -813,13 +854,16 @@ class Gate:
         before any NFC normalisation by the parser could hide a problem: a value the gate would
         reject is never covered, whatever the template's shape.
         """
-        probe = _ESCAPE.sub(r"\1", text)
+        concrete = _WILDCARD_OR_ESCAPE.search(text) is None  # nothing to unescape and no wildcard
+        probe = text if concrete else _ESCAPE.sub(r"\1", text)
         checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
         if isinstance(checked, values.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
-        if glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value, as the gate decides one
-            decision = self._decide_normalised(f"{resource}:{action}:{checked}", resource, action, probe, checked)
-            return self._need_result(decision, f"{resource}:{action}:{checked}")
+        if concrete or glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value, as the gate decides one
+            atom = f"{resource}:{action}:{checked}"
+            if resource == "fs" and self._root is not None:
+                return self._need_result(self._decide_normalised(atom, resource, action, probe, checked), atom)
+            return self._need_result(self._decide_value(atom, resource, action, checked), atom)
         if resource == "fs":
             # every parameter is normalised before it meets the template's own wildcards
             normalised = values.normalise_fs_pattern(text)
@@ -867,6 +911,7 @@ NEED_STEPS_PER_CHAR = 6
 
 UNDECIDED = "undecided within the work bound: not granted"
 _ESCAPE = re.compile(r"\\(.)", re.S)
+_WILDCARD_OR_ESCAPE = re.compile(r"[\\*?[]")
 
 
 def expand_call(
@@ -892,3 +937,4 @@ def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], p
 
 
 _NO_ACTIONS: dict[str, _PartIndex] = {}
+_NO_MATCH = re.compile("(?!)").match
