@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -713,17 +713,35 @@ class Gate:
         for (resource, action), kinds in by_key.items():
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
                 self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
+        self._warm_places: list[Any] = [None]
+        self._warm: Callable[[str], re.Match[str] | None] | None = None  # built after WARM_AFTER decisions
+        self._cold_decisions = 0
+        self._root = os.path.realpath(root) if root is not None else None
+        self._warm_match = self._warming if self._root is None else _NO_MATCH  # links must be resolved: the full path
+        self._case_insensitive = fold_case
+
+    def _warming(self, atom: str) -> None:
+        """The warm path before it exists: nothing matches (every atom takes the full path) until
+        this gate has decided :data:`WARM_AFTER` atoms, then the one regex is built. A one-shot
+        ``bgc gate`` or hook decides a few atoms and never pays for compiling it; a long-lived
+        gate pays once, after it has shown it is long-lived."""
+        self._cold_decisions += 1
+        if self._cold_decisions >= WARM_AFTER:
+            self.warm_up()
+        return None
+
+    def warm_up(self) -> None:
+        """Build the warm path now (what :meth:`_warming` does after :data:`WARM_AFTER` decisions)."""
         # a value its resource's plain expression accepts is canonical (not so for fs when names fold)
         warm = WarmPath([
             (resource, action, index._index, index)
             for resource, actions in self._indices.items() for action, index in actions.items()
-            if not (fold_case and resource == "fs")
+            if not (self._fold_case and resource == "fs")
         ])  # fmt: skip
         self._warm_places = warm.places
         self._warm = warm.match
-        self._root = os.path.realpath(root) if root is not None else None
-        self._warm_match = warm.match if self._root is None else _NO_MATCH  # links must be resolved: the full path
-        self._case_insensitive = fold_case
+        if self._root is None:
+            self._warm_match = warm.match
 
     def rooted(self, root: str | None) -> Gate:
         """This gate resolving links under ``root`` (the same grants: nothing is rebuilt)."""
@@ -731,7 +749,8 @@ class Gate:
 
         gate = copy.copy(self)
         gate._root = os.path.realpath(root) if root is not None else None
-        gate._warm_match = self._warm if gate._root is None else _NO_MATCH
+        warm = gate._warm if gate._warm is not None else gate._warming
+        gate._warm_match = warm if gate._root is None else _NO_MATCH
         return gate
 
     def decide(self, atom: str) -> GateDecision:
@@ -801,7 +820,7 @@ class Gate:
     def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
         """Decide a canonical ``value`` (links already resolved): by the warm path's one regex
         when the value is plain, else by the lane index's walk."""
-        found = self._warm(f"{resource}:{action}:{value}")
+        found = (self._warm or self._warming)(f"{resource}:{action}:{value}")
         if found is not None:
             directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
             directory = directories[found.group(group)]
@@ -938,3 +957,7 @@ def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], p
 
 _NO_ACTIONS: dict[str, _PartIndex] = {}
 _NO_MATCH = re.compile("(?!)").match
+
+WARM_AFTER = 1024
+"""Decisions a gate makes on its full path before it builds its warm path (one regex over the
+plan: tens to hundreds of milliseconds to compile for a large plan)."""

@@ -227,6 +227,7 @@ def test_a_trie_too_deep_for_the_regex_compiler_is_refused_and_its_atoms_take_th
     assert _trie([]) == "(?!)"
     part = Part("fs", "write", deep[-1] + "**", (), (RULES[2],))
     gate = Gate([Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", (part,)),), ())])
+    gate.warm_up()
     assert gate._warm_match("fs:write:" + deep[-1] + "x") is None
     assert gate.decide("fs:write:" + deep[-1] + "x").effect == "allow"
     assert gate.decide("fs:write:" + deep[-2] + "x").effect == "deny"
@@ -284,6 +285,7 @@ def warm_plans(draw: st.DrawFn) -> Plan:
                                         st.tuples(st.just("net:connect:"), st.sampled_from(NET_VALUES))), max_size=30))  # fmt: skip
 def test_the_warm_path_decides_as_the_plan_reads_rule_by_rule(plan: Plan, atoms: list[tuple[str, str]]) -> None:
     gate = Gate([plan])
+    gate.warm_up()
     for prefix, value in atoms * 2:  # twice: the second pass reads outcomes remembered per directory
         atom = prefix + value
         decision = gate.decide(atom)
@@ -295,11 +297,28 @@ def test_the_warm_path_takes_the_plain_values() -> None:
     one-regex path, or the property above tests only the full path."""
     parts = [Part("fs", "write", "/p1/src/**", (), (RULES[2],)), Part("net", "connect", "https://api.example.com/*", (), (RULES[2],))]
     gate = Gate([Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", tuple(parts)),), ())])
+    gate.warm_up()
     for atom in ["fs:write:/p1/src/a.py", "fs:write:/q/a", "net:connect:https://api.example.com/a", "net:connect:https://evil.example.com/a",
                  "net:connect:https://api.example.com/a/b?q=1"]:  # fmt: skip
         assert gate._warm_match(atom) is not None, atom
     for atom in ["fs:write:/p1/src/.env", "fs:write:/p1//a", "net:connect:https://API.example.com/a", "fs:read:/p1/src/a.py"]:
         assert gate._warm_match(atom) is None, atom
+
+
+def test_a_new_gate_builds_its_warm_path_only_after_deciding_enough_atoms() -> None:
+    """A one-shot gate (a hook, one `bgc gate`) never pays for compiling the warm regex; a
+    long-lived one builds it once, and decides exactly as before."""
+    from bgc.plan import WARM_AFTER
+
+    granted = Part("fs", "write", "/p1/src/**", ("/p1/src/secrets/**",), (RULES[2],))
+    plan = Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", (granted,)),), ())
+    gate = Gate([plan])
+    atoms = [f"fs:write:/p1/src/{'secrets/' if i % 3 == 0 else ''}f{i}.py" for i in range(WARM_AFTER + 10)]
+    before = [gate.decide(atom) for atom in atoms[: WARM_AFTER - 1]]
+    assert gate._warm is None
+    after = [gate.decide(atom) for atom in atoms[WARM_AFTER - 1 :]]
+    assert gate._warm is not None and gate._warm_match(atoms[-1]) is not None
+    assert [decision.effect for decision in before + after] == ["deny" if i % 3 == 0 else "allow" for i in range(len(atoms))]
 
 
 def test_the_control_characters_are_exactly_unicodes_category_cc() -> None:
