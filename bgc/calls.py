@@ -33,9 +33,11 @@ from bgc.plan import (
     UNDECIDED,
     CallResult,
     Gate,
+    NeedResult,
     Plan,
     RuleRef,
     ToolSpec,
+    call_result,
     expand_call,
     refuse_undeclared,
 )
@@ -197,7 +199,35 @@ class CallDecider:
         except TemplateError as error:
             return CallDecision(tool, server, "deny", f"refused: {error}")
         result = self.gate.cover(tool, server, atoms, Budget(ORDER_BUDGET))
+        if self.workspace is not None and result.status != "covered" and len(result.needs) == len(atoms):
+            result = self._on_disk(tool, server, atoms, result.needs)
         return _decision(tool, server, result)
+
+    def _on_disk(
+        self, tool: str, server: str, atoms: list[tuple[str, str, str]], needs: tuple[NeedResult, ...]
+    ) -> CallResult:
+        """The call again, each ``fs`` pattern need the algebra did not grant whole decided on the
+        files it reaches in the workspace now (:mod:`bgc.trees`): a search reads what exists."""
+        from bgc import trees, values
+
+        decided = list(needs)
+        for index, ((resource, action, text), need) in enumerate(zip(atoms, needs)):
+            pattern = values.normalise_fs_pattern(text) if resource == "fs" and need.effect != "allow" else None
+            if pattern is None or isinstance(pattern, values.Rejection) or not trees.is_pattern(pattern):
+                continue
+            assert self.workspace is not None
+            files = trees.files_reached(self.workspace.root, pattern)
+            if isinstance(files, str):
+                decided[index] = NeedResult(need.atom, need.effect, f"{need.reason}; {files}", need.rule)
+                continue
+            each = [self.gate.need(resource, action, _literal(path), Budget(ORDER_BUDGET)) for path in files]
+            worst = next((n for n in each if n.effect == "deny"), None) or next((n for n in each if n.effect == "ask"), None)
+            decided[index] = (
+                NeedResult(need.atom, worst.effect, f"{worst.atom} is below it: {worst.reason}", worst.rule)
+                if worst is not None
+                else NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")
+            )
+        return call_result(tool, server, decided)
 
     def _decide_mcp_identity(self, tool: str, server: str) -> CallDecision:
         """A tool of an MCP server that no declaration names, decided on its identity alone,

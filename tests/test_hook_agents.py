@@ -55,6 +55,8 @@ GEMINI: list[tuple[str, str, Any, dict[str, Any], str]] = [
     ("glob an absolute pattern", "glob", {"pattern": "/etc/*"}, {}, "deny"),
     ("glob a climbing pattern", "glob", {"pattern": "../**"}, {}, "deny"),
     ("grep src", "grep_search", {"pattern": "TODO", "dir_path": "src", "include_pattern": "*.py"}, {}, "allow"),
+    ("grep lib, which holds a secrets directory", "grep_search", {"pattern": "TODO", "dir_path": "lib"}, {}, "deny"),
+    ("grep data, which holds a linked directory", "grep_search", {"pattern": "TODO", "dir_path": "data"}, {}, "deny"),
     ("grep .git", "grep_search", {"pattern": "url", "dir_path": ".git"}, {}, "deny"),
     ("grep / (legacy name)", "search_file_content", {"pattern": "password", "dir_path": "/"}, {}, "deny"),
     # ---- the network, the agent ----
@@ -140,6 +142,10 @@ def _project(base: Path, agent: str) -> dict[str, str]:
     (root / "src" / "a.py").write_text("a = 1\n")
     (outside / "secret.txt").write_text("s\n")
     (root / "link_out").symlink_to(outside)
+    (root / "lib" / "secrets").mkdir(parents=True)
+    (root / "lib" / "secrets" / "key.txt").write_text("k\n")
+    (root / "data").mkdir()
+    (root / "data" / "ext").symlink_to(outside)
     env = {**os.environ, "BGC_CACHE_DIR": str(base / "cache")}
     done = subprocess.run([sys.executable, "-m", "bgc", "init", agent], cwd=root, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
