@@ -260,7 +260,8 @@ def test_reasons_name_the_rule(gemini: dict[str, str], codex: dict[str, str]) ->
     assert asked["systemMessage"] == asked["reason"] and "(ask policy.bgp:" in asked["reason"]
     _, done = run_codex(codex, codex_input(codex, "PreToolUse", "Bash", {"command": "git status"}))
     reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
-    assert reason.startswith("bgc: needs a person's approval, which Codex's PreToolUse hook cannot ask for: proc:exec:git/status")
+    assert reason.startswith("bgc: needs a person's approval, which Codex's PreToolUse hook cannot ask for: ")
+    assert "bgc approve sha256:" in reason and "proc:exec:git/status: awaits 1 approval (ask policy.bgp:" in reason
 
 
 @pytest.mark.parametrize(

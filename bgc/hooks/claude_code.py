@@ -38,11 +38,12 @@ SHELL_TOOL = "Bash"
 
 def tool_use(data: Any) -> ToolUse:
     """The call in a hook input; :class:`~bgc.hooks.protocol.HookInputError` says what is wrong."""
-    event, name, params, cwd = read_call(data, EVENTS)
-    tool, server = split_mcp_name(name)
+    call = read_call(data, EVENTS)
+    tool, server = split_mcp_name(call.name)
+    params = call.params
     if server == LOCAL_SERVER and tool in SEARCH_TOOLS:
-        params = with_default_path(params, "path", cwd)  # Claude Code's own default
-    return ToolUse(event, tool, server, params, cwd, name, shell=server == LOCAL_SERVER and tool == SHELL_TOOL)
+        params = with_default_path(params, "path", call.cwd)  # Claude Code's own default
+    return call.use(tool, server, params, shell=server == LOCAL_SERVER and tool == SHELL_TOOL)
 
 
 def answer(event: str, effect: Effect, reason: str) -> dict[str, Any]:

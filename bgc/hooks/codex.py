@@ -51,16 +51,16 @@ ASK_IN_PRE_TOOL_USE = "needs a person's approval, which Codex's PreToolUse hook 
 
 def tool_use(data: Any) -> ToolUse:
     """The call in a Codex hook input."""
-    event, name, params, cwd = read_call(data, EVENTS)
-    tool, server = split_mcp_name(name)
+    call = read_call(data, EVENTS)
+    tool, server = split_mcp_name(call.name)
     if server == LOCAL_SERVER and tool in (SHELL_TOOL, PATCH_TOOL):
-        extra = sorted(set(params) - COMMAND_PARAMS)
+        extra = sorted(set(call.params) - COMMAND_PARAMS)
         if extra:  # e.g. a working directory bgc would not see: the command's paths would be misread
-            raise HookInputError(f"{name}: parameter {extra[0]!r} is not one bgc reads or may ignore")
+            raise HookInputError(f"{call.name}: parameter {extra[0]!r} is not one bgc reads or may ignore")
         if tool == SHELL_TOOL:
-            return ToolUse(event, tool, server, {"command": params.get("command")}, cwd, name, shell=True)
-        return ToolUse(event, tool, server, {"files": patch_files(params.get("command"))}, cwd, name)
-    return ToolUse(event, tool, server, params, cwd, name)
+            return call.use(tool, server, {"command": call.params.get("command")}, shell=True)
+        return call.use(tool, server, {"files": patch_files(call.params.get("command"))})
+    return call.use(tool, server)
 
 
 def patch_files(patch: Any) -> list[str]:

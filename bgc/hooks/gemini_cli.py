@@ -59,20 +59,20 @@ MCP_NAME_PREFIX = "mcp_"
 
 def tool_use(data: Any) -> ToolUse:
     """The call in a ``BeforeTool`` hook input."""
-    event, name, params, cwd = read_call(data, EVENTS)
+    call = read_call(data, EVENTS)
+    name = call.name
     context = data.get("mcp_context")
     if context is not None:
         if not isinstance(context, Mapping) or not name.startswith(MCP_NAME_PREFIX):
             raise HookInputError(f"{name!r}: mcp_context must be an object, on an mcp_ tool")
-        tool, server = mcp_server(context.get("server_name"), context.get("tool_name"), name)
-        return ToolUse(event, tool, server, params, cwd, name)
+        return call.use(*mcp_server(context.get("server_name"), context.get("tool_name"), name))
     if name.startswith(MCP_NAME_PREFIX):
         raise HookInputError(f"{name!r} names an MCP tool but the hook input has no mcp_context to say which server")
     if name == SHELL_TOOL:
-        return ToolUse(event, name, LOCAL_SERVER, params, _shell_dir(params, cwd), name, shell=True)
+        return call.use(name, LOCAL_SERVER, cwd=_shell_dir(call.params, call.cwd), shell=True)
     if name in SEARCH_TOOLS:
-        params = with_default_path(params, "dir_path", cwd)
-    return ToolUse(event, name, LOCAL_SERVER, params, cwd, name)
+        return call.use(name, LOCAL_SERVER, with_default_path(call.params, "dir_path", call.cwd))
+    return call.use(name, LOCAL_SERVER)
 
 
 def _shell_dir(params: Mapping[str, Any], cwd: str | None) -> str | None:

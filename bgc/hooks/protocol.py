@@ -43,6 +43,8 @@ class ToolUse:
     """The directory relative paths are read from (for a shell command: where it runs)."""
     tool_name: str
     """As the agent named it (``mcp__github__create_issue``), for messages."""
+    session: str | None = None
+    """The agent's ``session_id``: what a permission request and a ledger entry belong to."""
     shell: bool = False
     """A shell command string in ``params["command"]``, decided command by command
     (:meth:`bgc.calls.CallDecider.decide_shell`), rather than a declared tool."""
@@ -63,9 +65,30 @@ class Adapter:
     """The agent's output for ``(event, effect, reason)``; None: print nothing (exit 0)."""
 
 
-def read_call(data: Any, events: tuple[str, ...]) -> tuple[str, str, Mapping[str, Any], str | None]:
-    """``(event, tool_name, tool_input, cwd)`` of a hook input, the fields every agent here
-    names the same way (``hook_event_name``, ``tool_name``, ``tool_input``, ``cwd``)."""
+@dataclass(frozen=True, slots=True)
+class HookCall:
+    """The fields of a hook input every agent here names the same way."""
+
+    event: str
+    """``hook_event_name``"""
+    name: str
+    """``tool_name``"""
+    params: Mapping[str, Any]
+    """``tool_input``"""
+    cwd: str | None
+    session: str | None
+    """``session_id``"""
+
+    def use(self, tool: str, server: str, params: Mapping[str, Any] | None = None, *, cwd: str | None = None,
+            shell: bool = False) -> ToolUse:  # fmt: skip
+        """This call as ``tool`` on ``server`` (with other parameters, or run in another directory)."""
+        return ToolUse(self.event, tool, server, self.params if params is None else params, cwd or self.cwd, self.name,
+                       self.session, shell)  # fmt: skip
+
+
+def read_call(data: Any, events: tuple[str, ...]) -> HookCall:
+    """The fields every agent here names the same way (``hook_event_name``, ``tool_name``,
+    ``tool_input``, ``cwd``, ``session_id``), checked."""
     if not isinstance(data, Mapping):
         raise HookInputError("the hook input is not a JSON object")
     event = data.get("hook_event_name")
@@ -80,7 +103,10 @@ def read_call(data: Any, events: tuple[str, ...]) -> tuple[str, str, Mapping[str
     cwd = data.get("cwd")
     if cwd is not None and not (isinstance(cwd, str) and cwd.startswith("/")):
         raise HookInputError("cwd is not an absolute path")
-    return event, name, params, cwd
+    session = data.get("session_id")
+    if session is not None and not isinstance(session, str):
+        raise HookInputError("session_id is not text")
+    return HookCall(event, name, params, cwd, session)
 
 
 def mcp_server(server: Any, tool: Any, name: str) -> tuple[str, str]:
