@@ -224,11 +224,14 @@ def codex_input(project: dict[str, str], event: str, tool: str, tool_input: Any)
     }
 
 
-def _wrong(names: list[str], expected: list[str], answers: list[tuple[str, subprocess.CompletedProcess[bytes]]]) -> str:
+def _wrong(cases: list[Any], inputs: list[dict[str, Any]], run: Any) -> str:
+    """Every case (its name first, its expected answer last) whose input ``run`` answers otherwise."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = list(pool.map(run, inputs))
     return "\n".join(
-        f"{name}: expected {want}, got {got} ({done.stdout.decode() or done.stderr.decode()})"
-        for name, want, (got, done) in zip(names, expected, answers)
-        if got != want
+        f"{case[0]}: expected {case[-1]}, got {got} ({done.stdout.decode() or done.stderr.decode()})"
+        for case, (got, done) in zip(cases, answers)
+        if got != case[-1]
     )
 
 
@@ -238,17 +241,13 @@ def test_the_tables_have_enough_calls() -> None:
 
 def test_gemini_gets_the_hand_written_answers(gemini: dict[str, str]) -> None:
     inputs = [gemini_input(gemini, tool, tool_input, extra) for _, tool, tool_input, extra, _ in GEMINI]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        answers = list(pool.map(lambda hook_input: run_gemini(gemini, hook_input), inputs))
-    wrong = _wrong([case[0] for case in GEMINI], [case[-1] for case in GEMINI], answers)
+    wrong = _wrong(GEMINI, inputs, lambda hook_input: run_gemini(gemini, hook_input))
     assert not wrong, wrong
 
 
 def test_codex_gets_the_hand_written_answers(codex: dict[str, str]) -> None:
     inputs = [codex_input(codex, event, tool, tool_input) for _, event, tool, tool_input, _ in CODEX]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        answers = list(pool.map(lambda hook_input: run_codex(codex, hook_input), inputs))
-    wrong = _wrong([case[0] for case in CODEX], [case[-1] for case in CODEX], answers)
+    wrong = _wrong(CODEX, inputs, lambda hook_input: run_codex(codex, hook_input))
     assert not wrong, wrong
 
 
