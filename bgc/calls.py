@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from bgc.budget import Budget
@@ -254,13 +254,13 @@ class CallDecider:
             if isinstance(files, str):
                 decided[index] = NeedResult(need.atom, need.effect, f"{need.reason}; {files}", need.rule)
                 continue
-            each = [self.gate.need(resource, action, _literal(path), Budget(ORDER_BUDGET)) for path in files]
-            worst = next((n for n in each if n.effect == "deny"), None) or next((n for n in each if n.effect == "ask"), None)
-            decided[index] = (
-                NeedResult(need.atom, worst.effect, f"{worst.atom} is below it: {worst.reason}", worst.rule)
-                if worst is not None
-                else NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")
-            )
+            each = [(path, self.gate.decide(f"{resource}:{action}:{path}").effect) for path in files]  # the gate's hot path
+            worst = next((p for p, e in each if e == "deny"), None) or next((p for p, e in each if e == "ask"), None)
+            if worst is None:
+                decided[index] = NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")
+                continue
+            found = self.gate.need(resource, action, _literal(worst), Budget(ORDER_BUDGET))  # its rule and approvals
+            decided[index] = replace(found, atom=need.atom, reason=f"{found.atom} is below it: {found.reason}")
         return call_result(tool, server, decided)
 
     def _decide_mcp_identity(self, tool: str, server: str) -> CallDecision:
