@@ -359,6 +359,7 @@ def mcp_proxy(
     ] = False,
     store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL; `none`: neither.")] = ".bgc/kernel.db",
     wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="Hold a call that needs approval this long for `bgc approve` (0: refuse it at once).")] = 0.0,
+    no_elicit: Annotated[bool, typer.Option("--no-elicit", help="Never ask the person at the client (MCP elicitation), even for an ask anyone may answer.")] = False,
 ) -> None:
     """Run an MCP server (stdio) behind the policy: every tools/call is decided before the server sees it.
 
@@ -373,7 +374,7 @@ def mcp_proxy(
     from bgc.commands import mcp_proxy as proxy_command
 
     try:
-        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait)
+        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait, elicit=not no_elicit)
     except BgcError as error:
         fail(error)
     raise typer.Exit(status)
