@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
 from bgc.budget import Budget
@@ -38,6 +38,7 @@ from bgc.plan import (
     Plan,
     RuleRef,
     ToolSpec,
+    call_result,
     expand_call,
     refuse_undeclared,
     strongest,
@@ -219,14 +220,10 @@ class CallDecider:
         """The decision for one call; never raises for anything the call contains."""
         server = LOCAL_SERVER if server is None else server
         specs = self.specs.get((tool, server))
+        if not specs and server != LOCAL_SERVER:
+            return self._decide_mcp_identity(tool, server)
         if not specs:
-            known = sorted({name for (name_tool, name) in self.specs if name_tool == tool})
-            reason = (
-                f"tool {tool!r} is not declared on server {server!r} (only on {', '.join(known)})"
-                if known
-                else f"unknown tool {tool!r} on server {server!r}: no declaration covers it"
-            )
-            return CallDecision(tool, server, "deny", reason, declared=False)
+            return CallDecision(tool, server, "deny", self._undeclared(tool, server), declared=False)
         if not isinstance(params, Mapping) or not all(isinstance(name, str) for name in params):
             return CallDecision(tool, server, "deny", "the parameters are not a map of names to values")
         try:
@@ -236,7 +233,55 @@ class CallDecider:
         except TemplateError as error:
             return CallDecision(tool, server, "deny", f"refused: {error}")
         result = self.gate.cover(tool, server, atoms, Budget(ORDER_BUDGET))
+        if self.workspace is not None and result.status != "covered" and len(result.needs) == len(atoms):
+            result = self._on_disk(tool, server, atoms, result.needs)
         return _decision(tool, server, result)
+
+    def _on_disk(
+        self, tool: str, server: str, atoms: list[tuple[str, str, str]], needs: tuple[NeedResult, ...]
+    ) -> CallResult:
+        """The call again, each ``fs`` pattern need the algebra did not grant whole decided on the
+        files it reaches in the workspace now (:mod:`bgc.trees`): a search reads what exists."""
+        from bgc import trees, values
+
+        decided = list(needs)
+        for index, ((resource, action, text), need) in enumerate(zip(atoms, needs)):
+            pattern = values.normalise_fs_pattern(text) if resource == "fs" and need.effect != "allow" else None
+            if pattern is None or isinstance(pattern, values.Rejection) or not trees.is_pattern(pattern):
+                continue
+            assert self.workspace is not None
+            files = trees.files_reached(self.workspace.root, pattern)
+            if isinstance(files, str):
+                decided[index] = NeedResult(need.atom, need.effect, f"{need.reason}; {files}", need.rule)
+                continue
+            each = [(path, self.gate.decide(f"{resource}:{action}:{path}").effect) for path in files]  # the gate's hot path
+            worst = next((p for p, e in each if e == "deny"), None) or next((p for p, e in each if e == "ask"), None)
+            if worst is None:
+                decided[index] = NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")
+                continue
+            found = self.gate.need(resource, action, _literal(worst), Budget(ORDER_BUDGET))  # its rule and approvals
+            decided[index] = replace(found, atom=need.atom, reason=f"{found.atom} is below it: {found.reason}")
+        return call_result(tool, server, decided)
+
+    def _decide_mcp_identity(self, tool: str, server: str) -> CallDecision:
+        """A tool of an MCP server that no declaration names, decided on its identity alone,
+        ``mcp:call:SERVER/TOOL`` (its arguments unchecked: what a rule naming the tool, as
+        ``bgc import claude-code`` writes it from ``mcp__SERVER__TOOL``, means). When no rule
+        decides that atom either, the call is undeclared (an adapter may ask instead)."""
+        if "/" in tool or "/" in server:
+            return CallDecision(tool, server, "deny", f"refused: {server}/{tool} is not one server and one tool name")
+        need = self.gate.need(*MCP_IDENTITY, _literal(f"{server}/{tool}"), Budget(ORDER_BUDGET))
+        if need.rule is None and need.effect == "deny":
+            reason = f"{self._undeclared(tool, server)}, and no rule names {need.atom}"
+            return CallDecision(tool, server, "deny", reason, declared=False)
+        atom = AtomDecision(need.atom, need.effect, need.reason, need.rule)
+        return CallDecision(tool, server, need.effect, f"{need.atom}: {need.reason}", (atom,))
+
+    def _undeclared(self, tool: str, server: str) -> str:
+        known = sorted({name for (name_tool, name) in self.specs if name_tool == tool})
+        if known:
+            return f"tool {tool!r} is not declared on server {server!r} (only on {', '.join(known)})"
+        return f"unknown tool {tool!r} on server {server!r}: no declaration covers it"
 
     def _atoms(self, spec: ToolSpec, params: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         """The atoms one declaration needs; with a workspace, host paths placed first."""
@@ -300,6 +345,11 @@ SHELL = "shell"
 SHELL_PAIRS = frozenset({("proc", "exec"), ("fs", "read"), ("fs", "write")})
 """What a shell command's atoms can be (:mod:`bgc.shell`): part of every implicit plan."""
 
+MCP_IDENTITY = ("mcp", "call")
+"""The resource and action of an MCP tool's identity, ``mcp:call:SERVER/TOOL``: what an
+undeclared MCP tool is decided on, and what a declaration may name among its needs so that rules
+about the tool itself apply to it too (the one mapping ``bgc import claude-code`` writes to)."""
+
 
 def _literal(value: str) -> str:
     """A concrete value as pattern text that matches exactly it (for :meth:`Gate.need`)."""
@@ -333,7 +383,7 @@ def implicit_plan(policy: Any, mode: str | None) -> Plan:
     from bgc.compiler import Compiler
     from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
 
-    pairs = {(need.resource, need.action) for decl in policy.tools for need in decl.needs} | SHELL_PAIRS
+    pairs = {(need.resource, need.action) for decl in policy.tools for need in decl.needs} | SHELL_PAIRS | {MCP_IDENTITY}
     pairs |= {(HOST, action) for resource, action in pairs if resource == "fs"}
     order = WorkOrder(
         Intent(IMPLICIT_INTENT, None),

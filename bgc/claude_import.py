@@ -40,6 +40,7 @@ from typing import Any
 
 from bgc import glob
 from bgc.argv import decode_argv, pattern_of_words
+from bgc.calls import MCP_IDENTITY
 from bgc.policy.format import atom_word, format_text, pattern_word, quote_string
 
 __all__ = ["HOST_RESOURCE", "MCP_ATOM", "Imported", "Rule", "Untranslated", "translate"]
@@ -47,8 +48,10 @@ __all__ = ["HOST_RESOURCE", "MCP_ATOM", "Imported", "Rule", "Untranslated", "tra
 HOST_RESOURCE = "host"
 """The resource of a host path outside the project (``//tmp/x`` is ``host:read:/tmp/x``)."""
 
-MCP_ATOM = ("mcp", "call")
-"""The resource and action of a call to an MCP tool: ``mcp:call:SERVER/TOOL``."""
+MCP_ATOM = MCP_IDENTITY
+"""The resource and action of a call to an MCP tool: ``mcp:call:SERVER/TOOL``, the atom the hook
+decides an MCP tool's identity on (:data:`bgc.calls.MCP_IDENTITY`), so an imported rule decides
+the calls it names."""
 
 EFFECTS = ("deny", "ask", "allow")
 """Claude Code's lists, in the order it evaluates them."""

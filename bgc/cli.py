@@ -392,7 +392,10 @@ def order_new(
 
 @app.command()
 def hook(
-    agent: Annotated[Literal["claude-code"], typer.Argument(metavar="AGENT", help="The agent whose hook protocol to speak: claude-code.")],
+    agent: Annotated[
+        Literal["claude-code", "gemini-cli", "codex"],
+        typer.Argument(metavar="AGENT", help="The agent whose hook protocol to speak: claude-code, gemini-cli or codex."),
+    ],
     policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy to decide with (default: `policy` in bgc.toml / [tool.bgc] of the project).")] = None,
     plan: Annotated[Optional[str], typer.Option("--plan", metavar="FILE", help="Decide with these compiled plans instead of a policy.")] = None,
     mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="The policy's mode (default: the configured one, else the policy's default).")] = None,
@@ -403,12 +406,13 @@ def hook(
 ) -> None:
     """Decide the tool call an agent is about to make, in the agent's own hook protocol.
 
-    Reads Claude Code's PreToolUse or PermissionRequest hook input on stdin and answers allow,
-    ask or deny on stdout, the reason naming the rule (file:line) that decided. An ask becomes a
-    permission request (`bgc pending`, `bgc approve`), and every decision is recorded in the
-    ledger (`bgc log show`). Exit 0 with that answer; anything that fails (bad input, a policy
-    that does not load, a store that cannot record, no decision within --timeout) blocks the
-    call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
+    Reads the agent's hook input on stdin (Claude Code: PreToolUse, PermissionRequest; Gemini
+    CLI: BeforeTool; Codex: PreToolUse, PermissionRequest) and answers allow, ask or deny on
+    stdout in the agent's format, the reason naming the rule (file:line) that decided. An ask
+    becomes a permission request (`bgc pending`, `bgc approve`), and every decision is recorded
+    in the ledger (`bgc log show`). Exit 0 with that answer; anything that fails (bad input, a
+    policy that does not load, a store that cannot record, no decision within --timeout) blocks
+    the call: exit 2 with the reason on stderr. `bgc init AGENT` installs it.
     """
     from bgc.commands import hook as command
 
@@ -418,20 +422,39 @@ def hook(
 init_app = command_group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
 
 
-@init_app.command("claude-code")
-def init_claude_code(
-    directory: Annotated[str, typer.Option("--dir", "-C", metavar="DIR", help="The project directory.")] = ".",
-) -> None:
-    """Write a starter policy into .claude/bgc/ and merge `bgc hook claude-code` into .claude/settings.json.
-
-    Nothing there is lost: other settings and hooks are kept, the previous settings file is saved
-    as settings.json.bak, the write is atomic, and a policy file you edited is kept. Running it
+DirOption = Annotated[str, typer.Option("--dir", "-C", metavar="DIR", help="The project directory.")]
+INIT_KEPT = """Nothing there is lost: other settings and hooks are kept, the previous file is saved
+    beside it as .bak, the write is atomic, and a policy file you edited is kept. Running it
     again changes nothing. Exit 0 when done; invalid JSON in the settings is refused with its line
-    and column (exit 2), and nothing is written.
-    """
+    and column (exit 2), and nothing is written."""
+
+
+def _init_agent(agent: str, directory: str) -> None:
     from bgc.commands import init as command
 
-    run(lambda: command.run("claude-code", directory=directory))
+    run(lambda: command.run(agent, directory=directory))
+
+
+@init_app.command("claude-code", help=f"""Write a starter policy into .claude/bgc/ and merge `bgc hook claude-code` into .claude/settings.json (PreToolUse).
+
+    {INIT_KEPT}""")
+def init_claude_code(directory: DirOption = ".") -> None:
+    _init_agent("claude-code", directory)
+
+
+@init_app.command("gemini-cli", help=f"""Write a starter policy into .gemini/bgc/ and merge `bgc hook gemini-cli` into .gemini/settings.json (BeforeTool).
+
+    {INIT_KEPT}""")
+def init_gemini_cli(directory: DirOption = ".") -> None:
+    _init_agent("gemini-cli", directory)
+
+
+@init_app.command("codex", help=f"""Write a starter policy into .codex/bgc/ and merge `bgc hook codex` into .codex/hooks.json (PreToolUse).
+
+    The hook names the policy by this project's absolute path (Codex gives hooks no project
+    directory): run it again after moving the project. {INIT_KEPT}""")
+def init_codex(directory: DirOption = ".") -> None:
+    _init_agent("codex", directory)
 
 
 @init_app.command("mcp")

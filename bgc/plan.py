@@ -186,6 +186,18 @@ class NeedResult:
         return {"atom": self.atom, "effect": self.effect, "reason": self.reason}
 
 
+def call_result(tool: str, server: str | None, needs: Sequence[NeedResult]) -> CallResult:
+    """A call's coverage from its atoms' decisions: uncovered when one is denied (the first
+    names why), pending when one awaits approval, else covered."""
+    effects = {need.effect for need in needs}
+    if "deny" in effects:
+        first = next(need for need in needs if need.effect == "deny")
+        return CallResult(tool, server, "uncovered", f"{first.atom}: {first.reason}", tuple(needs))
+    if "ask" in effects:
+        return CallResult(tool, server, "pending", "some atoms await approval", tuple(needs))
+    return CallResult(tool, server, "covered", "every atom it needs is granted", tuple(needs))
+
+
 @dataclass(frozen=True, slots=True)
 class CallResult:
     """Coverage of one proposed tool call by the plan."""
@@ -856,14 +868,7 @@ class Gate:
             budget.charge(sum(NEED_STEPS + NEED_STEPS_PER_CHAR * len(text) for _, _, text in atoms))
         except BudgetExhausted:
             return CallResult(tool, server, "uncovered", UNDECIDED)
-        needs = [self.need(resource, action, text, budget) for resource, action, text in atoms]
-        effects = {need.effect for need in needs}
-        if "deny" in effects:
-            first = next(need for need in needs if need.effect == "deny")
-            return CallResult(tool, server, "uncovered", f"{first.atom}: {first.reason}", tuple(needs))
-        if "ask" in effects:
-            return CallResult(tool, server, "pending", "some atoms await approval", tuple(needs))
-        return CallResult(tool, server, "covered", "every atom it needs is granted", tuple(needs))
+        return call_result(tool, server, [self.need(resource, action, text, budget) for resource, action, text in atoms])
 
     def need(self, resource: str, action: str, text: str, budget: Budget) -> NeedResult:
         """Decide one atom a call needs, exactly as the gate decides the value it touches.

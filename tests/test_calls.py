@@ -63,7 +63,9 @@ def test_the_server_is_part_of_the_call(decider: CallDecider) -> None:
         decision = decider.decide_call("search", server, {"repo": "a/b"})
         assert (decision.effect, decision.declared) == ("deny", False), server
     unknown = decider.decide_call("fs.read", "github", {"path": "/src/a"})
-    assert unknown.reason == "tool 'fs.read' is not declared on server 'github' (only on local)"
+    assert unknown.reason == (
+        "tool 'fs.read' is not declared on server 'github' (only on local), and no rule names mcp:call:github/fs.read"
+    )
 
 
 def test_a_subtree_need_is_granted_only_whole(decider: CallDecider) -> None:
@@ -230,7 +232,8 @@ def test_gate_call_answers_one_line_per_call(tmp_path: Path, policy) -> None:  #
     assert done.returncode == 4, done.stderr  # some call denied
     assert done.stdout.splitlines() == [
         "allow\tfs.write@local\tfs:write:/src/a.py: granted by p.bgp:8",
-        "deny\tfs.write@evil-server\ttool 'fs.write' is not declared on server 'evil-server' (only on local)",
+        "deny\tfs.write@evil-server\ttool 'fs.write' is not declared on server 'evil-server' (only on local), "
+        "and no rule names mcp:call:evil-server/fs.write",
         "deny\tnet.fetch@local\tnet:connect:https://x.example/: no rule allows it",
         "ask\tsearch@gitlab\tnet:connect:https://code.example.com/a: awaits 1 approval (ask p.bgp:11)",
         "deny\t?@?\tnot a call: <stdin>:5:1: invalid JSON: Expecting value",

@@ -59,7 +59,7 @@ def test_command_help_reads_like_a_cli(command: str) -> None:
 
 
 
-@pytest.mark.parametrize("command", [("order", "new"), ("init", "claude-code"), ("import", "claude-code")])
+@pytest.mark.parametrize("command", [("order", "new"), ("init", "claude-code"), ("init", "gemini-cli"), ("init", "codex"), ("import", "claude-code")])
 def test_subcommand_help_reads_like_a_cli(command: tuple[str, str]) -> None:
     text = help_text(*command)
     assert f"Usage: bgc {' '.join(command)}" in text and "Exit" in text

@@ -43,8 +43,8 @@ def project(tmp_path: Path) -> dict[str, Any]:
         assert bgc("key", "new", name, "--dir", str(keys)).exit_code == 0
     root = tmp_path / "proj"
     (root / "src").mkdir(parents=True)
-    mapping = Path(__file__).resolve().parent.parent / "policies" / "claude-code.bgp"
-    (root / "claude-code.bgp").write_bytes(mapping.read_bytes())
+    for name in ("claude-code.bgp", "agents.bgp"):  # the mapping, and what every agent's mapping includes
+        (root / name).write_bytes((Path(__file__).resolve().parent.parent / "policies" / name).read_bytes())
     public = {name: (keys / f"{name}.pub").read_text().strip() for name in ("alice", "bob")}
     (root / "policy.bgp").write_text(POLICY.format(**public))
     return {"root": str(root.resolve()), "keys": keys, "policy": str(root / "policy.bgp"),

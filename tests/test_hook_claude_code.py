@@ -79,7 +79,12 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("glob an absolute pattern", "Glob", {"pattern": "/etc/*"}, "deny"),
     ("glob a climbing pattern", "Glob", {"pattern": "../**"}, "deny"),
     ("glob /etc", "Glob", {"pattern": "*", "path": "/etc"}, "deny"),
-    ("grep src", "Grep", {"pattern": "TODO", "path": f"{P}/src", "-i": True, "output_mode": "content"}, "allow"),
+    # Grep reads every file below its path: decided on the files there (src/link_env links to .env)
+    ("grep src, which holds a link to .env", "Grep", {"pattern": "TODO", "path": f"{P}/src", "-i": True, "output_mode": "content"}, "deny"),
+    ("grep docs", "Grep", {"pattern": "TODO", "path": f"{P}/docs", "glob": "*.md"}, "allow"),
+    ("grep an empty directory", "Grep", {"pattern": "TODO", "path": f"{P}/tests"}, "allow"),
+    ("grep one file", "Grep", {"pattern": "TODO", "path": f"{P}/docs/guide.md"}, "allow"),
+    ("grep the project, which holds .env", "Grep", {"pattern": "TODO"}, "deny"),
     ("grep /", "Grep", {"pattern": "password", "path": "/"}, "deny"),
     ("grep .git", "Grep", {"pattern": "url", "path": f"{P}/.git"}, "deny"),
     ("ls the project", "LS", {"path": P}, "allow"),
@@ -146,6 +151,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         directory.mkdir(parents=True)
     (root / ".env").write_text("TOKEN=x\n")
     (root / "src" / "a.py").write_text("a = 1\n")
+    (root / "docs" / "guide.md").write_text("# guide\n")
     (outside / "secret.txt").write_text("s\n")
     (root / "link_out").symlink_to(outside)
     (root / "src" / "link_env").symlink_to("../.env")

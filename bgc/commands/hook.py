@@ -1,23 +1,24 @@
-"""``bgc hook claude-code``: decide the tool call Claude Code is about to make.
+"""``bgc hook AGENT``: decide the tool call an agent (Claude Code, Gemini CLI, Codex) is about to make.
 
-Claude Code runs the hook before every tool call with the call on stdin (bgc/hooks/claude_code.py
-has the format). The call is decided by :mod:`bgc.calls` against the configured policy (``-p``,
-else ``policy`` in ``[tool.bgc]`` / ``bgc.toml`` of the project) or against plans (``--plan``),
-and answered in Claude Code's format, the reason naming the rule (file:line) that decided.
+The agent runs the hook before every tool call with the call on stdin; the agent's adapter
+(:data:`ADAPTERS`, bgc/hooks/: each module cites its agent's format) reads it. The call is decided
+by :mod:`bgc.calls` against the configured policy (``-p``, else ``policy`` in ``[tool.bgc]`` /
+``bgc.toml`` of the project) or against plans (``--plan``), the same way for every agent, and
+answered in the agent's own format, the reason naming the rule (file:line) that decided.
 
 Every decision is settled and recorded by :mod:`bgc.enforce` in the store (``--store``; by
 default ``.bgc/kernel.db`` in the project, ``none`` for no store): an ``ask`` becomes a
 permission request people answer with ``bgc approve`` / ``bgc reject``, and the answer is
 appended to the ledger. With ``--asks agent`` (the default) an ask that any one person may answer
-(``approvals 1``, no names) is also put to Claude Code's own permission dialog, the person at the
-session being that one approval; a requirement that names approvers or counts more than one is
+(``approvals 1``, no names) is also put to the agent's own permission dialog, the person at the
+session being that one approval (Codex's PreToolUse has none: there it is denied); a requirement that names approvers or counts more than one is
 met only by their signed answers, so until then the call is denied with the request to answer.
 
 Fail closed: input that cannot be read, a policy that does not load, a bug, or no answer within
-``--timeout`` seconds blocks the call (exit 2, the reason on stderr: Claude Code's blocking
-answer whatever the event), never allows it. A tool no declaration covers gets ``--unknown``
-(ask by default). Claude Code itself lets a call through when a hook it runs times out, so the
-deadline here is bgc's own, shorter than the hook timeout ``bgc init claude-code`` configures.
+``--timeout`` seconds blocks the call (exit 2, the reason on stderr: the blocking answer of every
+agent here, whatever the event), never allows it. A tool no declaration covers gets ``--unknown``
+(ask by default). The agents let a call through when a hook times out, so the deadline here is
+bgc's own, shorter than the hook timeout ``bgc init`` configures.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from typing import Any
 
 from bgc.errors import ExitCode, UsageError
 
-AGENTS = ("claude-code",)
+ADAPTERS = {"claude-code": "bgc.hooks.claude_code", "gemini-cli": "bgc.hooks.gemini_cli", "codex": "bgc.hooks.codex"}
+"""Each agent's adapter module (imported only when its hook runs), holding its ``ADAPTER``."""
 UNKNOWN_ANSWERS = ("ask", "deny")
 ASKS = ("agent", "bgc")
 NO_STORE = "none"
@@ -63,8 +65,8 @@ def run(
     2 when the call is blocked because something failed (the reason on stderr)."""
     if extra:
         raise UsageError(f"unexpected argument {extra[0]!r}: the hook reads the call on stdin")
-    if agent not in AGENTS:
-        raise UsageError(f"unknown agent {agent!r} (bgc hooks: {', '.join(AGENTS)})")
+    if agent not in ADAPTERS:
+        raise UsageError(f"unknown agent {agent!r} (bgc hooks: {', '.join(ADAPTERS)})")
     if unknown not in UNKNOWN_ANSWERS:
         raise UsageError(f"--unknown must be ask or deny, not {unknown!r}")
     if asks not in ASKS:
@@ -74,29 +76,34 @@ def run(
     seconds = _seconds(timeout)
     try:
         with _deadline(seconds):
-            output = _decide(sys.stdin.buffer.read(MAX_INPUT + 1), policy, plan, mode, unknown, store, asks)
+            output = _decide(agent, sys.stdin.buffer.read(MAX_INPUT + 1), policy, plan, mode, unknown, store, asks)
     except HookTimeout:
         return _block(f"no decision within {seconds:g} s: the call is blocked")
     except Exception as error:  # noqa: BLE001 - the hook's edge: every failure blocks the call
         return _block(_failure(error))
-    sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    if output is not None:  # None: the agent's way of saying "no objection" is to say nothing
+        sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
     return ExitCode.OK
 
 
 def _decide(
-    data: bytes, policy: str | None, plan: str | None, mode: str | None, unknown: str, store: str | None, asks: str
-) -> dict[str, Any]:
+    agent: str, data: bytes, policy: str | None, plan: str | None, mode: str | None, unknown: str, store: str | None,
+    asks: str,
+) -> dict[str, Any] | None:
+    import importlib
+
     from bgc.calls import Workspace
     from bgc.documents import parse_document
-    from bgc.hooks import claude_code
+    from bgc.hooks.protocol import Adapter, HookInputError
 
+    adapter: Adapter = importlib.import_module(ADAPTERS[agent]).ADAPTER
     if len(data) > MAX_INPUT:
-        raise claude_code.HookInputError(f"the hook input is larger than {MAX_INPUT:,} bytes")
-    use = claude_code.tool_use(parse_document(data, "<stdin>", "json").data)
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or use.cwd
+        raise HookInputError(f"the hook input is larger than {MAX_INPUT:,} bytes")
+    use = adapter.tool_use(parse_document(data, "<stdin>", "json").data)
+    project = next((os.environ[name] for name in adapter.project_env if os.environ.get(name)), None) or use.cwd
     if not project or not project.startswith("/"):
-        raise claude_code.HookInputError("no project directory (CLAUDE_PROJECT_DIR or cwd)")
+        raise HookInputError(f"no project directory ({' or '.join((*adapter.project_env, 'cwd'))})")
     workspace = Workspace.at(project, use.cwd)
     location = os.path.join(project, DEFAULT_STORE) if store is None else store
     opened = None
@@ -106,7 +113,7 @@ def _decide(
         opened = open_store(location)
     try:
         decider, policy_id, trusted = _decider(project, policy, plan, mode, workspace, opened, use.session)
-        if use.server == "local" and use.tool == claude_code.SHELL_TOOL:
+        if use.shell:
             decision = decider.decide_shell(use.params.get("command"), workspace.cwd)
         else:
             decision = decider.decide_call(use.tool, use.server, use.params)
@@ -120,11 +127,11 @@ def _decide(
         if opened is not None:
             opened.close()
     if not decision.declared:
-        return claude_code.answer(use.event, enforced.effect, f"{use.tool_name}: {enforced.reason}")
+        return adapter.answer(use.event, enforced.effect, f"{use.tool_name}: {enforced.reason}")
     effect = enforced.effect
     if effect == "ask" and enforced.request is not None and not (asks == "agent" and enforced.anyone_may_answer()):
         effect = "deny"  # named or several approvers: only their signed answers can settle it
-    return claude_code.answer(use.event, effect, enforced.reason)
+    return adapter.answer(use.event, effect, enforced.reason)
 
 
 def _decider(
@@ -166,7 +173,7 @@ def _decider(
 
 def _failure(error: Exception) -> str:
     from bgc.errors import BgcError
-    from bgc.hooks.claude_code import HookInputError
+    from bgc.hooks.protocol import HookInputError
 
     if isinstance(error, BgcError):
         return error.render().splitlines()[0]  # file:line:col: error: message
@@ -178,7 +185,7 @@ def _failure(error: Exception) -> str:
 def _block(reason: str) -> ExitCode:
     sys.stderr.write(f"bgc: {reason}\n")
     sys.stderr.flush()
-    return ExitCode.BAD_INPUT  # 2: Claude Code's blocking exit code
+    return ExitCode.BAD_INPUT  # 2: the blocking exit code of every agent bgc speaks to
 
 
 def _seconds(timeout: str | float) -> float:

@@ -1,14 +1,15 @@
-"""``bgc init claude-code``: a project's first enforced Claude Code session, in one command.
+"""``bgc init AGENT``: a project's first enforced agent session (Claude Code, Gemini CLI, Codex), in one command.
 
-Writes a starter policy into ``.claude/bgc/`` (``policy.bgp``, which includes the bundled
-``base.bgp`` and the Claude Code tool mapping ``claude-code.bgp``, copied beside it) and merges
-``bgc hook claude-code`` into ``.claude/settings.json`` as a PreToolUse hook for every tool.
+Writes a starter policy into the agent's directory (``.claude/bgc/``, ``.gemini/bgc/``,
+``.codex/bgc/``: ``policy.bgp``, which includes the bundled ``base.bgp`` and the agent's tool
+mapping, copied beside it with the ``agents.bgp`` they share) and merges ``bgc hook AGENT`` into
+the agent's hook settings (:data:`AGENTS`) as a hook for every tool.
 
 Safe to run again: a file that already holds what would be written is left alone, a policy file
 someone edited is kept (and said so), and the hook is added only when no hook runs that command
 yet. The settings are read strictly (invalid JSON is refused with its line and column, nothing
-written), everything else in them is kept as it was, the old file is saved as
-``settings.json.bak``, and the new one is written atomically.
+written), everything else in them is kept as it was, the old file is saved as ``….bak``, and the
+new one is written atomically.
 """
 
 from __future__ import annotations
@@ -18,63 +19,111 @@ import shlex
 import shutil
 import sys
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from bgc.errors import ExitCode, UsageError
 
-POLICY_DIR = os.path.join(".claude", "bgc")
-SETTINGS = os.path.join(".claude", "settings.json")
-POLICY_FILES = {"policy.bgp": "claude-code-starter.bgp", "base.bgp": "base.bgp", "claude-code.bgp": "claude-code.bgp"}
-"""What is written into ``.claude/bgc/``, from which bundled policy."""
+STARTER = "claude-code-starter.bgp"
+"""The bundled starter policy; it includes ``claude-code.bgp``, which names another agent's mapping
+for that agent (:func:`_starter`)."""
+STARTER_INCLUDE = 'include "claude-code.bgp"'
 
 HOOK_TIMEOUT = 30
-"""Seconds Claude Code waits for the hook (it lets the call through when they pass); bgc's own
-deadline (20 s) blocks the call before."""
+"""Seconds the agent waits for the hook (every agent here lets the call through when they pass);
+bgc's own deadline (20 s) blocks the call before."""
+
+
+class AgentSetup(NamedTuple):
+    """Where an agent keeps its hooks, and how it runs one (each agent's hooks reference is cited
+    in its adapter, bgc/hooks/)."""
+
+    directory: str
+    """The agent's project directory; the policy goes into its ``bgc/``."""
+    settings: str
+    """The file whose ``hooks`` object gets the hook."""
+    event: str
+    """The event that fires before every tool call."""
+    mapping: str
+    """The bundled tool mapping the starter includes."""
+    timeout: int
+    """The hook's timeout, in the agent's unit."""
+    project: str | None
+    """How the hook command names the project directory (None: this project's absolute path)."""
+
+
+AGENTS = {
+    # Claude Code: CLAUDE_PROJECT_DIR in the hook's environment, timeout in seconds.
+    "claude-code": AgentSetup(".claude", "settings.json", "PreToolUse", "claude-code.bgp", HOOK_TIMEOUT, '"$CLAUDE_PROJECT_DIR"'),
+    # Gemini CLI writes $GEMINI_PROJECT_DIR into the command itself, already shell-quoted (so it must
+    # stand unquoted here: in double quotes its quotes would be literal), and also sets it in the
+    # environment; timeout in milliseconds.
+    "gemini-cli": AgentSetup(".gemini", "settings.json", "BeforeTool", "gemini-cli.bgp", HOOK_TIMEOUT * 1000, "$GEMINI_PROJECT_DIR"),
+    # Codex names no project directory to its hooks (they run in the session's working directory):
+    # the command names this project by its absolute path; timeout in seconds.
+    "codex": AgentSetup(".codex", "hooks.json", "PreToolUse", "codex.bgp", HOOK_TIMEOUT, None),
+}
 
 
 def run(agent: str, *, directory: str = ".") -> ExitCode:
     """Set up ``directory`` (a project) for ``agent``; prints one line per file."""
     from bgc.commands import io
 
-    if agent != "claude-code":
-        raise UsageError(f"unknown agent {agent!r} (bgc init: claude-code)")
+    if agent not in AGENTS:
+        raise UsageError(f"unknown agent {agent!r} (bgc init: {', '.join(AGENTS)}, mcp)")
     if not os.path.isdir(directory):
         raise UsageError(f"{directory!r} is not a directory")
-    settings_path = os.path.join(directory, SETTINGS)
-    settings, original = _read_settings(settings_path)  # before anything is written
-    for line in _write_policies(directory):
+    setup = AGENTS[agent]
+    settings_path = os.path.join(directory, setup.directory, setup.settings)
+    settings, original = _read_settings(settings_path, setup.event)  # before anything is written
+    for line in _write_policies(directory, setup):
         io.write_line(line)
-    io.write_line(_merge_hook(settings_path, settings, original))
-    io.write_line(_warm(directory))
+    io.write_line(_merge_hook(directory, settings_path, settings, original, agent))
+    io.write_line(_warm(directory, setup))
     return ExitCode.OK
 
 
-def _warm(directory: str) -> str:
+def _warm(directory: str, setup: AgentSetup) -> str:
     """Compile the policy once now, so the session's first tool call finds it in the cache."""
     from bgc.calls import policy_decider
 
-    path = os.path.join(directory, POLICY_DIR, "policy.bgp")
+    path = os.path.join(directory, setup.directory, "bgc", "policy.bgp")
     policy_decider(path)  # a policy that does not load is an error here, before any session
     return f"checked {os.path.relpath(path, directory)}: it loads, and is compiled for the hook"
 
 
-def hook_command() -> str:
-    """The command Claude Code runs: this installation's ``bgc``, the policy under the project."""
+def hook_command(agent: str, directory: str = ".") -> str:
+    """The command the agent runs: this installation's ``bgc``, the policy under the project."""
+    setup = AGENTS[agent]
     beside = os.path.join(os.path.dirname(sys.executable), "bgc")  # this environment's script
     found = beside if os.access(beside, os.X_OK) else shutil.which("bgc")
     bgc = shlex.quote(found) if found else f"{shlex.quote(sys.executable)} -m bgc"
-    return f'{bgc} hook claude-code -p "$CLAUDE_PROJECT_DIR/.claude/bgc/policy.bgp"'
+    policy = f"{setup.directory}/bgc/policy.bgp"
+    if setup.project is None:
+        where = shlex.quote(os.path.join(os.path.realpath(directory), policy))
+    elif setup.project.startswith('"'):
+        where = f'"{setup.project[1:-1]}/{policy}"'
+    else:
+        where = f"{setup.project}/{policy}"
+    return f"{bgc} hook {agent} -p {where}"
 
 
-def _write_policies(directory: str) -> list[str]:
+def _starter(setup: AgentSetup) -> bytes:
+    """The starter policy for an agent: the bundled one, including that agent's tool mapping."""
+    text = (resources.files("bgc.policies") / STARTER).read_text(encoding="utf-8")
+    return text.replace(STARTER_INCLUDE, f'include "{setup.mapping}"', 1).encode("utf-8")
+
+
+def _write_policies(directory: str, setup: AgentSetup) -> list[str]:
     from bgc.files import write_atomic
 
-    target_dir = os.path.join(directory, POLICY_DIR)
+    target_dir = os.path.join(directory, setup.directory, "bgc")
     os.makedirs(target_dir, exist_ok=True)
     bundled = resources.files("bgc.policies")
+    files = {"policy.bgp": None, "base.bgp": "base.bgp", setup.mapping: setup.mapping, "agents.bgp": "agents.bgp"}
     lines = []
-    for name, source in POLICY_FILES.items():
-        data = (bundled / source).read_bytes()
+    for name, source in files.items():
+        data = _starter(setup) if source is None else (bundled / source).read_bytes()
+        source = source or STARTER
         path = os.path.join(target_dir, name)
         shown = os.path.relpath(path, directory)
         if os.path.exists(path):
@@ -87,7 +136,7 @@ def _write_policies(directory: str) -> list[str]:
     return lines
 
 
-def _read_settings(path: str) -> tuple[dict[str, Any], bytes | None]:
+def _read_settings(path: str, event: str) -> tuple[dict[str, Any], bytes | None]:
     """The settings as data (empty when there is no file) and the file's bytes; a file that is
     not a JSON object with the expected shape is refused, located."""
     if not os.path.exists(path):
@@ -102,29 +151,31 @@ def _read_settings(path: str) -> tuple[dict[str, Any], bytes | None]:
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise document.error_at(("hooks",), "expected an object of hook events")
-    entries = hooks.get("PreToolUse", [])
+    entries = hooks.get(event, [])
     if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
-        raise document.error_at(("hooks", "PreToolUse"), "expected a list of matcher objects")
+        raise document.error_at(("hooks", event), "expected a list of matcher objects")
     for index, entry in enumerate(entries):
         if not isinstance(entry.get("hooks", []), list):
-            raise document.error_at(("hooks", "PreToolUse", index, "hooks"), "expected a list of hooks")
+            raise document.error_at(("hooks", event, index, "hooks"), "expected a list of hooks")
     return data, original
 
 
-def _merge_hook(path: str, settings: dict[str, Any], original: bytes | None) -> str:
+def _merge_hook(directory: str, path: str, settings: dict[str, Any], original: bytes | None, agent: str) -> str:
     import json
 
     from bgc.files import write_atomic
 
-    command = hook_command()
-    entries = settings.setdefault("hooks", {}).setdefault("PreToolUse", [])
+    setup = AGENTS[agent]
+    shown = os.path.join(setup.directory, setup.settings)
+    command = hook_command(agent, directory)
+    entries = settings.setdefault("hooks", {}).setdefault(setup.event, [])
     for entry in entries:
         for hook in entry.get("hooks", []):
             if isinstance(hook, dict) and hook.get("command") == command:
-                return f"unchanged {SETTINGS} (the hook is already there)"
-    entries.append({"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]})
+                return f"unchanged {shown} (the hook is already there)"
+    entries.append({"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": setup.timeout}]})
     if original is not None:
         write_atomic(path + ".bak", original)
     write_atomic(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    saved = f" (the previous file is {SETTINGS}.bak)" if original is not None else ""
-    return f"added the PreToolUse hook to {SETTINGS}{saved}"
+    saved = f" (the previous file is {shown}.bak)" if original is not None else ""
+    return f"added the {setup.event} hook to {shown}{saved}"

@@ -1,0 +1,121 @@
+"""`bgc init AGENT`: the starter policy and the hook, merged into what is there, for each agent."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# agent -> (directory, settings file, event, hook command's ending, timeout in the agent's unit)
+AGENTS = {
+    "claude-code": (".claude", "settings.json", "PreToolUse", 'hook claude-code -p "$CLAUDE_PROJECT_DIR/.claude/bgc/policy.bgp"', 30),
+    "gemini-cli": (".gemini", "settings.json", "BeforeTool", "hook gemini-cli -p $GEMINI_PROJECT_DIR/.gemini/bgc/policy.bgp", 30000),
+    "codex": (".codex", "hooks.json", "PreToolUse", "/p/.codex/bgc/policy.bgp", 30),
+}
+MAPPINGS = {"claude-code": "claude-code.bgp", "gemini-cli": "gemini-cli.bgp", "codex": "codex.bgp"}
+
+
+def existing(event: str) -> str:
+    return json.dumps({
+        "permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["Read(.env)"]},
+        "env": {"A": "1"},
+        "hooks": {
+            event: [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}],
+            "PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "fmt"}]}],
+        },
+    }, indent=2) + "\n"
+
+
+def init(project: Path, agent: str = "claude-code") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bgc", "init", agent, "--dir", str(project)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "BGC_CACHE_DIR": str(project.parent / "cache")},
+    )
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_merges_the_hook_keeping_everything_and_is_idempotent(tmp_path: Path, agent: str) -> None:
+    directory, name, event, ending, timeout = AGENTS[agent]
+    project = tmp_path / "p"
+    (project / directory).mkdir(parents=True)
+    settings = project / directory / name
+    text = existing(event)
+    settings.write_text(text)
+    first = init(project, agent)
+    assert first.returncode == 0, first.stderr
+    merged = json.loads(settings.read_text())
+    before = json.loads(text)
+    assert merged["permissions"] == before["permissions"] and merged["env"] == before["env"]
+    assert merged["hooks"]["PostToolUse"] == before["hooks"]["PostToolUse"]
+    hooks = merged["hooks"][event]
+    assert hooks[0] == before["hooks"][event][0] and len(hooks) == 2
+    assert hooks[1]["matcher"] == "*" and hooks[1]["hooks"][0]["type"] == "command" and hooks[1]["hooks"][0]["timeout"] == timeout
+    assert hooks[1]["hooks"][0]["command"].endswith(ending.replace("/p/", f"{project.resolve()}/"))
+    assert (project / directory / f"{name}.bak").read_text() == text
+    files = ("policy.bgp", "base.bgp", MAPPINGS[agent], "agents.bgp")
+    assert sorted(os.listdir(project / directory / "bgc")) == sorted(files)
+    assert f'include "{MAPPINGS[agent]}"' in (project / directory / "bgc" / "policy.bgp").read_text()
+    written = settings.read_bytes()
+    second = init(project, agent)
+    assert second.returncode == 0 and settings.read_bytes() == written
+    assert f"unchanged {directory}/{name} (the hook is already there)" in second.stdout
+    assert second.stdout.count(f"unchanged {directory}/bgc/") == 4
+
+
+def test_a_fresh_project_and_an_edited_policy(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    assert init(project).returncode == 0
+    assert not (project / ".claude" / "settings.json.bak").exists()  # nothing was there to keep
+    policy = project / ".claude" / "bgc" / "policy.bgp"
+    policy.write_text(policy.read_text() + "allow fs:write:/lib/** because \"mine\"\n")
+    again = init(project)
+    assert again.returncode == 0 and "kept .claude/bgc/policy.bgp" in again.stdout
+    assert "mine" in policy.read_text()
+
+
+def test_agents_side_by_side(tmp_path: Path) -> None:
+    """One project set up for all three agents: each gets its own directory, nothing collides."""
+    project = tmp_path / "p"
+    project.mkdir()
+    for agent in AGENTS:
+        done = init(project, agent)
+        assert done.returncode == 0, done.stderr
+    for agent, (directory, name, event, _, _) in AGENTS.items():
+        assert [h["hooks"][0]["command"].split(" hook ")[1].split()[0] for h in json.loads((project / directory / name).read_text())["hooks"][event]] == [agent]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('{"hooks": {"PreToolUse": [}\n', "settings.json:1:27"),
+        ('{\n  "a": 1,\n  "a": 2\n}\n', "settings.json:3:3"),
+        ("[1, 2]\n", "settings.json:1:1"),
+        ('{"hooks": []}\n', "settings.json:1:11"),
+        ('{"hooks": {"PreToolUse": {"matcher": "*"}}}\n', "settings.json:1:26"),
+    ],
+    ids=["syntax", "duplicate-key", "not-an-object", "hooks-not-object", "pretooluse-not-list"],
+)
+def test_refuses_settings_it_cannot_merge_and_writes_nothing(tmp_path: Path, text: str, where: str) -> None:
+    project = tmp_path / "p"
+    (project / ".claude").mkdir(parents=True)
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(text)
+    done = init(project)
+    assert done.returncode == 2 and where in done.stderr, done.stderr
+    assert settings.read_text() == text
+    assert sorted(os.listdir(project / ".claude")) == ["settings.json"]  # no policy, no backup
+
+
+def test_refuses_gemini_settings_whose_before_tool_is_not_a_list(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / ".gemini").mkdir(parents=True)
+    settings = project / ".gemini" / "settings.json"
+    settings.write_text('{"hooks": {"BeforeTool": {"matcher": "*"}}}\n')
+    done = init(project, "gemini-cli")
+    assert done.returncode == 2 and "settings.json:1:26" in done.stderr, done.stderr
+    assert sorted(os.listdir(project / ".gemini")) == ["settings.json"]
