@@ -88,7 +88,8 @@ class Approvals:
 
     def elicited(self, request: str, allowed: bool) -> bool:
         """The person at the client answered: use the request (allowed) or end it (declined),
-        and record it; False when it can no longer be answered (used, gone)."""
+        and record it; False when it can no longer be answered (used, gone, rejected by a
+        signed answer, cancelled, expired) or an unsigned answer cannot meet it (named approvers)."""
         raise NotImplementedError
 
 
