@@ -65,3 +65,26 @@ def test_an_elicitation_accept_counts_only_for_a_live_request_anyone_may_answer(
     # the person at the client (unsigned, perhaps the agent's own client) says yes
     assert approvals.elicited(request, True) is False
     assert not was_used(store, load_request(store, request)[0])
+
+
+def test_the_proxys_own_elicitation_ids_cannot_be_guessed_by_a_server() -> None:
+    """A server that sends the client a request with the id the proxy will use for its own
+    elicitation gets the client's answer to *its* question counted as an approval (and its own
+    answer swallowed): the proxy's ids must not be predictable, so fresh proxies never repeat one."""
+    import io
+    import json
+
+    from bgc.mcp_proxy import McpProxy, ProxyOptions, ToolVerdict
+
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "write", "arguments": {}}}
+    verdict = ToolVerdict("ask", "needs approval", "sha256:" + "1" * 64, anyone=True)
+    seen = set()
+    for _ in range(3):
+        out = io.BytesIO()
+        proxy = McpProxy(["true"], lambda tool, arguments: verdict, ProxyOptions(server="files"),
+                         client_in=io.BytesIO(), client_out=out, log=io.StringIO())  # fmt: skip
+        proxy._elicit(call, verdict)
+        sent = json.loads(out.getvalue())
+        assert sent["method"] == "elicitation/create"
+        seen.add(json.dumps(sent["id"]))
+    assert len(seen) == 3
