@@ -133,9 +133,10 @@ class PermissionRequest:
 
     def call_key(self) -> str:
         """What identifies the call itself (not the time it was asked): an enforcer meeting the
-        same call again finds the live request instead of making a second one."""
+        same call again finds the live request instead of making a second one. The session is
+        part of it: an approval given for one session's call never allows another session's."""
         call = {"tool": self.tool, "server": self.server, "params": self.params, "atoms": list(self.atoms),
-                "plan": self.plan or "", "token": self.token or ""}  # fmt: skip
+                "plan": self.plan or "", "token": self.token or "", "session": self.session or ""}  # fmt: skip
         return canonical.digest_text(canonical.envelope("bgc.PermissionCall", VERSION, call))
 
     @classmethod

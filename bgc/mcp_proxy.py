@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import secrets
 import subprocess
 import sys
 import threading
@@ -88,7 +89,8 @@ class Approvals:
 
     def elicited(self, request: str, allowed: bool) -> bool:
         """The person at the client answered: use the request (allowed) or end it (declined),
-        and record it; False when it can no longer be answered (used, gone)."""
+        and record it; False when it can no longer be answered (used, gone, rejected by a
+        signed answer, cancelled, expired) or an unsigned answer cannot meet it (named approvers)."""
         raise NotImplementedError
 
 
@@ -181,6 +183,9 @@ class McpProxy:
         self._elicitations: dict[str, list[Any]] = {}  # the proxy's own request id → [the client's answer]
         self._client_elicits = False
         self._elicit_ids = itertools.count(1)
+        self._elicit_salt = secrets.token_hex(16)
+        """Unguessable: a server that could predict the proxy's own request ids could send the
+        client a request of its own with one, and have the answer to it counted as an approval."""
         self._server_lock = threading.Lock()
         self._client_gone = threading.Event()
 
@@ -295,7 +300,7 @@ class McpProxy:
         """Ask the person at the client (``elicitation/create``); the returned list receives
         their answer (the client's response message) when it comes."""
         with self._state_lock:
-            own_id = f"bgc-elicit-{next(self._elicit_ids)}"
+            own_id = f"bgc-elicit-{self._elicit_salt}-{next(self._elicit_ids)}"
             answer: list[Any] = []
             self._elicitations[json.dumps(own_id)] = answer
         name = message["params"]["name"]

@@ -165,16 +165,19 @@ class _StoreApprovals:
         import time
 
         from bgc import ledger
-        from bgc.approvals import load_request, use_request
+        from bgc.approvals import load_request, stored_standing, use_request
 
         store = self.stores.get()
         loaded = load_request(store, request) if store is not None else None
         if loaded is None:
             return False
-        stored, _ = loaded
+        stored, cancelled = loaded
         now = int(time.time())
-        if allowed and not use_request(store, stored):
-            return False
+        if allowed:  # unsigned: it stands only for a live request any one person may answer
+            anyone = all(requirement.count == 1 and not requirement.approvers for requirement in stored.requirements)
+            state = stored_standing(store, stored, cancelled, self.trusted, now).state
+            if not anyone or state not in ("pending", "approved") or not use_request(store, stored):
+                return False
         if not allowed:
             store.cancel(request, now)  # declined: later answers do not count
         reason = ("approved once by the person at the MCP client (elicitation: unsigned, meets only a rule any one "
