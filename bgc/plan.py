@@ -359,7 +359,7 @@ def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestRes
     try:
         return _read_request(Fields(data, path))
     except ModelError as error:
-        raise PlanError(error.message, error.path) from None
+        raise PlanError(error.message, error.path, at_key=error.at_key) from None
 
 
 def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
@@ -368,7 +368,7 @@ def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
     try:
         return _read_tool(Fields(data, path))
     except ModelError as error:
-        raise PlanError(error.message, error.path) from None
+        raise PlanError(error.message, error.path, at_key=error.at_key) from None
 
 
 def _read_call(call: Fields) -> CallResult:
@@ -452,7 +452,7 @@ def plan_from_data(data: Any) -> Plan:
             tuple(_read_tool(tool) for tool in root.maps("tools")),
         )
     except ModelError as error:
-        raise PlanError(error.message, error.path) from None
+        raise PlanError(error.message, error.path, at_key=error.at_key) from None
     if recorded != plan.id():
         raise PlanError(f"the plan's content does not match its id {recorded} (was it edited?)", ("id",))
     return plan
@@ -475,7 +475,7 @@ def plans_from_data(
         try:
             plan = plan_from_data(item)
         except DataModelError as error:
-            raise PlanError(error.message, (*where, *error.path)) from None
+            raise PlanError(error.message, (*where, *error.path), at_key=error.at_key) from None
         if expect_policy is not None and plan.policy != str(expect_policy):
             message = f"the plan was compiled against policy {plan.policy}, not the expected {expect_policy}"
             raise PlanError(message, (*where, "policy"))
