@@ -209,7 +209,10 @@ def compare(path: Path, compiler: Compiler, config: Config, *, mode: str | None)
         ]  # fmt: skip
     positions = _request_positions(document)
     findings = []
-    for where, message in differences(_read_recording(target), expectation_data(plan)):
+    from bgc.config import local_path
+
+    recorded = _read_recording(Path(local_path(target)))  # named as every path check prints
+    for where, message in differences(recorded, expectation_data(plan)):
         if where[:1] == ("requests",):
             span = document.span(("requests", positions[where[1]])) if where[1] in positions else Span(str(path))
         else:

@@ -387,9 +387,11 @@ def _read_call(call: Fields) -> CallResult:
     )
 
 
-def _template(text: str) -> AtomTemplate:
+def _template(text: Any) -> AtomTemplate:
     """An atom template as ``bgc compile`` writes it: ``resource:action:`` then pattern text in
     which each ``{name}`` names one parameter; with every placeholder filled it is a pattern."""
+    if not isinstance(text, str):
+        raise PlanError(f"expected a template, got {kind_name(text)}")
     parts = text.split(":", 2)
     if len(parts) != 3 or not (ATOM_NAME.fullmatch(parts[0]) and ATOM_NAME.fullmatch(parts[1])):
         raise PlanError(f"expected a template 'resource:action:pattern' (resource and action match [a-z][a-z0-9_.-]*), got {text!r}")
@@ -418,7 +420,7 @@ def _read_tool(tool: Fields) -> ToolSpec:
     if not servers or servers != sorted(servers):
         raise PlanError("expected the servers, at least one, sorted", (*tool.path, "servers"))
     needs = tuple(
-        Fields(text, (*tool.path, "needs", i)).build(_template, text if isinstance(text, str) else "")
+        Fields(text, (*tool.path, "needs", i)).build(_template, text)
         for i, text in enumerate(tool.list("needs"))
     )
     ignores = tool.list("ignores")
