@@ -23,7 +23,7 @@ import pytest
 
 from bgc.errors import BgcError, ExitCode
 from bgc.schema import DataModelError, Fields, ModelError
-from tests.samples import bgc
+from tests.samples import bgc, replaced, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "schema"
@@ -33,25 +33,6 @@ WRONG = 0.25
 """The wrong-kind value: no field whose value is checked takes a fractional number."""
 
 Path_ = tuple[str | int, ...]
-
-
-def walk(data: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
-    yield path, data
-    if isinstance(data, dict):
-        for key, value in data.items():
-            yield from walk(value, (*path, key))
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            yield from walk(value, (*path, index))
-
-
-def edited(data: Any, path: Path_, edit: Callable[[Any, str | int], None]) -> Any:
-    copy = json.loads(json.dumps(data))
-    parent = copy
-    for part in path[:-1]:
-        parent = parent[part]
-    edit(parent, path[-1])
-    return copy
 
 
 def place(text: str, needle: str) -> tuple[int, int]:
@@ -168,20 +149,25 @@ def write(kind: Kind, data: Any, tmp: Path) -> tuple[Path, str]:
     return path, text
 
 
-def reads_as(kind: Kind, path: Path) -> tuple[int, int, str]:
-    """Read the document as its commands do: refused, located in it (line, column, message)."""
-    with pytest.raises(BgcError) as caught:
-        kind.run(path)
-    error = caught.value
-    assert error.span is not None and error.span.file == str(path), error.render()
-    return error.span.line, error.span.col, error.message
+def refusals(
+    kind: Kind, paths: list[Path_], edit: Callable[[Path_], Callable[[Any, str | int], None]], tmp: Path
+) -> Iterator[tuple[Path_, str, tuple[int, int], str]]:
+    """For each path, the document with ``edit(path)`` applied there, read as its commands
+    read it: refused and located in it (the path, the text, line and column, the message)."""
+    for path in paths:
+        file, text = write(kind, replaced(kind.data, path, edit(path)), tmp)
+        with pytest.raises(BgcError) as caught:
+            kind.run(file)
+        error = caught.value
+        assert error.span is not None and error.span.file == str(file), error.render()
+        yield path, text, (error.span.line, error.span.col), error.message
 
 
 KINDS = ["order", "plan", "test file", "recording"]
 
 
 @pytest.mark.parametrize("name", KINDS)
-def test_the_valid_document_reads(name: str, every_kind: dict[str, Kind], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_valid_document_reads(name: str, every_kind: dict[str, Kind], tmp_path: Path) -> None:
     """The control: unedited, each document is read without an error."""
     kind = every_kind[name]
     path, _ = write(kind, kind.data, tmp_path)
@@ -193,17 +179,19 @@ def test_an_unknown_key_anywhere_is_refused_at_the_key_with_a_suggestion(
     name: str, every_kind: dict[str, Kind], tmp_path: Path
 ) -> None:
     kind = every_kind[name]
-    checked = 0
-    for path in kind.keys():
+    paths = kind.keys()
+
+    def typo_of(path: Path_) -> str:
         key = str(path[-1])
-        typo = key + "_x" if len(key) < 4 else key[:-1] + key[-1] * 2
-        data = edited(kind.data, path, lambda parent, k: parent.__setitem__(typo, parent[k]))
-        file, text = write(kind, data, tmp_path)
-        line, col, message = reads_as(kind, file)
-        assert (line, col) == place(text, f'"{typo}"'), (path, message)
-        assert f"unknown field {typo!r} (did you mean {key!r}?)" in message, (path, message)
-        checked += 1
-    assert checked >= 8
+        return key + "_x" if len(key) < 4 else key[:-1] + key[-1] * 2
+
+    def beside(path: Path_) -> Callable[[Any, str | int], None]:
+        return lambda parent, key: parent.__setitem__(typo_of(path), parent[key])
+
+    for path, text, place_found, message in refusals(kind, paths, beside, tmp_path):
+        assert place_found == place(text, f'"{typo_of(path)}"'), (path, message)
+        assert f"unknown field {typo_of(path)!r} (did you mean {path[-1]!r}?)" in message, (path, message)
+    assert len(paths) >= 8
 
 
 @pytest.mark.parametrize("name", KINDS)
@@ -211,31 +199,21 @@ def test_a_value_of_the_wrong_kind_anywhere_is_refused_at_the_value(
     name: str, every_kind: dict[str, Kind], tmp_path: Path
 ) -> None:
     kind = every_kind[name]
-    checked = 0
-    for path in kind.values():
-        data = edited(kind.data, path, lambda parent, k: parent.__setitem__(k, WRONG))
-        file, text = write(kind, data, tmp_path)
-        line, col, message = reads_as(kind, file)
-        assert (line, col) == place(text, str(WRONG)), (path, message)
+    paths = kind.values()
+    for path, text, place_found, message in refusals(kind, paths, lambda path: lambda parent, key: parent.__setitem__(key, WRONG), tmp_path):
+        assert place_found == place(text, str(WRONG)), (path, message)
         if "got" in message:  # the kind found, or the value itself
             assert "got a number" in message or f"got {WRONG}" in message, (path, message)
-        checked += 1
-    assert checked >= 10
+    assert len(paths) >= 10
 
 
 @pytest.mark.parametrize("name", KINDS)
 def test_a_missing_required_key_is_named(name: str, every_kind: dict[str, Kind], tmp_path: Path) -> None:
     kind = every_kind[name]
-    checked = 0
-    for path in kind.keys():
-        if kind.optional(path) or kind.fixed(path):
-            continue
-        data = edited(kind.data, path, lambda parent, k: parent.__delitem__(k))
-        file, text = write(kind, data, tmp_path)
-        _, _, message = reads_as(kind, file)
+    paths = [path for path in kind.keys() if not (kind.optional(path) or kind.fixed(path))]
+    for path, _, _, message in refusals(kind, paths, lambda path: lambda parent, key: parent.__delitem__(key), tmp_path):
         assert f"missing required field {path[-1]!r}" in message, (path, message)
-        checked += 1
-    assert checked >= 3
+    assert len(paths) >= 3
 
 
 # --- the configuration (TOML): every key -------------------------------------------------------
