@@ -16,7 +16,7 @@ import typer
 
 from bgc import __version__
 from bgc.commands.io import Result, deliver
-from bgc.errors import BgcError, ExitCode, exit_code_rows
+from bgc.errors import BgcError, ExitCode, UsageError, exit_code_rows
 
 
 def _exit_code_epilog() -> str:
@@ -111,6 +111,12 @@ PolicyOption = Annotated[
 ModeOption = Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="Mode to compile in (default: the policy's).")]
 
 
+LedgerOption = Annotated[
+    Optional[str],
+    typer.Option("--ledger", metavar="STORE", help="Also append every decision to the ledger in STORE (a SQLite file or a postgresql:// URL)."),
+]
+
+
 @app.command("compile")
 def compile_command(
     orders: Annotated[list[str], typer.Argument(metavar="ORDER...", help="Work orders (.yaml/.yml/.json/.cbor); - reads stdin.")],
@@ -128,6 +134,7 @@ def compile_command(
     input_format: InputFormatOption = None,
     quiet: QuietOption = False,
     color: ColorOption = "auto",
+    ledger: LedgerOption = None,
 ) -> None:
     """Compile work orders against a policy into granted plans; show asked vs granted.
 
@@ -138,7 +145,7 @@ def compile_command(
 
     run(lambda: command.run(
         orders, policy=policy, mode=mode, output_format=output_format, output=output, fail_on=fail_on,
-        input_format=input_format, quiet=quiet, color_choice=color,
+        input_format=input_format, quiet=quiet, color_choice=color, ledger=ledger,
     ))
 
 
@@ -186,6 +193,7 @@ def gate(
         bool,
         typer.Option("--call", help='Decide tool calls instead: JSON lines {"tool":…,"server":…,"params":{…}} on stdin, through the tool declarations the plan carries.'),
     ] = False,
+    ledger: LedgerOption = None,
 ) -> None:
     """Decide concrete atoms (or, with --call, tool calls) against a plan: allow, ask or deny, one line each.
 
@@ -201,7 +209,7 @@ def gate(
 
     run(lambda: command.run(
         plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
-        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call,
+        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call, ledger=ledger,
     ))
 
 
@@ -354,19 +362,23 @@ def mcp_proxy(
     filter_tools: Annotated[
         bool, typer.Option("--filter-tools", help="Leave tools no declaration covers on this server out of tools/list answers.")
     ] = False,
+    store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL; `none`: neither.")] = ".bgc/kernel.db",
+    wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="Hold a call that needs approval this long for `bgc approve` (0: refuse it at once).")] = 0.0,
 ) -> None:
     """Run an MCP server (stdio) behind the policy: every tools/call is decided before the server sees it.
 
-    Allowed calls are forwarded unchanged; denied calls, and calls that need a person's approval,
-    never reach the server: the client gets a tool error naming the rule. Lines bgc cannot read
-    strictly (duplicate keys, batches, invalid JSON, over 4 MiB) are refused. Every other message
-    passes through untouched. Exit: the server's status; 2 when the policy cannot be read (the
-    server is not started); 127 when the server cannot be started.
+    Allowed calls are forwarded unchanged; denied calls never reach the server: the client gets a
+    tool error naming the rule. A call that needs approval is a permission request (`bgc pending`,
+    `bgc approve`), held up to --wait seconds, then refused with its id. Every decision is recorded
+    in the ledger. Lines bgc cannot read strictly (duplicate keys, batches, invalid JSON, over
+    4 MiB) are refused. Every other message passes through untouched. Exit: the server's status;
+    2 when the policy or the store cannot be read (the server is not started); 127 when the server
+    cannot be started.
     """
     from bgc.commands import mcp_proxy as proxy_command
 
     try:
-        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools)
+        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait)
     except BgcError as error:
         fail(error)
     raise typer.Exit(status)
@@ -464,10 +476,11 @@ def pending_requests(
     _print_log(lambda: command.pending(store, policy=policy, output_format=output_format, everything=everything))
 
 
-def _answer(decision: str, request: str, key: str, approver: str | None, store: str, policy: str | None, suggest: bool) -> None:
+def _answer(decision: str, request: str, key: str, approver: str | None, store: str, policy: str | None, suggest: bool,
+            carry: bool = False) -> None:  # fmt: skip
     from bgc.commands import approvals as command
 
-    _print_log(lambda: command.answer(store, request, decision, key_path=key, approver=approver, policy=policy, suggest=suggest))
+    _print_log(lambda: command.answer(store, request, decision, key_path=key, approver=approver, policy=policy, suggest=suggest, carry=carry))
 
 
 KeyFileOption = Annotated[str, typer.Option("--key", metavar="FILE", help="Your private key (bgc key new NAME).")]
@@ -482,6 +495,7 @@ def approve(
     store: LedgerStoreOption = ".bgc/kernel.db",
     policy: PolicyOption = None,
     suggest_rule: Annotated[bool, typer.Option("--suggest-rule", help="Also print the narrowest rule that would allow this call, to review for the policy.")] = False,
+    token: Annotated[bool, typer.Option("--token", help="Also print the answer as an approval token (JSON) an agent carries to `bgc authorize`.")] = False,
 ) -> None:
     """Allow one waiting call, once: a signature bound to that exact request.
 
@@ -489,7 +503,7 @@ def approve(
     edit (see --suggest-rule). Exit 0; 2 when the key is not trusted by the policy for you, or
     the request is unknown, cancelled or expired.
     """
-    _answer("allow-once", request, key, approver, store, policy, suggest_rule)
+    _answer("allow-once", request, key, approver, store, policy, suggest_rule, token)
 
 
 @app.command("reject")
@@ -660,17 +674,21 @@ def hook(
     mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="The policy's mode (default: the configured one, else the policy's default).")] = None,
     unknown: Annotated[Literal["ask", "deny"], typer.Option("--unknown", metavar="ANSWER", help="The answer for a tool no declaration covers: ask or deny.")] = "ask",
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Block the call when no decision is made in time.")] = 20.0,
+    store: Annotated[Optional[str], typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL (default: .bgc/kernel.db in the project; `none`: neither).")] = None,
+    asks: Annotated[Literal["agent", "bgc"], typer.Option("--asks", metavar="WHERE", help="agent: an ask any one person may answer also goes to the agent's permission dialog; bgc: every ask waits for `bgc approve`.")] = "agent",
 ) -> None:
     """Decide the tool call an agent is about to make, in the agent's own hook protocol.
 
     Reads Claude Code's PreToolUse or PermissionRequest hook input on stdin and answers allow,
-    ask or deny on stdout, the reason naming the rule (file:line) that decided. Exit 0 with that
-    answer; anything that fails (bad input, a policy that does not load, no decision within
-    --timeout) blocks the call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
+    ask or deny on stdout, the reason naming the rule (file:line) that decided. An ask becomes a
+    permission request (`bgc pending`, `bgc approve`), and every decision is recorded in the
+    ledger (`bgc log show`). Exit 0 with that answer; anything that fails (bad input, a policy
+    that does not load, a store that cannot record, no decision within --timeout) blocks the
+    call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
     """
     from bgc.commands import hook as command
 
-    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout))
+    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout, store=store, asks=asks))
 
 
 init_app = command_group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
@@ -879,7 +897,7 @@ def token_attenuate(
 
 
 KernelKeyOption = Annotated[Optional[str], typer.Option("--kernel-key", metavar="KEY", help="The kernel's private key: signs and checks execution nonces.")]
-StoreOption = Annotated[str, typer.Option("--store", metavar="FILE", help="The kernel's SQLite store (consumed nonces).")]
+StoreOption = Annotated[str, typer.Option("--store", metavar="STORE", help="The kernel's store: nonces, permission requests and the ledger (a SQLite file or a postgresql:// URL; `none`: no store).")]
 
 
 @app.command("authorize")
@@ -895,6 +913,10 @@ def authorize_command(
 ) -> None:
     """Answer AgentMessage values (JSON lines, serde's externally tagged shape) with a decision,
     the reason and the check that decided, one line each, in order.
+
+    A call that needs approval becomes a permission request in the store (`bgc pending`,
+    `bgc approve`), counted with the policy's `trust approver` keys; every decision is appended
+    to the ledger there.
 
     Exit 0 when every message was allowed (or answered), 1 when any was refused, 2 on bad usage.
     """

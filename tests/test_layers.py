@@ -38,7 +38,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "analysis": (
         "bgc.lints", "bgc.expects", "bgc.checks", "bgc.testing", "bgc.outcomes", "bgc.config", "bgc.diff",
     ),
-    "runtime": ("bgc.calls", "bgc.kernel", "bgc.shell", "bgc.approvals", "bgc.ledger", "bgc.store"),
+    "runtime": ("bgc.calls", "bgc.enforce", "bgc.kernel", "bgc.shell", "bgc.approvals", "bgc.ledger", "bgc.store"),
     "adapters": (
         "bgc.hooks", "bgc.hook", "bgc.adapters", "bgc.mcp", "bgc.mcp_proxy", "bgc.importers", "bgc.claude_import",
     ),

@@ -70,8 +70,9 @@ def pending(location: str, *, policy: str | None, output_format: str, everything
 
 
 def answer(location: str, request_id: str, decision: str, *, key_path: str, approver: str | None,
-           policy: str | None, suggest: bool) -> tuple[ExitCode, list[str]]:  # fmt: skip
-    """Sign ``decision`` (allow-once or reject) for one request with the approver's key."""
+           policy: str | None, suggest: bool, carry: bool = False) -> tuple[ExitCode, list[str]]:  # fmt: skip
+    """Sign ``decision`` (allow-once or reject) for one request with the approver's key; with
+    ``carry``, also print it as the approval token an agent carries to the kernel."""
     from bgc import ledger
     from bgc.approvals import encode_answer, sign_answer, stored_standing, suggest_rule
     from bgc.kernel.keys import load_private
@@ -107,6 +108,11 @@ def answer(location: str, request_id: str, decision: str, *, key_path: str, appr
     ]
     if suggest:
         lines.append(suggest_rule(request, name))
+    if carry:
+        from bgc.kernel.keys import b64url
+
+        token = {"approver": name, "intent": request_id, "time": signed.time, "signature": b64url(signed.signature)}
+        lines.append(json.dumps(token, sort_keys=True))
     return ExitCode.OK, lines
 
 

@@ -83,7 +83,7 @@ def show(
                 body["kind"],
                 body["decision"],
                 subject,
-                body.get("rule", "-"),
+                ", ".join(body["rules"]) if body.get("rules") else body.get("rule", "-"),
             ]
             if body.get("approvers"):
                 fields.append("approved by " + ", ".join(body["approvers"]))
