@@ -23,7 +23,7 @@ def finding_line(finding: Finding, color: bool = False) -> str:
     names and paths that a proposal may have written; with ``color``, the place bold and the
     severity in its colour (:func:`bgc.render.color.paint`, after escaping)."""
     place = escape_field(f"{finding.span}:", backslash=False)
-    label = f"{finding.severity.value}[{finding.rule_id}]"
+    label = escape_field(f"{finding.severity.value}[{finding.rule_id}]", backslash=False)
     message = escape_field(f": {finding.message}", backslash=False)
     if not color:
         return f"{place} {label}{message}"
