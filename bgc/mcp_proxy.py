@@ -23,6 +23,12 @@ Fail-closed rules, stated once:
   decision allows; rejected, expired or still pending at the deadline → refused with the
   request's id. A client that cancels the held call (``notifications/cancelled``) or goes away
   cancels the request (PermissionCancelled): later answers no longer count.
+- Where the client declared the ``elicitation`` capability and the ask is one any one person may
+  answer (``approvals 1``, no names), the proxy also asks the person at the client
+  (``elicitation/create``, a yes/no form): accepted with ``allow`` true → the call runs once;
+  declined → refused. An elicitation answer is unsigned and says nothing of *who* answered, so it
+  never meets a rule that names approvers or needs more than one. The client's answer to the
+  proxy's own request is never forwarded to the server.
 - Every other message passes through untouched, byte for byte, in both directions: ids,
   notifications, cancellations, progress and server-to-client requests included.
 - The decision function raising is a deny, never a forward.
@@ -33,6 +39,7 @@ Fail-closed rules, stated once:
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -60,6 +67,8 @@ class ToolVerdict:
     reason: str
     request: str | None = None
     """For ``ask``: the permission request people answer."""
+    anyone: bool = False
+    """For ``ask``: any one person may answer it (the person at the client, by elicitation)."""
 
 
 #: Decides one call: (tool name, its arguments) → verdict. The proxy supplies the server's name.
@@ -75,6 +84,11 @@ class Approvals:
         raise NotImplementedError
 
     def cancel(self, request: str) -> None:
+        raise NotImplementedError
+
+    def elicited(self, request: str, allowed: bool) -> bool:
+        """The person at the client answered: use the request (allowed) or end it (declined),
+        and record it; False when it can no longer be answered (used, gone)."""
         raise NotImplementedError
 
 
@@ -130,6 +144,10 @@ class ProxyOptions:
     wait_seconds: float = 0.0
     """How long a call that needs approval is held for people to answer (0: refused at once)."""
     poll_seconds: float = 0.5
+    elicit: bool = True
+    """Offer an ask any one person may answer to the client's own dialog (when it has one)."""
+    elicit_seconds: float = 120.0
+    """How long that dialog may stay open when ``wait_seconds`` is shorter."""
 
 
 class McpProxy:
@@ -160,6 +178,9 @@ class McpProxy:
         self._waiting: dict[str, object] = {}  # json key of id → id, client requests the server owes
         self._tool_lists: set[str] = set()  # ids of client tools/list requests (filtered answers)
         self._held: dict[str, threading.Event] = {}  # json key of id → cancel event, calls awaiting approval
+        self._elicitations: dict[str, list[Any]] = {}  # the proxy's own request id → [the client's answer]
+        self._client_elicits = False
+        self._elicit_ids = itertools.count(1)
         self._server_lock = threading.Lock()
         self._client_gone = threading.Event()
 
@@ -231,11 +252,12 @@ class McpProxy:
         if verdict.effect == "allow":
             self._forward(message, line, server_in)
             return
+        elicit = self._client_elicits and self.options.elicit and verdict.anyone
         if (
             verdict.effect == "ask" and verdict.request is not None and is_request and self.approvals is not None
-            and self.options.wait_seconds > 0
+            and (self.options.wait_seconds > 0 or elicit)
         ):  # fmt: skip
-            self._hold(message, line, server_in, verdict)
+            self._hold(message, line, server_in, verdict, elicit)
             return
         self._refuse(message, name, verdict)
 
@@ -254,33 +276,84 @@ class McpProxy:
                 }
             )
 
-    def _hold(self, message: dict[str, Any], line: bytes, server_in: IO[bytes], verdict: ToolVerdict) -> None:
+    def _hold(
+        self, message: dict[str, Any], line: bytes, server_in: IO[bytes], verdict: ToolVerdict, elicit: bool
+    ) -> None:
         """Hold a call that needs approval in its own thread, so other messages keep flowing."""
         key = json.dumps(message["id"], sort_keys=True)
         cancelled = threading.Event()
         with self._state_lock:
             self._held[key] = cancelled
         self._say(f"holding {self.options.server}/{message['params']['name']} for approval: {verdict.reason}")
+        answer = self._elicit(message, verdict) if elicit else None
         threading.Thread(
-            target=self._await_approval, args=(message, line, server_in, verdict, key, cancelled), daemon=True,
+            target=self._await_approval, args=(message, line, server_in, verdict, key, cancelled, answer), daemon=True,
             name=f"approval {verdict.request}",
         ).start()  # fmt: skip
 
+    def _elicit(self, message: dict[str, Any], verdict: ToolVerdict) -> list[Any]:
+        """Ask the person at the client (``elicitation/create``); the returned list receives
+        their answer (the client's response message) when it comes."""
+        with self._state_lock:
+            own_id = f"bgc-elicit-{next(self._elicit_ids)}"
+            answer: list[Any] = []
+            self._elicitations[json.dumps(own_id)] = answer
+        name = message["params"]["name"]
+        arguments = json.dumps(message["params"].get("arguments", {}), ensure_ascii=False, sort_keys=True)
+        text = f"bgc: allow {name!r} on {self.options.server!r} once?\n{arguments[:600]}\n{verdict.reason}"
+        schema = {"type": "object", "properties": {"allow": {"type": "boolean", "title": "Allow this call once",
+                  "description": "Runs this exact call one time; nothing else."}}, "required": ["allow"]}  # fmt: skip
+        self._send({"jsonrpc": "2.0", "id": own_id, "method": "elicitation/create",
+                    "params": {"message": text, "requestedSchema": schema}})  # fmt: skip
+        return answer
+
+    def _elicited(self, message: dict[str, Any]) -> bool:
+        """The client's answer to one of the proxy's own elicitations (never forwarded)."""
+        with self._state_lock:
+            answer = self._elicitations.pop(json.dumps(message.get("id")), None)
+        if answer is None:
+            return False
+        answer.append(message)
+        return True
+
+    def _note_capabilities(self, message: dict[str, Any]) -> None:
+        """Whether the client can show a form (``capabilities.elicitation``, form mode)."""
+        params = message.get("params")
+        capabilities = params.get("capabilities") if isinstance(params, dict) else None
+        elicitation = capabilities.get("elicitation") if isinstance(capabilities, dict) else None
+        self._client_elicits = isinstance(elicitation, dict) and (
+            "form" in elicitation or not ({"form", "url"} & set(elicitation))
+        )
+
     def _await_approval(
         self, message: dict[str, Any], line: bytes, server_in: IO[bytes], verdict: ToolVerdict, key: str,
-        cancelled: threading.Event,
+        cancelled: threading.Event, elicitation: list[Any] | None,
     ) -> None:  # fmt: skip
         import time
 
         assert self.approvals is not None and verdict.request is not None
         name, arguments = message["params"]["name"], message["params"].get("arguments", {})
-        deadline = time.monotonic() + self.options.wait_seconds
+        wait = self.options.wait_seconds
+        deadline = time.monotonic() + (max(wait, self.options.elicit_seconds) if elicitation is not None else wait)
         try:
             while True:
                 if cancelled.wait(self.options.poll_seconds):
                     self.approvals.cancel(verdict.request)
                     self._say(f"cancelled permission request {verdict.request}: the client no longer waits")
                     return
+                if elicitation:
+                    answered = _elicitation_answer(elicitation.pop())
+                    if answered is not None:
+                        used = self.approvals.elicited(verdict.request, answered)
+                        verdict = (
+                            ToolVerdict("allow", f"approved once at the MCP client ({verdict.request})")
+                            if answered and used
+                            else ToolVerdict("deny", f"declined at the MCP client ({verdict.request})")
+                            if not answered
+                            else ToolVerdict("deny", f"permission request {verdict.request} can no longer be used")
+                        )
+                        break
+                    elicitation = None  # closed without an answer: people may still answer with bgc approve
                 state = self.approvals.state(verdict.request)
                 if state != "pending":
                     verdict = self._decide(name, arguments)  # uses the answer: once, and recorded
@@ -345,6 +418,10 @@ class McpProxy:
                     self._error(refusal.request_id, refusal.code, refusal.message)
                     self._say(f"refused a client line: {refusal.message}")
                     continue
+                if message.get("method") == "initialize":
+                    self._note_capabilities(message)
+                if "method" not in message and self._elicited(message):
+                    continue  # the answer to the proxy's own question: the server never asked it
                 if message.get("method") == "tools/call":
                     self._tool_call(message, line, server_in)
                 elif message.get("method") == "notifications/cancelled" and self._cancel_held(message):
@@ -435,6 +512,19 @@ class McpProxy:
         except subprocess.TimeoutExpired:
             child.kill()
             return child.wait()
+
+
+def _elicitation_answer(response: Any) -> bool | None:
+    """True: accepted with ``allow`` true; False: declined (or accepted saying no); None: closed
+    without an answer, or an answer bgc cannot read (never an allow)."""
+    result = response.get("result") if isinstance(response, dict) else None
+    if not isinstance(result, dict):
+        return None
+    action = result.get("action")
+    content = result.get("content")
+    if action == "accept" and isinstance(content, dict) and isinstance(content.get("allow"), bool):
+        return content["allow"]
+    return False if action == "decline" else None
 
 
 def run_proxy(

@@ -39,19 +39,26 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "bgc", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
-def held_call(tmp_path: Path, answer: str | None, wait: float) -> tuple[Any, list[dict], list[dict]]:
-    """One write_file call to /src/release/v1 through the proxy while `answer` (approve, reject or
-    None) is given by alice from another process; the result, the server's record, the ledger."""
-    assert bgc("key", "new", "alice", "--dir", str(tmp_path)).exit_code == 0
+def proxied(tmp_path: Path, policy_text: str, wait: float) -> tuple[StdioServerParameters, Path, Path, str]:
+    """How a client starts the proxy (policy written, store and wait given) in front of the
+    recording SDK server; also the policy, the record and the store."""
     policy = tmp_path / "p.bgp"
-    policy.write_text(POLICY.format(alice=(tmp_path / "alice.pub").read_text().strip()))
+    policy.write_text(policy_text)
     record = tmp_path / "record.jsonl"
     record.touch()
     store = str(tmp_path / "k.db")
     args = ["-m", "bgc", "mcp-proxy", "-p", str(policy), "--server", "files", "--store", store, "--wait", str(wait),
             "--", sys.executable, SERVER]  # fmt: skip
-    params = StdioServerParameters(
-        command=sys.executable, args=args, env={"BGC_TEST_MCP_RECORD": str(record)}, cwd=str(tmp_path)
+    env = {"BGC_TEST_MCP_RECORD": str(record)}
+    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(tmp_path)), policy, record, store
+
+
+def held_call(tmp_path: Path, answer: str | None, wait: float) -> tuple[Any, list[dict], list[dict]]:
+    """One write_file call to /src/release/v1 through the proxy while `answer` (approve, reject or
+    None) is given by alice from another process; the result, the server's record, the ledger."""
+    assert bgc("key", "new", "alice", "--dir", str(tmp_path)).exit_code == 0
+    params, policy, record, store = proxied(
+        tmp_path, POLICY.format(alice=(tmp_path / "alice.pub").read_text().strip()), wait
     )
 
     def person() -> None:
@@ -114,6 +121,71 @@ def test_a_rejected_call_never_reaches_the_server(tmp_path: Path) -> None:
 def test_a_call_nobody_answers_is_refused_at_the_deadline_with_its_request(tmp_path: Path) -> None:
     result, received, _ = held_call(tmp_path, None, wait=1)
     assert result.is_error and "bgc approve sha256:" in text(result) and "no decision within 1 s" in text(result)
+    assert received == []
+
+
+# ---- the person at the client: MCP elicitation -------------------------------------------------
+
+
+def elicited_call(
+    tmp_path: Path, policy_text: str, reply: str, wait: float = 0
+) -> tuple[Any, list[dict], list[dict], list[str]]:
+    """One write_file call to /src/release/v1 through the proxy by a client that answers every
+    elicitation with ``reply`` (accept / decline / cancel); the result, the server's record, the
+    ledger, and the messages the client was shown."""
+    from mcp import types
+
+    params, _, record, store = proxied(tmp_path, policy_text, wait)
+    shown: list[str] = []
+
+    async def answer(context: Any, request: Any) -> Any:
+        shown.append(request.message)
+        content = {"allow": True} if reply == "accept" else None
+        return types.ElicitResult(action=reply, content=content)
+
+    async def main() -> Any:
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, elicitation_callback=answer) as client,
+        ):
+            await client.initialize()
+            return await client.call_tool("write_file", {"path": "/src/release/v1", "content": "v1"})
+
+    result = anyio.run(main)
+    shown_log = cli("log", "show", "--store", store, "--format", "json", cwd=tmp_path)
+    entries = [json.loads(line) for line in shown_log.stdout.splitlines()]
+    return result, [json.loads(line) for line in record.read_text().splitlines()], entries, shown
+
+
+ANYONE = """\
+tool write_file on files needs fs:write:{path} ignores content
+allow fs:write:/src/**
+ask fs:write:/src/release/** because "a person signs releases"
+"""
+
+
+def test_a_person_at_the_client_can_allow_an_ask_anyone_may_answer_once(tmp_path: Path) -> None:
+    result, received, entries, shown = elicited_call(tmp_path, ANYONE, "accept")
+    assert not result.is_error and text(result) == "wrote 2 characters to /src/release/v1"
+    assert received == [{"tool": "write_file", "arguments": {"path": "/src/release/v1", "content": "v1"}}]
+    assert len(shown) == 1 and "write_file" in shown[0] and "/src/release/v1" in shown[0] and "p.bgp:3" in shown[0]
+    proxy = [entry for entry in entries if entry["kind"] == "proxy"]
+    assert [entry["decision"] for entry in proxy] == ["ask", "allow"]
+    assert proxy[1]["approvers"] == ["(the person at the MCP client)"] and proxy[1]["request"] == proxy[0]["request"]
+
+
+def test_a_person_at_the_client_who_declines_refuses_the_call(tmp_path: Path) -> None:
+    result, received, entries, _ = elicited_call(tmp_path, ANYONE, "decline")
+    assert result.is_error and "declined at the MCP client" in text(result)
+    assert received == []
+    assert [entry["decision"] for entry in entries if entry["kind"] == "proxy"] == ["ask", "deny"]
+
+
+def test_the_client_is_never_asked_to_stand_for_named_approvers(tmp_path: Path) -> None:
+    assert bgc("key", "new", "alice", "--dir", str(tmp_path)).exit_code == 0
+    named = POLICY.format(alice=(tmp_path / "alice.pub").read_text().strip())
+    result, received, _, shown = elicited_call(tmp_path, named, "accept", wait=1)
+    assert shown == [] and result.is_error and "needs approval" in text(result)
     assert received == []
 
 

@@ -122,16 +122,9 @@ def _decide(
     if not decision.declared:
         return claude_code.answer(use.event, enforced.effect, f"{use.tool_name}: {enforced.reason}")
     effect = enforced.effect
-    if effect == "ask" and enforced.request is not None and not (asks == "agent" and _anyone_once(enforced)):
+    if effect == "ask" and enforced.request is not None and not (asks == "agent" and enforced.anyone_may_answer()):
         effect = "deny"  # named or several approvers: only their signed answers can settle it
     return claude_code.answer(use.event, effect, enforced.reason)
-
-
-def _anyone_once(enforced: Any) -> bool:
-    """Whether every requirement of the ask is one approval by anyone: the person at the agent's
-    own permission dialog can give it."""
-    return all(not atom.approvals or all(r.count == 1 and not r.approvers for r in atom.approvals)
-               for atom in enforced.decision.atoms if atom.effect == "ask")  # fmt: skip
 
 
 def _decider(

@@ -45,6 +45,7 @@ def run(
     filter_tools: bool,
     store: str = DEFAULT_STORE,
     wait: float = 0.0,
+    elicit: bool = True,
 ) -> int:
     """Start the proxy; returns the server's exit status (2 when nothing could start)."""
     from bgc.approvals import trusted_approvers
@@ -75,12 +76,13 @@ def run(
         enforced = Enforcer(stores.get(), trusted, context).enforce(
             decider.decide_call(tool, server, arguments), arguments
         )
-        return ToolVerdict(enforced.effect, enforced.reason, enforced.request)
+        anyone = enforced.effect == "ask" and enforced.anyone_may_answer()
+        return ToolVerdict(enforced.effect, enforced.reason, enforced.request, anyone)
 
     def offered(tool: str) -> bool:
         return decider.decide_call(tool, server, {}).declared
 
-    options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait)
+    options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait, elicit=elicit)
     try:
         return run_proxy(command, decide, options, offered=offered, approvals=_StoreApprovals(stores, trusted))
     finally:
@@ -158,3 +160,32 @@ class _StoreApprovals:
             if store.cancel(request, now):
                 reason = "the MCP client cancelled the call or went away"
                 ledger.append(store, ledger.Record("cancel", "cancelled", now, request=request, reason=reason))
+
+    def elicited(self, request: str, allowed: bool) -> bool:
+        import time
+
+        from bgc import ledger
+        from bgc.approvals import load_request, use_request
+
+        store = self.stores.get()
+        loaded = load_request(store, request) if store is not None else None
+        if loaded is None:
+            return False
+        stored, _ = loaded
+        now = int(time.time())
+        if allowed and not use_request(store, stored):
+            return False
+        if not allowed:
+            store.cancel(request, now)  # declined: later answers do not count
+        reason = ("approved once by the person at the MCP client (elicitation: unsigned, meets only a rule any one "
+                  "person may answer)") if allowed else "declined by the person at the MCP client (elicitation)"  # fmt: skip
+        ledger.append(store, ledger.Record(
+            "proxy", "allow" if allowed else "deny", now, tool=stored.tool, server=stored.server, params=stored.params,
+            rule=stored.rule, reason=reason, request=request, approvers=(CLIENT_PERSON,) if allowed else (),
+            atom=stored.atoms[0] if len(stored.atoms) == 1 else None, atoms=stored.atoms if len(stored.atoms) > 1 else (),
+        ))  # fmt: skip
+        return True
+
+
+CLIENT_PERSON = "(the person at the MCP client)"
+"""How the ledger names whoever answered an elicitation: unsigned, so no approver's name."""
