@@ -21,13 +21,26 @@ holds few, and linear in the value like every match.
 An answer is a *lane mask*: bit ``i`` set when pattern ``i`` matches. Exact, not a filter: a
 lane is set only when its pattern matches the value, by the same rules as
 :meth:`bgc.glob.Pattern.matches` (tests compare the two on generated plans and values).
+
+The warm path (:class:`WarmPath`) does the walk in one call of Python's ``re``, which
+runs in C. Every directory ``D`` is a prefix of a value exactly when ``D`` is one of the value's
+``/``-prefixes, so the directories that are prefixes of a value form a chain and the deepest one
+names them all: each :class:`Directory` carries its ``D**`` masks ORed with those of every
+directory above it. The regex is the directories as a character trie, so at most one branch can
+follow at any character and the greedy choice is the deepest directory — linear, and never
+backtracking past the one path (it is atomic). In front of it, a lookahead with the resource's
+"already canonical" expression (:data:`bgc.values.ALREADY_CANONICAL`): a raw value it accepts
+is its own canonical form, so one regex call both checks the value and finds its directory; a
+value it refuses takes the full reading and the segment walk, exactly as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from bgc import glob
+from bgc import glob, values
 
 #: Different answers (lane masks) a directory's pattern set remembers, per set.
 MAX_REMEMBERED = 4096
@@ -55,17 +68,39 @@ class _Others:
         return mask
 
 
+class Directory:
+    """A directory of a :class:`LaneIndex`, as :class:`WarmPath` finds it."""
+
+    __slots__ = ("below", "last", "others", "outcomes")
+
+    def __init__(self, below: int, last: int, others: tuple[_Others, ...]) -> None:
+        self.below = below
+        """The ``D**`` lanes of this directory and of every directory above it."""
+        self.last = last
+        """The ``D*`` lanes: they hold when no ``/`` follows the directory in the value."""
+        self.others = others
+        """The pattern sets of this directory and of those above it (each must see the value)."""
+        self.outcomes: list = [None, None, None]
+        """The index's user remembers an answer per :class:`WarmPath` place here (1: no ``/``
+        follows, 2: one does), where the lanes depend on nothing else."""
+
+
+#: Deepest nesting of groups in a directory trie regex: Python's regex compiler recurses per
+#: group, and a plan whose directories branch deeper than this is walked segment by segment.
+MAX_TRIE_NESTING = 200
+
+
 class LaneIndex:
     """``hits(value)``: the mask of the patterns (given in lane order) that match ``value``."""
 
     def __init__(self, patterns: Sequence[glob.Pattern]) -> None:
-        self._literals: dict[str, int] = {}
+        self.literals: dict[str, int] = {}
         shaped: dict[str, list[int]] = {}  # directory -> [below mask, last-segment mask]
         others: dict[str, tuple[list[glob.Pattern], list[int]]] = {}
         for lane, pattern in enumerate(patterns):
             bit = 1 << lane
             if pattern.literal is not None:
-                self._literals[pattern.literal] = self._literals.get(pattern.literal, 0) | bit
+                self.literals[pattern.literal] = self.literals.get(pattern.literal, 0) | bit
                 continue
             prefix = pattern.prefix
             directory = prefix[: prefix.rfind("/") + 1]
@@ -84,6 +119,17 @@ class LaneIndex:
             for segment in directory.split("/")[:-1] if directory else ():
                 node = node[3].setdefault(segment, [0, 0, None, {}])
             node[:3] = below, last, _Others(*others[directory]) if directory in others else None
+        self.directories = _directories(self._root)
+        """Every directory of the tree by its text, for :class:`WarmPath`."""
+
+    def located_hits(self, directory: Directory, place: int, value: str) -> int:
+        """The lane mask of ``value``, which :class:`WarmPath` found at ``place`` under ``directory``."""
+        hits = self.literals.get(value, 0) | directory.below
+        if place == 1:
+            hits |= directory.last
+        for others in directory.others:
+            hits |= others.hits(value)
+        return hits
 
     def hits(self, value: str) -> int:
         """The lane mask of ``value`` (a canonical value of the index's resource).
@@ -92,7 +138,7 @@ class LaneIndex:
         after ``n`` segments is the directory of the value's first ``n`` segments and their
         ``/``s, and its ``D*`` patterns apply when no ``/`` follows.
         """
-        hits = self._literals.get(value, 0)
+        hits = self.literals.get(value, 0)
         segments = value.split("/")
         slashes = len(segments) - 1
         below, last_segment, others, children = self._root
@@ -111,6 +157,126 @@ class LaneIndex:
 
 
 _BELOW, _LAST_SEGMENT = 0, 1
+
+
+def _directories(root: list) -> dict[str, Directory]:
+    """Every directory of the tree (the root is ``""``), by its text."""
+    out: dict[str, Directory] = {}
+    stack = [("", root, 0, ())]
+    while stack:
+        text, (below, last, others, children), above, sets = stack.pop()
+        below |= above
+        sets = (*sets, others) if others is not None else sets
+        out[text] = Directory(below, last, sets)
+        stack += [(text + segment + "/", child, below, sets) for segment, child in children.items()]
+    root = out[""]
+    out.setdefault("/", Directory(root.below, 0, root.others))  # so that every absolute value has a directory below ""
+    return out
+
+
+class WarmPath:
+    """One regex over whole atoms ``resource:action:value`` for every index given, which checks
+    that the value is already canonical and finds its deepest directory in one call.
+
+    ``match(atom)`` is None when the atom must take the full path (an unknown resource/action, a
+    value not plainly canonical); else ``places[match.lastindex]`` is ``(directories, group,
+    slot, payload)``: ``directories[match.group(group)]`` is the value's deepest directory, the
+    value starts at ``match.start(group)``, its place is ``match.lastindex - group + 1`` (1 when
+    no ``/`` follows the directory, 2 when one does), and ``slot`` is that place, or 0 when the
+    index has literal patterns (a value may be one: what its directory says is not all there is).
+    An index whose trie nests too deeply is left out (its atoms take the full path).
+    """
+
+    def __init__(self, indices: Sequence[tuple[str, str, LaneIndex, Any]]) -> None:
+        alternatives: list[str] = []
+        places: list[tuple[dict[str, Directory], int, int, Any] | None] = [None]
+        for resource, action, index, payload in indices:
+            ways = _alternatives(resource, index.directories)
+            if not ways:
+                continue
+            # names hold no ':', so no key's 'resource:action:' starts another's: one key at most applies
+            alternatives.append(f"{re.escape(resource)}:{re.escape(action)}:(?:{'|'.join(ways)})")
+            for _ in ways:
+                group = len(places)
+                places += [(index.directories, group, 0 if index.literals else place, payload) for place in (1, 2)]
+        self.places = places
+        self.match: Callable[[str], re.Match[str] | None] = _NEVER
+        if alternatives:
+            try:
+                self.match = re.compile("|".join(alternatives)).match
+            except (RecursionError, re.error, OverflowError):
+                self.places = [None]
+
+
+_NEVER = re.compile("(?!)").match
+
+
+def _alternatives(resource: str, directories: Mapping[str, Directory]) -> list[str]:
+    """Regexes for values of ``resource`` (after ``resource:action:``), two groups each: the
+    deepest directory, and a ``/`` after it; none when the resource has no plain form or a trie
+    nests too deeply.
+
+    With :data:`~bgc.values.PLAIN_SPLIT`, a trie of the directories that are plain heads, then
+    the rest: the deepest head that starts a plain value is its deepest directory, since a longer
+    ``/``-prefix of it is a head too. A value no head starts (a URL whose host no directory
+    names) is checked whole by a lookahead before a trie of every directory; fs needs no such
+    second way, as ``/`` starts every plain path and is always a head and a directory.
+    """
+    out = []
+    if resource in values.PLAIN_SPLIT:
+        head, rest = values.PLAIN_SPLIT[resource]
+        plain_head = re.compile(head).fullmatch
+        heads = sorted(text for text in directories if plain_head(text))
+        trie = _trie(heads) if heads else None  # no head: no value can be read this way
+        if heads and trie is None:
+            return []
+        if trie is not None:
+            out.append(f"(?>({trie}))(?:{rest})\\Z")
+        if plain_head("/"):
+            return out
+    if resource in values.ALREADY_CANONICAL:
+        trie = _trie(sorted(directories))
+        if trie is None:
+            return []
+        out.append(f"(?=(?:{values.ALREADY_CANONICAL[resource]})\\Z)(?>({trie}))[^/]*(/)?")
+    return out
+
+
+def _trie(words: list[str]) -> str | None:
+    """A regex matching the longest of ``words`` that starts the text: a path-compressed
+    character trie, each branch opening with its own character, each word's end an empty last
+    alternative (tried after going deeper). None when it nests deeper than MAX_TRIE_NESTING."""
+    root: dict = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}  # the end of a word
+
+    if not words:
+        return "(?!)"  # no word starts any text (an empty trie would match the empty start of every one)
+
+    def written(node: dict, depth: int) -> str | None:
+        if depth > MAX_TRIE_NESTING:
+            return None
+        branches = []
+        for char, child in node.items():
+            if char == "":
+                continue
+            run = char
+            while len(child) == 1 and "" not in child:  # one way on: a literal run, no group
+                [(char, child)] = child.items()
+                run += char
+            rest = written(child, depth + 1)
+            if rest is None:
+                return None
+            branches.append(re.escape(run) + rest)
+        body = "|".join(branches)
+        if "" in node:  # an empty alternative, not '?': a repeat costs Python's regex engine far more
+            return f"(?:{body}|)" if body else ""
+        return f"(?:{body})" if len(branches) > 1 else body
+
+    return written(root, 0)
 
 
 def _shape(pattern: glob.Pattern, directory: str) -> int | None:

@@ -19,8 +19,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import cbor2
-
 from bgc.schema import DataModelError, format_path, kind_name
 
 MAX_DEPTH = 64
@@ -135,6 +133,8 @@ def thaw(value: Any) -> Any:
 
 def encode(value: Any) -> bytes:
     """Deterministic CBOR of a data-model value (frozen or plain)."""
+    import cbor2  # here, not at the top: reading JSON or deciding with a cached plan encodes nothing
+
     plain = thaw(value)
     check_value(plain)
     return cbor2.dumps(plain, canonical=True)

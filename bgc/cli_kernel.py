@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Literal, NoReturn, Optional
+from typing import Annotated, Literal, Optional
 
 import typer
 
-from bgc.cli_base import app, fail
-from bgc.errors import BgcError
+from bgc.cli_base import app, run
 
 # ---- the kernel: keys, capability tokens, authorize, preflight (docs/kernel.md) ---------------
 
@@ -42,21 +40,6 @@ TrustPolicyOption = Annotated[
 ]
 
 
-def _run(work: Callable[[], object]) -> NoReturn:
-    """Run a kernel command: its text to stdout, its exit code; bad input is rendered once."""
-    import sys
-
-    try:
-        result = work()
-    except BgcError as error:
-        fail(error)
-    if isinstance(result, tuple):
-        text, code = result
-        sys.stdout.write(text)
-        raise typer.Exit(code)
-    raise typer.Exit(result)
-
-
 @key_app.command("new")
 def key_new(
     name: Annotated[str, typer.Argument(help="The key's name (its file name).")], directory: KeyDirOption = ".bgc/keys"
@@ -68,7 +51,7 @@ def key_new(
     """
     from bgc.commands import key
 
-    _run(lambda: key.new(name, directory))
+    run(lambda: key.new(name, directory))
 
 
 @key_app.command("show")
@@ -82,7 +65,7 @@ def key_show(
     """
     from bgc.commands import key as command
 
-    _run(lambda: command.show(key, directory))
+    run(lambda: command.show(key, directory))
 
 
 @token_app.command("issue")
@@ -121,7 +104,7 @@ def token_issue(
     """
     from bgc.commands import token as command
 
-    _run(
+    run(
         lambda: command.issue(
             plan, key, audience, ttl, policy=policy, tools=tool, require_nonce=require_nonce, output=output
         )
@@ -141,7 +124,7 @@ def token_show(
     """
     from bgc.commands import token as command
 
-    _run(lambda: command.show(token, output_format))
+    run(lambda: command.show(token, output_format))
 
 
 @token_app.command("verify")
@@ -157,7 +140,7 @@ def token_verify(
     """
     from bgc.commands import token as command
 
-    _run(lambda: command.verify(token, policy, issuer))
+    run(lambda: command.verify(token, policy, issuer))
 
 
 @token_app.command("attenuate")
@@ -191,7 +174,7 @@ def token_attenuate(
     """
     from bgc.commands import token as command
 
-    _run(
+    run(
         lambda: command.attenuate(
             token, only, audience=audience, tools=tool, ttl=ttl, require_nonce=require_nonce, output=output
         )
@@ -243,7 +226,7 @@ def authorize_command(
     """
     from bgc.commands import authorize as command
 
-    _run(lambda: command.authorize(
+    run(lambda: command.authorize(
         messages or [], policy=policy, issuer_keys=issuer, kernel_key=kernel_key, store=store,
         require_nonce=require_nonce, tokens=token, output_format=output_format,
     ))  # fmt: skip
@@ -269,7 +252,7 @@ def preflight_command(
     """
     from bgc.commands import authorize as command
 
-    _run(
+    run(
         lambda: command.preflight(
             message, kernel_key=kernel_key, policy=policy, issuer_keys=issuer, store=store, nonce_only=nonce_only
         )

@@ -8,24 +8,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from bgc.cli_base import PolicyOption, app, fail
-from bgc.errors import BgcError, UsageError
+from bgc.cli_base import PolicyOption, app, fail, run
+from bgc.errors import UsageError
 
 log_app = typer.Typer(help="The decision ledger: show, verify, count per rule.", no_args_is_help=True)
 app.add_typer(log_app, name="log")
 LedgerStoreOption = Annotated[
     str, typer.Option("--store", metavar="STORE", help="A SQLite file, or a postgresql:// URL shared by a fleet.")
 ]
-
-
-def _print_log(run) -> None:  # type: ignore[no-untyped-def]
-    try:
-        code, lines = run()
-    except BgcError as error:
-        fail(error)
-    for line in lines:
-        typer.echo(line)
-    raise typer.Exit(code)
 
 
 @log_app.command("show")
@@ -67,7 +57,7 @@ def log_show(
 
     if output_format not in command.FORMATS:
         fail(UsageError(f"--format {output_format!r}: one of {', '.join(command.FORMATS)}"))
-    _print_log(lambda: command.show(
+    run(lambda: command.show(
         store, output_format=output_format, verify=not no_verify, session=session, rule=rule, decision=decision,
         kind=kind, since=since, until=until,
     ))  # fmt: skip
@@ -92,7 +82,7 @@ def log_verify(
     """
     from bgc.commands import log as command
 
-    _print_log(lambda: command.verify(store, expect_head))
+    run(lambda: command.verify(store, expect_head))
 
 
 @log_app.command("stats")
@@ -116,7 +106,7 @@ def log_stats(
     """
     from bgc.commands import log as command
 
-    _print_log(lambda: command.stats(store, policy=policy, verify=not no_verify, output_format=output_format))
+    run(lambda: command.stats(store, policy=policy, verify=not no_verify, output_format=output_format))
 
 
 @app.command("pending")
@@ -137,14 +127,14 @@ def pending_requests(
     """
     from bgc.commands import approvals as command
 
-    _print_log(lambda: command.pending(store, policy=policy, output_format=output_format, everything=everything))
+    run(lambda: command.pending(store, policy=policy, output_format=output_format, everything=everything))
 
 
 def _answer(decision: str, request: str, key: str, approver: str | None, store: str, policy: str | None, suggest: bool,
             carry: bool = False) -> None:  # fmt: skip
     from bgc.commands import approvals as command
 
-    _print_log(
+    run(
         lambda: command.answer(
             store, request, decision, key_path=key, approver=approver, policy=policy, suggest=suggest, carry=carry
         )
@@ -213,7 +203,7 @@ def cancel_request(
     """
     from bgc.commands import approvals as command
 
-    _print_log(lambda: command.cancel(store, request))
+    run(lambda: command.cancel(store, request))
 
 
 mode_app = typer.Typer(help="A session's mode: chosen by a person, signed, never by the agent.", no_args_is_help=True)
@@ -236,7 +226,7 @@ def mode_set(
     """
     from bgc.commands import approvals as command
 
-    _print_log(lambda: command.set_mode(store, session, mode, key_path=key, approver=approver, policy=policy))
+    run(lambda: command.set_mode(store, session, mode, key_path=key, approver=approver, policy=policy))
 
 
 @mode_app.command("show")
@@ -251,4 +241,4 @@ def mode_show(
     """
     from bgc.commands import approvals as command
 
-    _print_log(lambda: command.show_mode(store, session, policy=policy))
+    run(lambda: command.show_mode(store, session, policy=policy))

@@ -300,10 +300,10 @@ def escape(text: str) -> str:
     :func:`normalise` before it is ever matched (normalise first, then escape). An empty text
     gives an empty pattern, which :func:`parse` rejects.
     """
-    return "".join("\\" + c if c in _SPECIAL else c for c in text)
+    return text.translate(_ESCAPES)
 
 
-_SPECIAL = frozenset("\\*?[")
+_ESCAPES = str.maketrans({c: "\\" + c for c in "\\*?["})
 
 
 def fold_case(p: Pattern) -> Pattern:

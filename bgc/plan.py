@@ -16,16 +16,22 @@ import os
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from bgc import canonical, glob, values
-from bgc._gate_index import LaneIndex
+from bgc._gate_index import Directory, LaneIndex, WarmPath
 from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget, BudgetExhausted
 from bgc.canonical import DataModelError, kind_name
-from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
-from bgc.policy.ast import AtomTemplate, TemplateError, ToolDecl, scan_template
+from bgc.policy.templates import AtomTemplate, TemplateError, scan_template
+
+if TYPE_CHECKING:
+    from bgc.model import Digest, Fields
+    from bgc.policy.ast import ToolDecl
+
+# bgc.model is imported where plans are read or identified, not here: deciding with a plan a
+# process already holds (a cached call decider in a cold `bgc hook`) needs none of its classes.
 
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1
@@ -252,6 +258,8 @@ class Plan:
         }
 
     def id(self) -> Digest:
+        from bgc.model import Digest
+
         return Digest.of(canonical.envelope(PLAN_TAG, PLAN_VERSION, self.body()))
 
     def to_data(self) -> dict[str, Any]:
@@ -330,6 +338,8 @@ def _read_approvals(approvals: Fields) -> Approvals:
 
 def _read_parts(request: Fields, key: str) -> tuple[Part, ...]:
     """The parts under ``key``; ask parts, and only they, carry their approval requirement."""
+    from bgc.model import Fields
+
     asks = key == "ask"
     parts = []
     for part in request.maps(key):
@@ -361,6 +371,8 @@ def _read_request(request: Fields) -> RequestResult:
 def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestResult:
     """One request result, read and checked exactly as :func:`plan_from_data` reads a plan's
     (a capability token carries its plan's granted and pending parts this way)."""
+    from bgc.model import Fields, ModelError
+
     try:
         return _read_request(Fields(data, path))
     except ModelError as error:
@@ -370,6 +382,8 @@ def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestRes
 def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
     """One tool declaration, read and checked exactly as :func:`plan_from_data` reads a plan's
     (a capability token's tool scope is its plan's declarations)."""
+    from bgc.model import Fields, ModelError
+
     try:
         return _read_tool(Fields(data, path))
     except ModelError as error:
@@ -377,6 +391,8 @@ def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
 
 
 def _read_call(call: Fields) -> CallResult:
+    from bgc.model import ToolCall
+
     call.only("tool", "server", "status", "reason", "needs")
     proposed = call.build(ToolCall, call.get("tool"), call.get("server"))  # named as an order names them
     needs = []
@@ -416,6 +432,8 @@ def _template(text: Any) -> AtomTemplate:
 
 
 def _read_tool(tool: Fields) -> ToolSpec:
+    from bgc.model import Fields, ToolCall
+
     tool.only("tool", "servers", "needs", "ignores")
     name = tool.build(ToolCall, tool.get("tool")).tool  # a tool name as an order names it
     servers = tool.list("servers")
@@ -441,6 +459,14 @@ def plan_from_data(data: Any) -> Plan:
     """Rebuild a plan from data and verify it: every field, at every level, must be one that
     ``bgc compile`` writes (an unknown one would not be covered by the id), enumerations and
     patterns must be valid, and the recorded id must match the content."""
+    return _verified_plan(data)[0]
+
+
+def _verified_plan(data: Any) -> tuple[Plan, Digest]:
+    """:func:`plan_from_data` and the id it verified (encoding a large plan to derive its id
+    costs more than reading it: done once)."""
+    from bgc.model import Digest, Fields, ModelError
+
     if not isinstance(data, Mapping) or data.get("type") != PLAN_TAG:
         raise PlanError("not a bgc plan (expected the output of `bgc compile --format json|yaml|cbor`)")
     if data.get("version") != PLAN_VERSION or type(data.get("version")) is not int:  # true == 1.0 == 1
@@ -462,7 +488,7 @@ def plan_from_data(data: Any) -> Plan:
         raise PlanError(error.message, error.path, at_key=error.at_key) from None
     if recorded != plan.id():
         raise PlanError(f"the plan's content does not match its id {recorded} (was it edited?)", ("id",))
-    return plan
+    return plan, recorded
 
 
 def plans_from_data(
@@ -475,27 +501,76 @@ def plans_from_data(
     policy id; ``expect_plans`` refuses a plan whose id is not among them, and a pinned id that
     no plan has: the plans read must be exactly the pinned ones.
     """
+    return _pinned(_verified_plans(data), isinstance(data, list), expect_policy, expect_plans)
+
+
+def _verified_plans(data: Any) -> tuple[tuple[Plan, Digest], ...]:
+    """Each plan of ``data`` (one, or a list) verified, with its id."""
     listed = isinstance(data, list)
-    plans = []
+    verified = []
     for index, item in enumerate(data if listed else [data]):
-        where: tuple[str | int, ...] = (index,) if listed else ()
         try:
-            plan = plan_from_data(item)
+            verified.append(_verified_plan(item))
         except DataModelError as error:
-            raise PlanError(error.message, (*where, *error.path), at_key=error.at_key) from None
+            raise PlanError(error.message, (*((index,) if listed else ()), *error.path), at_key=error.at_key) from None
+    return tuple(verified)
+
+
+def _pinned(
+    verified: Sequence[tuple[Plan, Digest]],
+    listed: bool,
+    expect_policy: Digest | None,
+    expect_plans: Collection[Digest],
+) -> tuple[Plan, ...]:
+    """The verified plans, refused unless they are exactly what the pins allow."""
+    for index, (plan, plan_id) in enumerate(verified):
+        where: tuple[str | int, ...] = (index,) if listed else ()
         if expect_policy is not None and plan.policy != str(expect_policy):
             message = f"the plan was compiled against policy {plan.policy}, not the expected {expect_policy}"
             raise PlanError(message, (*where, "policy"))
-        if expect_plans and plan.id() not in expect_plans:
+        if expect_plans and plan_id not in expect_plans:
             expected = " or ".join(str(digest) for digest in expect_plans)
-            raise PlanError(f"the plan {plan.id()} is not the expected {expected}", (*where, "id"))
-        plans.append(plan)
-    found = {plan.id() for plan in plans}
+            raise PlanError(f"the plan {plan_id} is not the expected {expected}", (*where, "id"))
+    found = {plan_id for _, plan_id in verified}
     for digest in expect_plans:
         if digest not in found:
             held = ", ".join(sorted(str(plan_id) for plan_id in found)) or "no plan"
             raise PlanError(f"no plan has the expected id {digest} (the file holds {held})")
-    return tuple(plans)
+    return tuple(plan for plan, _ in verified)
+
+
+def read_plans(
+    path: str, input_format: str | None = None, *, expect_policy: Digest | None = None,
+    expect_plans: Collection[Digest] = (),
+) -> tuple[Plan, ...]:  # fmt: skip
+    """The plans of the document at ``path`` (``-``: stdin), as :func:`plans_from_data` reads
+    them, each verified once per exact content.
+
+    Verifying a large plan (reading every field, parsing every pattern, deriving the id by
+    encoding it) costs an enforcer that runs ``bgc gate`` per call far more than deciding. It
+    is a pure function of the bytes, so bytes verified before — the same content, read as the
+    same format, by the same code — come as verified plans from bgc's verified cache
+    (:mod:`bgc.cache`, keyed by the bytes' digest); only the pins are checked again. A pin a hit
+    refuses is read again the slow way, so the error is located in the file.
+    """
+    import hashlib
+
+    from bgc import cache
+    from bgc.documents import document_from_bytes, format_for, read_bytes
+
+    data = read_bytes(path)
+    fmt = format_for(path, input_format, data)
+    key = f"{fmt}\0{hashlib.sha256(data).hexdigest()}"
+    entry = cache.load_object("plans", key)
+    if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == key and isinstance(entry[1], bool):
+        try:
+            return _pinned(entry[2], entry[1], expect_policy, expect_plans)
+        except PlanError:
+            pass  # read again below: the error, located
+    document = document_from_bytes(data, path, input_format)  # the bytes the key names, not a second read
+    verified = document.build(_verified_plans)
+    cache.store_object("plans", key, (key, isinstance(document.data, list), verified))
+    return document.build(lambda plans: _pinned(verified, isinstance(plans, list), expect_policy, expect_plans))
 
 
 # --- the gate -----------------------------------------------------------------------------------
@@ -568,11 +643,26 @@ class _PartIndex:
                     excepts |= lane(text, fold_case)
                 self._by_lane.setdefault(lane(part.pattern, False), []).append((kind, place, part, excepts))
         self._index = LaneIndex(patterns)
+        self.directories, self.literals = self._index.directories, self._index.literals
         self._outcomes: dict[int, Outcome] = {}
+
+    def located(self, directory: Directory, place: int, raw: str) -> Outcome:
+        """The outcome of a raw value :class:`~bgc._gate_index.WarmPath` found canonical, at
+        ``place`` under ``directory``: remembered per directory and place where nothing else
+        decides the lanes (no literal pattern is the value, no pattern set sees it)."""
+        literal = raw in self._index.literals
+        if not literal and directory.outcomes[place] is not None:
+            return directory.outcomes[place]  # type: ignore[no-any-return]
+        known = self._outcome_of(self._index.located_hits(directory, place, raw))
+        if not literal and not directory.others:
+            directory.outcomes[place] = known
+        return known
 
     def outcome(self, value: str) -> Outcome:
         """What the parts say about a canonical value: allow, ask (and the approvals), deny (and why)."""
-        hits = self._index.hits(value)
+        return self._outcome_of(self._index.hits(value))
+
+    def _outcome_of(self, hits: int) -> Outcome:
         known = self._outcomes.get(hits)
         if known is None:
             known = self._outcome(hits)
@@ -625,7 +715,16 @@ class Gate:
         for (resource, action), kinds in by_key.items():
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
                 self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
+        # a value its resource's plain expression accepts is canonical (not so for fs when names fold)
+        warm = WarmPath([
+            (resource, action, index._index, index)
+            for resource, actions in self._indices.items() for action, index in actions.items()
+            if not (fold_case and resource == "fs")
+        ])  # fmt: skip
+        self._warm_places = warm.places
+        self._warm = warm.match
         self._root = os.path.realpath(root) if root is not None else None
+        self._warm_match = warm.match if self._root is None else _NO_MATCH  # links must be resolved: the full path
         self._case_insensitive = fold_case
 
     def rooted(self, root: str | None) -> Gate:
@@ -634,10 +733,19 @@ class Gate:
 
         gate = copy.copy(self)
         gate._root = os.path.realpath(root) if root is not None else None
+        gate._warm_match = self._warm if gate._root is None else _NO_MATCH
         return gate
 
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
+        found = self._warm_match(atom)
+        if found is not None:  # the warm path: one regex call, an outcome remembered per directory and place
+            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
+            directory = directories[found.group(group)]
+            known = directory.outcomes[slot]
+            if known is None:
+                known = index.located(directory, found.lastindex - group + 1, atom[found.start(group) :])  # type: ignore[operator]
+            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
         parts = atom.split(":", 2)
         if len(parts) == 3 and self._root is None:  # the hot path: one canonicalisation, one index pass
             resource, action, raw = parts
@@ -645,7 +753,7 @@ class Gate:
             if index is not None:
                 value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
                 if value.__class__ is str:
-                    return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
+                    return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
         if len(parts) != 3:
             return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
         resource, action, raw = parts
@@ -693,10 +801,18 @@ class Gate:
         return normalised
 
     def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
+        """Decide a canonical ``value`` (links already resolved): by the warm path's one regex
+        when the value is plain, else by the lane index's walk."""
+        found = self._warm(f"{resource}:{action}:{value}")
+        if found is not None:
+            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
+            directory = directories[found.group(group)]
+            known = directory.outcomes[slot] or index.located(directory, found.lastindex - group + 1, value)  # type: ignore[operator]
+            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
         index = self._indices.get(resource, _NO_ACTIONS).get(action)
         if index is None:
             return GateDecision(atom, "deny", "not granted by the plan")
-        return GateDecision(atom, *index.outcome(value))
+        return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
 
 
     def _terms(self, resource: str, action: str) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
@@ -740,13 +856,16 @@ class Gate:
         before any NFC normalisation by the parser could hide a problem: a value the gate would
         reject is never covered, whatever the template's shape.
         """
-        probe = _ESCAPE.sub(r"\1", text)
+        concrete = _WILDCARD_OR_ESCAPE.search(text) is None  # nothing to unescape and no wildcard
+        probe = text if concrete else _ESCAPE.sub(r"\1", text)
         checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
         if isinstance(checked, values.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
-        if glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value, as the gate decides one
-            decision = self._decide_normalised(f"{resource}:{action}:{checked}", resource, action, probe, checked)
-            return self._need_result(decision, f"{resource}:{action}:{checked}")
+        if concrete or glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value, as the gate decides one
+            atom = f"{resource}:{action}:{checked}"
+            if resource == "fs" and self._root is not None:
+                return self._need_result(self._decide_normalised(atom, resource, action, probe, checked), atom)
+            return self._need_result(self._decide_value(atom, resource, action, checked), atom)
         if resource == "fs":
             # every parameter is normalised before it meets the template's own wildcards
             normalised = values.normalise_fs_pattern(text)
@@ -794,6 +913,7 @@ NEED_STEPS_PER_CHAR = 6
 
 UNDECIDED = "undecided within the work bound: not granted"
 _ESCAPE = re.compile(r"\\(.)", re.S)
+_WILDCARD_OR_ESCAPE = re.compile(r"[\\*?[]")
 
 
 def expand_call(
@@ -819,3 +939,4 @@ def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], p
 
 
 _NO_ACTIONS: dict[str, _PartIndex] = {}
+_NO_MATCH = re.compile("(?!)").match

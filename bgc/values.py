@@ -88,34 +88,54 @@ def _read(resource: str, value: str, case_insensitive: bool) -> str | Rejection:
     return Rejection(value, problem) if problem else value
 
 
-def _plain_path(value: str) -> bool:
-    """Printable ASCII, absolute, no empty segment, no trailing '/', no segment starting with '.'
-    (so none is '.' or '..'): string methods, cheaper here than one regex call."""
-    return (
-        value[:1] == "/" and value[-1] != "/" and value.isascii() and value.isprintable()
-        and "//" not in value and "/." not in value
-    )  # fmt: skip
-
-
 _URL_TEXT = r"[A-Za-z0-9\-._~!$&()*+,=:@]"  # no escape, quote, space, ';', '\\', '%', '#', '?', '/' or non-ASCII
-_ALREADY_CANONICAL = {
-    "fs": _plain_path,
-    # lower-case http(s)/ws(s), a lower-case ASCII host whose last label starts with a letter (not
-    # an address) and no label starts 'xn--', a port of 1-4 digits that is not 80 or 443, a path of
-    # non-empty segments, an optional non-empty query; no piece of path or query is '.' or '..'
-    "net": re.compile(
-        r"(?:https?|wss?)://(?:(?!xn--)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*(?!xn--)[a-z](?:[a-z0-9-]*[a-z0-9])?"
-        r"(?::(?!(?:80|443)(?:/|\Z))[1-9][0-9]{0,3})?"
-        rf"(?:/|(?:/(?!\.\.?(?:/|\?|\Z)){_URL_TEXT}+)+/?)"
-        rf"(?:\?(?=.)(?:(?!\.\.?(?:/|\?|\Z)){_URL_TEXT}*(?:[/?]|\Z))*)?"
-    ).fullmatch,
+_PLAIN_SEGMENT = r"[\x20-\x2d\x30-\x7e][\x20-\x2e\x30-\x7e]*"  # printable ASCII, no '/', not empty, no leading '.'
+# lower-case http(s)/ws(s), a lower-case ASCII host whose last label starts with a letter (not an
+# address) and no label starts 'xn--', a port of 1-4 digits that is not 80 or 443
+_URL_ORIGIN = (
+    r"(?:https?|wss?)://(?:(?!xn--)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*(?!xn--)[a-z](?:[a-z0-9-]*[a-z0-9])?"
+    r"(?::(?!(?:80|443)(?:/|\Z))[1-9][0-9]{0,3})?"
+)
+_NOT_DOTS = r"(?!\.\.?(?:/|\?|\Z))"  # a path segment or query piece that is not '.' or '..'
+_URL_SEGMENT = rf"{_NOT_DOTS}{_URL_TEXT}+"
+
+
+def _url_query(separators: str) -> str:
+    """A non-empty query whose pieces are split at ``separators``."""
+    return rf"\?(?=.)(?:{_NOT_DOTS}{_URL_TEXT}*(?:[{separators}]|\Z))*"
+
+
+ALREADY_CANONICAL = {
+    # printable ASCII, absolute, segments that are not empty and do not start with '.' (so none is
+    # '.' or '..'), no trailing '/'
+    "fs": f"(?:/{_PLAIN_SEGMENT})+",
+    # an origin, a path of non-empty segments, an optional non-empty query; no piece of path or
+    # query is '.' or '..'
+    "net": rf"{_URL_ORIGIN}(?:/|(?:/{_URL_SEGMENT})+/?)(?:{_url_query('/?')})?",
 }
-"""Per resource, a test that a value is certainly in its canonical form already, so that
-:func:`normalise` returns it as it is without the full reading (which for a URL means a parser
-call). Each accepts only a plain subset of the canonical values (tests check, on generated
-values, that whatever it accepts the full reading returns unchanged); everything else, every
-value to refuse among it, takes the full reading. Not used for ``fs`` on a case-insensitive
-file system, whose refusals the subset does not encode."""
+"""Per resource, a regular expression for values certainly in their canonical form already, so
+that :func:`normalise` returns them as they are without the full reading (which for a URL means
+a parser call), and the gate decides them in one regex pass (:mod:`bgc._gate_index`). Each is
+unambiguous (a text can be read one way only: labels, segments and pieces are split at characters
+they cannot hold), so matching stays linear. Each accepts only a plain subset of the canonical
+values (tests check, on generated values, that whatever it accepts the full reading returns
+unchanged); everything else, every value to refuse among it, takes the full reading. Not used
+for ``fs`` on a case-insensitive file system, whose refusals the subset does not encode."""
+
+_ALREADY_CANONICAL = {resource: re.compile(text).fullmatch for resource, text in ALREADY_CANONICAL.items()}
+
+PLAIN_SPLIT = {
+    "fs": (f"(?:/{_PLAIN_SEGMENT})*/", f"{_PLAIN_SEGMENT}(?:(/){_PLAIN_SEGMENT})*"),
+    # the head ends in the path; a '/' in the rest is in the path too (its query has none)
+    "net": (f"{_URL_ORIGIN}/(?:{_URL_SEGMENT}/)*", f"(?:{_URL_SEGMENT}(?:(/){_URL_SEGMENT})*)?(?:{_url_query('?')})?"),
+}
+"""Per resource, a part of :data:`ALREADY_CANONICAL` cut at a ``/``: ``(head, rest)``, where
+every text matching ``head`` (which ends in ``/``) followed by text matching ``rest`` is
+accepted by :data:`ALREADY_CANONICAL` (a test checks), and ``rest`` has one group, set when
+the rest holds a ``/``. Any ``/``-prefix of such a value longer than its head is a head too, so
+the gate finds a plain value's deepest directory among a plan's directories that are heads,
+matched as literal text, and checks only the rest (:mod:`bgc._gate_index`), instead of reading
+the value twice."""
 
 
 def _dot_segment_problem(text: str) -> str | None:
@@ -145,18 +165,21 @@ def _unicode_problem(value: str) -> str | None:
     return None
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""Unicode's control characters (general category Cc: C0, DEL and C1; fixed by Unicode's
+stability policy, and a test compares it with ``unicodedata`` over every code point)."""
+
+
 def _text_problem(value: str) -> str | None:
     if value.isascii() and value.isprintable():
         return None  # the common case: no control characters, surrogates or decompositions
     problem = _unicode_problem(value)
     if problem:
         return problem
-    for ch in value:
-        cp = ord(ch)
-        if cp == 0:
-            return "contains NUL"
-        if unicodedata.category(ch) == "Cc":
-            return f"contains the control character U+{cp:04X}"
+    control = _CONTROL.search(value)
+    if control:
+        cp = ord(control.group())
+        return "contains NUL" if cp == 0 else f"contains the control character U+{cp:04X}"
     if not unicodedata.is_normalized("NFC", value):
         return "is not in Unicode NFC form (a decomposed name could dodge a rule)"
     return None

@@ -198,3 +198,114 @@ def test_the_shortcut_takes_the_plain_canonical_values() -> None:
     for text in plain:
         assert values._ALREADY_CANONICAL["fs" if text.startswith("/") else "net"](text), text
         assert values._read("fs" if text.startswith("/") else "net", text, False) == text
+
+
+# --- the warm path: one regex over whole atoms (bgc._gate_index.WarmPath) -----------------------
+
+DIRECTORY_WORDS = ["a", "ab", "b", "src", "p1", "p12", ".git", "x y", "é", ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(DIRECTORY_WORDS), max_size=4).map(lambda p: "/" + "".join(s + "/" for s in p)), max_size=8),
+       st.lists(st.sampled_from([*DIRECTORY_WORDS, "/", "abc"]), max_size=6).map("/".join))  # fmt: skip
+def test_the_trie_finds_the_longest_word_that_starts_a_text(words: list[str], text: str) -> None:
+    import re
+
+    from bgc._gate_index import _trie
+
+    trie = _trie(sorted({"", *words}))
+    assert trie is not None
+    found = re.compile(f"(?>({trie}))").match(text)
+    assert found is not None and found.group(1) == max((w for w in {"", *words} if text.startswith(w)), key=len)
+
+
+def test_a_trie_too_deep_for_the_regex_compiler_is_refused_and_its_atoms_take_the_full_path() -> None:
+    from bgc._gate_index import MAX_TRIE_NESTING, _trie
+
+    deep = ["/" + "a/" * depth for depth in range(1, 2 * MAX_TRIE_NESTING)]
+    assert _trie(deep) is None
+    assert _trie([]) == "(?!)"
+    part = Part("fs", "write", deep[-1] + "**", (), (RULES[2],))
+    gate = Gate([Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", (part,)),), ())])
+    assert gate._warm_match("fs:write:" + deep[-1] + "x") is None
+    assert gate.decide("fs:write:" + deep[-1] + "x").effect == "allow"
+    assert gate.decide("fs:write:" + deep[-2] + "x").effect == "deny"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(_pieces(URL_PIECES), urls, _pieces(FS_PIECES), paths))
+def test_a_plain_head_and_rest_make_a_value_the_shortcut_accepts(text: str) -> None:
+    """PLAIN_SPLIT against ALREADY_CANONICAL: every cut at a '/' that reads as head + rest is an
+    accepted value; the rest's group is set exactly when it holds a '/'; and every longer
+    '/'-prefix of the value is a head too (so the deepest head is the deepest directory)."""
+    import re
+
+    for resource, (head, rest) in values.PLAIN_SPLIT.items():
+        cuts = [index + 1 for index, char in enumerate(text) if char == "/"]
+        for cut in cuts:
+            if not (re.fullmatch(head, text[:cut]) and (tail := re.fullmatch(rest, text[cut:]))):
+                continue
+            assert values._ALREADY_CANONICAL[resource](text), (resource, text, cut)
+            assert (tail.lastindex == 1) == ("/" in text[cut:]), (resource, text, cut)
+            assert all(re.fullmatch(head, text[:longer]) for longer in cuts if longer > cut), (resource, text, cut)
+
+
+NET_PATTERNS = ["https://api.example.com/*", "https://api.example.com/**", "https://api.example.com/v1/**",
+                "*://api.example.com/admin\\?*", "https://*.example.com/**", "https://api.example.com/v1/a?x/*",
+                "https://api.example.com/v1/a", "http://localhost:8080/**", "**"]  # fmt: skip
+NET_VALUES = ["https://api.example.com/", "https://api.example.com/a", "https://api.example.com/v1/a", "https://api.example.com/v1/a/",
+              "https://api.example.com/v1/a?x/y", "https://api.example.com/v1/a?x", "https://api.example.com/admin?q=1",
+              "https://evil.example.com/v1/a", "http://localhost:8080/x", "https://API.example.com/a", "https://api.example.com/./a",
+              "https://api.example.com:443/a", "https://api.example.com/%61", "https://api.example.com//a", "https://api.example.com",
+              "javascript:alert(1)", "a", "", "/a", "api.example.com/a"]  # fmt: skip
+FS_PATTERNS = ["/**", "/p1/**", "/p1/src/**", "/p1/src/*", "/p1/src/*.py", "/**/.env", "/p1/src/a.py", "/p1/.git/**", "/[ab]*/**",
+               "/p1/src/secrets/**", "/*", "/p12/src/**"]  # fmt: skip
+FS_VALUES = ["/p1/src/a.py", "/p1/src/b.txt", "/c/b", "/p1/a.py", "/p1/src/secrets/k", "/p1/src/.env", "/p1/.git/config", "/p1/src", "/p1/src/b/c.py", "/a/b", "/b",
+             "/p12/src/a.py", "/p1/src//a.py", "/p1/./src/a.py", "/p1", "/", "rel", "/p1/src/", "/x y/é"]  # fmt: skip
+
+
+@st.composite
+def warm_plans(draw: st.DrawFn) -> Plan:
+    kinds: list[list[Part]] = [[], [], []]
+    for _ in range(draw(st.integers(1, 8))):
+        resource, action, vocabulary = draw(st.sampled_from([("fs", "write", FS_PATTERNS), ("fs", "read", FS_PATTERNS), ("net", "connect", NET_PATTERNS)]))
+        pattern = draw(st.sampled_from(vocabulary))
+        excepts = tuple(sorted(set(draw(st.lists(st.sampled_from(vocabulary), max_size=2)))))
+        kind = draw(st.integers(0, 2))
+        approvals = draw(st.sampled_from(APPROVALS[1:])) if kind == 1 else None
+        rules = tuple(draw(st.lists(st.sampled_from(RULES), max_size=2, unique=True)))
+        kinds[kind].append(Part(resource, action, pattern, excepts, rules, approvals))
+    request = RequestResult("fs:write:/**", "narrowed", *(tuple(parts) for parts in kinds))
+    return Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (request,), (), draw(st.booleans()))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(warm_plans(), st.lists(st.one_of(st.tuples(st.sampled_from(["fs:write:", "fs:read:"]), st.sampled_from(FS_VALUES)),
+                                        st.tuples(st.just("net:connect:"), st.sampled_from(NET_VALUES))), max_size=30))  # fmt: skip
+def test_the_warm_path_decides_as_the_plan_reads_rule_by_rule(plan: Plan, atoms: list[tuple[str, str]]) -> None:
+    gate = Gate([plan])
+    for prefix, value in atoms * 2:  # twice: the second pass reads outcomes remembered per directory
+        atom = prefix + value
+        decision = gate.decide(atom)
+        assert (decision.atom, (decision.effect, decision.reason, decision.approvals)) == (atom, reference_decision([plan], atom))
+
+
+def test_the_warm_path_takes_the_plain_values() -> None:
+    """Not a test that cannot fail: plain values of every resource with a plain form must take the
+    one-regex path, or the property above tests only the full path."""
+    parts = [Part("fs", "write", "/p1/src/**", (), (RULES[2],)), Part("net", "connect", "https://api.example.com/*", (), (RULES[2],))]
+    gate = Gate([Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", tuple(parts)),), ())])
+    for atom in ["fs:write:/p1/src/a.py", "fs:write:/q/a", "net:connect:https://api.example.com/a", "net:connect:https://evil.example.com/a",
+                 "net:connect:https://api.example.com/a/b?q=1"]:  # fmt: skip
+        assert gate._warm_match(atom) is not None, atom
+    for atom in ["fs:write:/p1/src/.env", "fs:write:/p1//a", "net:connect:https://API.example.com/a", "fs:read:/p1/src/a.py"]:
+        assert gate._warm_match(atom) is None, atom
+
+
+def test_the_control_characters_are_exactly_unicodes_category_cc() -> None:
+    import sys
+    import unicodedata
+
+    assert [cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)) == "Cc"] == [
+        cp for cp in range(sys.maxunicode + 1) if values._CONTROL.fullmatch(chr(cp))
+    ]

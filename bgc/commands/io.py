@@ -123,6 +123,11 @@ class Result:
     error: BgcError | None = None
 
 
+def lines_result(code: ExitCode, lines: list[str]) -> Result:
+    """A command's answer as lines of text on stdout."""
+    return Result(code, "".join(line + "\n" for line in lines).encode())
+
+
 def deliver(result: Result) -> ExitCode:
     """Carry out ``result``: make its directories, write its files (atomically, in order), remove
     what it removes, show its error on stderr, then print its output; return its exit code."""
