@@ -19,53 +19,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from bgc.schema import DataModelError, format_path, kind_name
+
 MAX_DEPTH = 64
 """Nesting deeper than this is refused: no honest order needs it, and it bounds recursion."""
 MIN_INT = -(2**64)
 MAX_INT = 2**64 - 1
 """The integers CBOR encodes without a tag; cbor2 would write anything beyond as a bignum (tag 2/3)."""
 INT_OUT_OF_RANGE = "integer out of range for the canonical encoding (-2**64 .. 2**64-1)"
-
-
-class DataModelError(ValueError):
-    """A value outside the canonical data model; ``path`` locates it (``("calls", 0, "params")``)."""
-
-    def __init__(self, message: str, path: tuple[str | int, ...] = ()) -> None:
-        super().__init__(message)
-        self.message = message
-        self.path = path
-
-
-def format_path(path: tuple[str | int, ...]) -> str:
-    """``("requests", 2)`` → ``requests[2]``; ``("origin", "prompt")`` → ``origin.prompt``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else part
-    return out or "(top level)"
-
-
-def kind_name(value: Any) -> str:
-    """A value's kind in the words of an order's author, not Python's type name (parameters come
-    from YAML/JSON/CBOR: ``FrozenMap`` would mean nothing to them). Booleans are named by value,
-    as the author wrote them. One wording for every message that says what it got instead."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, (bytes, bytearray)):
-        return "bytes"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a map"
-    return f"a {type(value).__name__}"
 
 
 def check_text(text: str, path: tuple[str | int, ...] = (), what: str = "text") -> None:

@@ -160,6 +160,7 @@ def check(
         Optional[str],
         typer.Option("--baseline", metavar="REV", help="Also diff every policy against git revision REV: new access is a finding (bgc diff)."),
     ] = None,
+    color: ColorOption = "auto",
 ) -> None:
     """Validate and lint policies, run their inline `expect`s and policy tests, and compare work
     orders with their recorded expectations.
@@ -168,7 +169,8 @@ def check(
     """
     from bgc.commands import check as command
 
-    run(lambda: command.run(paths or [], output_format=output_format, update=update, orders_only=orders_only, baseline=baseline))
+    run(lambda: command.run(paths or [], output_format=output_format, update=update, orders_only=orders_only, baseline=baseline,
+                              color_choice=color))
 
 
 @app.command("diff")
@@ -223,6 +225,7 @@ def test_command(
         typer.Option("--format", metavar="FORMAT", help="text, json, sarif, github or junit."),
     ] = "text",
     junit_xml: Annotated[Optional[str], typer.Option("--junit-xml", metavar="FILE", help="Also write a JUnit XML report to FILE.")] = None,
+    color: ColorOption = "auto",
 ) -> None:
     """Run policy tests (*.bgt.yaml) and every policy's inline `expect`s; report like pytest.
 
@@ -230,7 +233,9 @@ def test_command(
     """
     from bgc.commands import test as command
 
-    run(lambda: command.run(paths or [], keyword=keyword, coverage=coverage, output_format=output_format, junit_xml=junit_xml))
+    run(lambda: command.run(
+        paths or [], keyword=keyword, coverage=coverage, output_format=output_format, junit_xml=junit_xml, color_choice=color,
+    ))
 
 
 @app.command()

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from bgc.errors import BgcError, InputError, Span, UsageError
+from bgc.schema import Fields, ModelError, format_path
 
 if TYPE_CHECKING:
     from bgc.policy.ast import Policy
@@ -350,65 +351,50 @@ def _located(
 
 
 def _build(path: Path, table: Any, text: str) -> Config:
-    root = path.parent
-
-    def error(key: str, message: str, hint: str | None = None, *, at_key: bool = False) -> ConfigError:
-        return _located(path, text, key, message, hint, at_key=at_key)
-
+    """The configuration in ``table``, read with the one schema reader (:class:`bgc.schema.Fields`,
+    as orders, plans and test files are), each error located at its key or value in ``text``."""
     if not isinstance(table, dict):
-        raise error("", "[tool.bgc] must be a table")
-    for key in table:
-        if key not in KEYS:
-            from bgc.render.words import did_you_mean
+        raise _located(path, text, "", "[tool.bgc] must be a table")
+    try:
+        return _read(Fields(table, ()), path)
+    except ModelError as error:
+        key = str(error.path[0]) if error.path else ""
+        raise _located(path, text, key, f"{format_path(error.path)}: {error.message}", at_key=error.at_key) from None
 
-            hint = did_you_mean(key, KEYS, repr) or f"known keys: {', '.join(KEYS)}"
-            raise error(key, f"unknown key {key!r}", hint, at_key=True)
 
-    def text_value(key: str) -> str | None:
-        value = table.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str) or not value.strip():
-            raise error(key, f"{key} must be a non-empty string, got {_toml_kind(value)}")
-        return value
-
-    def text_list(key: str) -> tuple[str, ...]:
-        value = table.get(key)
-        if value is None:
-            return ()
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, list) or not all(isinstance(item, str) and item.strip() for item in items):
-            raise error(key, f"{key} must be a string or a list of non-empty strings, got {_toml_kind(value)}")
-        return tuple(items)
-
-    mode = text_value("mode")
+def _read(table: Fields, path: Path) -> Config:
+    table.only(*KEYS)
+    mode = table.text("mode", None)
     if mode is not None and not re.fullmatch(r"[^\s,#\"{}()\[\]]+", mode):
-        raise error("mode", f"mode {mode!r} is not a mode name")
-    for pattern in text_list("policies"):
+        raise ModelError(f"{mode!r} is not a mode name", ("mode",))
+    policies = _texts(table, "policies")
+    for pattern in policies:
         if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-            raise error("policies", f"the glob {pattern!r} must be relative and stay inside the repository")
+            raise ModelError(f"the glob {pattern!r} must be relative and stay inside the repository", ("policies",))
 
-    def resolve(value: str | None) -> Path | None:
-        return None if value is None else (root / value).resolve()
+    def resolve(key: str) -> Path | None:
+        value = table.text(key, None)
+        return None if value is None else (path.parent / value).resolve()
 
     return Config(
         path=path,
-        policy=resolve(text_value("policy")),
+        policy=resolve("policy"),
         mode=mode,
-        policies=text_list("policies"),
-        tests=tuple((root / entry).resolve() for entry in text_list("tests")),
-        orders=resolve(text_value("orders")),
-        expectations=resolve(text_value("expectations")),
+        policies=policies,
+        tests=tuple((path.parent / entry).resolve() for entry in _texts(table, "tests")),
+        orders=resolve("orders"),
+        expectations=resolve("expectations"),
     )
 
 
-def _toml_kind(value: Any) -> str:
-    """A value's kind in TOML's words, with the value when it is short to show (an integer of
-    thousands of digits, which tomllib reads from hexadecimal, is not: nor can Python print it)."""
-    shown = isinstance(value, (str, bool, float)) or (isinstance(value, int) and value.bit_length() <= 64)
-    return {str: "a string", list: "an array", dict: "a table", bool: "a boolean", int: "an integer"}.get(
-        type(value), type(value).__name__
-    ) + (f" {value!r}" if shown else "")
+def _texts(table: Fields, key: str) -> tuple[str, ...]:
+    """The key's one text or list of texts, each non-empty (``tests = "t"`` is ``tests = ["t"]``)."""
+    value = table.value(key, str, list, default=None)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (table.text(key),)
+    return tuple(Fields(item, (key, i)).is_text() for i, item in enumerate(value))
 
 
 def _toml_error(error: Exception, path: Path, text: str) -> ConfigError:

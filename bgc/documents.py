@@ -131,11 +131,12 @@ class Document:
         return DocumentError(f"{format_path(path)}: {message}", span, source=self.source_line(span))
 
     def build(self, make: Callable[[Any], T]) -> T:
-        """Convert ``data`` with ``make``; a :class:`DataModelError` becomes a located error."""
+        """Convert ``data`` with ``make``; a :class:`DataModelError` becomes a located error, at
+        the key it names when the key is at fault (an unknown key), else at the value."""
         try:
             return make(self.data)
         except DataModelError as error:
-            raise self.error_at(error.path, error.message) from None
+            raise self.error_at(error.path, error.message, at_key=error.at_key) from None
 
 
 def format_for(path: str, explicit: str | None, data: bytes) -> str:

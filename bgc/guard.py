@@ -25,12 +25,16 @@ def guarded(run: Callable[[], object]) -> NoReturn:
     from bgc.commands.io import ReaderGone
     from bgc.errors import BgcError, ExitCode
 
+    stdout_was = _identity(sys.stdout)
     try:
         try:
             result = run()
         except SystemExit as done:  # typer's path ends in sys.exit: flush before leaving too
             result = done.code
             if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # click met the closed pipe first
+                raise ReaderGone from None
+            stdout_is = _identity(sys.stdout)
+            if stdout_is != stdout_was and stdout_is == _devnull():  # rich met it first (help)
                 raise ReaderGone from None
         sys.stdout.flush()
     except BgcError as error:  # a stage raised outside a command's own handling
@@ -51,3 +55,25 @@ def guarded(run: Callable[[], object]) -> NoReturn:
         print(f"bgc: internal error: {type(error).__name__}: {error} (set BGC_DEBUG=1 for details)", file=sys.stderr)
         sys.exit(ExitCode.BAD_INPUT)
     sys.exit(result if isinstance(result, int) else 0 if result is None else ExitCode.BAD_INPUT)
+
+
+def _identity(stream: object) -> tuple[int, int] | None:
+    """What the file descriptor behind ``stream`` is (device and inode), or ``None`` for a
+    stream without one.
+
+    rich prints typer's help, and on a closed pipe its ``Console.on_broken_pipe`` points fd 1
+    at /dev/null and raises ``SystemExit(1)`` (rich/console.py), which alone cannot be told
+    from a finding. That swap can: :func:`guarded` compares fd 1 before and after the command,
+    and only a reader gone makes fd 1 become /dev/null under a running command (bgc never
+    moves its own stdout; a user's ``> /dev/null`` is /dev/null before as after).
+    """
+    try:
+        status = os.fstat(stream.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino
+
+
+def _devnull() -> tuple[int, int]:
+    status = os.stat(os.devnull)
+    return status.st_dev, status.st_ino

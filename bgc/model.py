@@ -9,26 +9,20 @@ from plain data (``from_data``) reports the field path of the first problem it m
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
+from collections.abc import Iterable, Mapping, Sized
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from bgc import canonical
 from bgc.canonical import DataModelError, FrozenMap, freeze, kind_name, thaw
 from bgc.limits import MAX_CALLS, MAX_REQUEST_CHARS, MAX_REQUESTS
 from bgc.names import ATOM_NAME, DOTTED_NAME, display_control
-from bgc.render.words import did_you_mean
+from bgc.schema import Fields, ModelError
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
-T = TypeVar("T")
-
 ORDER_TAG = "bgc.WorkOrder"
 ORDER_VERSION = 1
-
-
-class ModelError(DataModelError):
-    """A value broke an invariant; ``path`` is the field path inside the order (may be empty)."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -288,84 +282,3 @@ def _within_bounds(requests: list[Any]) -> None:
             f"the requests are {size:,} characters long together: an order may have at most {MAX_REQUEST_CHARS:,}",
             ("requests",),
         )
-
-
-_MISSING = object()
-_KIND_WORDS = {str: "text", int: "an integer", bool: "true or false", type(None): "null", list: "a list"}
-
-
-class Fields:
-    """A cursor over plain data that knows its path, so every error says where it happened.
-
-    Readers of documents (orders here, plans in :mod:`bgc.plan`) walk their input with it:
-    ``only`` refuses fields the reader does not know (with a "did you mean" when one is close),
-    ``value`` and ``choice`` check a field's kind or enumeration, and ``build`` locates the error
-    of a constructor that validates a value.
-    """
-
-    def __init__(self, data: Any, path: tuple[str | int, ...]) -> None:
-        self.data = data
-        self.path = path
-
-    def _require_map(self) -> Mapping[str, Any]:
-        if not isinstance(self.data, Mapping):
-            raise ModelError(f"expected a map, got {kind_name(self.data)}", self.path)
-        return self.data
-
-    def only(self, *fields: str) -> None:
-        for key in self._require_map():
-            if key not in fields:
-                hint = did_you_mean(key, fields, repr) or f"expected one of: {', '.join(fields)}"
-                raise ModelError(f"unknown field {key!r} ({hint})", (*self.path, key))
-
-    def get(self, key: str, default: Any = _MISSING) -> Any:
-        data = self._require_map()
-        if key in data:
-            return data[key]
-        if default is _MISSING:
-            raise ModelError(f"missing required field {key!r}", self.path)
-        return default
-
-    def at(self, key: str) -> Fields:
-        """The cursor of the field ``key``, whatever its value."""
-        return Fields(self.get(key), (*self.path, key))
-
-    def value(self, key: str, *kinds: type) -> Any:
-        """The field ``key``, which must be of one of ``kinds`` exactly (``True`` is no integer)."""
-        value = self.get(key)
-        if type(value) not in kinds:
-            expected = " or ".join(_KIND_WORDS[kind] for kind in kinds)
-            raise ModelError(f"expected {expected}, got {kind_name(value)}", (*self.path, key))
-        return value
-
-    def choice(self, key: str, choices: Sequence[str]) -> str:
-        """The field ``key``, which must be one of ``choices`` (an enumeration such as a verdict)."""
-        value = self.get(key)
-        if isinstance(value, str) and value in choices:
-            return value
-        expected = f"expected one of: {', '.join(choices)}"
-        if not isinstance(value, str):
-            raise ModelError(f"{expected}, got {kind_name(value)}", (*self.path, key))
-        close = did_you_mean(value, choices, repr)
-        raise ModelError(f"unknown {key} {value!r} ({close + ' ' if close else ''}{expected})", (*self.path, key))
-
-    def map(self, key: str) -> Fields:
-        child = self.at(key)
-        child._require_map()
-        return child
-
-    def list(self, key: str, default: Any = _MISSING) -> list[Any]:
-        value = self.get(key, default)
-        if not isinstance(value, list):
-            raise ModelError(f"expected a list, got {kind_name(value)}", (*self.path, key))
-        return value
-
-    def maps(self, key: str, default: Any = _MISSING) -> list[Fields]:
-        return [Fields(item, (*self.path, key, i)) for i, item in enumerate(self.list(key, default))]
-
-    def build(self, make: Callable[..., T], *args: Any) -> T:
-        """Run a constructor (which raises paths relative to itself) and locate its error here."""
-        try:
-            return make(*args)
-        except DataModelError as error:
-            raise ModelError(error.message, self.path + error.path) from None

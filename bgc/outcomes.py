@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bgc import codes
-from bgc.errors import InputError, Span
+from bgc.errors import Span
 from bgc.findings import Finding, Severity
 
 if TYPE_CHECKING:
@@ -135,11 +135,12 @@ def expectation_text(plan: Plan) -> str:
 
 
 def differences(recorded: Mapping[str, Any], actual: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
-    """What changed between a recording and a fresh result, as (place in the order, message)."""
+    """What changed between a recording (as :func:`_read_recording` checked it) and a fresh
+    result, as (place in the order, message)."""
     found: list[tuple[tuple[str | int, ...], str]] = []
-    if recorded.get("mode") != actual["mode"]:
-        found.append(((), f"recorded in mode {recorded.get('mode')!r}, now compiled in mode {actual['mode']!r}"))
-    before = {entry.get("atom"): entry for entry in recorded.get("requests", []) if isinstance(entry, dict)}
+    if recorded["mode"] != actual["mode"]:
+        found.append(((), f"recorded in mode {recorded['mode']!r}, now compiled in mode {actual['mode']!r}"))
+    before = {entry["atom"]: entry for entry in recorded["requests"]}
     after = {entry["atom"]: entry for entry in actual["requests"]}
     for atom, entry in after.items():
         old = before.get(atom)
@@ -149,12 +150,12 @@ def differences(recorded: Mapping[str, Any], actual: Mapping[str, Any]) -> list[
             found.append((("requests", atom), f"{atom}: recorded {_outcome(old)}, now {_outcome(entry)}"))
     for atom in before.keys() - after.keys():
         found.append(((), f"{atom}: recorded, but the order no longer requests it"))
-    old_calls = recorded.get("calls") if isinstance(recorded.get("calls"), list) else []
+    old_calls = recorded["calls"]
     new_calls = actual["calls"]
     for index, call in enumerate(new_calls):
         old = old_calls[index] if index < len(old_calls) else None
         if old != call:
-            was = f"{old.get('tool')} {old.get('status')}" if isinstance(old, dict) else "not recorded"
+            was = f"{old['tool']} {old['status']}" if old is not None else "not recorded"
             found.append((("calls", index), f"call {index + 1}: recorded {was}, now {call['tool']} {call['status']}"))
     if len(old_calls) > len(new_calls):
         found.append(((), f"{len(old_calls) - len(new_calls)} recorded calls are no longer in the order"))
@@ -165,14 +166,13 @@ def _outcome(entry: Mapping[str, Any]) -> str:
     """``narrowed (granted fs:write:/src/** except /src/secrets/**; denied ...)``."""
     pieces = []
     for kind in ("granted", "ask", "denied"):
-        parts = [part for part in entry.get(kind) or [] if isinstance(part, dict)]
+        parts = entry[kind]
         if parts:
             shown = ", ".join(
-                str(part.get("atom")) + (f" except {', '.join(part['except'])}" if part.get("except") else "")
-                for part in parts
+                part["atom"] + (f" except {', '.join(part['except'])}" if part["except"] else "") for part in parts
             )
             pieces.append(f"{kind} {shown}")
-    verdict = str(entry.get("verdict"))
+    verdict = str(entry["verdict"])
     return f"{verdict} ({'; '.join(pieces)})" if pieces else verdict
 
 
@@ -209,7 +209,10 @@ def compare(path: Path, compiler: Compiler, config: Config, *, mode: str | None)
         ]  # fmt: skip
     positions = _request_positions(document)
     findings = []
-    for where, message in differences(_read_recording(target), expectation_data(plan)):
+    from bgc.config import local_path
+
+    recorded = _read_recording(Path(local_path(target)))  # named as every path check prints
+    for where, message in differences(recorded, expectation_data(plan)):
         if where[:1] == ("requests",):
             span = document.span(("requests", positions[where[1]])) if where[1] in positions else Span(str(path))
         else:
@@ -233,14 +236,47 @@ def stale_finding(path: Path) -> Finding:
 
 
 def _read_recording(path: Path) -> dict[str, Any]:
-    from bgc.documents import read_document
+    """A recorded expectation, read with the one schema reader (:class:`bgc.schema.Fields`):
+    every key, kind and enumeration of what :func:`expectation_data` writes is checked, and
+    a mistake is located in the recording, with a hint to rewrite it."""
+    from bgc.documents import DocumentError, read_document
 
     document = read_document(str(path))
-    data = document.data
-    if not isinstance(data, dict) or data.get("version") != EXPECTATION_VERSION:
-        raise InputError(
-            f"not a version {EXPECTATION_VERSION} expectation recording",
-            Span(str(path)),
-            hint="rewrite it with `bgc check --update`",
-        )
-    return data
+    try:
+        return document.build(_recording)
+    except DocumentError as error:
+        error.hint = "rewrite it with `bgc check --update`"
+        raise
+
+
+def _recording(data: Any) -> dict[str, Any]:
+    from bgc.plan import CALL_STATUSES, VERDICTS
+    from bgc.schema import Fields, ModelError
+
+    root = Fields(data, ())
+    root.only("version", "mode", "requests", "calls")
+    if root.value("version", int) != EXPECTATION_VERSION:
+        raise ModelError(f"not a version {EXPECTATION_VERSION} expectation recording", ("version",))
+    root.value("mode", str, type(None))
+    for request in root.maps("requests"):
+        request.only("atom", "verdict", "granted", "ask", "denied")
+        request.value("atom", str)
+        request.choice("verdict", VERDICTS)
+        for kind in ("granted", "ask", "denied"):
+            for part in request.maps(kind):
+                part.only("atom", "except", *(("approvals",) if kind == "ask" else ()))
+                part.value("atom", str)
+                for pattern in part.maps("except"):
+                    pattern.is_kind(str)
+                if kind == "ask":
+                    approvals = part.map("approvals")
+                    approvals.only("count", "of")
+                    approvals.value("count", int)
+                    for name in approvals.maps("of"):
+                        name.is_kind(str)
+    for call in root.maps("calls"):
+        call.only("tool", "server", "status")
+        call.value("tool", str)
+        call.value("server", str, type(None))
+        call.choice("status", CALL_STATUSES)
+    return data  # type: ignore[no-any-return]  # checked above

@@ -388,7 +388,7 @@ def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestRes
     try:
         return _read_request(Fields(data, path))
     except ModelError as error:
-        raise PlanError(error.message, error.path) from None
+        raise PlanError(error.message, error.path, at_key=error.at_key) from None
 
 
 def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
@@ -399,7 +399,7 @@ def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
     try:
         return _read_tool(Fields(data, path))
     except ModelError as error:
-        raise PlanError(error.message, error.path) from None
+        raise PlanError(error.message, error.path, at_key=error.at_key) from None
 
 
 def _read_call(call: Fields) -> CallResult:
@@ -420,9 +420,11 @@ def _read_call(call: Fields) -> CallResult:
     )
 
 
-def _template(text: str) -> AtomTemplate:
+def _template(text: Any) -> AtomTemplate:
     """An atom template as ``bgc compile`` writes it: ``resource:action:`` then pattern text in
     which each ``{name}`` names one parameter; with every placeholder filled it is a pattern."""
+    if not isinstance(text, str):
+        raise PlanError(f"expected a template, got {kind_name(text)}")
     parts = text.split(":", 2)
     if len(parts) != 3 or not (ATOM_NAME.fullmatch(parts[0]) and ATOM_NAME.fullmatch(parts[1])):
         raise PlanError(f"expected a template 'resource:action:pattern' (resource and action match [a-z][a-z0-9_.-]*), got {text!r}")
@@ -453,7 +455,7 @@ def _read_tool(tool: Fields) -> ToolSpec:
     if not servers or servers != sorted(servers):
         raise PlanError("expected the servers, at least one, sorted", (*tool.path, "servers"))
     needs = tuple(
-        Fields(text, (*tool.path, "needs", i)).build(_template, text if isinstance(text, str) else "")
+        Fields(text, (*tool.path, "needs", i)).build(_template, text)
         for i, text in enumerate(tool.list("needs"))
     )
     ignores = tool.list("ignores")
@@ -495,7 +497,7 @@ def _verified_plan(data: Any) -> tuple[Plan, Digest]:
             tuple(_read_tool(tool) for tool in root.maps("tools")),
         )
     except ModelError as error:
-        raise PlanError(error.message, error.path) from None
+        raise PlanError(error.message, error.path, at_key=error.at_key) from None
     if recorded != plan.id():
         raise PlanError(f"the plan's content does not match its id {recorded} (was it edited?)", ("id",))
     return plan, recorded
@@ -522,7 +524,7 @@ def _verified_plans(data: Any) -> tuple[tuple[Plan, Digest], ...]:
         try:
             verified.append(_verified_plan(item))
         except DataModelError as error:
-            raise PlanError(error.message, (*((index,) if listed else ()), *error.path)) from None
+            raise PlanError(error.message, (*((index,) if listed else ()), *error.path), at_key=error.at_key) from None
     return tuple(verified)
 
 

@@ -1,10 +1,13 @@
 """What several test modules share: one small policy, a valid prompt digest, the one way to run
-the CLI in-process, and the one way to reach an input the repository does not carry."""
+the CLI in-process, the one way to reach an input the repository does not carry, and walking
+and editing plain data (every field of a document, mutated one at a time)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,3 +56,24 @@ def missing_in_ci(message: str) -> None:
     if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
         pytest.fail(f"{message}; CI=true requires it")
     pytest.skip(message)
+
+
+def walk(value: object, path: tuple = ()):  # type: ignore[no-untyped-def]
+    """Every (path, value) pair of plain data, the container before its members."""
+    yield path, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from walk(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from walk(item, (*path, index))
+
+
+def replaced(data: Any, path: tuple[str | int, ...], change: Any) -> Any:
+    """A deep copy of ``data`` with ``change(container, last key)`` applied at ``path``."""
+    out = json.loads(json.dumps(data))
+    target = out
+    for key in path[:-1]:
+        target = target[key]
+    change(target, path[-1])
+    return out

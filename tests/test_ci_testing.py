@@ -201,10 +201,10 @@ def test_a_value_matches_itself_and_any_map_excerpt_of_itself(value: object) -> 
 @pytest.mark.parametrize(
     ("text", "line", "col", "words"),
     [
-        ("policy: p.bgp\ntests:\n  - order: order.yaml\n    verdict: {}\n", 4, 5, "unknown key 'verdict' (did you mean 'verdicts'?)"),
-        ("policy: p.bgp\ntests:\n  - order: order.yaml\n    VERDICTS: {}\n", 4, 5, "unknown key 'VERDICTS' (did you mean 'verdicts'?)"),
-        ("Policy: p.bgp\n", 1, 1, "unknown key 'Policy' (did you mean 'policy'?)"),
-        ("policy: p.bgp\ncolour: red\n", 2, 1, "unknown key 'colour' (expected one of: policy, mode, tests)"),
+        ("policy: p.bgp\ntests:\n  - order: order.yaml\n    verdict: {}\n", 4, 5, "unknown field 'verdict' (did you mean 'verdicts'?)"),
+        ("policy: p.bgp\ntests:\n  - order: order.yaml\n    VERDICTS: {}\n", 4, 5, "unknown field 'VERDICTS' (did you mean 'verdicts'?)"),
+        ("Policy: p.bgp\n", 1, 1, "unknown field 'Policy' (did you mean 'policy'?)"),
+        ("policy: p.bgp\ncolour: red\n", 2, 1, "unknown field 'colour' (expected one of: policy, mode, tests)"),
         ("policy: p.bgp\ntests:\n  - order: order.yaml\n    mode: admin\n    calls: []\n", 4, 11, "unknown mode 'admin'"),
         ("policy: p.bgp\ntests:\n  - order: order.yaml\n    verdicts: {\"fs:write:/src/**\": allowed}\n", 4, 36, "unknown verdict 'allowed'"),
         ("policy: p.bgp\ntests:\n  - order: {intent: {kind: x}, requests: [\"fs:write:relative/..\"]}\n    calls: []\n", 3, 43, "requests[0]"),
@@ -226,17 +226,17 @@ def test_an_unknown_key_is_located_at_the_key(project: Path) -> None:
     result = bgc("test", "bad.bgt.yaml")
     assert result.exit_code == 2
     assert result.stderr.startswith(
-        "bad.bgt.yaml:1:1: error: modee: unknown key 'modee' (did you mean 'mode'?)\n  modee: edit\n  ^^^^^\n"
+        "bad.bgt.yaml:1:1: error: modee: unknown field 'modee' (did you mean 'mode'?)\n  modee: edit\n  ^^^^^\n"
     )
     (project / "bad.bgt.yaml").write_text("policy: p.bgp\ntests:\n  - {order: order.yaml, calls: [], nmae: x}\n")
-    assert bgc("test", "bad.bgt.yaml").stderr.startswith("bad.bgt.yaml:3:36: error: tests[0].nmae: unknown key 'nmae'")
+    assert bgc("test", "bad.bgt.yaml").stderr.startswith("bad.bgt.yaml:3:36: error: tests[0].nmae: unknown field 'nmae'")
 
 
 def test_check_names_a_malformed_test_file_with_its_id(project: Path) -> None:
     (project / "bad.bgt.yaml").write_text("modee: edit\ntests: []\n")
     result = bgc("check", "bad.bgt.yaml")
     assert result.exit_code == 2
-    assert "bad.bgt.yaml:1:1: error[BGC099]: modee: unknown key 'modee' (did you mean 'mode'?)" in result.stdout
+    assert "bad.bgt.yaml:1:1: error[BGC099]: modee: unknown field 'modee' (did you mean 'mode'?)" in result.stdout
     document = json.loads(bgc("check", "bad.bgt.yaml", "--format", "json").stdout)
     assert [(f["rule"], f["line"], f["col"]) for f in document["findings"]] == [("BGC099", 1, 1)]
 

@@ -66,11 +66,31 @@ def test_closed_pipe_is_a_quiet_exit(case: str, plan: str) -> None:
 
 def test_click_s_own_writes_count_too() -> None:
     """Output click writes itself (``--version``) meets the pipe inside click, which swallows it
-    and exits 1 (a finding); the edge turns that back into the quiet exit. ``--help`` is not
-    covered: rich prints it, and on a closed pipe rich points stdout at /dev/null and exits 1
-    itself, which cannot be told from a finding."""
+    and exits 1 (a finding); the edge turns that back into the quiet exit."""
     done = into_closed_pipe(["--version"])
     assert (done.returncode, done.stderr) == (ExitCode.CLOSED_PIPE, b"")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["check", "--help"], ["test", "-h"], ["token", "issue", "--help"], []])
+def test_help_into_a_closed_pipe_is_the_quiet_exit(args: list[str]) -> None:
+    """``bgc --help | head -1``: rich prints help, and on a closed pipe it points stdout at
+    /dev/null and exits 1 itself; the edge tells that from a finding (bgc.guard._identity).
+    The top level, a fast-path command, a typer command, a group's subcommand and no arguments
+    at all (help too) each end quietly with 141."""
+    done = into_closed_pipe(args)
+    assert (done.returncode, done.stderr) == (ExitCode.CLOSED_PIPE, b"")
+
+
+def test_output_sent_to_dev_null_keeps_its_real_exit_code(tmp_path: Path) -> None:
+    """The control for the test above: /dev/null from the start is no reader gone. Help still
+    exits 0 and a finding still exits 1 (the edge looks for stdout *becoming* /dev/null)."""
+    policy = tmp_path / "p.bgp"
+    policy.write_text("allow fs:read:/**\nexpect deny fs:read:/a\n", encoding="utf-8")
+    with open(os.devnull, "wb") as devnull:
+        helped = subprocess.run([BGC, "--help"], stdout=devnull, stderr=subprocess.PIPE, cwd=ROOT, timeout=120)
+        found = subprocess.run([BGC, "check", str(policy)], stdout=devnull, stderr=subprocess.PIPE, cwd=tmp_path, timeout=120)
+    assert (helped.returncode, helped.stderr) == (ExitCode.OK, b"")
+    assert (found.returncode, found.stderr) == (ExitCode.FINDINGS, b"")
 
 
 def test_an_open_pipe_still_gets_every_answer(plan: str) -> None:

@@ -26,7 +26,7 @@ from bgc.documents import DocumentError, parse_document
 from bgc.model import Digest
 from bgc.plan import PLAN_TAG, PLAN_VERSION, Gate, PlanError, plans_from_data
 from bgc.policy.loader import parse_policy
-from tests.samples import PROMPT, bgc
+from tests.samples import PROMPT, bgc, replaced
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "docs" / "plan.schema.json").read_text(encoding="utf-8"))
@@ -92,16 +92,6 @@ def nodes(data: Any, schema: dict[str, Any] = SCHEMA, path: tuple[str | int, ...
     elif isinstance(data, list):
         for index, item in enumerate(data):
             yield from nodes(item, resolved["items"], (*path, index))
-
-
-def replaced(data: Any, path: tuple[str | int, ...], change: Any) -> Any:
-    """A deep copy of ``data`` with ``change(container, last key)`` applied at ``path``."""
-    out = json.loads(json.dumps(data))
-    target = out
-    for key in path[:-1]:
-        target = target[key]
-    change(target, path[-1])
-    return out
 
 
 def refusal(data: Any) -> PlanError:

@@ -205,6 +205,9 @@ def test_gate_lines_escape_every_field() -> None:
 FINDING = Finding("BGC211", Severity.ERROR, "fs:write:/** expected granted, got narrowed", Span("t.bgt.yaml", 3, 5, 3, 9), "a hint")
 
 
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def test_findings_escape_every_field() -> None:
     source = "  - name: the case"
     cases = (CaseResult("t.bgt.yaml", "the case", FINDING.span, 0.1, (FINDING,), frozenset()),)
@@ -213,11 +216,14 @@ def test_findings_escape_every_field() -> None:
     hostile = TEXT_HOSTILE + "\ud800"
     for finding in hostile_variants(FINDING, hostile):
         assert_clean(render_finding(finding, source), benign[0])
+        # --color only wraps the escaped text in SGR codes: without them it is the plain rendering
+        assert _SGR.sub("", render_finding(finding, source, color=True)) == render_finding(finding, source)
         annotation = render([finding], "github", root=Path("/r"))
         assert_clean(annotation, benign[2])
         assert "%0A" in annotation and annotation.count("%0A") == benign[2].count("%0A")  # only the hint's own break
     for variant in hostile_variants(run, hostile):
         assert_clean(report(variant, coverage=True), benign[1])
+        assert _SGR.sub("", report(variant, coverage=True, color=True)) == report(variant, coverage=True)
     assert_clean(render_finding(FINDING, source + hostile), benign[0])
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from bgc import canonical
 from bgc.documents import DocumentError, load_order, parse_document
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
-from tests.samples import PROMPT
+from tests.samples import PROMPT, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDERS = ROOT / "examples" / "orders"
@@ -292,17 +292,6 @@ def test_extreme_integers_encode_without_a_tag() -> None:
     assert canonical.encode(canonical.MAX_INT) == bytes.fromhex("1bffffffffffffffff")
     assert canonical.encode(canonical.MIN_INT) == bytes.fromhex("3bffffffffffffffff")
     assert canonical.encode("é\U0001f600") == b"\x66" + "é\U0001f600".encode("utf-8")  # 6 bytes of text
-
-
-def walk(value: object, path: tuple = ()):  # type: ignore[no-untyped-def]
-    """Every (path, value) pair of plain data, the container before its members."""
-    yield path, value
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from walk(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from walk(item, (*path, index))
 
 
 tricky_text = st.text(alphabet=st.sampled_from('a"\\/\u2028\x85\r\n\té{}[],: '), max_size=6)

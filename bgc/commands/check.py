@@ -20,6 +20,7 @@ repository-relative, whichever directory it was started in.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +119,7 @@ def _recorded_order(recording: Path, config: Config | None) -> str:
 
 def check(
     paths: Sequence[str], *, config: Config | None, update: bool = False, orders_only: bool = False,
-    baseline: str | None = None,
+    baseline: str | None = None, color: bool = False,
 ) -> Outcome:
     """Check ``paths`` (or, with none, the configured repository); ``update`` rewrites recordings;
     ``orders_only`` leaves policies and tests out (the ``bgc-compile`` pre-commit hook);
@@ -138,7 +139,7 @@ def check(
         merged = CheckResult.merged([cached_check(path) for path in targets.policies])
         findings.extend(merged.findings)
         errors.extend(merged.errors)
-        sections.append(findings_text(merged))
+        sections.append(findings_text(merged, color))
         summary["policies"] = len(targets.policies)
 
     if baseline is not None and targets.policies:
@@ -147,11 +148,11 @@ def check(
         sections.append(check_section(baseline, targets.policies, findings, errors))
 
     if targets.tests:
-        sections.append(_tests(targets.tests, config, findings, errors, summary))
+        sections.append(_tests(targets.tests, config, findings, errors, summary, color))
 
     recordings = None
     if targets.orders or (targets.whole_repository and config is not None and config.orders is not None):
-        text, recordings = _orders(targets, config, update, findings, errors, summary)
+        text, recordings = _orders(targets, config, update, findings, errors, summary, color)
         sections.append(text)
         if errors and recordings:
             sections.append("nothing was recorded: fix the files that could not be read first")
@@ -159,7 +160,7 @@ def check(
         elif recordings:
             sections.extend(recordings.lines())
 
-    outcome_line = _closing_line(findings, errors)
+    outcome_line = _closing_line(findings, errors, color)
     text = "\n".join([*filter(None, sections), outcome_line]) + "\n"
     return Outcome(tuple(findings), tuple(errors), text, summary, recordings)
 
@@ -170,6 +171,7 @@ def _tests(
     findings: list[Finding],
     errors: list[BgcError],
     summary: dict[str, Any],
+    color: bool,
 ) -> str:
     """Run each test file on its own, so a malformed one is reported and the others still run."""
     from bgc.render.test_report import report
@@ -183,13 +185,13 @@ def _tests(
             run = run_tests([path], config=config, expects=False)
         except BgcError as error:
             not_run = escape_field(f"{path}: not run (the error above)", backslash=False)
-            lines.append(_report(error, path, errors, findings) or not_run)
+            lines.append(_report(error, path, errors, findings, color) or not_run)
             continue
         cases.extend(run.cases)
     total = PolicyTestRun(tuple(cases), ())
     findings.extend(total.findings)
     summary["tests"] = {"passed": total.passed, "failed": total.failed}
-    return "\n".join([*lines, report(total).rstrip("\n")])
+    return "\n".join([*lines, report(total, color=color).rstrip("\n")])
 
 
 def _orders(
@@ -199,6 +201,7 @@ def _orders(
     findings: list[Finding],
     errors: list[BgcError],
     summary: dict[str, Any],
+    color: bool,
 ) -> tuple[str, Recordings | None]:
     """Compare each order with its recording; with ``update``, say what would be written (a
     recording that is missing or out of date) and removed (a stale one) instead, leaving the
@@ -216,7 +219,7 @@ def _orders(
     try:
         compiler = Compiler(cached_policy(policy))
     except BgcError as error:
-        rendered = _report(error, policy, errors, findings)
+        rendered = _report(error, policy, errors, findings, color)
         closing = escape_field(f"orders: not checked, the policy {policy} does not load", backslash=False)
         return (f"{rendered}\n{closing}" if rendered else closing), None
     lines: list[str] = []
@@ -236,7 +239,7 @@ def _orders(
             found = compare(path, compiler, config, mode=config.mode)
         except BgcError as error:
             not_checked = escape_field(f"{path}: not checked (the error above)", backslash=False)
-            lines.append(_report(error, str(path), errors, findings) or not_checked)
+            lines.append(_report(error, str(path), errors, findings, color) or not_checked)
             unreadable += 1
             continue
         order_findings.extend(found)
@@ -245,7 +248,7 @@ def _orders(
     if not update:
         order_findings.extend(stale_finding(Path(local_path(path))) for path in stale)
     findings.extend(order_findings)
-    lines.extend(render_finding(finding, None) for finding in sorted(order_findings, key=Finding.sort_key))
+    lines.extend(render_finding(finding, None, color) for finding in sorted(order_findings, key=Finding.sort_key))
     checked = len(targets.orders) - unreadable
     not_read = f", {count(unreadable, 'order')} could not be read" if unreadable else ""
     if update:
@@ -291,7 +294,7 @@ class Recordings:
         )
 
 
-def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[Finding]) -> str | None:
+def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[Finding], color: bool) -> str | None:
     """Record a file that could not be read and return its rendering, or ``None`` when the same
     error is already recorded (a broken policy that several tests use is one error, not many).
     It is rendered as the finding it becomes, id included (``error[BGC099]``), like a policy
@@ -308,24 +311,36 @@ def _report(error: BgcError, path: str, errors: list[BgcError], findings: list[F
     errors.append(error)
     finding = error_finding(error, path, codes.UNREADABLE_FILE)
     findings.append(finding)
-    return render_finding(finding, error.source)
+    return render_finding(finding, error.source, color)
 
 
-def _closing_line(findings: Sequence[Finding], errors: Sequence[BgcError]) -> str:
+def _closing_line(findings: Sequence[Finding], errors: Sequence[BgcError], color: bool) -> str:
+    """The verdict of the whole check; with ``color``, green when it passed, else in the colour
+    of the worst finding."""
+    line, style = _closing(findings, errors)
+    if not color:
+        return line
+    from bgc.render.color import paint
+
+    return paint(line, style)
+
+
+def _closing(findings: Sequence[Finding], errors: Sequence[BgcError]) -> tuple[str, str]:
     if errors:
         unreadable = {_error_file(error) for error in errors if _unreadable(error)}
         unparsed = {_error_file(error) for error in errors} - unreadable
         parts = [f"{count(len(unreadable), 'file')} could not be read"] if unreadable else []
         parts += [f"{count(len(unparsed), 'file')} could not be parsed"] if unparsed else []
-        return "bgc check: " + ", ".join(parts)
+        return "bgc check: " + ", ".join(parts), "red"
     counted = [f for f in findings if f.severity is not Severity.NOTE]
     if not counted:
-        return "bgc check: all checks passed"
+        return "bgc check: all checks passed", "green"
     errors_n = sum(f.severity is Severity.ERROR for f in counted)
-    return (
+    line = (
         f"bgc check: {count(len(counted), 'finding')} "
         f"({count(errors_n, 'error')}, {count(len(counted) - errors_n, 'warning')})"
     )
+    return line, "red" if errors_n else "yellow"
 
 
 def _unreadable(error: BgcError) -> bool:
@@ -345,29 +360,34 @@ def _error_file(error: BgcError) -> str:
 
 def run(
     paths: Sequence[str], *, output_format: str = "text", update: bool = False, orders_only: bool = False,
-    baseline: str | None = None,
+    baseline: str | None = None, color_choice: str = "auto",
 ) -> Result:
     """``bgc check``: what to print, the exit code (0 passed, 1 findings, 2 bad input) and the
-    recordings to write or remove.
+    recordings to write or remove; ``color_choice`` is ``--color`` (text only, and only on
+    stdout: :func:`bgc.render.color.use_color`).
 
     Shared by the typer command and the fast start-up path (:mod:`bgc.launch`), so both behave
     identically. A bad command line or configuration raises :class:`BgcError` with the text
     format; a machine format carries it instead (:func:`bgc.commands.io.machine_error`), so CI
     shows why nothing was checked rather than an empty report.
     """
+    from bgc.render.color import use_color
     from bgc.render.machine import FORMATS
 
     if output_format != "text" and output_format not in FORMATS:
         raise UsageError(f"unknown --format {output_format!r} (expected text, {', '.join(FORMATS)})")
+    color = output_format == "text" and use_color(color_choice, sys.stdout)
     try:
-        return _run(paths, output_format, update, orders_only, baseline)
+        return _run(paths, output_format, update, orders_only, baseline, color)
     except BgcError as error:
         if output_format == "text":
             raise
         return machine_error(error, output_format)
 
 
-def _run(paths: Sequence[str], output_format: str, update: bool, orders_only: bool, baseline: str | None) -> Result:
+def _run(
+    paths: Sequence[str], output_format: str, update: bool, orders_only: bool, baseline: str | None, color: bool
+) -> Result:
     from bgc.config import at_root, find_config, git_root
     from bgc.render.machine import render
 
@@ -376,7 +396,7 @@ def _run(paths: Sequence[str], output_format: str, update: bool, orders_only: bo
     with at_root(config, paths) as paths:
         if config is not None:
             config.check_mode()
-        outcome = check(paths, config=config, update=update, orders_only=orders_only, baseline=baseline)
+        outcome = check(paths, config=config, update=update, orders_only=orders_only, baseline=baseline, color=color)
         text = outcome.text
         if output_format != "text":
             text = render(outcome.findings, output_format, root=root, summary=outcome.summary)

@@ -202,7 +202,16 @@ def parse_source(text: str, path: str) -> SourceFile:
 
 
 class FileParser:
-    """Turns one file's parse tree into a :class:`SourceFile`, checking every word."""
+    """Turns one file's parse tree into a :class:`SourceFile`, checking every word.
+
+    Statements are read top-down, each method unpacking its node's children by position in the
+    grammar: the checks of a statement then run in the order it is written (a rule's atom
+    before its ``when``, its ``when`` before its ``because``), which decides which mistake is
+    reported first, and a mode block hands its name to the rules inside it. A Lark
+    ``Transformer`` would build the clauses before the statement and the rules before their
+    block, so statements stay a walk. Conditions are an expression language whose nodes are
+    built from their parts alone: they are a ``Transformer`` (:meth:`condition`).
+    """
 
     def __init__(self, text: str, path: str) -> None:
         self.text = text
@@ -225,7 +234,10 @@ class FileParser:
         return Span(self.path, token.line, token.column, token.end_line, token.end_column)
 
     def tree_span(self, tree: Tree) -> Span:
-        meta = tree.meta
+        return self.meta_span(tree.meta)
+
+    def meta_span(self, meta: Any) -> Span:
+        """The place of a parse-tree node, from its Lark ``meta`` (``propagate_positions``)."""
         return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
 
     # -- entry --
@@ -277,14 +289,15 @@ class FileParser:
         if kind == "mode_block":
             return self.mode_block(tree)
         if kind == "default_mode":
-            name = tree.children[2]
+            _, _, name = tree.children
             return DefaultMode(self.mode_name(name), self.tree_span(tree), self.token_span(name))
         if kind == "include":
             return self.include(tree)
         if kind == "expect":
             return self.expect(tree)
         if kind == "filesystem":
-            return Filesystem(tree.children[1].value == "case-insensitive", self.tree_span(tree))
+            _, case = tree.children
+            return Filesystem(case.value == "case-insensitive", self.tree_span(tree))
         if kind == "trust":
             return self.trust(tree)
         raise AssertionError(f"grammar produced an unknown statement {kind!r}")
@@ -443,7 +456,7 @@ class FileParser:
         return _Located(token.value[1:-1], token.line, token.column + 1, quoted=True)
 
     def list_pattern(self, tree: Tree, resource: str) -> tuple[str, Span]:
-        token = tree.children[0]
+        (token,) = tree.children
         span = self.token_span(token)
         if token.value == '""':
             self.fail("empty pattern: a pattern must match something", span, codes.BAD_PATTERN)
@@ -499,9 +512,11 @@ class FileParser:
                 self.duplicate_clause(child.data, span, seen[child.data])
             seen[child.data] = span
             if child.data == "when_clause":
-                when = self.condition(child.children[1])
+                _, condition = child.children
+                when = self.condition(condition)
             elif child.data == "because":
-                because = self.nonempty_string(child.children[1], "a reason")
+                _, reason = child.children
+                because = self.nonempty_string(reason, "a reason")
             else:
                 approvals = self.approvals(child, effect_token.value)
         effect = effect_token.value
@@ -525,10 +540,10 @@ class FileParser:
                 codes.MISPLACED_CLAUSE,
                 f"write `ask` instead of `{effect}` if this needs people to approve",
             )
-        count_token = tree.children[1]
+        _, count_token, _, *approvers = tree.children
         names: list[str] = []
-        for approver in tree.children[3:]:
-            token = approver.children[0]
+        for approver in approvers:
+            (token,) = approver.children
             name = self.string(token) if token.type == "STRING" else token.value
             if not name.strip():
                 self.fail("an approver's name must not be empty", self.token_span(token), codes.BAD_STRING)
@@ -552,8 +567,8 @@ class FileParser:
     def trust(self, tree: Tree) -> Trust:
         """``trust ROLE NAME KEY``; the key's text form is checked here, its curve point by the
         kernel when it loads the trust (the core does not import the runtime)."""
-        role, name_tree, key = tree.children[1], tree.children[2], tree.children[3]
-        token = name_tree.children[0]
+        _, role, name_tree, key = tree.children
+        (token,) = name_tree.children
         name = self.string(token) if token.type == "STRING" else token.value
         if not name.strip():
             self.fail("a trusted name must not be empty", self.token_span(token), codes.BAD_STRING)
@@ -568,32 +583,21 @@ class FileParser:
 
     # -- conditions --
 
-    def condition(self, tree: Tree, depth: int = 0) -> Condition:
-        kind = tree.data
-        span = self.tree_span(tree)
-        if depth > MAX_CONDITION_DEPTH:  # evaluation and formatting recurse: bound them here
-            self.fail(f"condition nested more than {MAX_CONDITION_DEPTH} levels deep", span, codes.SYNTAX)
-        if kind in ("or_cond", "and_cond"):
-            node = Or if kind == "or_cond" else And
-            items: list[Condition] = []
-            for child in tree.children:
-                if not hasattr(child, "data"):
-                    continue  # the `and` / `or` keyword
-                item = self.condition(child, depth + 1)
-                items.extend(item.items if isinstance(item, node) else (item,))
-            return node(tuple(items), span)
-        if kind == "not_cond":
-            return Not(self.condition(tree.children[1], depth + 1), span)
-        field = self.field(tree.children[0])
-        if kind == "compare":
-            op = tree.children[1].value
-            return Compare(field, op, self.string(tree.children[2]), span)
-        if kind == "in_list":
-            return InList(field, tuple(self.string(token) for token in tree.children[2:]), span)
-        if kind == "matches":
-            token = tree.children[2]
-            return Matches(field, self.pattern(self.quoted(token)), span)
-        raise AssertionError(f"grammar produced an unknown condition {kind!r}")
+    def condition(self, tree: Tree) -> Condition:
+        """The condition ``tree`` as AST, built bottom-up by :func:`_conditions` (a Lark
+        ``Transformer``: each kind of node is one method over its children, already built).
+
+        Nesting is bounded first, without recursion: the first node (in source order) deeper
+        than :data:`MAX_CONDITION_DEPTH` is replaced by a ``too_deep`` leaf, which the
+        transformer refuses at that node's place. A bottom-up pass meets the leaves in source
+        order, as a top-down walk does, so the first error reported is the same either way.
+        """
+        from lark.exceptions import VisitError
+
+        try:
+            return _conditions(self).transform(_bounded(tree))
+        except VisitError as error:  # Lark wraps what a callback raises: the PolicyError inside
+            raise error.orig_exc from None
 
     def field(self, token: Token) -> str:
         if token.value not in FIELDS:
@@ -608,7 +612,7 @@ class FileParser:
     # -- tools --
 
     def tool_decl(self, tree: Tree) -> ToolDecl:
-        name_token = tree.children[1]
+        _, name_token, *rest = tree.children
         if not _TOOL.fullmatch(name_token.value):
             self.fail(
                 f"`{name_token.value}` is not a valid tool name: expected a dotted name like `fs.write`",
@@ -616,7 +620,6 @@ class FileParser:
                 codes.BAD_NAME,
             )
         servers: list[str] = []
-        rest = tree.children[2:]
         if rest[0].type == "ON":
             needs_at = next(i for i, token in enumerate(rest) if token.type == "NEEDS")
             for token in rest[1:needs_at]:
@@ -717,13 +720,13 @@ class FileParser:
         return token.value
 
     def mode_block(self, tree: Tree) -> ModeBlock:
-        name_token = tree.children[1]
+        _, name_token, *body = tree.children
         name = self.mode_name(name_token)
-        rules = tuple(self.rule(child, name) for child in tree.children if getattr(child, "data", None) == "rule")
+        rules = tuple(self.rule(child, name) for child in body if getattr(child, "data", None) == "rule")
         return ModeBlock(name, rules, self.tree_span(tree), self.token_span(name_token))
 
     def include(self, tree: Tree) -> Include:
-        token = tree.children[1]
+        _, token = tree.children
         path = self.nonempty_string(token, "an include path")
         if os.path.isabs(path) or path.startswith("/"):
             self.fail(
@@ -738,7 +741,7 @@ class FileParser:
     def expect(self, tree: Tree) -> Expect:
         from bgc import glob
 
-        effect_token, atom_token = tree.children[1], tree.children[2]
+        _, effect_token, atom_token, *clauses = tree.children
         resource, action, located = self.split_atom(atom_token)
         for value, part, offset in ((resource, "resource", 0), (action, "action", len(resource) + 1)):
             if value == "*":
@@ -753,15 +756,16 @@ class FileParser:
         mode: str | None = None
         mode_span: Span | None = None
         seen: dict[str, Span] = {}
-        for child in tree.children[3:]:
+        for child in clauses:
             span = self.tree_span(child)
             if child.data in seen:
                 self.duplicate_clause(child.data, span, seen[child.data])
             seen[child.data] = span
             if child.data == "when_clause":
-                context = self.expect_context(self.condition(child.children[1]))
+                _, condition = child.children
+                context = self.expect_context(self.condition(condition))
             else:
-                mode_token = child.children[2]
+                *_, mode_token = child.children
                 mode, mode_span = self.mode_name(mode_token), self.token_span(mode_token)
         return Expect(
             effect_token.value, resource, action, value, context, mode, self.tree_span(tree), mode_span
@@ -877,3 +881,74 @@ class FileParser:
             self.at(last, len(self.lines[last - 1]) + 1),
             codes.SYNTAX,
         )
+
+
+_CONDITION_NODES = ("or_cond", "and_cond", "not_cond", "compare", "in_list", "matches")
+
+
+def _bounded(tree: Tree) -> Tree:
+    """``tree`` with its first node nested deeper than :data:`MAX_CONDITION_DEPTH` (in source
+    order, the root at depth 0) replaced by a ``too_deep`` leaf at the same place: evaluation,
+    formatting and the transformer recurse, so nesting is bounded before any of them runs."""
+    from lark import Tree
+
+    stack: list[tuple[Tree, int, Tree | None, int]] = [(tree, 0, None, 0)]
+    while stack:
+        node, depth, parent, index = stack.pop()
+        if depth > MAX_CONDITION_DEPTH:
+            leaf = Tree("too_deep", [], meta=node.meta)
+            if parent is None:
+                return leaf
+            parent.children[index] = leaf  # the tree is this parse's own: nothing else holds it
+            return tree
+        children = [(child, i) for i, child in enumerate(node.children) if getattr(child, "data", None) in _CONDITION_NODES]
+        stack.extend((child, depth + 1, node, i) for child, i in reversed(children))
+    return tree
+
+
+def _conditions(file: FileParser) -> Any:
+    """A Lark ``Transformer`` turning a condition's parse tree into AST nodes, each located at
+    its node (``v_args(meta=True)``: every method gets the node's position and its children,
+    already transformed), every word checked by ``file`` as it is met."""
+    from lark import Transformer, v_args
+
+    @v_args(meta=True)
+    class Conditions(Transformer):  # type: ignore[type-arg]
+        def or_cond(self, meta: Any, children: list[Any]) -> Or:
+            return Or(_joined(Or, children), file.meta_span(meta))
+
+        def and_cond(self, meta: Any, children: list[Any]) -> And:
+            return And(_joined(And, children), file.meta_span(meta))
+
+        def not_cond(self, meta: Any, children: list[Any]) -> Not:
+            _, item = children
+            return Not(item, file.meta_span(meta))
+
+        def compare(self, meta: Any, children: list[Token]) -> Compare:
+            field, op, value = children
+            return Compare(file.field(field), op.value, file.string(value), file.meta_span(meta))
+
+        def in_list(self, meta: Any, children: list[Token]) -> InList:
+            field, _, *values = children
+            return InList(file.field(field), tuple(file.string(token) for token in values), file.meta_span(meta))
+
+        def matches(self, meta: Any, children: list[Token]) -> Matches:
+            field, _, value = children
+            return Matches(file.field(field), file.pattern(file.quoted(value)), file.meta_span(meta))
+
+        def too_deep(self, meta: Any, children: list[Any]) -> NoReturn:
+            file.fail(f"condition nested more than {MAX_CONDITION_DEPTH} levels deep", file.meta_span(meta), codes.SYNTAX)
+
+    return Conditions(visit_tokens=False)
+
+
+def _joined(node: type[Or] | type[And], children: list[Any]) -> tuple[Condition, ...]:
+    """The items of an ``or``/``and``, less its keywords; a nested one of the same kind is
+    flattened (``(a or b) or c`` is ``a or b or c``)."""
+    items: list[Condition] = []
+    for child in children:
+        if isinstance(child, node):
+            items.extend(child.items)
+        elif not isinstance(child, str):  # the `and` / `or` keyword (a Token is a str)
+            items.append(child)
+    return tuple(items)

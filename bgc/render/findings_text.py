@@ -14,23 +14,37 @@ if TYPE_CHECKING:
     from bgc.checks import CheckResult
 
 
-def render_finding(finding: Finding, source: str | None) -> str:
-    """``file:line:col: warning[BGC103]: message``, the source line with a caret, the hint;
-    escaped, since a message quotes atoms, names and paths that a proposal may have written."""
-    span = finding.span
-    lines = [f"{span}: {finding.severity.value}[{finding.rule_id}]: {finding.message}"]
-    lines += [f"  hint: {finding.hint}"] if finding.hint else []
-    lines = [escape_field(line, backslash=False) for line in lines]
-    return "\n".join([lines[0], *caret_lines(span, source), *lines[1:]])
+SEVERITY_STYLES = {"error": "red", "warning": "yellow", "note": "cyan"}
+"""How ``--color`` paints a finding's ``severity[code]``, as compilers and linters do."""
 
 
-def findings_text(result: CheckResult) -> str:
+def finding_line(finding: Finding, color: bool = False) -> str:
+    """``file:line:col: warning[BGC103]: message``, escaped, since a message quotes atoms,
+    names and paths that a proposal may have written; with ``color``, the place bold and the
+    severity in its colour (:func:`bgc.render.color.paint`, after escaping)."""
+    place = escape_field(f"{finding.span}:", backslash=False)
+    label = escape_field(f"{finding.severity.value}[{finding.rule_id}]", backslash=False)
+    message = escape_field(f": {finding.message}", backslash=False)
+    if not color:
+        return f"{place} {label}{message}"
+    from bgc.render.color import paint
+
+    return f"{paint(place, 'bold')} {paint(label, SEVERITY_STYLES[finding.severity.value])}{message}"
+
+
+def render_finding(finding: Finding, source: str | None, color: bool = False) -> str:
+    """:func:`finding_line`, the source line with a caret under the place, and the hint."""
+    hint = [escape_field(f"  hint: {finding.hint}", backslash=False)] if finding.hint else []
+    return "\n".join([finding_line(finding, color), *caret_lines(finding.span, source), *hint])
+
+
+def findings_text(result: CheckResult, color: bool = False) -> str:
     """People's view of checked policies: each finding with its source line, then one summary
     line per policy."""
     from bgc.render.words import count
 
     cache: dict[str, list[str] | None] = {}
-    blocks = [render_finding(finding, source_line(finding.span, cache)) for finding in result.findings]
+    blocks = [render_finding(finding, source_line(finding.span, cache), color) for finding in result.findings]
     for policy, failing in zip(result.policies, result.failed_expects, strict=True):
         expects = len(policy.expects)
         blocks.append(

@@ -12,32 +12,40 @@ if TYPE_CHECKING:
     from bgc.testing.results import CaseResult, PolicyTestRun
 
 
-def report(run: PolicyTestRun, *, coverage: bool = False) -> str:
-    """The pytest-style report: a progress line per file, failures, summary, coverage."""
+def report(run: PolicyTestRun, *, coverage: bool = False, color: bool = False) -> str:
+    """The pytest-style report: a progress line per file, failures, summary, coverage; with
+    ``color``, painted as pytest paints it (passes green, failures red)."""
+    from bgc.render.color import paint
+    from bgc.render.findings_text import finding_line
+
+    def plain(text: str, style: str = "") -> str:
+        # names, messages and paths come from test files, orders and policies: escaped, then painted
+        escaped = escape_field(text, backslash=False)
+        return paint(escaped, style) if color else escaped
+
     lines: list[str] = []
     by_file: dict[str, list[CaseResult]] = {}
     for case in run.cases:
         by_file.setdefault(case.file, []).append(case)
     for file, cases in by_file.items():
-        lines.append(f"{file} " + "".join("." if case.passed else "F" for case in cases))
+        lines.append(plain(f"{file} ") + "".join(plain(".", "green") if case.passed else plain("F", "red") for case in cases))
     failed = [case for case in run.cases if not case.passed]
     if failed:
-        lines += ["", " FAILURES ".center(72, "=")]
+        lines += ["", plain(" FAILURES ".center(72, "="), "red")]
         for case in failed:
-            lines.append(f" {case.id} ".center(72, "_"))
+            lines.append(plain(f" {case.id} ".center(72, "_"), "red"))
             for finding in case.findings:
-                lines.append(f"{finding.span}: {finding.severity.value}[{finding.rule_id}]: {finding.message}")
-                lines += [f"  hint: {finding.hint}"] if finding.hint else []
-        lines += ["", " short test summary info ".center(72, "=")]
-        lines += [f"FAILED {case.id} - {case.findings[0].message}" for case in failed]
+                lines.append(finding_line(finding, color))
+                lines += [plain(f"  hint: {finding.hint}")] if finding.hint else []
+        lines += ["", plain(" short test summary info ".center(72, "="), "cyan")]
+        lines += [plain("FAILED", "red") + plain(f" {case.id} - {case.findings[0].message}") for case in failed]
     if coverage:
         missing = run.unexercised()
         total = len(run.rules)
-        lines += ["", f"rule coverage: {total - len(missing)} of {total} rules exercised"]
-        lines += [f"  not exercised: {rule.file}:{rule.line}  {rule.text}" for rule in missing]
-    lines.append(f"{run.passed} passed, {run.failed} failed")
-    # names, messages and paths come from test files, orders and policies: one line each
-    return "".join(escape_field(line, backslash=False) + "\n" for line in lines)
+        lines += ["", plain(f"rule coverage: {total - len(missing)} of {total} rules exercised", "yellow" if missing else "green")]
+        lines += [plain(f"  not exercised: {rule.file}:{rule.line}  {rule.text}") for rule in missing]
+    lines.append(plain(f"{run.passed} passed, {run.failed} failed", "red" if run.failed else "green"))
+    return "".join(line + "\n" for line in lines)
 
 
 def summary(run: PolicyTestRun, *, coverage: bool = False) -> dict[str, Any]:

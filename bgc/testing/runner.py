@@ -14,7 +14,7 @@ from bgc import codes
 from bgc.errors import UsageError
 from bgc.findings import Finding, Severity
 from bgc.testing.results import CaseResult, PolicyTestRun, RuleSite
-from bgc.testing.schema import CASE_KEYS, FILE_KEYS, only, optional_text, read_order, read_policy_path
+from bgc.testing.schema import TestCase, order_of, read_test_file
 
 if TYPE_CHECKING:
     from bgc.compiler import Compiler
@@ -81,53 +81,29 @@ def _run_file(
     select: Callable[[str], bool],
     used: list[str],
 ) -> list[CaseResult]:
-    from bgc.documents import read_document
-
-    document = read_document(path)
-    data = document.data
-    if not isinstance(data, dict):
-        raise document.error_at((), "a test file is a map with `tests` (and optionally `policy`, `mode`)")
-    only(document, (), data, FILE_KEYS)
-    policy_path = read_policy_path(document, data, config)
-    used.append(policy_path)
-    file_mode = optional_text(document, ("mode",), data.get("mode"))
-    tests = data.get("tests")
-    if not isinstance(tests, list) or not tests:
-        raise document.error_at(("tests",), "expected a non-empty list of tests")
+    test_file = read_test_file(path, config)
+    document = test_file.document
+    used.append(test_file.policy)
     results = []
-    names: dict[str, int] = {}
-    for index, case in enumerate(tests):
-        where: tuple[str | int, ...] = ("tests", index)
-        if not isinstance(case, dict):
-            raise document.error_at(where, "a test is a map with `order` and at least one of `verdicts`, `calls`, `plan`")
-        only(document, where, case, CASE_KEYS)
-        name = optional_text(document, (*where, "name"), case.get("name")) or f"test {index + 1}"
-        if name in names:
-            raise document.error_at((*where, "name"), f"the name {name!r} is already used by test {names[name] + 1}")
-        names[name] = index
-        if not any(key in case for key in ("verdicts", "calls", "plan")):
-            raise document.error_at(where, "a test needs at least one of `verdicts`, `calls`, `plan`")
-        if not select(f"{path}::{name}"):
+    for case in test_file.cases:
+        if not select(f"{path}::{case.name}"):
             continue
         started = time.perf_counter()
-        policy, compiler = policies.get(policy_path)
-        order = read_order(document, (*where, "order"), case.get("order"), path)
-        mode = optional_text(document, (*where, "mode"), case.get("mode")) or file_mode
+        policy, compiler = policies.get(test_file.policy)
         try:
-            plan = compiler.compile(order, mode)
+            plan = compiler.compile(order_of(case), case.mode)
         except UsageError as error:  # an unknown mode: the test file is wrong, point at it
-            mode_at = (*where, "mode") if "mode" in case else ("mode",)
-            raise document.error_at(mode_at, error.message) from None
+            raise document.error_at(case.mode_at, error.message) from None
         findings = [
-            *_check_verdicts(document, where, case, plan),
-            *_check_calls(document, where, case, plan),
-            *_check_excerpt(document, where, case, plan),
+            *_check_verdicts(document, case, plan),
+            *_check_calls(document, case, plan),
+            *_check_excerpt(document, case, plan),
         ]
         results.append(
             CaseResult(
                 path,
-                name,
-                document.span(where),
+                case.name,
+                document.span(case.at),
                 time.perf_counter() - started,
                 tuple(findings),
                 _plan_rules(plan, policy),
@@ -165,33 +141,18 @@ def _run_expects(loaded: Sequence[tuple[Policy, Compiler]], select: Callable[[st
     return results
 
 
-def _check_verdicts(document: Document, where: tuple[str | int, ...], case: dict[str, Any], plan: Plan) -> list[Finding]:
-    from bgc.model import GrantAtom, ModelError
-    from bgc.plan import VERDICTS
-
-    expected = case.get("verdicts")
-    if expected is None:
-        return []
-    if not isinstance(expected, dict) or not expected:
-        raise document.error_at((*where, "verdicts"), "expected a map of requested atom → verdict")
+def _check_verdicts(document: Document, case: TestCase, plan: Plan) -> list[Finding]:
     by_atom = {request.atom: request for request in plan.requests}
     findings = []
-    for text, verdict in expected.items():
-        at = (*where, "verdicts", text)
-        if verdict not in VERDICTS:
-            raise document.error_at(at, f"unknown verdict {verdict!r} (expected one of: {', '.join(VERDICTS)})")
-        try:
-            atom = str(GrantAtom.parse(text))
-        except ModelError as error:
-            raise document.error_at(at, error.message) from None
-        request = by_atom.get(atom)
+    for expected in case.verdicts or ():
+        request = by_atom.get(expected.atom)
         if request is None:
-            message = f"{atom}: the order does not request it (it requests: {', '.join(by_atom) or 'nothing'})"
-        elif request.verdict != verdict:
-            message = f"{atom}: expected {verdict}, got {request.verdict}" + _parts_summary(request)
+            message = f"{expected.atom}: the order does not request it (it requests: {', '.join(by_atom) or 'nothing'})"
+        elif request.verdict != expected.verdict:
+            message = f"{expected.atom}: expected {expected.verdict}, got {request.verdict}" + _parts_summary(request)
         else:
             continue
-        findings.append(Finding(codes.TEST_VERDICT, Severity.ERROR, message, document.span(at)))
+        findings.append(Finding(codes.TEST_VERDICT, Severity.ERROR, message, document.span(expected.at)))
     return findings
 
 
@@ -201,35 +162,28 @@ def _parts_summary(request: Any) -> str:
     return f" ({'; '.join(pieces)})" if pieces else ""
 
 
-def _check_calls(document: Document, where: tuple[str | int, ...], case: dict[str, Any], plan: Plan) -> list[Finding]:
-    expected = case.get("calls")
-    if expected is None:
+def _check_calls(document: Document, case: TestCase, plan: Plan) -> list[Finding]:
+    if case.calls is None:
         return []
-    statuses = ("covered", "pending", "uncovered")
-    if not isinstance(expected, list) or not all(item in statuses for item in expected):
-        raise document.error_at((*where, "calls"), f"expected a list with one of {', '.join(statuses)} per call")
-    if len(expected) != len(plan.calls):
-        message = f"expected {len(expected)} call statuses, the order has {len(plan.calls)} calls"
-        return [Finding(codes.TEST_CALLS, Severity.ERROR, message, document.span((*where, "calls")))]
+    if len(case.calls) != len(plan.calls):
+        message = f"expected {len(case.calls)} call statuses, the order has {len(plan.calls)} calls"
+        return [Finding(codes.TEST_CALLS, Severity.ERROR, message, document.span((*case.at, "calls")))]
     findings = []
-    for index, (status, call) in enumerate(zip(expected, plan.calls)):
+    for index, (status, call) in enumerate(zip(case.calls, plan.calls)):
         if status != call.status:
             message = f"call {index + 1} ({call.tool}): expected {status}, got {call.status} ({call.reason})"
-            findings.append(Finding(codes.TEST_CALLS, Severity.ERROR, message, document.span((*where, "calls", index))))
+            findings.append(Finding(codes.TEST_CALLS, Severity.ERROR, message, document.span((*case.at, "calls", index))))
     return findings
 
 
-def _check_excerpt(document: Document, where: tuple[str | int, ...], case: dict[str, Any], plan: Plan) -> list[Finding]:
-    expected = case.get("plan")
-    if expected is None:
+def _check_excerpt(document: Document, case: TestCase, plan: Plan) -> list[Finding]:
+    if case.plan is None:
         return []
-    if not isinstance(expected, dict):
-        raise document.error_at((*where, "plan"), "expected a map: an excerpt of the plan data")
     from bgc.canonical import format_path
 
     findings = []
-    for path, message in mismatches(expected, plan.to_data()):
-        at = (*where, "plan", *path)
+    for path, message in mismatches(case.plan, plan.to_data()):
+        at = (*case.at, "plan", *path)
         findings.append(Finding(codes.TEST_PLAN, Severity.ERROR, f"plan.{format_path(path)}: {message}", document.span(at)))
     return findings
 
