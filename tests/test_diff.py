@@ -8,6 +8,7 @@ and every reported counterexample must really get the reported levels on both si
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 
@@ -16,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc import glob
-from bgc.compiler import decide
+from bgc.compiler import Compiler, decide
 from bgc.diff import LEVELS, Change, diff_policies
 from bgc.policy.ast import Policy
 from bgc.policy.loader import parse_policy
@@ -43,8 +44,17 @@ def load(text: str, name: str) -> Policy:
     return parse_policy(text, name)
 
 
+@functools.lru_cache(maxsize=4)
+def compiler_for(policy: Policy) -> Compiler:
+    """One compiler per policy for the whole universe: ``decide`` builds a fresh one per value
+    otherwise (the policy's id hashed each time), and a compiler's answers do not depend on what it
+    decided before, so the reference stays the public ``decide``, only without the repeated set-up."""
+    return Compiler(policy)
+
+
 def level(policy: Policy, value: str, kind: str, mode: str | None = None, resource: str = "fs") -> str:
-    return decide(policy, resource, "write", value, {"intent.kind": kind, "origin.model": "m"}, mode).effect
+    context = {"intent.kind": kind, "origin.model": "m"}
+    return decide(policy, resource, "write", value, context, mode, compiler=compiler_for(policy)).effect
 
 
 def in_change(change: Change, value: str) -> bool:
