@@ -1,5 +1,6 @@
 """What several test modules share: one small policy, a valid prompt digest, the one way to run
-the CLI in-process, and the one way to reach an input the repository does not carry."""
+the CLI in-process, the one way to reach an input the repository does not carry, and how many
+Hypothesis examples a test runs."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 PROMPT = "sha256:" + "ab" * 32
 
@@ -53,3 +55,10 @@ def missing_in_ci(message: str) -> None:
     if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
         pytest.fail(f"{message}; CI=true requires it")
     pytest.skip(message)
+
+
+def examples(n: int) -> int:
+    """``n`` Hypothesis examples in the default run, ten times as many under
+    ``--hypothesis-profile thorough`` (tests/conftest.py): the profile's own ``max_examples``
+    (100 by default, 1,000 when thorough) cannot reach a test that names its count."""
+    return n * settings.default.max_examples // 100
