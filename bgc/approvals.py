@@ -395,10 +395,48 @@ def load_request(store: Any, request_id: str) -> tuple[PermissionRequest, int | 
 
 
 def stored_standing(
-    store: Any, request: PermissionRequest, cancelled: int | None, trusted: Mapping[str, Any], now: int
+    store: Any,
+    request: PermissionRequest,
+    cancelled: int | None,
+    trusted: Mapping[str, Any],
+    now: int,
+    carried: Sequence[Answer] = (),
 ) -> Standing:
+    """Where ``request`` stands with the answers the store holds, and ``carried`` ones (signed
+    answers a message brings along, as the kernel's approval tokens do), all counted alike."""
     answers = [answer for answer in map(decode_answer, store.answers(request.id)) if answer is not None]
-    return standing(request, answers, trusted, now=now, cancelled_at=cancelled)
+    return standing(request, [*answers, *carried], trusted, now=now, cancelled_at=cancelled)
+
+
+class RequestUnreadable(Exception):
+    """A request just written cannot be read back from the store as itself."""
+
+
+def stand_ask(
+    store: Any, request: PermissionRequest, trusted: Mapping[str, Any], now: int
+) -> tuple[PermissionRequest, Standing]:
+    """Record ``request`` (or find the live one for the same call) and where it stands; nothing
+    is used up (:func:`settle_ask` uses it; the kernel uses it only after its nonce check)."""
+    request_id = store.put_request(request.id, request.call_key(), request.encode(), request.created, request.expires)
+    loaded = load_request(store, request_id)
+    if loaded is None:
+        raise RequestUnreadable(f"permission request {request_id} cannot be read back from the store")
+    stored, cancelled = loaded
+    return stored, stored_standing(store, stored, cancelled, trusted, now)
+
+
+def was_used(store: Any, request: PermissionRequest) -> bool:
+    """Whether an answered request was used by its call already."""
+    from bgc.store.sql import USED_REQUEST
+
+    return bool(store.consumed(USED_REQUEST, request.id))
+
+
+def use_request(store: Any, request: PermissionRequest) -> bool:
+    """Use an answered request for its one call: True the first time, across processes."""
+    from bgc.store.sql import USED_REQUEST
+
+    return bool(store.consume_once(USED_REQUEST, request.id, request.expires))
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,16 +457,13 @@ def settle_ask(store: Any, request: PermissionRequest, trusted: Mapping[str, Any
     store's consume-once): the next attempt makes a new request. Any store failure propagates
     as :class:`~bgc.store.StoreError`, which callers turn into a deny.
     """
-    from bgc.store.sql import USED_REQUEST
-
-    request_id = store.put_request(request.id, request.call_key(), request.encode(), request.created, request.expires)
-    loaded = load_request(store, request_id)
-    if loaded is None:
-        return AskOutcome("deny", f"permission request {request_id} cannot be read back from the store", request_id)
-    stored, cancelled = loaded
-    result = stored_standing(store, stored, cancelled, trusted, now)
+    try:
+        stored, result = stand_ask(store, request, trusted, now)
+    except RequestUnreadable as error:
+        return AskOutcome("deny", str(error), request.id)
+    request_id = stored.id
     if result.state in ("approved", "rejected"):
-        if not store.consume_once(USED_REQUEST, request_id, stored.expires):
+        if not use_request(store, stored):
             return AskOutcome("deny", f"permission request {request_id} was already used", request_id)
         if result.state == "approved":
             return AskOutcome(

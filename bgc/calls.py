@@ -31,13 +31,16 @@ from bgc.budget import Budget
 from bgc.limits import MAX_CALL_ATOMS, ORDER_BUDGET
 from bgc.plan import (
     UNDECIDED,
+    Approvals,
     CallResult,
     Gate,
+    NeedResult,
     Plan,
     RuleRef,
     ToolSpec,
     expand_call,
     refuse_undeclared,
+    strongest,
 )
 from bgc.policy.ast import LOCAL_SERVER, AtomTemplate, TemplateError
 
@@ -65,10 +68,23 @@ class AtomDecision:
     effect: CallEffect
     reason: str
     rule: RuleRef | None = None
+    approvals: tuple[Approvals, ...] = ()
+    """For ``ask``: every requirement that applies to the atom; all must be met."""
+    asked_by: tuple[RuleRef, ...] = ()
+    """For ``ask``: every ask rule whose requirement applies."""
+
+    @classmethod
+    def of(cls, need: NeedResult, reason: str | None = None) -> AtomDecision:
+        return cls(
+            need.atom, need.effect, need.reason if reason is None else reason, need.rule, need.approvals, need.asked_by
+        )
 
     def to_data(self) -> dict[str, Any]:
         rule = None if self.rule is None else str(self.rule)
-        return {"atom": self.atom, "effect": self.effect, "reason": self.reason, "rule": rule}
+        data: dict[str, Any] = {"atom": self.atom, "effect": self.effect, "reason": self.reason, "rule": rule}
+        if self.approvals:
+            data["approvals"] = [requirement.to_data() for requirement in strongest(self.approvals)]
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +99,9 @@ class CallDecision:
     atoms: tuple[AtomDecision, ...] = ()
     declared: bool = True
     """False when no declaration covers the tool on its server (an adapter may ask instead)."""
+    understood: bool = True
+    """False when some of the call was not understood exactly (a shell command bgc cannot read
+    fully): its atoms may be incomplete, so no approval of them can settle the ask."""
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -164,20 +183,36 @@ class CallDecider:
                     found = specs.setdefault((spec.tool, server), [])
                     if spec not in found:
                         found.append(spec)
-        self._setup(Gate(plans), specs, root, workspace)
+        self._setup(Gate(plans), specs, root, workspace, plans)
 
     def _setup(
-        self, gate: Gate, specs: dict[tuple[str, str], list[ToolSpec]], root: str | None, workspace: Workspace | None
+        self,
+        gate: Gate,
+        specs: dict[tuple[str, str], list[ToolSpec]],
+        root: str | None,
+        workspace: Workspace | None,
+        plans: tuple[Plan, ...],
     ) -> None:
         self.workspace = workspace
         self.gate = gate.rooted(workspace.root if workspace is not None else root)
         self.specs = specs
+        self.plans = plans
+        self._plan_id: str | None = None
+
+    @property
+    def plan_id(self) -> str:
+        """The ids of the plans it decides with (comma-separated): what a permission request and
+        a ledger entry are bound to (computed when first asked: hashing a large plan costs)."""
+        if self._plan_id is None:
+            self._plan_id = ",".join(str(plan.id()) for plan in self.plans)
+        return self._plan_id
 
     @classmethod
     def reuse(cls, other: CallDecider, workspace: Workspace | None) -> CallDecider:
         """The same grants and declarations (no work redone), for another workspace."""
         decider = cls.__new__(cls)
-        decider._setup(other.gate, other.specs, None, workspace)
+        decider._setup(other.gate, other.specs, None, workspace, other.plans)
+        decider._plan_id = other._plan_id
         return decider
 
     def decide_call(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
@@ -224,7 +259,6 @@ class CallDecider:
                     atoms.extend((resource, need.action, text) for text in texts)
         return atoms
 
-
     def decide_shell(self, command: Any, cwd: str) -> CallDecision:
         """A shell command string run in the host directory ``cwd`` (an agent's Bash tool):
         every simple command, redirection and wrapper it runs decided on its own
@@ -239,17 +273,24 @@ class CallDecider:
         analysis = shell_atoms(command, cwd=cwd)
         atoms: list[AtomDecision] = []
         for need in analysis.needs:
-            placed = self.workspace.place(need.value) if self.workspace and need.resource == "fs" else [(need.resource, need.value)]
+            placed = (
+                self.workspace.place(need.value)
+                if self.workspace and need.resource == "fs"
+                else [(need.resource, need.value)]
+            )
             for resource, value in placed:
                 decided = self.gate.need(resource, need.action, _literal(value), Budget(ORDER_BUDGET))
-                atoms.append(AtomDecision(decided.atom, decided.effect, f"{decided.reason} (in `{need.command}`)", decided.rule))
+                atoms.append(AtomDecision.of(decided, f"{decided.reason} (in `{need.command}`)"))
         effects = {atom.effect for atom in atoms}
         if "deny" in effects:
             return CallDecision(SHELL, LOCAL_SERVER, "deny", "a command it runs is denied", tuple(atoms))
         if analysis.needs_ask:
-            return CallDecision(SHELL, LOCAL_SERVER, "ask", "not understood exactly: " + "; ".join(analysis.needs_ask), tuple(atoms))
+            reason = "not understood exactly: " + "; ".join(analysis.needs_ask)
+            return CallDecision(SHELL, LOCAL_SERVER, "ask", reason, tuple(atoms), understood=False)
         if "ask" in effects or not atoms:
-            return CallDecision(SHELL, LOCAL_SERVER, "ask", "some commands await approval" if atoms else "nothing to run", tuple(atoms))
+            return CallDecision(
+                SHELL, LOCAL_SERVER, "ask", "some commands await approval" if atoms else "nothing to run", tuple(atoms)
+            )
         return CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms))
 
 
@@ -275,7 +316,7 @@ def _leading_param(need: AtomTemplate) -> str | None:
 
 
 def _decision(tool: str, server: str, result: CallResult) -> CallDecision:
-    atoms = tuple(AtomDecision(need.atom, need.effect, need.reason, need.rule) for need in result.needs)
+    atoms = tuple(map(AtomDecision.of, result.needs))
     effect = _EFFECTS[result.status]
     reason = result.reason if result.reason != UNDECIDED else f"{UNDECIDED} (the call's work bound)"
     return CallDecision(tool, server, effect, reason, atoms)

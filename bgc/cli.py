@@ -9,84 +9,12 @@ imported inside the commands, so ``bgc --help`` stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Literal, NoReturn, Optional
+from typing import Annotated, Literal, Optional
 
 import typer
 
-from bgc import __version__
-from bgc.commands.io import Result, deliver
-from bgc.errors import BgcError, ExitCode, exit_code_rows
-
-
-def _exit_code_epilog() -> str:
-    """The exit-code table for ``bgc --help``, generated from :class:`ExitCode` (never typed twice)."""
-    rows = "\n\n".join(f"* **{code}** {meaning}" for code, meaning in exit_code_rows())
-    return f"**Exit codes**, the same for every command:\n\n{rows}"
-
-
-app = typer.Typer(
-    name="bgc",
-    help="BoundGraph policy compiler: turn what an agent asks for into what it is granted.\n\n"
-    "Shell completion: `bgc --install-completion` (bash, zsh, fish, PowerShell); "
-    "`bgc --show-completion` prints the script instead.",
-    epilog=_exit_code_epilog(),
-    add_completion=True,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="markdown",
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"bgc {__version__}")
-        raise typer.Exit(ExitCode.OK)
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        Optional[bool],
-        typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
-    ] = None,
-) -> None:
-    """BoundGraph policy compiler: turn what an agent asks for into what it is granted."""
-
-
-def fail(error: BgcError) -> NoReturn:
-    """Render ``error`` once on stderr and exit 2: the one place bad input leaves the program."""
-    typer.echo(error.render(), err=True)
-    raise typer.Exit(ExitCode.BAD_INPUT)
-
-
-def run(produce: Callable[[], Result | ExitCode]) -> NoReturn:
-    """Call a command and deliver what it produced (:func:`bgc.commands.io.deliver`); a
-    :class:`BgcError` is rendered once (exit 2). Every adapter below ends here."""
-    try:
-        produced = produce()
-        code = produced if isinstance(produced, ExitCode) else deliver(produced)
-    except BgcError as error:
-        fail(error)
-    raise typer.Exit(code)
-
-
-InputFormatOption = Annotated[
-    Optional[Literal["yaml", "json", "cbor"]],
-    typer.Option(
-        "--input-format", metavar="FORMAT",
-        help="Format of a document read from - (stdin): yaml, json or cbor (default: sniffed from its first bytes).",
-    ),
-]
-ColorOption = Annotated[
-    Literal["auto", "always", "never"],
-    typer.Option(
-        "--color", metavar="WHEN",
-        help="Colour the output: auto (a terminal, unless NO_COLOR is set or FORCE_COLOR asks), always or never.",
-    ),
-]
-QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on stdout; the exit code answers.")]
+from bgc.cli_base import ColorOption, InputFormatOption, PolicyOption, QuietOption, app, command_group, fail, run
+from bgc.errors import BgcError
 
 
 @app.command()
@@ -105,10 +33,13 @@ def digest(
     run(lambda: command.run(files, output_format=output_format, input_format=input_format))
 
 
-PolicyOption = Annotated[
-    Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="Policy file (.bgp); defaults to the configured one.")
-]
 ModeOption = Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="Mode to compile in (default: the policy's).")]
+
+
+LedgerOption = Annotated[
+    Optional[str],
+    typer.Option("--ledger", metavar="STORE", help="Also append every decision to the ledger in STORE (a SQLite file or a postgresql:// URL)."),
+]
 
 
 @app.command("compile")
@@ -128,6 +59,7 @@ def compile_command(
     input_format: InputFormatOption = None,
     quiet: QuietOption = False,
     color: ColorOption = "auto",
+    ledger: LedgerOption = None,
 ) -> None:
     """Compile work orders against a policy into granted plans; show asked vs granted.
 
@@ -138,7 +70,7 @@ def compile_command(
 
     run(lambda: command.run(
         orders, policy=policy, mode=mode, output_format=output_format, output=output, fail_on=fail_on,
-        input_format=input_format, quiet=quiet, color_choice=color,
+        input_format=input_format, quiet=quiet, color_choice=color, ledger=ledger,
     ))
 
 
@@ -186,6 +118,7 @@ def gate(
         bool,
         typer.Option("--call", help='Decide tool calls instead: JSON lines {"tool":…,"server":…,"params":{…}} on stdin, through the tool declarations the plan carries.'),
     ] = False,
+    ledger: LedgerOption = None,
 ) -> None:
     """Decide concrete atoms (or, with --call, tool calls) against a plan: allow, ask or deny, one line each.
 
@@ -201,7 +134,7 @@ def gate(
 
     run(lambda: command.run(
         plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
-        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call,
+        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call, ledger=ledger,
     ))
 
 
@@ -349,210 +282,27 @@ def mcp_proxy(
     filter_tools: Annotated[
         bool, typer.Option("--filter-tools", help="Leave tools no declaration covers on this server out of tools/list answers.")
     ] = False,
+    store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL; `none`: neither.")] = ".bgc/kernel.db",
+    wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="Hold a call that needs approval this long for `bgc approve` (0: refuse it at once).")] = 0.0,
+    no_elicit: Annotated[bool, typer.Option("--no-elicit", help="Never ask the person at the client (MCP elicitation), even for an ask anyone may answer.")] = False,
 ) -> None:
     """Run an MCP server (stdio) behind the policy: every tools/call is decided before the server sees it.
 
-    Allowed calls are forwarded unchanged; denied calls, and calls that need a person's approval,
-    never reach the server: the client gets a tool error naming the rule. Lines bgc cannot read
-    strictly (duplicate keys, batches, invalid JSON, over 4 MiB) are refused. Every other message
-    passes through untouched. Exit: the server's status; 2 when the policy cannot be read (the
-    server is not started); 127 when the server cannot be started.
+    Allowed calls are forwarded unchanged; denied calls never reach the server: the client gets a
+    tool error naming the rule. A call that needs approval is a permission request (`bgc pending`,
+    `bgc approve`), held up to --wait seconds, then refused with its id. Every decision is recorded
+    in the ledger. Lines bgc cannot read strictly (duplicate keys, batches, invalid JSON, over
+    4 MiB) are refused. Every other message passes through untouched. Exit: the server's status;
+    2 when the policy or the store cannot be read (the server is not started); 127 when the server
+    cannot be started.
     """
     from bgc.commands import mcp_proxy as proxy_command
 
     try:
-        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools)
+        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait, elicit=not no_elicit)
     except BgcError as error:
         fail(error)
     raise typer.Exit(status)
-
-
-log_app = typer.Typer(help="The decision ledger: show, verify, count per rule.", no_args_is_help=True)
-app.add_typer(log_app, name="log")
-LedgerStoreOption = Annotated[
-    str, typer.Option("--store", metavar="STORE", help="A SQLite file, or a postgresql:// URL shared by a fleet.")
-]
-
-
-def _print_log(run) -> None:  # type: ignore[no-untyped-def]
-    try:
-        code, lines = run()
-    except BgcError as error:
-        fail(error)
-    for line in lines:
-        typer.echo(line)
-    raise typer.Exit(code)
-
-
-@log_app.command("show")
-def log_show(
-    store: LedgerStoreOption = ".bgc/kernel.db",
-    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text, json (one entry per line), or opa (OPA's decision-log shape).")] = "text",
-    session: Annotated[Optional[str], typer.Option("--session", metavar="ID", help="Only this session's decisions.")] = None,
-    rule: Annotated[Optional[str], typer.Option("--rule", metavar="FILE:LINE", help="Only decisions this rule made.")] = None,
-    decision: Annotated[Optional[str], typer.Option("--decision", metavar="DECISION", help="Only allow, ask, deny, …")] = None,
-    kind: Annotated[Optional[str], typer.Option("--kind", metavar="KIND", help="Only entries of this kind (hook, authorize, proxy, approve, …).")] = None,
-    since: Annotated[Optional[str], typer.Option("--since", metavar="TIME", help="From this time (2026-11-30, …T12:00:00Z, or epoch seconds).")] = None,
-    until: Annotated[Optional[str], typer.Option("--until", metavar="TIME", help="Up to this time, inclusive.")] = None,
-    no_verify: Annotated[bool, typer.Option("--no-verify", help="Show entries even when the chain does not verify.")] = False,
-) -> None:
-    """Decisions recorded in the ledger, oldest first, one per line.
-
-    Exit 0; 2 when the store cannot be read, or the chain does not verify (unless --no-verify).
-    """
-    from bgc.commands import log as command
-
-    if output_format not in command.FORMATS:
-        fail(UsageError(f"--format {output_format!r}: one of {', '.join(command.FORMATS)}"))
-    _print_log(lambda: command.show(
-        store, output_format=output_format, verify=not no_verify, session=session, rule=rule, decision=decision,
-        kind=kind, since=since, until=until,
-    ))  # fmt: skip
-
-
-@log_app.command("verify")
-def log_verify(
-    store: LedgerStoreOption = ".bgc/kernel.db",
-    expect_head: Annotated[Optional[str], typer.Option("--expect-head", metavar="DIGEST", help="Also require this head (kept elsewhere), which shows entries removed from the end.")] = None,
-) -> None:
-    """Check that no entry was edited, removed or reordered; print the head digest.
-
-    Exit 0 when the chain holds, 1 when it does not (the first broken entry is named), 2 when
-    the store cannot be read.
-    """
-    from bgc.commands import log as command
-
-    _print_log(lambda: command.verify(store, expect_head))
-
-
-@log_app.command("stats")
-def log_stats(
-    store: LedgerStoreOption = ".bgc/kernel.db",
-    per_rule: Annotated[bool, typer.Option("--per-rule", help="Hits per deciding rule (the only statistic today).")] = True,
-    policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="List this policy's rules too, so rules that never fired show.")] = None,
-    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text or json.")] = "text",
-    no_verify: Annotated[bool, typer.Option("--no-verify", help="Count even when the chain does not verify.")] = False,
-) -> None:
-    """How often each rule decided, by decision; with --policy, the rules that never fired.
-
-    Exit 0; 2 when the store or policy cannot be read, or the chain does not verify.
-    """
-    from bgc.commands import log as command
-
-    _print_log(lambda: command.stats(store, policy=policy, verify=not no_verify, output_format=output_format))
-
-
-@app.command("pending")
-def pending_requests(
-    store: LedgerStoreOption = ".bgc/kernel.db",
-    policy: PolicyOption = None,
-    output_format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text or json (one request per line).")] = "text",
-    everything: Annotated[bool, typer.Option("--all", help="Also answered, cancelled and expired requests still kept.")] = False,
-) -> None:
-    """Permission requests waiting for people: the call, what it needs, who may answer.
-
-    Answers are counted with the policy's `trust approver` keys. Exit 0; 2 when the store or
-    policy cannot be read.
-    """
-    from bgc.commands import approvals as command
-
-    _print_log(lambda: command.pending(store, policy=policy, output_format=output_format, everything=everything))
-
-
-def _answer(decision: str, request: str, key: str, approver: str | None, store: str, policy: str | None, suggest: bool) -> None:
-    from bgc.commands import approvals as command
-
-    _print_log(lambda: command.answer(store, request, decision, key_path=key, approver=approver, policy=policy, suggest=suggest))
-
-
-KeyFileOption = Annotated[str, typer.Option("--key", metavar="FILE", help="Your private key (bgc key new NAME).")]
-AsOption = Annotated[Optional[str], typer.Option("--as", metavar="NAME", help="Your approver name (default: the key file's name).")]
-
-
-@app.command("approve")
-def approve(
-    request: Annotated[str, typer.Argument(metavar="REQUEST", help="A request id from bgc pending.")],
-    key: KeyFileOption,
-    approver: AsOption = None,
-    store: LedgerStoreOption = ".bgc/kernel.db",
-    policy: PolicyOption = None,
-    suggest_rule: Annotated[bool, typer.Option("--suggest-rule", help="Also print the narrowest rule that would allow this call, to review for the policy.")] = False,
-) -> None:
-    """Allow one waiting call, once: a signature bound to that exact request.
-
-    It never allows another call, a changed parameter or another plan; "always" is a policy
-    edit (see --suggest-rule). Exit 0; 2 when the key is not trusted by the policy for you, or
-    the request is unknown, cancelled or expired.
-    """
-    _answer("allow-once", request, key, approver, store, policy, suggest_rule)
-
-
-@app.command("reject")
-def reject(
-    request: Annotated[str, typer.Argument(metavar="REQUEST", help="A request id from bgc pending.")],
-    key: KeyFileOption,
-    approver: AsOption = None,
-    store: LedgerStoreOption = ".bgc/kernel.db",
-    policy: PolicyOption = None,
-) -> None:
-    """Reject one waiting call: a rejection by any approver the rule names ends the request.
-
-    Exit 0; 2 when the key is not trusted by the policy for you, or the request is unknown,
-    cancelled or expired.
-    """
-    _answer("reject", request, key, approver, store, policy, False)
-
-
-@app.command("cancel")
-def cancel_request(
-    request: Annotated[str, typer.Argument(metavar="REQUEST", help="A request id from bgc pending.")],
-    store: LedgerStoreOption = ".bgc/kernel.db",
-) -> None:
-    """Cancel a waiting request (its turn or session is gone): answers after this do not count.
-
-    Exit 0; 2 when the request is unknown.
-    """
-    from bgc.commands import approvals as command
-
-    _print_log(lambda: command.cancel(store, request))
-
-
-mode_app = typer.Typer(help="A session's mode: chosen by a person, signed, never by the agent.", no_args_is_help=True)
-app.add_typer(mode_app, name="mode")
-
-
-@mode_app.command("set")
-def mode_set(
-    session: Annotated[str, typer.Argument(metavar="SESSION", help="The agent session's id.")],
-    mode: Annotated[str, typer.Argument(metavar="MODE", help="One of the policy's modes.")],
-    key: KeyFileOption,
-    approver: AsOption = None,
-    store: LedgerStoreOption = ".bgc/kernel.db",
-    policy: PolicyOption = None,
-) -> None:
-    """Switch a session to a mode: a signed decision of a person the policy trusts as an approver.
-
-    Recorded in the store and the ledger. Exit 0; 2 when the key is not trusted for you or the
-    policy has no such mode.
-    """
-    from bgc.commands import approvals as command
-
-    _print_log(lambda: command.set_mode(store, session, mode, key_path=key, approver=approver, policy=policy))
-
-
-@mode_app.command("show")
-def mode_show(
-    session: Annotated[str, typer.Argument(metavar="SESSION", help="The agent session's id.")],
-    store: LedgerStoreOption = ".bgc/kernel.db",
-    policy: PolicyOption = None,
-) -> None:
-    """The mode a person chose for a session (the newest validly signed choice), or the default.
-
-    Exit 0; 2 when the store or policy cannot be read.
-    """
-    from bgc.commands import approvals as command
-
-    _print_log(lambda: command.show_mode(store, session, policy=policy))
 
 
 @app.command("match")
@@ -592,13 +342,6 @@ def match_command(
     from bgc.commands import match as command
 
     run(lambda: command.run(pattern, texts or (), raw=raw, resource=resource, quiet=quiet, color_choice=color))
-
-
-def command_group(name: str, summary: str) -> typer.Typer:
-    """A command with subcommands (`bgc order new`, `bgc init claude-code`): bare, it shows its help."""
-    group = typer.Typer(help=summary, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
-    app.add_typer(group, name=name)
-    return group
 
 
 order_app = command_group("order", "Work orders by hand: `bgc order new` writes a valid one.")
@@ -655,17 +398,21 @@ def hook(
     mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="The policy's mode (default: the configured one, else the policy's default).")] = None,
     unknown: Annotated[Literal["ask", "deny"], typer.Option("--unknown", metavar="ANSWER", help="The answer for a tool no declaration covers: ask or deny.")] = "ask",
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Block the call when no decision is made in time.")] = 20.0,
+    store: Annotated[Optional[str], typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL (default: .bgc/kernel.db in the project; `none`: neither).")] = None,
+    asks: Annotated[Literal["agent", "bgc"], typer.Option("--asks", metavar="WHERE", help="agent: an ask any one person may answer also goes to the agent's permission dialog; bgc: every ask waits for `bgc approve`.")] = "agent",
 ) -> None:
     """Decide the tool call an agent is about to make, in the agent's own hook protocol.
 
     Reads Claude Code's PreToolUse or PermissionRequest hook input on stdin and answers allow,
-    ask or deny on stdout, the reason naming the rule (file:line) that decided. Exit 0 with that
-    answer; anything that fails (bad input, a policy that does not load, no decision within
-    --timeout) blocks the call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
+    ask or deny on stdout, the reason naming the rule (file:line) that decided. An ask becomes a
+    permission request (`bgc pending`, `bgc approve`), and every decision is recorded in the
+    ledger (`bgc log show`). Exit 0 with that answer; anything that fails (bad input, a policy
+    that does not load, a store that cannot record, no decision within --timeout) blocks the
+    call: exit 2 with the reason on stderr. `bgc init claude-code` installs it.
     """
     from bgc.commands import hook as command
 
-    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout))
+    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout, store=store, asks=asks))
 
 
 init_app = command_group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
@@ -741,183 +488,8 @@ def import_claude_code(
     run(lambda: command.run(settings, output=output, home=home))
 
 
-# ---- the kernel: keys, capability tokens, authorize, preflight (docs/kernel.md) ---------------
-
-key_app = typer.Typer(
-    help="Ed25519 key pairs for token issuers, approvers and the kernel. Exit 0 done, 2 bad input (each command's --help).",
-    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
-)
-token_app = typer.Typer(
-    help="Capability tokens: a plan's grants, signed; narrower tokens chained to them. "
-    "Exit 0 done or valid, 1 refused or invalid, 2 bad input (each command's --help).",
-    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(key_app, name="key")
-app.add_typer(token_app, name="token")
-
-KeyDirOption = Annotated[str, typer.Option("--dir", metavar="DIR", help="Where keys live (NAME.key, NAME.pub).")]
-IssuerOption = Annotated[
-    list[str], typer.Option("--issuer", metavar="KEY", help="Trust this issuer too: ed25519:..., a .pub/.key file or a key name (repeatable).")
-]
-TrustPolicyOption = Annotated[
-    Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="Policy whose `trust issuer` lines name the trusted issuers.")
-]
-
-
-def _run(work: Callable[[], object]) -> NoReturn:
-    """Run a kernel command: its text to stdout, its exit code; bad input is rendered once."""
-    import sys
-
-    try:
-        result = work()
-    except BgcError as error:
-        fail(error)
-    if isinstance(result, tuple):
-        text, code = result
-        sys.stdout.write(text)
-        raise typer.Exit(code)
-    raise typer.Exit(result)
-
-
-@key_app.command("new")
-def key_new(name: Annotated[str, typer.Argument(help="The key's name (its file name).")], directory: KeyDirOption = ".bgc/keys") -> None:
-    """Make an Ed25519 key pair: DIR/NAME.key (private, mode 600, never printed, never
-    overwritten) and DIR/NAME.pub; print the public key.
-
-    Exit 0 on success, 2 when the name is bad or a file exists (nothing is written then).
-    """
-    from bgc.commands import key
-
-    _run(lambda: key.new(name, directory))
-
-
-@key_app.command("show")
-def key_show(key: Annotated[str, typer.Argument(help="A key name, a .key/.pub file, or ed25519:... text.")], directory: KeyDirOption = ".bgc/keys") -> None:
-    """Print a public key as policies write it (`ed25519:<base64url>`); never the private key.
-
-    Exit 0 on success, 2 on a missing or malformed key.
-    """
-    from bgc.commands import key as command
-
-    _run(lambda: command.show(key, directory))
-
-
-@token_app.command("issue")
-def token_issue(
-    plan: Annotated[str, typer.Argument(help="A plan file (bgc compile --format json|yaml|cbor), one plan.")],
-    key: Annotated[str, typer.Option("--key", metavar="KEY", help="The issuer's private key: a name in .bgc/keys or a .key file.")],
-    audience: Annotated[list[str], typer.Option("--audience", metavar="SERVER", help="A server id the token is for (repeatable, at least one).")],
-    ttl: Annotated[str, typer.Option("--ttl", metavar="DURATION", help="Lifetime: 90s, 15m, 1h, 7d.")] = "1h",
-    policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="Refuse a plan not compiled against this policy (its id).")] = None,
-    tool: Annotated[list[str], typer.Option("--tool", metavar="NAME", help="Scope the token to these of the plan's tool declarations (default: all of them).")] = [],  # noqa: B006
-    require_nonce: Annotated[bool, typer.Option("--require-nonce", help="Every call needs an execution nonce from `bgc preflight`.")] = False,
-    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write the token to a new file (mode 600).")] = None,
-) -> None:
-    """Sign a plan's grants into a capability token (base64url text; a bearer secret).
-
-    Exit 0 on success, 2 on a bad plan, key, duration or a plan not compiled against --policy.
-    """
-    from bgc.commands import token as command
-
-    _run(lambda: command.issue(plan, key, audience, ttl, policy=policy, tools=tool, require_nonce=require_nonce, output=output))
-
-
-@token_app.command("show")
-def token_show(
-    token: Annotated[str, typer.Argument(help="A token file (- reads stdin).")],
-    output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text or json.")] = "text",
-) -> None:
-    """Show every link of a token: plan, grants, tools, audience, validity. Verifies nothing.
-
-    Exit 0, or 2 on a malformed token.
-    """
-    from bgc.commands import token as command
-
-    _run(lambda: command.show(token, output_format))
-
-
-@token_app.command("verify")
-def token_verify(
-    token: Annotated[str, typer.Argument(help="A token file (- reads stdin).")],
-    policy: TrustPolicyOption = None,
-    issuer: IssuerOption = [],  # noqa: B006
-) -> None:
-    """Verify a token's whole chain (signatures, trusted issuer, every attenuation proven
-    narrower, the proof) and that it is valid now.
-
-    Exit 0 when valid, 1 when not (the failed check is named), 2 on bad input.
-    """
-    from bgc.commands import token as command
-
-    _run(lambda: command.verify(token, policy, issuer))
-
-
-@token_app.command("attenuate")
-def token_attenuate(
-    token: Annotated[str, typer.Argument(help="The parent token file (- reads stdin).")],
-    only: Annotated[list[str], typer.Option("--only", metavar="ATOM", help="Keep only these atoms (repeatable); each must lie inside the parent's grants.")] = [],  # noqa: B006
-    audience: Annotated[list[str], typer.Option("--audience", metavar="SERVER", help="Keep only these servers.")] = [],  # noqa: B006
-    tool: Annotated[list[str], typer.Option("--tool", metavar="NAME", help="Keep only these tools.")] = [],  # noqa: B006
-    ttl: Annotated[Optional[str], typer.Option("--ttl", metavar="DURATION", help="A shorter lifetime from now.")] = None,
-    require_nonce: Annotated[bool, typer.Option("--require-nonce", help="Require execution nonces from here on.")] = False,
-    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write the child to a new file (mode 600).")] = None,
-) -> None:
-    """Make a narrower token chained to its parent, proven narrower with the pattern algebra.
-
-    Whoever holds a token may narrow it (the token carries the secret that signs the next
-    link); nobody holding the child can recover the parent. Exit 0 on success, 1 when the child
-    would widen anything (the counterexample is printed), 2 on bad input.
-    """
-    from bgc.commands import token as command
-
-    _run(lambda: command.attenuate(token, only, audience=audience, tools=tool, ttl=ttl, require_nonce=require_nonce, output=output))
-
-
-KernelKeyOption = Annotated[Optional[str], typer.Option("--kernel-key", metavar="KEY", help="The kernel's private key: signs and checks execution nonces.")]
-StoreOption = Annotated[str, typer.Option("--store", metavar="FILE", help="The kernel's SQLite store (consumed nonces).")]
-
-
-@app.command("authorize")
-def authorize_command(
-    messages: Annotated[Optional[list[str]], typer.Argument(metavar="[MESSAGES]...", help="Files of AgentMessage JSON lines; stdin when none (or -).")] = None,
-    policy: TrustPolicyOption = None,
-    issuer: IssuerOption = [],  # noqa: B006
-    kernel_key: KernelKeyOption = None,
-    store: StoreOption = ".bgc/kernel.db",
-    require_nonce: Annotated[bool, typer.Option("--require-nonce", help="Every ToolCallRequest needs an execution nonce.")] = False,
-    token: Annotated[list[str], typer.Option("--token", metavar="FILE", help="The session's tokens, listed by ListCapabilities.")] = [],  # noqa: B006
-    output_format: Annotated[Literal["json", "text"], typer.Option("--format", metavar="FORMAT", help="json (one object per line) or text.")] = "json",
-) -> None:
-    """Answer AgentMessage values (JSON lines, serde's externally tagged shape) with a decision,
-    the reason and the check that decided, one line each, in order.
-
-    Exit 0 when every message was allowed (or answered), 1 when any was refused, 2 on bad usage.
-    """
-    from bgc.commands import authorize as command
-
-    _run(lambda: command.authorize(
-        messages or [], policy=policy, issuer_keys=issuer, kernel_key=kernel_key, store=store,
-        require_nonce=require_nonce, tokens=token, output_format=output_format,
-    ))  # fmt: skip
-
-
-@app.command("preflight")
-def preflight_command(
-    message: Annotated[str, typer.Argument(help="A file holding one ToolCallRequest JSON line (- reads stdin).")],
-    kernel_key: Annotated[str, typer.Option("--kernel-key", metavar="KEY", help="The kernel's private key, which signs the nonce.")],
-    policy: TrustPolicyOption = None,
-    issuer: IssuerOption = [],  # noqa: B006
-    store: StoreOption = ".bgc/kernel.db",
-    nonce_only: Annotated[bool, typer.Option("--nonce-only", help="Print only the nonce, not the completed message.")] = False,
-) -> None:
-    """Strict execution preflight: check a ToolCallRequest as authorize would, then print it
-    with an execution nonce bound to exactly this request (short-lived, usable once).
-
-    Exit 0 with the nonce, 1 when the request would be refused (the check is named), 2 on bad input.
-    """
-    from bgc.commands import authorize as command
-
-    _run(lambda: command.preflight(message, kernel_key=kernel_key, policy=policy, issuer_keys=issuer, store=store, nonce_only=nonce_only))
+# The other adapters register their commands on the same app, after these (the order of `--help`).
+from bgc import cli_ledger, cli_kernel  # noqa: E402, F401, I001
 
 
 def main() -> None:

@@ -261,10 +261,24 @@ NONCE_REPLAYED = _code("BGC523", ERROR, "an execution nonce used again (replay)"
 TOKEN_CHAIN_WIDENS = _code(
     "BGC524", ERROR, "a token link not chained to its parent, or wider than it (with a counterexample)", _KERNEL
 )
+APPROVAL_FOR_ANOTHER_INTENT = _code(
+    "BGC525", ERROR, "an approval token whose intent is not the governed intent's permission request", _KERNEL
+)
+APPROVAL_NOT_BOUND = _code(
+    "BGC526", ERROR, "a governed intent that names no permission request of this kernel for this exact call", _KERNEL
+)
+PROPOSAL_TOO_WEAK = _code("BGC527", ERROR, "a threshold proposal weaker than the rule's approval requirement", _KERNEL)
+REQUEST_ENDED = _code("BGC528", ERROR, "a permission request rejected, cancelled, expired or already used", _KERNEL)
+LEDGER_UNAVAILABLE = _code(
+    "BGC529", ERROR, "an allow that could not be recorded in the ledger (so it is a deny)", _KERNEL
+)
 AUTHORIZED = _code("BGC530", NOTE, "allowed: every atom is granted", _KERNEL)
 HEARTBEAT = _code("BGC531", NOTE, "heartbeat answered", _KERNEL)
 PREFLIGHT_NOT_A_CALL = _code("BGC532", ERROR, "preflight of a message that is not a ToolCallRequest", _KERNEL)
 CAPABILITIES_LISTED = _code("BGC533", NOTE, "capabilities listed", _KERNEL)
+APPROVED_ONCE = _code(
+    "BGC534", NOTE, "allowed once: what needed approval was approved by enough trusted people", _KERNEL
+)
 BAD_TRUST = _code("BGC540", ERROR, "a bad `trust` declaration in a policy", _ERRORS)
 APPROVER_NOT_BOUND = _code("BGC541", WARNING, "an approver no `trust approver` binds to a key", _LINTS)
 TOKEN_CANNOT_BE_MADE = _code(

@@ -79,19 +79,20 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     "gate": FastCommand(
         {"--root": Option("root"), "--format": Option("output_format", ("text", "json")), "--input-format": _INPUT,
          "--policy": Option("policy"), "--expect-plan": Option("expect_plan", repeatable=True), "--color": _COLOR,
-         "--quiet": _QUIET, "--call": Option("call", flag=True)},
+         "--quiet": _QUIET, "--call": Option("call", flag=True), "--ledger": Option("ledger")},
         {"-p": "--policy", "-q": "--quiet"}, 1, _gate,
     ),
     "compile": FastCommand(
         {"--policy": Option("policy"), "--mode": Option("mode"),
          "--format": Option("output_format", ("text", "json", "yaml", "cbor", "sarif", "github")),
          "--output": Option("output"), "--fail-on": Option("fail_on", ("denied", "ask", "narrowed", "never")),
-         "--input-format": _INPUT, "--color": _COLOR, "--quiet": _QUIET},
+         "--input-format": _INPUT, "--color": _COLOR, "--quiet": _QUIET, "--ledger": Option("ledger")},
         {"-p": "--policy", "-m": "--mode", "-f": "--format", "-o": "--output", "-q": "--quiet"}, 1, _compile,
     ),
     "hook": FastCommand(
         {"--policy": Option("policy"), "--plan": Option("plan"), "--mode": Option("mode"),
-         "--unknown": Option("unknown", ("ask", "deny")), "--timeout": Option("timeout")},
+         "--unknown": Option("unknown", ("ask", "deny")), "--timeout": Option("timeout"), "--store": Option("store"),
+         "--asks": Option("asks", ("agent", "bgc"))},
         {"-p": "--policy", "-m": "--mode"}, 1, _hook, reads_stdin=False,
     ),
 }  # fmt: skip

@@ -72,6 +72,11 @@ class Record:
     request: str | None = None
     """The id of the permission request an approval, rejection or cancellation answers."""
     approvers: tuple[str, ...] = ()
+    atoms: tuple[str, ...] = ()
+    """Every atom a call needed (``atom`` is for a decision about one atom alone)."""
+    rules: tuple[str, ...] = ()
+    """Every rule that decided one of those atoms, when more than ``rule`` did (an allow of a
+    call granted by two rules names both, so ``log stats --per-rule`` counts a hit for each)."""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -91,8 +96,9 @@ class Record:
             value = getattr(self, name)
             if value is not None:
                 body[name] = value
-        if self.approvers:
-            body["approvers"] = list(self.approvers)
+        for name in ("approvers", "atoms", "rules"):
+            if getattr(self, name):
+                body[name] = list(getattr(self, name))
         return body
 
 
@@ -214,7 +220,7 @@ def matching(
         body = entry.body
         if session is not None and body.get("session") != session:
             continue
-        if rule is not None and body.get("rule") != rule:
+        if rule is not None and body.get("rule") != rule and rule not in body.get("rules", ()):
             continue
         if decision is not None and body.get("decision") != decision:
             continue
@@ -232,9 +238,10 @@ def per_rule(entries: Iterable[Entry], rules: Sequence[str] = ()) -> dict[str, d
     that never fired shows with no hits."""
     counts: dict[str, dict[str, int]] = {rule: {} for rule in rules}
     for entry in entries:
-        rule = entry.body.get("rule") or "(no rule)"
-        by_decision = counts.setdefault(rule, {})
-        by_decision[entry.body["decision"]] = by_decision.get(entry.body["decision"], 0) + 1
+        decision = entry.body["decision"]
+        for rule in entry.body.get("rules") or [entry.body.get("rule") or "(no rule)"]:
+            by_decision = counts.setdefault(rule, {})
+            by_decision[decision] = by_decision.get(decision, 0) + 1
     return counts
 
 
@@ -244,13 +251,13 @@ def opa_decision(entry: Entry) -> dict[str, Any]:
     import datetime
 
     body = entry.body
-    call = {name: body[name] for name in ("tool", "server", "params", "atom") if name in body}
+    call = {name: body[name] for name in ("tool", "server", "params", "atom", "atoms") if name in body}
     ids = {
         name: body[name] for name in ("session", "order", "plan", "policy", "token", "nonce", "request") if name in body
     }
     stamp = datetime.datetime.fromtimestamp(body["time"], datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     result: dict[str, Any] = {"decision": body["decision"]}
-    for name in ("rule", "reason", "approvers"):
+    for name in ("rule", "rules", "reason", "approvers"):
         if name in body:
             result[name] = body[name]
     return {

@@ -15,9 +15,20 @@ Fail-closed rules, stated once:
   an argument check is bypassed. A request among them gets a JSON-RPC error.
 - ``deny`` and ``ask`` are answered by the proxy with a tool result whose ``isError`` is true and
   whose text names the rule that decided (the shape the MCP specification prescribes for tool
-  errors, so the model sees the reason). An ``ask`` cannot be approved through the proxy yet, so
-  it is refused as "needs approval". A ``tools/call`` sent as a notification (no id) that is not
-  allowed is dropped.
+  errors, so the model sees the reason). A ``tools/call`` sent as a notification (no id) that is
+  not allowed is dropped.
+- An ``ask`` is a permission request people answer (``bgc approve ID``). With
+  ``wait_seconds`` the call is held that long (other messages keep flowing) while the request
+  is pending: approved → decided again (which uses the approval, once) and forwarded only if that
+  decision allows; rejected, expired or still pending at the deadline → refused with the
+  request's id. A client that cancels the held call (``notifications/cancelled``) or goes away
+  cancels the request (PermissionCancelled): later answers no longer count.
+- Where the client declared the ``elicitation`` capability and the ask is one any one person may
+  answer (``approvals 1``, no names), the proxy also asks the person at the client
+  (``elicitation/create``, a yes/no form): accepted with ``allow`` true → the call runs once;
+  declined → refused. An elicitation answer is unsigned and says nothing of *who* answered, so it
+  never meets a rule that names approvers or needs more than one. The client's answer to the
+  proxy's own request is never forwarded to the server.
 - Every other message passes through untouched, byte for byte, in both directions: ids,
   notifications, cancellations, progress and server-to-client requests included.
 - The decision function raising is a deny, never a forward.
@@ -28,6 +39,7 @@ Fail-closed rules, stated once:
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -53,10 +65,33 @@ class ToolVerdict:
 
     effect: str
     reason: str
+    request: str | None = None
+    """For ``ask``: the permission request people answer."""
+    anyone: bool = False
+    """For ``ask``: any one person may answer it (the person at the client, by elicitation)."""
 
 
 #: Decides one call: (tool name, its arguments) → verdict. The proxy supplies the server's name.
 Decide = Callable[[str, Mapping[str, Any]], ToolVerdict]
+
+
+class Approvals:
+    """How the proxy follows a permission request while it holds a call: where it stands
+    (``pending``, ``approved``, ``rejected``, ``cancelled``, ``expired``), and cancelling it.
+    Both are called from the thread that holds the call."""
+
+    def state(self, request: str) -> str:
+        raise NotImplementedError
+
+    def cancel(self, request: str) -> None:
+        raise NotImplementedError
+
+    def elicited(self, request: str, allowed: bool) -> bool:
+        """The person at the client answered: use the request (allowed) or end it (declined),
+        and record it; False when it can no longer be answered (used, gone)."""
+        raise NotImplementedError
+
+
 #: Whether a tool may be offered in ``tools/list`` at all (used only with ``filter_tools``).
 Offered = Callable[[str], bool]
 
@@ -106,6 +141,13 @@ class ProxyOptions:
     filter_tools: bool = False
     max_message_bytes: int = MAX_MESSAGE_BYTES
     shutdown_grace_seconds: float = SHUTDOWN_GRACE_SECONDS
+    wait_seconds: float = 0.0
+    """How long a call that needs approval is held for people to answer (0: refused at once)."""
+    poll_seconds: float = 0.5
+    elicit: bool = True
+    """Offer an ask any one person may answer to the client's own dialog (when it has one)."""
+    elicit_seconds: float = 120.0
+    """How long that dialog may stay open when ``wait_seconds`` is shorter."""
 
 
 class McpProxy:
@@ -118,6 +160,7 @@ class McpProxy:
         options: ProxyOptions,
         *,
         offered: Offered | None = None,
+        approvals: Approvals | None = None,
         client_in: IO[bytes] | None = None,
         client_out: IO[bytes] | None = None,
         log: IO[str] | None = None,
@@ -125,6 +168,7 @@ class McpProxy:
         self.command = list(command)
         self.decide = decide
         self.offered = offered
+        self.approvals = approvals
         self.options = options
         self.client_in = client_in if client_in is not None else sys.stdin.buffer
         self.client_out = client_out if client_out is not None else sys.stdout.buffer
@@ -133,6 +177,11 @@ class McpProxy:
         self._state_lock = threading.Lock()
         self._waiting: dict[str, object] = {}  # json key of id → id, client requests the server owes
         self._tool_lists: set[str] = set()  # ids of client tools/list requests (filtered answers)
+        self._held: dict[str, threading.Event] = {}  # json key of id → cancel event, calls awaiting approval
+        self._elicitations: dict[str, list[Any]] = {}  # the proxy's own request id → [the client's answer]
+        self._client_elicits = False
+        self._elicit_ids = itertools.count(1)
+        self._server_lock = threading.Lock()
         self._client_gone = threading.Event()
 
     # ---- output -------------------------------------------------------------------------------
@@ -203,17 +252,143 @@ class McpProxy:
         if verdict.effect == "allow":
             self._forward(message, line, server_in)
             return
-        reason = verdict.reason if verdict.effect == "deny" else f"needs approval: {verdict.reason}"
+        elicit = self._client_elicits and self.options.elicit and verdict.anyone
+        if (
+            verdict.effect == "ask" and verdict.request is not None and is_request and self.approvals is not None
+            and (self.options.wait_seconds > 0 or elicit)
+        ):  # fmt: skip
+            self._hold(message, line, server_in, verdict, elicit)
+            return
+        self._refuse(message, name, verdict)
+
+    def _refuse(self, message: dict[str, Any], name: str, verdict: ToolVerdict) -> None:
+        reason = verdict.reason
+        if verdict.effect == "ask" and not reason.startswith("needs approval"):
+            reason = f"needs approval: {reason}"
         self._say(f"{verdict.effect} {self.options.server}/{name}: {reason}")
-        if is_request:
+        if "id" in message:
             text = f"bgc refused this call to {name!r} on {self.options.server!r}: {reason}"
             self._send(
                 {
                     "jsonrpc": "2.0",
-                    "id": request_id,
+                    "id": message["id"],
                     "result": {"content": [{"type": "text", "text": text}], "isError": True},
                 }
             )
+
+    def _hold(
+        self, message: dict[str, Any], line: bytes, server_in: IO[bytes], verdict: ToolVerdict, elicit: bool
+    ) -> None:
+        """Hold a call that needs approval in its own thread, so other messages keep flowing."""
+        key = json.dumps(message["id"], sort_keys=True)
+        cancelled = threading.Event()
+        with self._state_lock:
+            self._held[key] = cancelled
+        self._say(f"holding {self.options.server}/{message['params']['name']} for approval: {verdict.reason}")
+        answer = self._elicit(message, verdict) if elicit else None
+        threading.Thread(
+            target=self._await_approval, args=(message, line, server_in, verdict, key, cancelled, answer), daemon=True,
+            name=f"approval {verdict.request}",
+        ).start()  # fmt: skip
+
+    def _elicit(self, message: dict[str, Any], verdict: ToolVerdict) -> list[Any]:
+        """Ask the person at the client (``elicitation/create``); the returned list receives
+        their answer (the client's response message) when it comes."""
+        with self._state_lock:
+            own_id = f"bgc-elicit-{next(self._elicit_ids)}"
+            answer: list[Any] = []
+            self._elicitations[json.dumps(own_id)] = answer
+        name = message["params"]["name"]
+        arguments = json.dumps(message["params"].get("arguments", {}), ensure_ascii=False, sort_keys=True)
+        text = f"bgc: allow {name!r} on {self.options.server!r} once?\n{arguments[:600]}\n{verdict.reason}"
+        schema = {"type": "object", "properties": {"allow": {"type": "boolean", "title": "Allow this call once",
+                  "description": "Runs this exact call one time; nothing else."}}, "required": ["allow"]}  # fmt: skip
+        self._send({"jsonrpc": "2.0", "id": own_id, "method": "elicitation/create",
+                    "params": {"message": text, "requestedSchema": schema}})  # fmt: skip
+        return answer
+
+    def _elicited(self, message: dict[str, Any]) -> bool:
+        """The client's answer to one of the proxy's own elicitations (never forwarded)."""
+        with self._state_lock:
+            answer = self._elicitations.pop(json.dumps(message.get("id")), None)
+        if answer is None:
+            return False
+        answer.append(message)
+        return True
+
+    def _note_capabilities(self, message: dict[str, Any]) -> None:
+        """Whether the client can show a form (``capabilities.elicitation``, form mode)."""
+        params = message.get("params")
+        capabilities = params.get("capabilities") if isinstance(params, dict) else None
+        elicitation = capabilities.get("elicitation") if isinstance(capabilities, dict) else None
+        self._client_elicits = isinstance(elicitation, dict) and (
+            "form" in elicitation or not ({"form", "url"} & set(elicitation))
+        )
+
+    def _await_approval(
+        self, message: dict[str, Any], line: bytes, server_in: IO[bytes], verdict: ToolVerdict, key: str,
+        cancelled: threading.Event, elicitation: list[Any] | None,
+    ) -> None:  # fmt: skip
+        import time
+
+        assert self.approvals is not None and verdict.request is not None
+        name, arguments = message["params"]["name"], message["params"].get("arguments", {})
+        wait = self.options.wait_seconds
+        deadline = time.monotonic() + (max(wait, self.options.elicit_seconds) if elicitation is not None else wait)
+        try:
+            while True:
+                if cancelled.wait(self.options.poll_seconds):
+                    self.approvals.cancel(verdict.request)
+                    self._say(f"cancelled permission request {verdict.request}: the client no longer waits")
+                    return
+                if elicitation:
+                    answered = _elicitation_answer(elicitation.pop())
+                    if answered is not None:
+                        used = self.approvals.elicited(verdict.request, answered)
+                        verdict = (
+                            ToolVerdict("allow", f"approved once at the MCP client ({verdict.request})")
+                            if answered and used
+                            else ToolVerdict("deny", f"declined at the MCP client ({verdict.request})")
+                            if not answered
+                            else ToolVerdict("deny", f"permission request {verdict.request} can no longer be used")
+                        )
+                        break
+                    elicitation = None  # closed without an answer: people may still answer with bgc approve
+                state = self.approvals.state(verdict.request)
+                if state != "pending":
+                    verdict = self._decide(name, arguments)  # uses the answer: once, and recorded
+                    break
+                if time.monotonic() >= deadline:
+                    verdict = ToolVerdict(
+                        "ask", f"{verdict.reason}; no decision within {self.options.wait_seconds:g} s"
+                    )
+                    break
+        except Exception as error:  # noqa: BLE001 - following a request that fails is a deny
+            verdict = ToolVerdict(
+                "deny", f"bgc could not follow the permission request ({type(error).__name__}: {error})"
+            )
+        finally:
+            with self._state_lock:
+                self._held.pop(key, None)
+        if verdict.effect == "allow":
+            try:
+                self._forward(message, line, server_in)
+            except (BrokenPipeError, OSError, ValueError):
+                self._error(message["id"], INTERNAL_ERROR, "the MCP server stopped reading before the approved call")
+            return
+        self._refuse(message, name, verdict)
+
+    def _cancel_held(self, message: dict[str, Any]) -> bool:
+        """A client's ``notifications/cancelled`` for a call held for approval: cancel it there."""
+        params = message.get("params")
+        if not isinstance(params, dict) or "requestId" not in params:
+            return False
+        with self._state_lock:
+            held = self._held.get(json.dumps(params["requestId"], sort_keys=True))
+        if held is None:
+            return False
+        held.set()
+        return True
 
     def _forward(self, message: dict[str, Any], line: bytes, server_in: IO[bytes]) -> None:
         if "method" in message and "id" in message:
@@ -224,8 +399,9 @@ class McpProxy:
                     self._tool_lists.add(key)
         if not line.endswith(b"\n"):
             line += b"\n"
-        server_in.write(line)
-        server_in.flush()
+        with self._server_lock:
+            server_in.write(line)
+            server_in.flush()
 
     def _pump_client(self, server_in: IO[bytes]) -> None:
         try:
@@ -242,13 +418,23 @@ class McpProxy:
                     self._error(refusal.request_id, refusal.code, refusal.message)
                     self._say(f"refused a client line: {refusal.message}")
                     continue
+                if message.get("method") == "initialize":
+                    self._note_capabilities(message)
+                if "method" not in message and self._elicited(message):
+                    continue  # the answer to the proxy's own question: the server never asked it
                 if message.get("method") == "tools/call":
                     self._tool_call(message, line, server_in)
+                elif message.get("method") == "notifications/cancelled" and self._cancel_held(message):
+                    continue  # the server never saw the held call: nothing to tell it
                 else:
                     self._forward(message, line, server_in)
         except (BrokenPipeError, OSError, ValueError):
             self._say("the server stopped reading its input")
         finally:
+            with self._state_lock:
+                held = list(self._held.values())
+            for cancelled in held:  # the client is gone: nobody waits for these calls any more
+                cancelled.set()
             try:
                 server_in.close()
             except OSError:
@@ -328,8 +514,28 @@ class McpProxy:
             return child.wait()
 
 
-def run_proxy(command: Sequence[str], decide: Decide, options: ProxyOptions, *, offered: Offered | None = None) -> int:
+def _elicitation_answer(response: Any) -> bool | None:
+    """True: accepted with ``allow`` true; False: declined (or accepted saying no); None: closed
+    without an answer, or an answer bgc cannot read (never an allow)."""
+    result = response.get("result") if isinstance(response, dict) else None
+    if not isinstance(result, dict):
+        return None
+    action = result.get("action")
+    content = result.get("content")
+    if action == "accept" and isinstance(content, dict) and isinstance(content.get("allow"), bool):
+        return content["allow"]
+    return False if action == "decline" else None
+
+
+def run_proxy(
+    command: Sequence[str],
+    decide: Decide,
+    options: ProxyOptions,
+    *,
+    offered: Offered | None = None,
+    approvals: Approvals | None = None,
+) -> int:
     """Run the proxy on this process's standard streams; the exit status is the server's."""
     if not command:
         raise ValueError("no server command")
-    return McpProxy(command, decide, options, offered=offered).run()
+    return McpProxy(command, decide, options, offered=offered, approvals=approvals).run()

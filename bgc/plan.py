@@ -170,6 +170,11 @@ class NeedResult:
     reason: str
     rule: RuleRef | None = field(default=None, compare=False)
     """The rule that decided it, when one did (its place is in ``reason`` too, which plans keep)."""
+    approvals: tuple[Approvals, ...] = field(default=(), compare=False)
+    """For ``ask``: every requirement that applies (all must be met), as the gate found them;
+    what an enforcer turns into a permission request (``reason`` says it in words)."""
+    asked_by: tuple[RuleRef, ...] = field(default=(), compare=False)
+    """For ``ask``: every ask rule whose requirement applies."""
 
     def to_data(self) -> dict[str, Any]:
         return {"atom": self.atom, "effect": self.effect, "reason": self.reason}
@@ -760,8 +765,8 @@ class Gate:
         if decision.effect == "ask":
             by = f" (ask {', '.join(map(str, decision.asked_by))})" if decision.asked_by else ""
             reason = "awaits " + approvals_text(decision.approvals) + by
-        else:
-            reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
+            return NeedResult(atom, "ask", reason, decision.rule, decision.approvals, decision.asked_by)
+        reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
         return NeedResult(atom, decision.effect, reason, decision.rule)
 
     def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:

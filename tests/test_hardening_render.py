@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bgc.compiler import Compiler, explain
 from bgc.errors import BgcError, Span
@@ -314,3 +316,14 @@ def test_every_package_ships_in_the_wheel() -> None:
     listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(init.parent.relative_to(root).parts) for init in (root / "bgc").rglob("__init__.py")}
     assert found <= listed, sorted(found - listed)
+
+
+@given(st.dictionaries(st.text(max_size=8), st.text(max_size=12), max_size=4))
+def test_yaml_output_reads_back_as_the_same_text_whatever_line_breaks_it_holds(data: dict) -> None:
+    """PyYAML folds NEL (and other Unicode line breaks) in quoted scalars into spaces unless the
+    writer double-quotes them: a plan or order written as YAML must read back exactly."""
+    import yaml
+
+    from bgc.render.plans import render_data
+
+    assert yaml.safe_load(render_data(data, "yaml")) == data

@@ -13,11 +13,12 @@ from bgc.kernel.messages import Conflict, authorization_conflict, read_message
 from bgc.kernel.nonce import issue_nonce, request_digest
 from tests.kernel_support import KERNEL, NOW
 
-INTENT = {"kind": "db.migrate", "payload": {"ticket": 42}}
+REQUEST = "sha256:" + "1" * 64
+INTENT = {"kind": "bgc.PermissionRequest", "payload": REQUEST}
 
 
-def approval(name: str) -> dict:
-    return {"approver": name, "intent": "sha256:" + "1" * 64, "signature": "c2ln"}
+def approval(name: str, intent: str = REQUEST) -> dict:
+    return {"approver": name, "intent": intent, "time": NOW, "signature": "c2ln"}
 
 
 def message(**fields: object) -> str:
@@ -89,7 +90,7 @@ def test_a_message_a_library_caller_builds_is_checked_for_conflicts_first() -> N
 def parsed_approval(name: str):  # type: ignore[no-untyped-def]
     from bgc.kernel.messages import ApprovalToken
 
-    return ApprovalToken(name, "sha256:" + "1" * 64, "c2ln")
+    return ApprovalToken(name, REQUEST, NOW, b"sig")
 
 
 def test_a_nonce_bound_to_another_request() -> None:
@@ -123,6 +124,10 @@ def test_unknown_fields_refuse_the_whole_message(line: str) -> None:
         {"params": ["/src/a.py"]}, {"params": "path"}, {"approval_tokens": None}, {"approval_tokens": {}},
         {"governed_intent": "migrate"}, {"governed_intent": {"kind": 1, "payload": 1}},
         {"approval_token": "alice"}, {"governed_intent": INTENT, "approval_token": {**approval("a"), "approver": 1}},
+        {"governed_intent": INTENT, "approval_token": {**approval("a"), "signature": "c2ln=="}},
+        {"governed_intent": INTENT, "approval_token": {**approval("a"), "signature": "not base64!"}},
+        {"governed_intent": INTENT, "approval_token": {**approval("a"), "time": "now"}},
+        {"governed_intent": INTENT, "approval_token": {k: v for k, v in approval("a").items() if k != "time"}},
         {"governed_intent": INTENT, "approval_tokens": [approval("a")], "threshold_approval_proposal": {"threshold": "1", "approvers": ["a"]}},
         {"governed_intent": INTENT, "approval_tokens": [approval("a")], "threshold_approval_proposal": {"threshold": 1.0, "approvers": ["a"]}},
         {"governed_intent": INTENT, "approval_tokens": [approval("a")], "threshold_approval_proposal": {"threshold": True, "approvers": ["a"]}},

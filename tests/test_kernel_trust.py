@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bgc.checks import check_paths
 
+from bgc.checks import check_paths
 from bgc.policy.format import format_source
 from bgc.policy.loader import load_policy
 from bgc.policy.parser import PolicyError, parse_source

@@ -38,11 +38,11 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "analysis": (
         "bgc.lints", "bgc.expects", "bgc.checks", "bgc.testing", "bgc.outcomes", "bgc.config", "bgc.diff",
     ),
-    "runtime": ("bgc.calls", "bgc.kernel", "bgc.shell", "bgc.approvals", "bgc.ledger", "bgc.store"),
+    "runtime": ("bgc.calls", "bgc.enforce", "bgc.kernel", "bgc.shell", "bgc.approvals", "bgc.ledger", "bgc.store"),
     "adapters": (
         "bgc.hooks", "bgc.hook", "bgc.adapters", "bgc.mcp", "bgc.mcp_proxy", "bgc.importers", "bgc.claude_import",
     ),
-    "app": ("bgc.commands", "bgc.render", "bgc.cli", "bgc.launch", "bgc.guard", "bgc.__main__"),
+    "app": ("bgc.commands", "bgc.render", "bgc.cli", "bgc.cli_base", "bgc.cli_kernel", "bgc.cli_ledger", "bgc.launch", "bgc.guard", "bgc.__main__"),
 }  # fmt: skip
 """Each layer's modules and packages (a package stands for everything in it; the longest
 matching name decides, so ``bgc.render.fields`` is core while the rest of ``bgc.render`` is app)."""

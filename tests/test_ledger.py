@@ -258,3 +258,32 @@ def test_a_store_that_cannot_be_opened_is_a_located_error(tmp_path: Path) -> Non
     (tmp_path / "dir.db").mkdir()
     result = bgc("log", "verify", "--store", str(tmp_path / "dir.db"))
     assert result.exit_code == 2 and "dir.db" in result.output
+
+
+def test_log_show_names_its_formats_for_an_unknown_one(tmp_path: Path) -> None:
+    shown = bgc("log", "show", "--format", "xml", "--store", str(tmp_path / "k.db"))
+    assert shown.exit_code == 2 and "one of text, json, opa" in shown.output
+
+
+def test_compile_and_gate_append_their_decisions_when_given_a_ledger(tmp_path: Path) -> None:
+    store = str(tmp_path / "ledger.db")
+    order = "examples/orders/analyse.yaml"
+    plan = tmp_path / "plan.json"
+    assert bgc("compile", order, "-p", "policies/default.bgp", "-f", "json", "-o", str(plan), "--ledger", store).exit_code == 1
+    assert bgc("gate", str(plan), "fs:read:/src/a.py", "fs:read:/.env", "--ledger", store).exit_code == 4
+    shown = bgc("log", "show", "--store", store, "--format", "json")
+    entries = [json.loads(line) for line in shown.stdout.splitlines()]
+    compiled = [entry for entry in entries if entry["kind"] == "compile"]
+    assert compiled and all(entry["order"].startswith("sha256:") and entry["plan"] and entry["policy"] for entry in compiled)
+    assert compiled[0]["atom"] == "fs:read:/**" and compiled[0]["decision"] == "narrowed"
+    gated = [(entry["decision"], entry["atom"], entry.get("rule", "")) for entry in entries if entry["kind"] == "gate"]
+    assert gated[0][:2] == ("allow", "fs:read:/src/a.py")
+    assert gated[1][:2] == ("deny", "fs:read:/.env") and gated[1][2].startswith("base.bgp:")
+    assert bgc("log", "verify", "--store", store).exit_code == 0
+
+
+def test_a_ledger_that_cannot_be_opened_stops_compile_and_gate_before_anything_is_decided(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    compiled = bgc("compile", "examples/orders/analyse.yaml", "-p", "policies/default.bgp", "--ledger", str(blocker / "x.db"))
+    assert compiled.exit_code == 2 and compiled.stdout == ""

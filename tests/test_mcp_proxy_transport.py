@@ -42,7 +42,10 @@ def table(tool: str, arguments: Any) -> ToolVerdict:
 class Session:
     """A proxy running in a thread: the test is its client, the echo server its child."""
 
-    def __init__(self, record: Path, *, command: list[str] | None = None, grace: float = 5.0) -> None:
+    def __init__(
+        self, record: Path, *, command: list[str] | None = None, grace: float = 5.0, decide: Any = table,
+        wait: float = 0.0, approvals: Any = None,
+    ) -> None:  # fmt: skip
         self.record = record
         os.environ["BGC_TEST_MCP_RECORD"] = str(record)
         client_read, self._to_proxy = os.pipe()
@@ -50,8 +53,9 @@ class Session:
         self.log = io.StringIO()
         self.proxy = McpProxy(
             command or [sys.executable, ECHO],
-            table,
-            ProxyOptions(server="files", shutdown_grace_seconds=grace),
+            decide,
+            ProxyOptions(server="files", shutdown_grace_seconds=grace, wait_seconds=wait, poll_seconds=0.05),
+            approvals=approvals,
             client_in=os.fdopen(client_read, "rb"),
             client_out=os.fdopen(client_write, "wb"),
             log=self.log,

@@ -9,6 +9,7 @@ import json
 import time
 from typing import Any
 
+from bgc.commands.io import Result, lines_result
 from bgc.errors import ExitCode, InputError, Span, UsageError
 
 
@@ -38,7 +39,7 @@ def _request(store: Any, request_id: str) -> tuple[Any, int | None]:
     return loaded
 
 
-def pending(location: str, *, policy: str | None, output_format: str, everything: bool) -> tuple[ExitCode, list[str]]:
+def pending(location: str, *, policy: str | None, output_format: str, everything: bool) -> Result:
     """Live requests (``everything``: also answered, cancelled and expired ones that are kept)."""
     from bgc.approvals import load_request, stored_standing
     from bgc.render.fields import escape_field
@@ -66,12 +67,13 @@ def pending(location: str, *, policy: str | None, output_format: str, everything
                 lines.append("\t".join(escape_field(field) for field in fields))
     finally:
         store.close()
-    return ExitCode.OK, lines
+    return lines_result(ExitCode.OK, lines)
 
 
 def answer(location: str, request_id: str, decision: str, *, key_path: str, approver: str | None,
-           policy: str | None, suggest: bool) -> tuple[ExitCode, list[str]]:  # fmt: skip
-    """Sign ``decision`` (allow-once or reject) for one request with the approver's key."""
+           policy: str | None, suggest: bool, carry: bool = False) -> Result:  # fmt: skip
+    """Sign ``decision`` (allow-once or reject) for one request with the approver's key; with
+    ``carry``, also print it as the approval token an agent carries to the kernel."""
     from bgc import ledger
     from bgc.approvals import encode_answer, sign_answer, stored_standing, suggest_rule
     from bgc.kernel.keys import load_private
@@ -107,10 +109,15 @@ def answer(location: str, request_id: str, decision: str, *, key_path: str, appr
     ]
     if suggest:
         lines.append(suggest_rule(request, name))
-    return ExitCode.OK, lines
+    if carry:
+        from bgc.kernel.keys import b64url
+
+        token = {"approver": name, "intent": request_id, "time": signed.time, "signature": b64url(signed.signature)}
+        lines.append(json.dumps(token, sort_keys=True))
+    return lines_result(ExitCode.OK, lines)
 
 
-def cancel(location: str, request_id: str) -> tuple[ExitCode, list[str]]:
+def cancel(location: str, request_id: str) -> Result:
     """PermissionCancelled: the request takes no more answers."""
     from bgc import ledger
 
@@ -122,12 +129,12 @@ def cancel(location: str, request_id: str) -> tuple[ExitCode, list[str]]:
         ledger.append(store, ledger.Record("cancel", "cancelled", now, request=request_id))
     finally:
         store.close()
-    return ExitCode.OK, [f"{request_id}: cancelled; answers given from now on do not count"]
+    return lines_result(ExitCode.OK, [f"{request_id}: cancelled; answers given from now on do not count"])
 
 
 def set_mode(
     location: str, session: str, mode: str, *, key_path: str, approver: str | None, policy: str | None
-) -> tuple[ExitCode, list[str]]:
+) -> Result:
     """A person's signed choice of a session's mode, kept in the store and the ledger."""
     from bgc import ledger
     from bgc.approvals import sign_mode
@@ -154,10 +161,10 @@ def set_mode(
         ledger.append(store, ledger.Record("mode", f"set {mode}", now, session=session, approvers=(name,)))
     finally:
         store.close()
-    return ExitCode.OK, [f"session {session}: mode {mode}, set by {name}"]
+    return lines_result(ExitCode.OK, [f"session {session}: mode {mode}, set by {name}"])
 
 
-def show_mode(location: str, session: str, *, policy: str | None) -> tuple[ExitCode, list[str]]:
+def show_mode(location: str, session: str, *, policy: str | None) -> Result:
     from bgc.approvals import decode_mode, effective_mode, trusted_approvers
     from bgc.commands import io
 
@@ -169,5 +176,5 @@ def show_mode(location: str, session: str, *, policy: str | None) -> tuple[ExitC
         store.close()
     chosen = effective_mode(session, decisions, trusted_approvers(loaded.trust), loaded.modes)
     if chosen is None:
-        return ExitCode.OK, [f"session {session}: the policy's default mode (no mode chosen by a person)"]
-    return ExitCode.OK, [f"session {session}: mode {chosen.mode}, set by {chosen.approver}"]
+        return lines_result(ExitCode.OK, [f"session {session}: the policy's default mode (no mode chosen by a person)"])
+    return lines_result(ExitCode.OK, [f"session {session}: mode {chosen.mode}, set by {chosen.approver}"])

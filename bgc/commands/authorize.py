@@ -13,28 +13,40 @@ from bgc.errors import ExitCode, UsageError
 DEFAULT_STORE = os.path.join(".bgc", "kernel.db")
 
 
+NO_STORE = "none"
+
+
 def kernel(
     policy: str | None, issuer_keys: Sequence[str], kernel_key: str | None, store: str,
     require_nonce: bool = False, tokens: Sequence[str] = (),
 ) -> Any:  # fmt: skip
-    """The kernel the flags describe: trusted issuers, its key and store (for nonces)."""
+    """The kernel the flags describe: trusted issuers and approvers (the policy's ``trust``
+    lines), its key (for nonces) and its store (nonces, permission requests, the ledger, which
+    records every decision; ``none``: no store, so nothing needing approval or a nonce passes)."""
     from bgc.commands.key import resolve
     from bgc.commands.token import issuers, read_token_text
     from bgc.kernel.authorize import Kernel
     from bgc.kernel.keys import load_private
 
     trusted = issuers(policy, issuer_keys)
+    approvers: dict[str, Any] = {}
+    if policy is not None:
+        from bgc.approvals import trusted_approvers
+        from bgc.commands import io
+
+        approvers = trusted_approvers(io.load_policy(policy, None)[0].trust)
     key = load_private(resolve(kernel_key, private=True)) if kernel_key else None
+    if key is None and require_nonce:
+        raise UsageError("--require-nonce needs --kernel-key (the key that signed the nonces)")
     opened = None
-    if key is not None:
+    if store != NO_STORE:
         from bgc.store import open_store
 
         if store == DEFAULT_STORE:
             os.makedirs(os.path.dirname(store), mode=0o700, exist_ok=True)
         opened = open_store(store)  # a SQLite file, or a postgresql:// database shared by a fleet
-    elif require_nonce:
-        raise UsageError("--require-nonce needs --kernel-key (the key that signed the nonces)")
-    return Kernel(trusted, key, opened, require_nonce, session_tokens=[read_token_text(path) for path in tokens])
+    return Kernel(trusted, key, opened, require_nonce, session_tokens=[read_token_text(path) for path in tokens],
+                  approvers=approvers, ledger=opened is not None)  # fmt: skip
 
 
 def _lines(paths: Sequence[str]) -> Iterator[str]:
@@ -55,7 +67,11 @@ def _text(data: dict[str, Any]) -> str:
     from bgc.render.fields import escape_field
 
     tail = f" (counterexample: {data['counterexample']})" if "counterexample" in data else ""
-    fields = [data["decision"], *([data["id"]] if "id" in data else []), f"{data['code']} {data['check']}: {data['reason']}{tail}"]
+    fields = [
+        data["decision"],
+        *([data["id"]] if "id" in data else []),
+        f"{data['code']} {data['check']}: {data['reason']}{tail}",
+    ]
     return "\t".join(escape_field(field, backslash=False) for field in fields)
 
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bgc.commands.io import Result
+
+if TYPE_CHECKING:
+    from bgc.plan import Plan
 
 
 def run(
@@ -19,12 +23,15 @@ def run(
     input_format: str | None = None,
     quiet: bool = False,
     color_choice: str = "auto",
+    ledger: str | None = None,
 ) -> Result:
     """Compile every order against one policy (one compiler: shared answers), then render, to
     ``output`` when given, else to stdout (nothing with ``quiet``: the exit code answers).
 
     Exit 0 when everything was granted as asked and every call is covered, 1 at ``fail_on`` or
-    worse; a bad order or policy raises (exit 2) before anything is written.
+    worse; a bad order or policy raises (exit 2) before anything is written. With ``ledger`` (a
+    store), every request's verdict is appended to the ledger there first; a store that cannot
+    record is exit 2, and nothing is written.
     """
     from bgc.commands import io
     from bgc.compiler import Compiler
@@ -35,6 +42,8 @@ def run(
     loaded, mode = io.load_policy(policy, mode)
     compiler = Compiler(loaded)
     plans = [(compiler.compile(load_order(path, input_format), mode), path) for path in orders]
+    if ledger is not None:
+        _record(ledger, [plan for plan, _ in plans], loaded.id())
     if output_format == "text":
         data = render.render_text(plans, output is None and use_color(color_choice, sys.stdout)).encode()
     elif output_format in ("sarif", "github"):
@@ -52,3 +61,29 @@ def run(
     if output is not None:
         return Result(code, files=((output, data),))
     return Result(code, b"" if quiet else data)
+
+
+def _record(location: str, plans: Sequence[Plan], policy_id: str) -> None:
+    """One ledger entry per requested atom: its verdict and the rules that decided it."""
+    import time
+
+    from bgc import ledger
+    from bgc.commands import io
+    from bgc.errors import InputError, Span
+    from bgc.store import StoreError
+
+    store = io.open_ledger(location)
+    now = int(time.time())
+    try:
+        for plan in plans:
+            plan_id = str(plan.id())
+            for request in plan.requests:
+                rules = tuple(str(rule) for rule in request.rules)
+                ledger.append(store, ledger.Record(
+                    "compile", request.verdict, now, order=plan.order, plan=plan_id, policy=policy_id,
+                    atom=request.atom, rule=rules[0] if len(rules) == 1 else None, rules=rules if len(rules) > 1 else (),
+                ))  # fmt: skip
+    except StoreError as error:
+        raise InputError(str(error), Span(location)) from None
+    finally:
+        store.close()

@@ -30,6 +30,7 @@ def run(
     quiet: bool = False,
     color_choice: str = "auto",
     call: bool = False,
+    ledger: str | None = None,
 ) -> ExitCode:
     """Read and pin the plan, then decide each atom (from ``atoms``, else stdin's lines), writing
     each answer as soon as it is decided (an enforcer reading line by line waits for it).
@@ -39,11 +40,13 @@ def run(
     human and none is denied, :attr:`ExitCode.DENIED` when any is denied. ``quiet`` prints
     nothing: the exit code alone answers. With ``call``, stdin's lines are tool calls as JSON
     objects instead, each decided through the tool declarations the plans carry (:mod:`bgc.calls`).
+    With ``ledger`` (a store), every decision is also appended to the ledger there; one that
+    cannot be recorded is answered deny.
     """
     from bgc.commands import io
     from bgc.documents import read_document
     from bgc.model import Digest, ModelError
-    from bgc.plan import Gate, plans_from_data
+    from bgc.plan import plans_from_data
 
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root!r} is not a directory")
@@ -56,11 +59,27 @@ def run(
     from_policy = Digest(io.load_policy(policy, None)[0].id()) if policy is not None else None
     document = read_document(plan, input_format)
     plans = document.build(lambda data: plans_from_data(data, expect_policy=from_policy, expect_plans=pinned))
-    if call:
-        if atoms:
-            raise UsageError("--call reads calls as JSON lines on stdin: give no ATOM arguments")
-        return _decide_calls(plans, root, output_format, quiet)
+    store = io.open_ledger(ledger)
+    try:
+        if call:
+            if atoms:
+                raise UsageError("--call reads calls as JSON lines on stdin: give no ATOM arguments")
+            return _decide_calls(plans, root, output_format, quiet, store)
+        return _decide_atoms(plans, atoms, root, output_format, quiet, color_choice, store)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _decide_atoms(
+    plans: Sequence[Plan], atoms: Sequence[str], root: str | None, output_format: str, quiet: bool,
+    color_choice: str, store: object,
+) -> ExitCode:  # fmt: skip
+    from bgc.commands import io
+    from bgc.plan import Gate
+
     checker = Gate(plans, root)
+    record = _recorder(plans, store)
     texts = list(atoms) if atoms else [line for line in io.stdin_lines() if line.strip()]
     if not texts:
         raise UsageError("no atoms to decide: give ATOM arguments or lines on stdin")
@@ -75,15 +94,41 @@ def run(
     worst = ExitCode.OK
     for text in texts:
         decision = checker.decide(text)
+        if record is not None:
+            decision = record(decision)
         worst = max(worst, EFFECT_CODES.get(decision.effect, ExitCode.DENIED))
         if not quiet:
             io.write_line(line(decision, color))
     return worst
 
 
-def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str, quiet: bool) -> ExitCode:
+def _recorder(plans: Sequence[Plan], store: object):  # type: ignore[no-untyped-def]
+    """What appends an atom's decision to the ledger and returns it (deny when unrecorded)."""
+    if store is None:
+        return None
+    import time
+
+    from bgc import ledger
+
+    plan_id = ",".join(str(plan.id()) for plan in plans)
+
+    def record(decision):  # type: ignore[no-untyped-def]
+        rule = str(decision.rule) if decision.rule is not None else None
+        entry = ledger.Record("gate", decision.effect, int(time.time()), plan=plan_id, atom=decision.atom, rule=rule,
+                              reason=decision.reason or None, rules=tuple(map(str, decision.asked_by)))  # fmt: skip
+        try:
+            ledger.append(store, entry)
+        except Exception as error:  # noqa: BLE001 - a decision that cannot be recorded is not allowed
+            return decision._replace(effect="deny", reason=f"the decision could not be recorded: {error}")
+        return decision
+
+    return record
+
+
+def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str, quiet: bool, store: object) -> ExitCode:
     """One answer line per JSON line on stdin: a line that is not a call is denied, with why."""
     import json
+    from dataclasses import replace
 
     from bgc.calls import CallDecider, CallDecision, call_from_data
     from bgc.commands import io
@@ -92,6 +137,11 @@ def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str, q
     from bgc.render.fields import escape_field
 
     decider = CallDecider(plans, root)
+    enforcer = None
+    if store is not None:
+        from bgc.enforce import Context, Enforcer
+
+        enforcer = Enforcer(store, {}, Context("gate", decider.plan_id), settle=False)
     worst, seen = ExitCode.OK, False
     for number, text in enumerate(io.stdin_lines(), 1):
         if not text.strip():
@@ -101,6 +151,10 @@ def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str, q
             document = parse_document(text.encode("utf-8", "surrogateescape"), "<stdin>", "json")
             tool, server, params = document.build(call_from_data)
             decision = decider.decide_call(tool, server, params)
+            if enforcer is not None:
+                enforced = enforcer.enforce(decision, params)
+                if enforced.effect != decision.effect:  # it could not be recorded
+                    decision = replace(decision, effect=enforced.effect, reason=enforced.reason)
         except BgcError as error:
             where = f"<stdin>:{number}:{error.span.col or 1}" if error.span is not None else f"<stdin>:{number}"
             decision = CallDecision("?", "?", "deny", f"not a call: {where}: {error.message}", declared=False)

@@ -5,6 +5,14 @@ has the format). The call is decided by :mod:`bgc.calls` against the configured 
 else ``policy`` in ``[tool.bgc]`` / ``bgc.toml`` of the project) or against plans (``--plan``),
 and answered in Claude Code's format, the reason naming the rule (file:line) that decided.
 
+Every decision is settled and recorded by :mod:`bgc.enforce` in the store (``--store``; by
+default ``.bgc/kernel.db`` in the project, ``none`` for no store): an ``ask`` becomes a
+permission request people answer with ``bgc approve`` / ``bgc reject``, and the answer is
+appended to the ledger. With ``--asks agent`` (the default) an ask that any one person may answer
+(``approvals 1``, no names) is also put to Claude Code's own permission dialog, the person at the
+session being that one approval; a requirement that names approvers or counts more than one is
+met only by their signed answers, so until then the call is denied with the request to answer.
+
 Fail closed: input that cannot be read, a policy that does not load, a bug, or no answer within
 ``--timeout`` seconds blocks the call (exit 2, the reason on stderr: Claude Code's blocking
 answer whatever the event), never allows it. A tool no declaration covers gets ``--unknown``
@@ -17,12 +25,17 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import Any
 
 from bgc.errors import ExitCode, UsageError
 
 AGENTS = ("claude-code",)
 UNKNOWN_ANSWERS = ("ask", "deny")
+ASKS = ("agent", "bgc")
+NO_STORE = "none"
+DEFAULT_STORE = ".bgc/kernel.db"
+"""Relative to the project directory (the starter policy denies the agent writes there)."""
 DEFAULT_TIMEOUT = 20.0
 """Seconds; ``bgc init claude-code`` gives Claude Code's hook a longer timeout (30 s). A warm
 decision takes a fraction of a second; the first one for an edited policy compiles it."""
@@ -43,6 +56,8 @@ def run(
     mode: str | None = None,
     unknown: str = "ask",
     timeout: str | float = DEFAULT_TIMEOUT,
+    store: str | None = None,
+    asks: str = "agent",
 ) -> ExitCode:
     """Read one hook input from stdin and write Claude Code's answer; exit 0 with an answer,
     2 when the call is blocked because something failed (the reason on stderr)."""
@@ -52,12 +67,14 @@ def run(
         raise UsageError(f"unknown agent {agent!r} (bgc hooks: {', '.join(AGENTS)})")
     if unknown not in UNKNOWN_ANSWERS:
         raise UsageError(f"--unknown must be ask or deny, not {unknown!r}")
+    if asks not in ASKS:
+        raise UsageError(f"--asks must be agent or bgc, not {asks!r}")
     if policy is not None and plan is not None:
         raise UsageError("give -p POLICY or --plan PLAN, not both")
     seconds = _seconds(timeout)
     try:
         with _deadline(seconds):
-            output = _decide(sys.stdin.buffer.read(MAX_INPUT + 1), policy, plan, mode, unknown)
+            output = _decide(sys.stdin.buffer.read(MAX_INPUT + 1), policy, plan, mode, unknown, store, asks)
     except HookTimeout:
         return _block(f"no decision within {seconds:g} s: the call is blocked")
     except Exception as error:  # noqa: BLE001 - the hook's edge: every failure blocks the call
@@ -67,7 +84,9 @@ def run(
     return ExitCode.OK
 
 
-def _decide(data: bytes, policy: str | None, plan: str | None, mode: str | None, unknown: str) -> dict[str, Any]:
+def _decide(
+    data: bytes, policy: str | None, plan: str | None, mode: str | None, unknown: str, store: str | None, asks: str
+) -> dict[str, Any]:
     from bgc.calls import Workspace
     from bgc.documents import parse_document
     from bgc.hooks import claude_code
@@ -79,33 +98,69 @@ def _decide(data: bytes, policy: str | None, plan: str | None, mode: str | None,
     if not project or not project.startswith("/"):
         raise claude_code.HookInputError("no project directory (CLAUDE_PROJECT_DIR or cwd)")
     workspace = Workspace.at(project, use.cwd)
-    decider = _decider(project, policy, plan, mode, workspace)
-    if use.server == "local" and use.tool == claude_code.SHELL_TOOL:
-        decision = decider.decide_shell(use.params.get("command"), workspace.cwd)
-    else:
-        decision = decider.decide_call(use.tool, use.server, use.params)
+    location = os.path.join(project, DEFAULT_STORE) if store is None else store
+    opened = None
+    if location != NO_STORE:
+        from bgc.store import open_store
+
+        opened = open_store(location)
+    try:
+        decider, policy_id, trusted = _decider(project, policy, plan, mode, workspace, opened, use.session)
+        if use.server == "local" and use.tool == claude_code.SHELL_TOOL:
+            decision = decider.decide_shell(use.params.get("command"), workspace.cwd)
+        else:
+            decision = decider.decide_call(use.tool, use.server, use.params)
+        if not decision.declared and unknown == "ask":
+            decision = replace(decision, effect="ask")
+        from bgc.enforce import Context, Enforcer
+
+        context = Context("hook", decider.plan_id, policy_id, None, use.session)
+        enforced = Enforcer(opened, trusted, context).enforce(decision, use.params)
+    finally:
+        if opened is not None:
+            opened.close()
     if not decision.declared:
-        effect = "ask" if unknown == "ask" else "deny"
-        return claude_code.answer(use.event, effect, f"{use.tool_name}: {decision.reason}")
-    return claude_code.answer(use.event, decision.effect, decision.explanation())
+        return claude_code.answer(use.event, enforced.effect, f"{use.tool_name}: {enforced.reason}")
+    effect = enforced.effect
+    if effect == "ask" and enforced.request is not None and not (asks == "agent" and enforced.anyone_may_answer()):
+        effect = "deny"  # named or several approvers: only their signed answers can settle it
+    return claude_code.answer(use.event, effect, enforced.reason)
 
 
-def _decider(project: str, policy: str | None, plan: str | None, mode: str | None, workspace: Any) -> Any:
+def _decider(
+    project: str, policy: str | None, plan: str | None, mode: str | None, workspace: Any, store: Any, session: str | None
+) -> tuple[Any, str | None, dict[str, Any]]:
+    """The call decider, the policy's id (None for plans) and the approvers it trusts. The mode
+    is the session's mode a trusted person chose (``bgc mode set``) when there is one, else
+    ``mode`` (``-m``, or the configured one)."""
+    from bgc.approvals import trusted_approvers
     from bgc.calls import CallDecider, policy_decider
 
     if plan is not None:
         from bgc.documents import read_document
         from bgc.plan import plans_from_data
 
-        return CallDecider(read_document(plan).build(plans_from_data), workspace=workspace)
+        return CallDecider(read_document(plan).build(plans_from_data), workspace=workspace), None, {}
     if policy is None:
         from bgc.config import find_config
 
         config = find_config(project)
         if config is None or config.policy is None:
-            raise UsageError(f"no policy: pass -p POLICY, or name one as `policy` in bgc.toml or [tool.bgc] of {project}")
+            raise UsageError(
+                f"no policy: pass -p POLICY, or name one as `policy` in bgc.toml or [tool.bgc] of {project}"
+            )
         policy, mode = str(config.policy), mode if mode is not None else config.mode
-    return policy_decider(policy, mode, workspace)
+    from bgc.policy.loader import cached_policy
+
+    loaded = cached_policy(policy)
+    trusted = trusted_approvers(loaded.trust)
+    if store is not None and session is not None:
+        from bgc.approvals import decode_mode, effective_mode
+
+        decisions = [found for found in map(decode_mode, store.modes(session)) if found is not None]
+        chosen = effective_mode(session, decisions, trusted, loaded.modes)
+        mode = chosen.mode if chosen is not None else mode
+    return policy_decider(policy, mode, workspace), str(loaded.id()), trusted
 
 
 def _failure(error: Exception) -> str:

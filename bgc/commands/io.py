@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 
@@ -70,6 +70,19 @@ def stdin_lines() -> Iterator[str]:
         yield line.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "surrogateescape")
 
 
+def open_ledger(location: str | None) -> Any:
+    """The store ``--ledger`` names (None: no ledger); one that cannot be opened is exit 2
+    before anything is decided."""
+    if location is None:
+        return None
+    from bgc.store import StoreError, open_store
+
+    try:
+        return open_store(location)
+    except StoreError as error:
+        raise InputError(str(error), Span(location)) from None
+
+
 def load_policy(policy: str | None, mode: str | None) -> tuple[Policy, str | None]:
     """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
     from bgc.config import find_config
@@ -79,7 +92,9 @@ def load_policy(policy: str | None, mode: str | None) -> tuple[Policy, str | Non
         return cached_policy(policy), mode
     config = find_config(".")
     if config is None or config.policy is None:
-        raise UsageError("no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml")
+        raise UsageError(
+            "no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml"
+        )
     loaded = cached_policy(os.path.relpath(config.policy))
     return loaded, mode if mode is not None else config.resolved_mode(loaded)
 
@@ -106,6 +121,11 @@ class Result:
     directories: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     error: BgcError | None = None
+
+
+def lines_result(code: ExitCode, lines: list[str]) -> Result:
+    """A command's answer as lines of text on stdout."""
+    return Result(code, "".join(line + "\n" for line in lines).encode())
 
 
 def deliver(result: Result) -> ExitCode:

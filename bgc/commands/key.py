@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from bgc.commands.io import Result
 from bgc.errors import ExitCode, UsageError
 
 DEFAULT_DIR = os.path.join(".bgc", "keys")
@@ -20,7 +21,7 @@ def resolve(key: str, directory: str = DEFAULT_DIR, *, private: bool) -> str:
     return str(private_path if private or not public_path.exists() else public_path)
 
 
-def new(name: str, directory: str = DEFAULT_DIR) -> tuple[str, ExitCode]:
+def new(name: str, directory: str = DEFAULT_DIR) -> Result:
     from bgc.kernel.keys import key_paths, new_key
 
     key_paths(name, directory)  # the name is checked before anything is made
@@ -28,14 +29,19 @@ def new(name: str, directory: str = DEFAULT_DIR) -> tuple[str, ExitCode]:
         os.makedirs(directory, mode=0o700, exist_ok=True)
     key = new_key(name, directory)
     private_path, public_path = key_paths(name, directory)
-    return f"{key.public.text}\n  private key: {private_path} (mode 600; keep it secret)\n  public key:  {public_path}\n", ExitCode.OK
+    return Result(
+        ExitCode.OK,
+        (
+            f"{key.public.text}\n  private key: {private_path} (mode 600; keep it secret)\n  public key:  {public_path}\n"
+        ).encode(),
+    )
 
 
-def show(key: str, directory: str = DEFAULT_DIR) -> tuple[str, ExitCode]:
+def show(key: str, directory: str = DEFAULT_DIR) -> Result:
     from bgc.kernel.keys import load_public
 
     if not key.startswith("ed25519:"):
         key = resolve(key, directory, private=False)
         if not os.path.exists(key):
             raise UsageError(f"no key {key!r} (make one with `bgc key new NAME`)")
-    return load_public(key).text + "\n", ExitCode.OK
+    return Result(ExitCode.OK, (load_public(key).text + "\n").encode())

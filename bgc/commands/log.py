@@ -11,6 +11,7 @@ import datetime
 import json
 from collections.abc import Sequence
 
+from bgc.commands.io import Result, lines_result
 from bgc.errors import ExitCode, InputError, Span
 
 FORMATS = ("text", "json", "opa")
@@ -57,7 +58,7 @@ def show(
     kind: str | None,
     since: str | None,
     until: str | None,
-) -> tuple[ExitCode, list[str]]:
+) -> Result:
     """The entries that match every filter, oldest first, one line each."""
     from bgc import ledger
     from bgc.render.fields import escape_field
@@ -83,15 +84,15 @@ def show(
                 body["kind"],
                 body["decision"],
                 subject,
-                body.get("rule", "-"),
+                ", ".join(body["rules"]) if body.get("rules") else body.get("rule", "-"),
             ]
             if body.get("approvers"):
                 fields.append("approved by " + ", ".join(body["approvers"]))
             lines.append("\t".join(escape_field(str(field)) for field in fields))
-    return ExitCode.OK, lines
+    return lines_result(ExitCode.OK, lines)
 
 
-def verify(location: str, expect_head: str | None) -> tuple[ExitCode, list[str]]:
+def verify(location: str, expect_head: str | None) -> Result:
     """0 and the head when every entry holds; 1 and the first problem otherwise."""
     from bgc import ledger
     from bgc.store import StoreError
@@ -104,14 +105,17 @@ def verify(location: str, expect_head: str | None) -> tuple[ExitCode, list[str]]
     finally:
         store.close()
     if result.problem is None:
-        return ExitCode.OK, [f"ledger ok: {result.entries} entries, head {result.head}"]
-    return ExitCode.FINDINGS, [
-        f"ledger broken: {result.problem.message}",
-        f"the first {result.entries} entries hold (head {result.head})",
-    ]
+        return lines_result(ExitCode.OK, [f"ledger ok: {result.entries} entries, head {result.head}"])
+    return lines_result(
+        ExitCode.FINDINGS,
+        [
+            f"ledger broken: {result.problem.message}",
+            f"the first {result.entries} entries hold (head {result.head})",
+        ],
+    )
 
 
-def stats(location: str, *, policy: str | None, verify: bool, output_format: str) -> tuple[ExitCode, list[str]]:
+def stats(location: str, *, policy: str | None, verify: bool, output_format: str) -> Result:
     """Hits per rule and decision; with a policy, its rules that never decided anything too."""
     from bgc import ledger
 
@@ -124,12 +128,12 @@ def stats(location: str, *, policy: str | None, verify: bool, output_format: str
         rules = [str(rule_ref(loaded, rule)) for rule in loaded.rules]
     counts = ledger.per_rule(_entries(location, verify), rules)
     if output_format == "json":
-        return ExitCode.OK, [json.dumps(counts, sort_keys=True)]
+        return lines_result(ExitCode.OK, [json.dumps(counts, sort_keys=True)])
     lines = []
     for rule, by_decision in sorted(counts.items(), key=lambda item: (-sum(item[1].values()), item[0])):
         hits = ", ".join(f"{decision} {count}" for decision, count in sorted(by_decision.items())) or "never fired"
         lines.append(f"{rule}\t{sum(by_decision.values())}\t{hits}")
-    return ExitCode.OK, lines
+    return lines_result(ExitCode.OK, lines)
 
 
 def _iso(seconds: int) -> str:

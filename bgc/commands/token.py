@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bgc import codes
+from bgc.commands.io import Result
 from bgc.errors import ExitCode, InputError, Span, UsageError
 
 _DURATION = re.compile(r"([1-9][0-9]{0,8})([smhd]?)")
@@ -114,7 +115,7 @@ def issue(
     return ExitCode.OK
 
 
-def show(token_path: str, output_format: str = "text") -> tuple[str, ExitCode]:
+def show(token_path: str, output_format: str = "text") -> Result:
     """Every link's claims, outermost last; nothing is verified (say so)."""
     from bgc.kernel.keys import PublicKey
     from bgc.kernel.token import TokenError, read_link
@@ -131,13 +132,19 @@ def show(token_path: str, output_format: str = "text") -> tuple[str, ExitCode]:
         data["signer"] = PublicKey(envelope.kid).text  # type: ignore[arg-type]
         links.append(data)
     if output_format == "json":
-        return json.dumps({"token": token.digest(), "links": links}, indent=2, sort_keys=True) + "\n", ExitCode.OK
+        return Result(
+            ExitCode.OK,
+            (json.dumps({"token": token.digest(), "links": links}, indent=2, sort_keys=True) + "\n").encode(),
+        )
     lines = [f"token {token.digest()}  (not verified: `bgc token verify` checks it)"]
     for index, data in enumerate(links):
         lines.append(f"link {index}: id {data['token']}  signer {data['signer']}")
         lines.append(f"  plan {data['plan']}")
         lines.append(f"  audience {', '.join(data['audience'])}")
-        lines.append(f"  valid {_when(data['nbf'])} .. {_when(data['exp'])}" + ("  (execution nonce required)" if data["nonce"] else ""))
+        lines.append(
+            f"  valid {_when(data['nbf'])} .. {_when(data['exp'])}"
+            + ("  (execution nonce required)" if data["nonce"] else "")
+        )
         lines.append(f"  tools {', '.join(tool['tool'] for tool in data['tools']) or '(none)'}")
         for request in data["requests"]:
             for part in request["granted"]:
@@ -147,14 +154,14 @@ def show(token_path: str, output_format: str = "text") -> tuple[str, ExitCode]:
                 lines.append(f"  ? {part['atom']}  needs {part['approvals']['count']} approval(s)")
     from bgc.render.fields import escape_field
 
-    return "".join(escape_field(line, backslash=False) + "\n" for line in lines), ExitCode.OK
+    return Result(ExitCode.OK, ("".join(escape_field(line, backslash=False) + "\n" for line in lines)).encode())
 
 
 def _when(epoch: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def verify(token_path: str, policy: str | None, issuer_keys: Sequence[str]) -> tuple[str, ExitCode]:
+def verify(token_path: str, policy: str | None, issuer_keys: Sequence[str]) -> Result:
     from bgc.kernel.token import TokenError, check_time, verify_chain
 
     trusted = issuers(policy, issuer_keys)
@@ -163,22 +170,22 @@ def verify(token_path: str, policy: str | None, issuer_keys: Sequence[str]) -> t
         verified = verify_chain(token, trusted)
     except TokenError as error:
         example = f" (counterexample: {error.counterexample})" if error.counterexample else ""
-        return f"invalid\t{error.code} {error.check}: {error.message}{example}\n", ExitCode.FINDINGS
+        return Result(ExitCode.FINDINGS, (f"invalid\t{error.code} {error.check}: {error.message}{example}\n").encode())
     late = check_time(verified, int(time.time()))
     if late is not None:
-        return f"invalid\t{late.code} {late.check}: {late.message}\n", ExitCode.FINDINGS
+        return Result(ExitCode.FINDINGS, (f"invalid\t{late.code} {late.check}: {late.message}\n").encode())
     claims = verified.claims
-    return (
+    text = (
         f"valid\t{token.digest()}  issuer {verified.issuer.text}  {len(token.links)} link(s)  "
-        f"audience {', '.join(claims.audience)}  expires {_when(verified.exp)}\n",
-        ExitCode.OK,
+        f"audience {', '.join(claims.audience)}  expires {_when(verified.exp)}\n"
     )
+    return Result(ExitCode.OK, text.encode())
 
 
 def attenuate(
     token_path: str, only: Sequence[str], *, audience: Sequence[str] = (), tools: Sequence[str] = (),
     ttl: str | None = None, require_nonce: bool = False, output: str | None = None,
-) -> tuple[str, ExitCode]:  # fmt: skip
+) -> Result:  # fmt: skip
     """A narrower child, proven narrower, or the refusal with its counterexample (exit 1)."""
     from bgc.kernel.keys import PublicKey
     from bgc.kernel.token import TokenError, read_link, verify_chain
@@ -196,6 +203,6 @@ def attenuate(
         if error.code == codes.TOKEN_CANNOT_BE_MADE:  # the request itself is malformed, not a widening
             raise UsageError(error.message) from None
         example = f"\n  counterexample: {error.counterexample}" if error.counterexample else ""
-        return f"refused\t{error.code} {error.check}: {error.message}{example}\n", ExitCode.FINDINGS
+        return Result(ExitCode.FINDINGS, (f"refused\t{error.code} {error.check}: {error.message}{example}\n").encode())
     write_secret(output, child.text())
-    return (f"attenuated\t{child.digest()}  {len(child.links)} links\n" if output else ""), ExitCode.OK
+    return Result(ExitCode.OK, (f"attenuated\t{child.digest()}  {len(child.links)} links\n" if output else "").encode())

@@ -54,6 +54,8 @@ class ToolUse:
     cwd: str | None
     tool_name: str
     """As Claude Code named it (``mcp__github__create_issue``), for messages."""
+    session: str | None = None
+    """Claude Code's ``session_id``: what a permission request and a ledger entry belong to."""
 
 
 def tool_use(data: Any) -> ToolUse:
@@ -75,7 +77,10 @@ def tool_use(data: Any) -> ToolUse:
     tool, server = split_tool_name(name)
     if server == LOCAL_SERVER and tool in SEARCH_TOOLS and "path" not in params and cwd is not None:
         params = {**params, "path": cwd}  # Claude Code's own default: the working directory
-    return ToolUse(event, tool, server, params, cwd, name)
+    session = data.get("session_id")
+    if session is not None and not isinstance(session, str):
+        raise HookInputError("session_id is not text")
+    return ToolUse(event, tool, server, params, cwd, name, session)
 
 
 def split_tool_name(name: str) -> tuple[str, str]:

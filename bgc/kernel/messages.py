@@ -9,9 +9,11 @@ than evaluated against a partial authorization set". Then :func:`authorization_c
 decides whether the authorization fields can be honoured together. Both come before any
 signature is checked, and each refusal names its rule (docs/kernel.md, "Conflict rules").
 
-The approval values (governed intent, approval tokens, threshold proposals) have the minimal
-shape the conflict rules need; the approvals issue will give them meaning. Until then an
-approval never allows anything.
+The approval values mean what docs/kernel.md ("Approvals") says: a governed intent
+``{"kind": "bgc.PermissionRequest", "payload": REQUEST_ID}`` names the permission request the
+kernel recorded when the call met ``ask``; an approval token is one person's signed
+``allow-once`` answer to that request (``bgc approve --token`` prints it); a threshold proposal
+says how many of which people the agent counts on, and is checked against the rule.
 """
 
 from __future__ import annotations
@@ -40,11 +42,14 @@ class Conflict:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalToken:
-    """``{"approver": NAME, "intent": DIGEST, "signature": TEXT}`` (provisional shape)."""
+    """``{"approver": NAME, "intent": REQUEST_ID, "time": SECONDS, "signature": BASE64URL}``: the
+    approver's Ed25519 signature over their ``allow-once`` answer to the permission request
+    (:class:`bgc.approvals.Answer`), which the signature binds together with the time."""
 
     approver: str
     intent: str
-    signature: str
+    time: int
+    signature: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +92,13 @@ _REQUEST_FIELDS = (
     "approval_tokens", "threshold_approval_proposal", "supplemental_authorization", "execution_nonce",
 )  # fmt: skip
 _OPTIONAL = frozenset(
-    {"governed_intent", "approval_token", "threshold_approval_proposal", "supplemental_authorization", "execution_nonce"}
+    {
+        "governed_intent",
+        "approval_token",
+        "threshold_approval_proposal",
+        "supplemental_authorization",
+        "execution_nonce",
+    }
 )
 """serde reads a missing ``Option`` field as ``None``; every other field is required."""
 
@@ -99,7 +110,9 @@ class _Schema(Exception):
 
 
 def _wrong(path: str, expected: str, got: Any) -> _Schema:
-    return _Schema(codes.MESSAGE_BAD_FIELD, "wrong-type", f"{path}: expected {expected}, got {canonical.kind_name(got)}")
+    return _Schema(
+        codes.MESSAGE_BAD_FIELD, "wrong-type", f"{path}: expected {expected}, got {canonical.kind_name(got)}"
+    )
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -127,7 +140,9 @@ def read_message(line: str) -> AgentMessage | Conflict:
 
 def _read(line: str) -> AgentMessage:
     if len(line) > MAX_MESSAGE_CHARS:
-        raise _Schema(codes.MESSAGE_UNREADABLE, "not-a-message", f"a message line is at most {MAX_MESSAGE_CHARS:,} characters")
+        raise _Schema(
+            codes.MESSAGE_UNREADABLE, "not-a-message", f"a message line is at most {MAX_MESSAGE_CHARS:,} characters"
+        )
     try:
         data = json.loads(line, object_pairs_hook=_pairs, parse_constant=_constant)
     except (json.JSONDecodeError, RecursionError) as error:
@@ -137,11 +152,13 @@ def _read(line: str) -> AgentMessage:
     if data == "Heartbeat":
         return Heartbeat()
     if isinstance(data, Mapping) and len(data) == 1:
-        (variant, body), = data.items()
+        ((variant, body),) = data.items()
         if variant == "ToolCallRequest":
             return _request(body)
         if variant in ("ListCapabilities", "Heartbeat"):
-            raise _Schema(codes.MESSAGE_BAD_FIELD, "wrong-type", f"{variant} is a unit variant, written as the string {variant!r}")
+            raise _Schema(
+                codes.MESSAGE_BAD_FIELD, "wrong-type", f"{variant} is a unit variant, written as the string {variant!r}"
+            )
     raise _Schema(
         codes.MESSAGE_UNREADABLE, "not-a-message",
         'not an AgentMessage: expected {"ToolCallRequest": {...}}, "ListCapabilities" or "Heartbeat"',
@@ -161,12 +178,23 @@ def _request(body: Any) -> ToolCallRequest:
     for key in ("id", "capability_token", "server_id", "tool"):
         if type(field[key]) is not str or not field[key]:
             raise _wrong(f"ToolCallRequest.{key}", "non-empty text", field[key])
-    for key in ("id", "server_id", "tool", "params", "governed_intent", "approval_token", "approval_tokens",
-                "threshold_approval_proposal", "supplemental_authorization"):
+    for key in (
+        "id",
+        "server_id",
+        "tool",
+        "params",
+        "governed_intent",
+        "approval_token",
+        "approval_tokens",
+        "threshold_approval_proposal",
+        "supplemental_authorization",
+    ):
         try:  # what is hashed or encoded later must lie in the canonical data model
             canonical.check_value(field[key], ("ToolCallRequest", key))
         except DataModelError as error:
-            raise _Schema(codes.MESSAGE_BAD_FIELD, "wrong-type", f"{canonical.format_path(error.path)}: {error.message}") from None
+            raise _Schema(
+                codes.MESSAGE_BAD_FIELD, "wrong-type", f"{canonical.format_path(error.path)}: {error.message}"
+            ) from None
     if not isinstance(field["params"], Mapping):
         raise _wrong("ToolCallRequest.params", "a map", field["params"])
     intent = field["governed_intent"]
@@ -185,7 +213,9 @@ def _request(body: Any) -> ToolCallRequest:
         field["tool"],
         field["params"],
         intent,
-        None if field["approval_token"] is None else _approval(field["approval_token"], "ToolCallRequest.approval_token"),
+        None
+        if field["approval_token"] is None
+        else _approval(field["approval_token"], "ToolCallRequest.approval_token"),
         tuple(_approval(item, f"ToolCallRequest.approval_tokens[{i}]") for i, item in enumerate(tokens)),
         _proposal(field["threshold_approval_proposal"]),
         field["supplemental_authorization"],
@@ -209,8 +239,13 @@ def _only(data: Any, path: str, kinds: dict[str, type | None]) -> Mapping[str, A
 
 
 def _approval(data: Any, path: str) -> ApprovalToken:
-    fields = _only(data, path, {"approver": str, "intent": str, "signature": str})
-    return ApprovalToken(fields["approver"], fields["intent"], fields["signature"])
+    from bgc.kernel.keys import from_b64url
+
+    fields = _only(data, path, {"approver": str, "intent": str, "time": int, "signature": str})
+    signature = from_b64url(fields["signature"])
+    if signature is None:
+        raise _Schema(codes.MESSAGE_BAD_FIELD, "wrong-type", f"{path}.signature: expected unpadded base64url text")
+    return ApprovalToken(fields["approver"], fields["intent"], fields["time"], signature)
 
 
 def _proposal(data: Any) -> ThresholdProposal | None:
@@ -229,19 +264,45 @@ def authorization_conflict(message: ToolCallRequest) -> Conflict | None:
     ``AgentMessage::authorization_conflict``); the rules in order, docs/kernel.md's table."""
     single, several, proposal = message.approval_token, message.approval_tokens, message.threshold_approval_proposal
     if single is not None and several:
-        return Conflict(codes.APPROVAL_TOKEN_AND_TOKENS, "single-and-threshold", "approval_token and approval_tokens cannot both be given")
+        return Conflict(
+            codes.APPROVAL_TOKEN_AND_TOKENS,
+            "single-and-threshold",
+            "approval_token and approval_tokens cannot both be given",
+        )
     if several and proposal is None:
-        return Conflict(codes.APPROVAL_TOKENS_WITHOUT_PROPOSAL, "tokens-without-proposal", "approval_tokens without a threshold_approval_proposal to count them against")
+        return Conflict(
+            codes.APPROVAL_TOKENS_WITHOUT_PROPOSAL,
+            "tokens-without-proposal",
+            "approval_tokens without a threshold_approval_proposal to count them against",
+        )
     if proposal is not None and not several:
-        return Conflict(codes.PROPOSAL_WITHOUT_APPROVAL_TOKENS, "proposal-without-tokens", "a threshold_approval_proposal without approval_tokens")
+        return Conflict(
+            codes.PROPOSAL_WITHOUT_APPROVAL_TOKENS,
+            "proposal-without-tokens",
+            "a threshold_approval_proposal without approval_tokens",
+        )
     if (single is not None or several or proposal is not None) and message.governed_intent is None:
-        return Conflict(codes.APPROVAL_WITHOUT_INTENT, "approval-without-intent", "an approval without the governed_intent it approves")
+        return Conflict(
+            codes.APPROVAL_WITHOUT_INTENT,
+            "approval-without-intent",
+            "an approval without the governed_intent it approves",
+        )
     if proposal is not None and not 1 <= proposal.threshold <= len(proposal.approvers):
         return Conflict(
             codes.BAD_THRESHOLD, "threshold-out-of-range",
             f"threshold {proposal.threshold} is not between 1 and the {len(proposal.approvers)} approvers listed",
         )  # fmt: skip
-    for names, where in (((t.approver for t in several), "approval_tokens"), (proposal.approvers if proposal else (), "the proposal's approvers")):
+    intent = message.governed_intent
+    for token in (single, *several) if single is not None else several:
+        if not (isinstance(intent, Mapping) and intent.get("payload") == token.intent):
+            return Conflict(
+                codes.APPROVAL_FOR_ANOTHER_INTENT, "approval-for-another-intent",
+                f"{token.approver}'s approval is for {token.intent}, not the governed intent's request",
+            )  # fmt: skip
+    for names, where in (
+        ((t.approver for t in several), "approval_tokens"),
+        (proposal.approvers if proposal else (), "the proposal's approvers"),
+    ):
         seen: set[str] = set()
         for name in names:
             if name in seen:
@@ -253,5 +314,9 @@ def authorization_conflict(message: ToolCallRequest) -> Conflict | None:
         except NonceError as error:
             return Conflict(codes.MESSAGE_BAD_FIELD, "wrong-type", f"ToolCallRequest.execution_nonce: {error}")
         if nonce.request != request_digest(message.id, message.tool, message.server_id, message.params):
-            return Conflict(codes.NONCE_OF_ANOTHER_REQUEST, "nonce-bound-elsewhere", "the execution_nonce was issued for another request")
+            return Conflict(
+                codes.NONCE_OF_ANOTHER_REQUEST,
+                "nonce-bound-elsewhere",
+                "the execution_nonce was issued for another request",
+            )
     return None

@@ -190,10 +190,30 @@ def render_data(data: Any, fmt: str) -> bytes:
     if fmt == "yaml":
         import yaml
 
-        return yaml.safe_dump(data, sort_keys=True, allow_unicode=True, default_flow_style=False).encode()
+        return yaml.dump(data, Dumper=_yaml_dumper(), sort_keys=True, allow_unicode=True, default_flow_style=False).encode()
     if fmt == "cbor":
         return canonical.encode(data)
     raise ValueError(f"unknown data format {fmt!r}")
+
+
+_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
+"""Characters YAML reads as line breaks: in a plain or single-quoted scalar PyYAML folds them
+into spaces when reading back (a NEL in a path came back as a space), so such text is written
+double-quoted, where they are escapes."""
+
+
+def _yaml_dumper() -> Any:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: yaml.SafeDumper, value: str) -> Any:
+        style = '"' if any(brk in value for brk in _LINE_BREAKS) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return Dumper
 
 
 def explanation_lines(explanation: Explanation) -> list[Line]:

@@ -32,6 +32,10 @@ class Store(Protocol):
         consumed is refused by its own expiry, so forgetting it cannot re-open it."""
         ...
 
+    def consumed(self, kind: str, key: str) -> bool:
+        """Whether ``(kind, key)`` was used already (a preflight asks, without using it)."""
+        ...
+
     def append(self, make: Callable[[int, str], bytes]) -> tuple[int, str]:
         """Append one ledger entry after the last one, atomically across processes: ``make(seq,
         prev)`` builds the entry's bytes from its number and the previous entry's digest (the

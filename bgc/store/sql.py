@@ -73,6 +73,14 @@ class SqlStore:
 
         return self._guard("record a consume", lambda: self._write(insert))
 
+    def consumed(self, kind: str, key: str) -> bool:
+        def select() -> bool:
+            return (
+                self._run("SELECT 1 FROM bgc_consumed WHERE kind = ? AND key = ?", (kind, key)).fetchone() is not None
+            )
+
+        return self._guard("read a consume", select)
+
     def prune(self, now: int) -> int:
         return self._guard(
             "prune",

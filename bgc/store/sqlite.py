@@ -26,7 +26,11 @@ class SqliteStore(SqlStore):
 
     def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         try:
-            self._db = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
+            # one thread uses a connection at a time, but the one that closes it may be another
+            # (the MCP proxy closes its threads' stores when it exits)
+            self._db = sqlite3.connect(
+                path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+            )
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")

@@ -10,7 +10,9 @@ what signature verification costs per message:
    (decode, one Ed25519 verify per link, the proof's public key) - the cost of a new token;
 3. nonce per message: every message carries its own execution nonce (preflighted before the
    clock starts), so each pays one Ed25519 verify of the nonce and one SQLite transaction;
-4. the bare Ed25519 verify of ``cryptography`` (and PyNaCl's, when installed) on this machine.
+4. session token with the ledger: (1), each decision also appended to the ledger in a SQLite
+   store, as ``bgc authorize`` does by default;
+5. the bare Ed25519 verify of ``cryptography`` (and PyNaCl's, when installed) on this machine.
 
 The target (issue 13) is at least 5,000 messages/s for (1). Figures go to docs/kernel.md by hand.
 """
@@ -59,7 +61,9 @@ def main() -> None:
     token = make_token()
     nonce_token = make_token(nonce=True)
     store_dir = tempfile.mkdtemp()
-    results: dict[str, list[float]] = {"session token": [], "cold token": [], "nonce per message": []}
+    results: dict[str, list[float]] = {
+        "session token": [], "cold token": [], "nonce per message": [], "session token + ledger": [],
+    }  # fmt: skip
     for _ in range(args.rounds):
         session = Kernel([ISSUER.public], clock=clock)
         results["session token"].append(timed(lambda: session, lines(token, args.n)) / args.n)
@@ -75,6 +79,10 @@ def main() -> None:
             prepared.append(json.dumps(data))
         results["nonce per message"].append(timed(lambda: nonced, prepared) / len(prepared))
         store.close()
+        ledger_store = SqliteStore(os.path.join(store_dir, f"l{time.perf_counter_ns()}.db"))
+        recorded = Kernel([ISSUER.public], store=ledger_store, clock=clock, ledger=True)
+        results["session token + ledger"].append(timed(lambda: recorded, lines(token, args.n)) / args.n)
+        ledger_store.close()
     verify = {"cryptography Ed25519 verify": bare_verify("cryptography")}
     try:
         verify["PyNaCl Ed25519 verify"] = bare_verify("nacl")
