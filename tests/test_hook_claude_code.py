@@ -67,6 +67,8 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("write the README", "Write", {"file_path": f"{P}/README.md", "content": "x"}, "deny"),
     ("write package.json", "Write", {"file_path": f"{P}/package.json", "content": "{}"}, "ask"),
     ("write .git/config", "Write", {"file_path": f"{P}/.git/config", "content": "x"}, "deny"),
+    ("write bgc's own ledger", "Write", {"file_path": f"{P}/.bgc/kernel.db", "content": "x"}, "deny"),
+    ("edit bgc's store through ..", "Edit", {"file_path": f"{P}/src/../.bgc/kernel.db", "old_string": "a", "new_string": "b"}, "deny"),
     ("write a CI workflow", "Edit", {"file_path": f"{P}/.github/workflows/ci.yml", "old_string": "a", "new_string": "b"}, "deny"),
     ("write /etc/hosts", "Edit", {"file_path": "/etc/hosts", "old_string": "a", "new_string": "b"}, "deny"),
     ("write outside via src/../..", "Write", {"file_path": f"{P}/src/../../outside/x", "content": "x"}, "deny"),

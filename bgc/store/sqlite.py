@@ -19,6 +19,11 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5000
 
 
+SCHEMA_VERSION = 1
+"""Kept in the file's ``user_version``: a store opened again skips creating its tables (a write
+transaction on every open was most of a hook's store cost)."""
+
+
 class SqliteStore(SqlStore):
     """A :class:`~bgc.store.Store` in the SQLite file ``path`` (created when missing)."""
 
@@ -34,9 +39,14 @@ class SqliteStore(SqlStore):
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
-            self._write(self._create)
+            if self._db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                self._write(self._create_versioned)  # a new file (or an older layout): one write, once
         except sqlite3.Error as error:
             raise StoreError(f"cannot open the store {path}: {error}") from None
+
+    def _create_versioned(self) -> None:
+        self._create()
+        self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _write(self, work: Callable[[], T]) -> T:
         self._db.execute("BEGIN IMMEDIATE")
