@@ -9,8 +9,8 @@ The cache is an optimisation only; deleting it is always safe, and it is never *
   user, or that others may write to, is not used at all (entries are unpickled, and a writable
   shared directory would let someone else choose what gets unpickled).
 - **Keys** are digests of the caller's own key (typically the input's content digest) *and* the
-  bgc version and a digest of bgc's code and grammar, so an upgrade or an edited checkout never
-  reads an entry written by different code.
+  bgc version and a stamp of every file of bgc's code and grammar (:func:`code_digest`), so an
+  upgrade or an edited checkout never reads an entry written by different code.
 - **Entries** are ``MAGIC + sha256(payload) + payload``, checked before anything is unpickled: a
   truncated, corrupt or foreign file is a miss (and is replaced), never an error.
 - **Writes** go to a temporary file in the same directory and are renamed into place, so a
@@ -24,18 +24,12 @@ import hashlib
 import os
 import pickle
 import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bgc.errors import InputError
 from bgc.files import read_bounded
-
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
-
-    from bgc.policy.ast import PolicyFile
 
 MAGIC = b"bgc-cache\x001\n"
 _DIGEST_SIZE = 32
@@ -50,23 +44,38 @@ def cache_dir() -> Path | None:
     return Path(base) / "bgc"
 
 
-def code_files() -> list[Traversable]:
-    """bgc's sources and its grammar, in a fixed order: the code an entry was written by."""
-    from importlib import resources
+def code_files() -> list[str]:
+    """Every file of bgc's package (sources, and any data or bytecode shipped beside them; not
+    ``__pycache__``) and its grammar, in a fixed order: the code an entry was written by."""
+    import importlib.util
 
     import bgc
 
-    grammar = resources.files("bgc.grammar") / "policy.lark"
-    return [*sorted(Path(bgc.__file__).parent.rglob("*.py")), grammar]
+    files: list[str] = []
+    for directory, subdirectories, names in os.walk(os.path.dirname(bgc.__file__)):
+        subdirectories[:] = sorted(name for name in subdirectories if name != "__pycache__")
+        files.extend(os.path.join(directory, name) for name in sorted(names))
+    grammar = importlib.util.find_spec("bgc.grammar")
+    files.append(os.path.join(os.path.dirname(grammar.origin or ""), "policy.lark") if grammar else "")
+    return files
 
 
 @functools.cache
-def code_digest() -> str:
-    """Digest of the bgc version, the Python version and every file of :func:`code_files`, once
-    per process.
+def code_digest() -> str | None:
+    """A key for the code that is running: the bgc and Python versions and, for every file of
+    :func:`code_files`, its name and stat stamp (size, modification and change times in
+    nanoseconds, inode, device). ``None`` — no entry read or written — when a file cannot be
+    stat'ed (a package inside a zip file, a file removed meanwhile).
 
-    Hashing the sources (about half a millisecond) rather than trusting the version number means
-    an edited checkout never unpickles values of a class whose fields have since changed.
+    Why stamps, not contents: hashing every source costs a cold ``bgc hook`` more than its
+    whole decision, and a stamp is as sound a witness of an edit. Writing a file sets its change
+    time to the clock, and nothing a user can call sets it back (``touch -r`` and ``cp -p``
+    restore the modification time, not the change time; only setting the system clock back
+    could); replacing a file (an editor's save,
+    ``git checkout``, ``pip install``) gives it a new inode and change time; adding or removing a
+    file changes the list. The stamp is finer than the one Python itself trusts to decide whether
+    a source's cached bytecode is still current (modification time in seconds and size). A stamp
+    that changes with the same content (``touch``, a ``chmod``) only costs a miss.
     """
     import sys
 
@@ -75,16 +84,21 @@ def code_digest() -> str:
     digest = hashlib.sha256(f"{bgc.__version__}\0{sys.version}\0".encode())
     for path in code_files():
         try:
-            data = path.read_bytes()
-        except OSError:
-            data = b""
-        digest.update(str(path).encode() + b"\0" + hashlib.sha256(data).digest())
+            info = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        stamp = f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\0{info.st_ino}\0{info.st_dev}\n"
+        digest.update(stamp.encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
-def entry_key(namespace: str, key: str) -> str:
-    """The file name of an entry: a digest of the namespace, the caller's key and the code."""
-    return hashlib.sha256(f"{namespace}\0{key}\0{code_digest()}".encode()).hexdigest()
+def entry_key(namespace: str, key: str) -> str | None:
+    """The file name of an entry: a digest of the namespace, the caller's key and the code;
+    ``None`` when the code has no key (:func:`code_digest`): then nothing is read or written."""
+    code = code_digest()
+    if code is None:
+        return None
+    return hashlib.sha256(f"{namespace}\0{key}\0{code}".encode()).hexdigest()
 
 
 def _usable(directory: Path, create: bool) -> bool:
@@ -103,11 +117,11 @@ def _usable(directory: Path, create: bool) -> bool:
 
 def load_bytes(namespace: str, key: str) -> bytes | None:
     """The payload stored under ``(namespace, key)``, or ``None`` if absent, corrupt or unsafe."""
-    directory = cache_dir()
-    if directory is None or not _usable(directory, create=False):
+    directory, name = cache_dir(), entry_key(namespace, key)
+    if directory is None or name is None or not _usable(directory, create=False):
         return None
     try:
-        with open(directory / entry_key(namespace, key), "rb") as handle:
+        with open(directory / name, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
@@ -122,9 +136,11 @@ def load_bytes(namespace: str, key: str) -> bytes | None:
 
 def store_bytes(namespace: str, key: str, payload: bytes) -> None:
     """Store ``payload`` atomically; failures (read-only disk, full disk) are silently skipped."""
-    directory = cache_dir()
-    if directory is None or not _usable(directory, create=True):
+    directory, name = cache_dir(), entry_key(namespace, key)
+    if directory is None or name is None or not _usable(directory, create=True):
         return
+    import tempfile  # only a miss writes: a hit never pays for this import
+
     try:
         fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     except OSError:
@@ -132,7 +148,7 @@ def store_bytes(namespace: str, key: str, payload: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(MAGIC + hashlib.sha256(payload).digest() + payload)
-        os.replace(temporary, directory / entry_key(namespace, key))
+        os.replace(temporary, directory / name)
     except OSError:
         try:
             os.unlink(temporary)
@@ -163,8 +179,9 @@ def store_object(namespace: str, key: str, value: Any) -> None:
 # --- keys for policies: valid while every file that went into one is unchanged ---------------------
 
 
-def unchanged(root: str, root_digest: str, files: Iterable[PolicyFile]) -> bool:
-    """True when every file that went into a policy still has the content it had.
+def unchanged(root: str, root_digest: str, files: Iterable[tuple[str, str]]) -> bool:
+    """True when every file that went into a policy (``(path, digest)`` as
+    :meth:`bgc.policy.ast.Policy.file_digests` gives them) still has the content it had.
 
     The root file was just read and hashed to make the entry's key (``root_digest``); reading it
     again would only repeat that, so its entry is skipped when it records that same digest (one
@@ -172,10 +189,10 @@ def unchanged(root: str, root_digest: str, files: Iterable[PolicyFile]) -> bool:
     """
     base = os.path.dirname(root) or "."
     root_entry = os.path.relpath(root, base).replace(os.sep, "/")
-    for item in files:
-        if item.path == root_entry and item.digest == root_digest:
+    for path, digest in files:
+        if path == root_entry and digest == root_digest:
             continue
-        if _digest(os.path.join(base, item.path)) != item.digest:
+        if _digest(os.path.join(base, path)) != digest:
             return False
     return True
 
@@ -199,3 +216,16 @@ def policy_key(path: str, extra: str) -> tuple[str, str] | None:
     if digest is None:
         return None
     return f"{os.getcwd()}\0{path}\0{extra}\0{digest}", digest
+
+
+def compiled_key(path: str, extra: str) -> tuple[str, str] | None:
+    """The entry key for what is compiled from the policy at ``path`` and names its rules
+    relative to the root policy's directory (a plan, a call decider): the root file's real path
+    and content digest, not how the path was spelled or the working directory — so ``bgc init``'s
+    ``.claude/bgc/policy.bgp`` warms the hook's ``$CLAUDE_PROJECT_DIR/.claude/bgc/policy.bgp`` —
+    and that digest, or ``None`` when the file cannot be read. The included files are checked
+    with :func:`unchanged`, as for a parsed policy."""
+    digest = _digest(path)
+    if digest is None:
+        return None
+    return f"{os.path.realpath(path)}\0{extra}\0{digest}", digest

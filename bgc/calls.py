@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from bgc.budget import Budget
 from bgc.limits import MAX_CALL_ATOMS, ORDER_BUDGET
@@ -42,7 +42,7 @@ from bgc.plan import (
     refuse_undeclared,
     strongest,
 )
-from bgc.policy.ast import LOCAL_SERVER, AtomTemplate, TemplateError
+from bgc.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
 
 CallEffect = Literal["allow", "ask", "deny"]
 
@@ -344,24 +344,64 @@ def implicit_plan(policy: Any, mode: str | None) -> Plan:
     return Compiler(policy).compile(order, mode)
 
 
-def policy_decider(path: str, mode: str | None = None, workspace: Workspace | None = None) -> CallDecider:
-    """A decider for the policy at ``path`` in ``mode`` (its default when None).
+class TrustLine(NamedTuple):
+    """A policy's ``trust ROLE NAME KEY`` line as plain text (what :func:`compiled_policy` keeps:
+    reading it back needs none of the policy AST)."""
 
-    The decider built from the implicit plan comes from bgc's verified cache (:mod:`bgc.cache`:
-    entries checksummed, keyed by bgc's code and here by the policy id, which covers the bytes
-    of every policy file, and the mode) when the policy's files are unchanged.
+    role: str
+    name: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPolicy:
+    """What a run-time enforcer needs of a policy: the call decider of its implicit plan (the
+    plan's id already derived), the policy's id, its trust lines and the modes it declares."""
+
+    decider: CallDecider
+    policy_id: str
+    trust: tuple[TrustLine, ...]
+    modes: tuple[str, ...]
+
+
+def compiled_policy(path: str, mode: str | None = None) -> CompiledPolicy:
+    """The policy at ``path`` compiled for run-time calls in ``mode`` (its default when None).
+
+    It comes from bgc's verified cache (:mod:`bgc.cache`: entries checksummed, keyed by bgc's
+    code, the root file's real path and digest, and the mode as asked) while every file the
+    policy was read from still has the digest it had: a hit reads the policy's files and nothing
+    else (no parse, no policy loaded, no id derived), which is what a hook run before every tool
+    call can afford.
     """
     from bgc import cache
+
+    keyed = cache.compiled_key(path, f"compiled-policy\0{mode!r}")
+    if keyed is not None:
+        entry = cache.load_object("compiled-policy", keyed[0])
+        if (
+            isinstance(entry, tuple)
+            and len(entry) == 3
+            and entry[0] == keyed[0]
+            and isinstance(entry[2], CompiledPolicy)
+            and cache.unchanged(path, keyed[1], entry[1])
+        ):
+            return entry[2]  # type: ignore[no-any-return]
     from bgc.policy.loader import cached_policy
 
     policy = cached_policy(path)
-    mode = policy.resolve_mode(mode)
-    key = f"{policy.id()}\0{mode}"
-    entry = cache.load_object("call-decider", key)
-    if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == key and isinstance(entry[1], CallDecider)):
-        entry = (key, CallDecider([implicit_plan(policy, mode)]))
-        cache.store_object("call-decider", key, entry)
-    return CallDecider.reuse(entry[1], workspace)
+    decider = CallDecider([implicit_plan(policy, policy.resolve_mode(mode))])
+    decider.plan_id  # noqa: B018 - derived now, so the cached decider carries it
+    trust = tuple(TrustLine(line.role, line.name, line.key) for line in policy.trust)
+    compiled = CompiledPolicy(decider, policy.id(), trust, policy.modes)
+    if keyed is not None:
+        cache.store_object("compiled-policy", keyed[0], (keyed[0], policy.file_digests(), compiled))
+    return compiled
+
+
+def policy_decider(path: str, mode: str | None = None, workspace: Workspace | None = None) -> CallDecider:
+    """A decider for the policy at ``path`` in ``mode`` (its default when None), for calls in
+    ``workspace``: :func:`compiled_policy`'s."""
+    return CallDecider.reuse(compiled_policy(path, mode).decider, workspace)
 
 
 def call_from_data(data: Any) -> tuple[str, str | None, Mapping[str, Any]]:

@@ -19,7 +19,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import cbor2
 
 MAX_DEPTH = 64
 """Nesting deeper than this is refused: no honest order needs it, and it bounds recursion."""
@@ -174,6 +173,8 @@ def thaw(value: Any) -> Any:
 
 def encode(value: Any) -> bytes:
     """Deterministic CBOR of a data-model value (frozen or plain)."""
+    import cbor2  # here, not at the top: reading JSON or deciding with a cached plan encodes nothing
+
     plain = thaw(value)
     check_value(plain)
     return cbor2.dumps(plain, canonical=True)

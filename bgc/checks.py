@@ -82,7 +82,7 @@ def cached_check(path: str) -> CheckResult:
     keyed = cache.policy_key(path, "check")
     if keyed is not None:
         entry = cache.load_object("check", keyed[0])
-        if entry is not None and all(cache.unchanged(path, keyed[1], policy.files) for policy in entry.policies):
+        if entry is not None and all(cache.unchanged(path, keyed[1], policy.file_digests()) for policy in entry.policies):
             return entry  # type: ignore[no-any-return]
     result = check_paths([path])
     if keyed is not None and not result.errors:

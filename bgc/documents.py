@@ -52,6 +52,34 @@ class DocumentError(InputError):
     """A document could not be read: the message says what, the span says where."""
 
 
+Locations = dict[tuple[str | int, ...], Location]
+KeyLocations = dict[tuple[str | int, ...], tuple[Location, Location]]
+
+
+class _Places:
+    """A document's value and key locations, found once, on first use.
+
+    For JSON, finding them means walking the whole text a second time in Python, which costs a
+    large plan far more than reading it, while only an error (or a test) ever asks where a value
+    is: ``bgc gate`` verifying a 500 KB plan should not pay for a message it does not write.
+    """
+
+    __slots__ = ("_find", "_found")
+
+    def __init__(self, find: Callable[[], tuple[Locations, KeyLocations]]) -> None:
+        self._find: Callable[[], tuple[Locations, KeyLocations]] | None = find
+        self._found: tuple[Locations, KeyLocations] = ({}, {})
+
+    @classmethod
+    def known(cls, locations: Locations, key_locations: KeyLocations) -> _Places:
+        return cls(lambda: (locations, key_locations))
+
+    def get(self) -> tuple[Locations, KeyLocations]:
+        if self._find is not None:
+            self._found, self._find = self._find(), None
+        return self._found
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     """Plain data read from ``path`` plus, where the format gives them, value locations and the
@@ -61,8 +89,17 @@ class Document:
     path: str
     data: Any
     text: str | None = None
-    locations: dict[tuple[str | int, ...], Location] = field(default_factory=dict)
-    key_locations: dict[tuple[str | int, ...], tuple[Location, Location]] = field(default_factory=dict)
+    places: _Places = field(default_factory=lambda: _Places.known({}, {}), compare=False, repr=False)
+
+    @property
+    def locations(self) -> Locations:
+        """Where each value starts, by field path."""
+        return self.places.get()[0]
+
+    @property
+    def key_locations(self) -> KeyLocations:
+        """Where each map key is written (start and end), by the path of its value."""
+        return self.places.get()[1]
 
     def span(self, path: tuple[str | int, ...]) -> Span:
         """The nearest known location of the value at ``path`` (walking up to its parents)."""
@@ -163,7 +200,12 @@ def read_document(path: str, input_format: str | None = None) -> Document:
 
     stdin's format is sniffed when not given (:func:`sniff_format`); an error then says which
     format was assumed and how to name another."""
-    data = read_bytes(path)
+    return document_from_bytes(read_bytes(path), path, input_format)
+
+
+def document_from_bytes(data: bytes, path: str, input_format: str | None = None) -> Document:
+    """:func:`read_document` of bytes already read from ``path``: for a caller that needs the
+    very bytes it decodes (a key derived from them must name what was read)."""
     fmt = format_for(path, input_format, data)
     if path != "-" or input_format is not None:
         return parse_document(data, path, fmt)
@@ -251,7 +293,7 @@ def _json_int(literal: str) -> int:
 
 def _json_locations(
     text: str, locate: Callable[[int], Location], fail: Callable[[str, int], DocumentError]
-) -> tuple[dict[tuple[str | int, ...], Location], dict[tuple[str | int, ...], tuple[Location, Location]]]:
+) -> tuple[Locations, KeyLocations]:
     """Where each value of well-formed JSON ``text`` starts, and where each map key is written
     (quotes included), by field path.
 
@@ -261,8 +303,8 @@ def _json_locations(
     merge) are refused at the second key, and keys that are not valid Unicode at the key.
     """
     scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
-    locations: dict[tuple[str | int, ...], Location] = {}
-    key_locations: dict[tuple[str | int, ...], tuple[Location, Location]] = {}
+    locations: Locations = {}
+    key_locations: KeyLocations = {}
     stack: list[tuple[tuple[str | int, ...], set[str] | None, list[int]]] = []  # path, keys seen, count
 
     def member(pos: int) -> tuple[tuple[str | int, ...], int]:
@@ -308,21 +350,50 @@ def _json_locations(
         where, pos = member(_skip_space(text, pos + 1))  # past the ','
 
 
+class _IrregularKeys(Exception):
+    """A JSON map with a duplicate key or a key that is not valid Unicode: read it again, the
+    slow way, to say where (:func:`_json_locations`)."""
+
+
+def _regular_map(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s map, refusing what it would silently accept: a repeated key (it keeps the
+    last) and a key with a lone surrogate."""
+    result = dict(pairs)
+    if len(result) != len(pairs) or not all(key.isascii() or _valid_text(key) for key in result):
+        raise _IrregularKeys
+    return result
+
+
+def _valid_text(text: str) -> bool:
+    try:
+        check_text(text)
+    except DataModelError:
+        return False
+    return True
+
+
 def _load_json(text: str, path: str) -> Document:
-    lines = text.splitlines()
-    locate = _locator(text)
+    """JSON text as a document. Duplicate and invalid keys are refused while parsing (in C, but
+    for one call per map); where values are written is worked out only if asked (:class:`_Places`)."""
 
     def fail(message: str, offset: int) -> DocumentError:
-        line, col = locate(offset)
+        lines = text.splitlines()
+        line, col = _locator(text)(offset)
         return DocumentError(message, Span(path, line, col), source=lines[line - 1] if line <= len(lines) else None)
 
+    def places() -> tuple[Locations, KeyLocations]:
+        return _json_locations(text, _locator(text), fail)
+
     try:
-        data = json.loads(text, parse_int=_json_int)
+        data = json.loads(text, parse_int=_json_int, object_pairs_hook=_regular_map)
     except json.JSONDecodeError as error:
         raise fail(f"invalid JSON: {error.msg}", error.pos) from None
     except RecursionError:
         raise DocumentError(f"nesting deeper than {MAX_DEPTH} levels", Span(path)) from None
-    return Document(path, data, text, *_json_locations(text, locate, fail))
+    except _IrregularKeys:
+        places()  # raises, located at the first duplicate or invalid key
+        raise DocumentError("a map key is repeated or not valid Unicode", Span(path)) from None
+    return Document(path, data, text, _Places(places))
 
 
 # --- CBOR -------------------------------------------------------------------------------------
@@ -522,7 +593,7 @@ def _load_yaml(text: str, path: str) -> Document:
         return result
 
     data = convert(node, (), 0)
-    return Document(path, data, text, locations, key_locations)
+    return Document(path, data, text, _Places.known(locations, key_locations))
 
 
 def load_order(path: str, input_format: str | None = None) -> WorkOrder:

@@ -112,13 +112,13 @@ class Enforcer:
     ) -> None:
         import time
 
-        from bgc.approvals import DEFAULT_LIFETIME_SECONDS
-
         self.store = store
         self.trusted = trusted
         self.context = context
         self.clock = clock or time.time
-        self.lifetime = lifetime or DEFAULT_LIFETIME_SECONDS
+        self.lifetime = lifetime
+        """Seconds a permission request stays open (None: bgc.approvals' default, read when a
+        request is made: an allow or a deny never imports the approvals)."""
         self.settle = settle
         """False: only record (``bgc gate --call --ledger``, whose plans name no approvers)."""
 
@@ -142,9 +142,11 @@ class Enforcer:
     def _settle(self, decision: CallDecision, params: Any, session: str | None, now: int) -> Enforced:
         if decision.effect != "ask" or self.store is None or not self.settle:
             return Enforced(decision.effect, decision.explanation(), decision)
+        from bgc.approvals import DEFAULT_LIFETIME_SECONDS
+
         request = permission_request(
-            decision, params, now=now, lifetime=self.lifetime, plan=self.context.plan, token=self.context.token,
-            session=session,
+            decision, params, now=now, lifetime=self.lifetime or DEFAULT_LIFETIME_SECONDS, plan=self.context.plan,
+            token=self.context.token, session=session,
         )  # fmt: skip
         if request is None:  # asked for another reason than a rule (a command not understood)
             return Enforced("ask", decision.explanation(), decision)

@@ -16,16 +16,22 @@ import os
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from bgc import canonical, glob, values
 from bgc._gate_index import LaneIndex
 from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget, BudgetExhausted
 from bgc.canonical import DataModelError, kind_name
-from bgc.model import Digest, Fields, ModelError, ToolCall
 from bgc.names import ATOM_NAME
-from bgc.policy.ast import AtomTemplate, TemplateError, ToolDecl, scan_template
+from bgc.policy.templates import AtomTemplate, TemplateError, scan_template
+
+if TYPE_CHECKING:
+    from bgc.model import Digest, Fields
+    from bgc.policy.ast import ToolDecl
+
+# bgc.model is imported where plans are read or identified, not here: deciding with a plan a
+# process already holds (a cached call decider in a cold `bgc hook`) needs none of its classes.
 
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1
@@ -252,6 +258,8 @@ class Plan:
         }
 
     def id(self) -> Digest:
+        from bgc.model import Digest
+
         return Digest.of(canonical.envelope(PLAN_TAG, PLAN_VERSION, self.body()))
 
     def to_data(self) -> dict[str, Any]:
@@ -330,6 +338,8 @@ def _read_approvals(approvals: Fields) -> Approvals:
 
 def _read_parts(request: Fields, key: str) -> tuple[Part, ...]:
     """The parts under ``key``; ask parts, and only they, carry their approval requirement."""
+    from bgc.model import Fields
+
     asks = key == "ask"
     parts = []
     for part in request.maps(key):
@@ -361,6 +371,8 @@ def _read_request(request: Fields) -> RequestResult:
 def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestResult:
     """One request result, read and checked exactly as :func:`plan_from_data` reads a plan's
     (a capability token carries its plan's granted and pending parts this way)."""
+    from bgc.model import Fields, ModelError
+
     try:
         return _read_request(Fields(data, path))
     except ModelError as error:
@@ -370,6 +382,8 @@ def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestRes
 def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
     """One tool declaration, read and checked exactly as :func:`plan_from_data` reads a plan's
     (a capability token's tool scope is its plan's declarations)."""
+    from bgc.model import Fields, ModelError
+
     try:
         return _read_tool(Fields(data, path))
     except ModelError as error:
@@ -377,6 +391,8 @@ def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
 
 
 def _read_call(call: Fields) -> CallResult:
+    from bgc.model import ToolCall
+
     call.only("tool", "server", "status", "reason", "needs")
     proposed = call.build(ToolCall, call.get("tool"), call.get("server"))  # named as an order names them
     needs = []
@@ -414,6 +430,8 @@ def _template(text: str) -> AtomTemplate:
 
 
 def _read_tool(tool: Fields) -> ToolSpec:
+    from bgc.model import Fields, ToolCall
+
     tool.only("tool", "servers", "needs", "ignores")
     name = tool.build(ToolCall, tool.get("tool")).tool  # a tool name as an order names it
     servers = tool.list("servers")
@@ -439,6 +457,14 @@ def plan_from_data(data: Any) -> Plan:
     """Rebuild a plan from data and verify it: every field, at every level, must be one that
     ``bgc compile`` writes (an unknown one would not be covered by the id), enumerations and
     patterns must be valid, and the recorded id must match the content."""
+    return _verified_plan(data)[0]
+
+
+def _verified_plan(data: Any) -> tuple[Plan, Digest]:
+    """:func:`plan_from_data` and the id it verified (encoding a large plan to derive its id
+    costs more than reading it: done once)."""
+    from bgc.model import Digest, Fields, ModelError
+
     if not isinstance(data, Mapping) or data.get("type") != PLAN_TAG:
         raise PlanError("not a bgc plan (expected the output of `bgc compile --format json|yaml|cbor`)")
     if data.get("version") != PLAN_VERSION or type(data.get("version")) is not int:  # true == 1.0 == 1
@@ -460,7 +486,7 @@ def plan_from_data(data: Any) -> Plan:
         raise PlanError(error.message, error.path) from None
     if recorded != plan.id():
         raise PlanError(f"the plan's content does not match its id {recorded} (was it edited?)", ("id",))
-    return plan
+    return plan, recorded
 
 
 def plans_from_data(
@@ -473,27 +499,76 @@ def plans_from_data(
     policy id; ``expect_plans`` refuses a plan whose id is not among them, and a pinned id that
     no plan has: the plans read must be exactly the pinned ones.
     """
+    return _pinned(_verified_plans(data), isinstance(data, list), expect_policy, expect_plans)
+
+
+def _verified_plans(data: Any) -> tuple[tuple[Plan, Digest], ...]:
+    """Each plan of ``data`` (one, or a list) verified, with its id."""
     listed = isinstance(data, list)
-    plans = []
+    verified = []
     for index, item in enumerate(data if listed else [data]):
-        where: tuple[str | int, ...] = (index,) if listed else ()
         try:
-            plan = plan_from_data(item)
+            verified.append(_verified_plan(item))
         except DataModelError as error:
-            raise PlanError(error.message, (*where, *error.path)) from None
+            raise PlanError(error.message, (*((index,) if listed else ()), *error.path)) from None
+    return tuple(verified)
+
+
+def _pinned(
+    verified: Sequence[tuple[Plan, Digest]],
+    listed: bool,
+    expect_policy: Digest | None,
+    expect_plans: Collection[Digest],
+) -> tuple[Plan, ...]:
+    """The verified plans, refused unless they are exactly what the pins allow."""
+    for index, (plan, plan_id) in enumerate(verified):
+        where: tuple[str | int, ...] = (index,) if listed else ()
         if expect_policy is not None and plan.policy != str(expect_policy):
             message = f"the plan was compiled against policy {plan.policy}, not the expected {expect_policy}"
             raise PlanError(message, (*where, "policy"))
-        if expect_plans and plan.id() not in expect_plans:
+        if expect_plans and plan_id not in expect_plans:
             expected = " or ".join(str(digest) for digest in expect_plans)
-            raise PlanError(f"the plan {plan.id()} is not the expected {expected}", (*where, "id"))
-        plans.append(plan)
-    found = {plan.id() for plan in plans}
+            raise PlanError(f"the plan {plan_id} is not the expected {expected}", (*where, "id"))
+    found = {plan_id for _, plan_id in verified}
     for digest in expect_plans:
         if digest not in found:
             held = ", ".join(sorted(str(plan_id) for plan_id in found)) or "no plan"
             raise PlanError(f"no plan has the expected id {digest} (the file holds {held})")
-    return tuple(plans)
+    return tuple(plan for plan, _ in verified)
+
+
+def read_plans(
+    path: str, input_format: str | None = None, *, expect_policy: Digest | None = None,
+    expect_plans: Collection[Digest] = (),
+) -> tuple[Plan, ...]:  # fmt: skip
+    """The plans of the document at ``path`` (``-``: stdin), as :func:`plans_from_data` reads
+    them, each verified once per exact content.
+
+    Verifying a large plan (reading every field, parsing every pattern, deriving the id by
+    encoding it) costs an enforcer that runs ``bgc gate`` per call far more than deciding. It
+    is a pure function of the bytes, so bytes verified before — the same content, read as the
+    same format, by the same code — come as verified plans from bgc's verified cache
+    (:mod:`bgc.cache`, keyed by the bytes' digest); only the pins are checked again. A pin a hit
+    refuses is read again the slow way, so the error is located in the file.
+    """
+    import hashlib
+
+    from bgc import cache
+    from bgc.documents import document_from_bytes, format_for, read_bytes
+
+    data = read_bytes(path)
+    fmt = format_for(path, input_format, data)
+    key = f"{fmt}\0{hashlib.sha256(data).hexdigest()}"
+    entry = cache.load_object("plans", key)
+    if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == key and isinstance(entry[1], bool):
+        try:
+            return _pinned(entry[2], entry[1], expect_policy, expect_plans)
+        except PlanError:
+            pass  # read again below: the error, located
+    document = document_from_bytes(data, path, input_format)  # the bytes the key names, not a second read
+    verified = document.build(_verified_plans)
+    cache.store_object("plans", key, (key, isinstance(document.data, list), verified))
+    return document.build(lambda plans: _pinned(verified, isinstance(plans, list), expect_policy, expect_plans))
 
 
 # --- the gate -----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from bgc.calls import CallDecider, Workspace, implicit_plan, policy_decider
 from bgc.compiler import Compiler, decide
+from bgc.errors import BgcError
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
 from bgc.plan import PlanError, plan_from_data
 from bgc.policy.loader import parse_policy
@@ -172,6 +173,38 @@ def test_the_policy_decider_is_cached_and_follows_edits(tmp_path: Path, monkeypa
     assert policy_decider(str(path)).decide_call("fs.write", None, {"path": "/src/a"}).effect == "allow"  # from the cache
     path.write_text(POLICY.replace('allow fs:write:/src/**, /tests/** because "write"', 'allow fs:write:/tests/** because "write"'))
     assert policy_decider(str(path)).decide_call("fs.write", None, {"path": "/src/a"}).effect == "deny"
+
+
+def test_a_cached_decider_is_served_without_loading_the_policy_and_only_while_every_file_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hit reads the policy's files and nothing else (what a hook before every call can pay);
+    an edited include, another mode, or an edit put back with the old digest behave as they must."""
+    from bgc.policy import loader
+
+    monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "p").mkdir()
+    root, included = tmp_path / "p" / "root.bgp", tmp_path / "p" / "inc.bgp"
+    root.write_text('include "inc.bgp"\n' + POLICY)
+    included.write_text('mode strict {\n  deny fs:write:/src/** because "strict"\n}\n')
+    loads: list[str] = []
+    real = loader.cached_policy
+    monkeypatch.setattr(loader, "cached_policy", lambda path: loads.append(path) or real(path))
+
+    def effect(path: str, mode: str | None = None) -> str:
+        return policy_decider(path, mode).decide_call("fs.write", None, {"path": "/src/a"}).effect
+
+    assert effect(str(root)) == "allow" and len(loads) == 1
+    monkeypatch.chdir(tmp_path)
+    assert effect("p/../p/root.bgp") == "allow" and len(loads) == 1  # another spelling: a hit
+    assert effect(str(root), "strict") == "deny" and len(loads) == 2  # the mode is part of the key
+    assert effect(str(root), "strict") == "deny" and len(loads) == 2
+    included.write_text('mode strict {\n  deny fs:write:/tests/** because "strict"\n}\n')
+    assert effect(str(root), "strict") == "allow" and len(loads) == 3  # an edited include misses
+    assert effect(str(root)) == "allow" and len(loads) == 4  # and so does the default mode's entry
+    with pytest.raises(BgcError):
+        effect(str(root), "no-such-mode")  # an unknown mode is an error, never an entry
+    assert len(loads) == 5
 
 
 def _gate_call(plan: Path, lines: list[str], *extra: str) -> subprocess.CompletedProcess[str]:

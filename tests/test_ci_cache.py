@@ -4,6 +4,7 @@ entries are misses, keys follow the code, writes are atomic."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -60,37 +61,135 @@ def test_keys_follow_the_code(cache_home: Path, monkeypatch: pytest.MonkeyPatch)
     assert cache.load_object("policy", "k") is None
 
 
-def test_code_digest_covers_the_grammar_and_the_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_code_files_are_the_package_and_the_grammar() -> None:
     import bgc
     from bgc.policy.parser import grammar_text
 
     files = cache.code_files()
-    assert set(Path(bgc.__file__).parent.rglob("*.py")) <= {Path(str(f)) for f in files}  # nested ones too
-    assert files[-1].read_text(encoding="utf-8") == grammar_text()  # the grammar the parser is built from
-    # the digest follows each file's content: copies stand in for the real files and get edited
-    copies = []
-    for number, original in enumerate(files):
-        copy = tmp_path / f"{number}-{original.name}"
-        copy.write_bytes(original.read_bytes())
-        copies.append(copy)
-    monkeypatch.setattr(cache, "code_files", lambda: copies)
+    assert set(Path(bgc.__file__).parent.rglob("*.py")) <= {Path(f) for f in files}  # nested ones too
+    assert not any("__pycache__" in f for f in files)  # bytecode Python rewrites is no edit
+    assert Path(files[-1]).read_text(encoding="utf-8") == grammar_text()  # the grammar the parser is built from
 
-    def digest() -> str:
+
+def _edits() -> dict[str, Callable[[Path], None]]:
+    """Every way a file of the code can change, each one that keeps what a careless key would
+    look at: same size, the modification time put back."""
+
+    def keep_times(path: Path, change: Callable[[], None]) -> None:
+        before = path.stat()
+        change()
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    def same_size(path: Path) -> None:
+        data = path.read_bytes()
+        keep_times(path, lambda: path.write_bytes(data[:-1] + (b"#" if data[-1:] != b"#" else b"!")))
+
+    def replaced(path: Path) -> None:  # an editor's save: a new file renamed over the old, times copied
+        twin = path.with_name(path.name + ".new")
+        twin.write_bytes(path.read_bytes().replace(b"return", b"return ", 1) or b"x")
+        os.utime(twin, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
+        os.replace(twin, path)
+
+    def grown(path: Path) -> None:
+        keep_times(path, lambda: path.write_bytes(path.read_bytes() + b"\n"))
+
+    def added(path: Path) -> None:
+        (path.parent / "added_module.py").write_text("")
+
+    def removed(path: Path) -> None:
+        path.unlink()
+
+    return {"same size": same_size, "replaced": replaced, "grown": grown, "added": added, "removed": removed}
+
+
+@pytest.mark.parametrize("edit", sorted(_edits()))
+def test_every_edit_of_the_code_changes_its_key(edit: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key is a stamp per file, not a hash (hashing every source cost a cold hook more than
+    its decision): each edit, in a copy of the package, made by class on files chosen across the
+    tree, changes it; untouched code and rewritten bytecode keep it."""
+    import random
+    import shutil
+
+    import bgc
+
+    copy = tmp_path / "bgc"
+    shutil.copytree(Path(bgc.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(bgc, "__file__", str(copy / "__init__.py"))
+    sources = sorted(copy.rglob("*.py"))
+
+    def key() -> str | None:
         cache.code_digest.cache_clear()
         return cache.code_digest()
 
     try:
-        unedited = digest()
-        assert len(unedited) == 64 and cache.code_digest() == unedited
-        source = next(copy for copy in copies if copy.name.endswith("-ast.py"))
-        for edited in (source, copies[-1]):
-            before = edited.read_bytes()
-            edited.write_bytes(before + b"\n")
-            assert digest() != unedited, edited.name
-            edited.write_bytes(before)
-            assert digest() == unedited  # content, not modification times
+        unedited = key()
+        assert unedited is not None and key() == unedited  # stable while nothing changes
+        (copy / "__pycache__").mkdir()
+        (copy / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"bytecode")
+        assert key() == unedited
+        for path in random.Random(edit).sample(sources, 5):
+            before = key()
+            _edits()[edit](path)
+            assert key() != before, (edit, path.relative_to(copy))
     finally:
         cache.code_digest.cache_clear()
+
+
+def test_code_that_cannot_be_stamped_disables_the_cache(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "code_files", lambda: [str(tmp_path / "gone.py")])
+    cache.code_digest.cache_clear()
+    try:
+        assert cache.code_digest() is None
+        cache.store_object("policy", "k", "value")
+        assert cache.load_object("policy", "k") is None
+        assert not cache_home.exists() or not list(cache_home.iterdir())
+    finally:
+        cache.code_digest.cache_clear()
+
+
+def test_an_edited_copy_of_bgc_never_reads_what_the_unedited_one_wrote(tmp_path: Path) -> None:
+    """End to end, as a user's checkout: `bgc hook` run from a copy of the package compiles the
+    policy once and then serves it from the cache; after an edit that a size-and-time key would
+    miss, the next run must not take the old entry (it writes its own)."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    import sysconfig
+
+    import bgc
+    from bgc.policy.parser import grammar_text
+
+    copy = tmp_path / "code" / "bgc"
+    shutil.copytree(Path(bgc.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "grammar").mkdir()
+    (copy / "grammar" / "__init__.py").write_text("")
+    (copy / "grammar" / "policy.lark").write_text(grammar_text(), encoding="utf-8")
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    policy = project / "p.bgp"
+    policy.write_text('tool Read needs fs:read:{file_path}\nallow fs:read:/src/** because "sources"\n')
+    entries = tmp_path / "cache"
+    packages = sysconfig.get_paths()["purelib"]  # the dependencies; -S: no editable install's finder
+    env = {**os.environ, "PYTHONPATH": f"{copy.parent}{os.pathsep}{packages}", "BGC_CACHE_DIR": str(entries),
+           "CLAUDE_PROJECT_DIR": str(project)}  # fmt: skip
+    call = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "cwd": str(project),
+                       "tool_input": {"file_path": f"{project}/src/a.py"}})  # fmt: skip
+
+    def hook() -> set[str]:
+        argv = [sys.executable, "-S", "-c", "import bgc, sys; assert bgc.__file__.startswith(sys.argv[1]); "
+                "from bgc.launch import main; sys.argv[1:] = sys.argv[2:]; main()", str(copy),
+                "hook", "claude-code", "-p", str(policy)]  # fmt: skip
+        done = subprocess.run(argv, input=call, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and '"allow"' in done.stdout, done
+        return {path.name for path in entries.iterdir()}
+
+    first = hook()
+    assert hook() == first  # a hit writes nothing
+    _edits()["same size"](copy / "plan.py")
+    assert not hook() <= first  # a miss: new entries, keyed by the edited code
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")

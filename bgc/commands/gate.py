@@ -44,9 +44,8 @@ def run(
     cannot be recorded is answered deny.
     """
     from bgc.commands import io
-    from bgc.documents import read_document
     from bgc.model import Digest, ModelError
-    from bgc.plan import plans_from_data
+    from bgc.plan import read_plans
 
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root!r} is not a directory")
@@ -57,8 +56,7 @@ def run(
     except ModelError as error:
         raise UsageError(f"--expect-plan: {error.message}") from None
     from_policy = Digest(io.load_policy(policy, None)[0].id()) if policy is not None else None
-    document = read_document(plan, input_format)
-    plans = document.build(lambda data: plans_from_data(data, expect_policy=from_policy, expect_plans=pinned))
+    plans = read_plans(plan, input_format, expect_policy=from_policy, expect_plans=pinned)
     store = io.open_ledger(ledger)
     try:
         if call:

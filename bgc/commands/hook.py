@@ -133,14 +133,12 @@ def _decider(
     """The call decider, the policy's id (None for plans) and the approvers it trusts. The mode
     is the session's mode a trusted person chose (``bgc mode set``) when there is one, else
     ``mode`` (``-m``, or the configured one)."""
-    from bgc.approvals import trusted_approvers
-    from bgc.calls import CallDecider, policy_decider
+    from bgc.calls import CallDecider, compiled_policy
 
     if plan is not None:
-        from bgc.documents import read_document
-        from bgc.plan import plans_from_data
+        from bgc.plan import read_plans
 
-        return CallDecider(read_document(plan).build(plans_from_data), workspace=workspace), None, {}
+        return CallDecider(read_plans(plan), workspace=workspace), None, {}
     if policy is None:
         from bgc.config import find_config
 
@@ -150,17 +148,20 @@ def _decider(
                 f"no policy: pass -p POLICY, or name one as `policy` in bgc.toml or [tool.bgc] of {project}"
             )
         policy, mode = str(config.policy), mode if mode is not None else config.mode
-    from bgc.policy.loader import cached_policy
+    compiled = compiled_policy(policy, mode)
+    if not compiled.trust:  # no trust lines (the starter policy): nobody's key to parse, no mode anyone chose
+        return CallDecider.reuse(compiled.decider, workspace), compiled.policy_id, {}
+    from bgc.approvals import trusted_approvers
 
-    loaded = cached_policy(policy)
-    trusted = trusted_approvers(loaded.trust)
-    if store is not None and session is not None:
+    trusted = trusted_approvers(compiled.trust)
+    if trusted and store is not None and session is not None:
         from bgc.approvals import decode_mode, effective_mode
 
         decisions = [found for found in map(decode_mode, store.modes(session)) if found is not None]
-        chosen = effective_mode(session, decisions, trusted, loaded.modes)
-        mode = chosen.mode if chosen is not None else mode
-    return policy_decider(policy, mode, workspace), str(loaded.id()), trusted
+        chosen = effective_mode(session, decisions, trusted, compiled.modes)
+        if chosen is not None and chosen.mode != mode:
+            compiled = compiled_policy(policy, chosen.mode)
+    return CallDecider.reuse(compiled.decider, workspace), compiled.policy_id, trusted
 
 
 def _failure(error: Exception) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bgc.policy.ast import LOCAL_SERVER
+from bgc.policy.templates import LOCAL_SERVER
 
 Effect = Literal["allow", "ask", "deny"]
 

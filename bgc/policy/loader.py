@@ -63,7 +63,7 @@ def cached_policy(path: str) -> Policy:
     keyed = cache.policy_key(path, "policy")
     if keyed is not None:
         entry = cache.load_object("policy", keyed[0])
-        if entry is not None and cache.unchanged(path, keyed[1], entry.files):
+        if entry is not None and cache.unchanged(path, keyed[1], entry.file_digests()):
             return entry  # type: ignore[no-any-return]
     policy = load_policy(path)
     if keyed is not None:

@@ -23,7 +23,6 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterator
-from importlib import resources
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from bgc import codes
@@ -94,6 +93,8 @@ _LARK_OPTIONS: dict[str, Any] = {
 
 def grammar_text() -> str:
     """The grammar shipped in the package (``bgc.grammar/policy.lark``)."""
+    from importlib import resources  # here: a policy served from the cache never reads the grammar
+
     return (resources.files("bgc.grammar") / "policy.lark").read_text(encoding="utf-8")
 
 

@@ -1,0 +1,73 @@
+"""What a cold process of a per-call command imports: the part of its start-up cost that a test
+can pin without a clock (the times themselves are measured by tests/bench/run.py --only startup).
+
+A hook runs before every tool call an agent makes, and ``bgc gate`` in every enforcer's loop:
+each module here that they do not need is a value class generated at import, or a dependency
+loaded, that every call would pay for. Each case runs the real command in a fresh process and
+lists the modules it must not have loaded; a first, cold-cache run shows that the probe spells
+right the names it must not see."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HEAVY = (
+    "typer", "click", "rich", "pydantic", "lark", "yaml", "cbor2", "importlib.resources",
+    "bgc.policy.ast", "bgc.policy.parser", "bgc.policy.loader", "bgc.compiler", "bgc.model", "bgc.config",
+)  # fmt: skip
+"""Never needed to decide one call from a cached policy: the command line (typer and what it
+brings), parsing (lark, the grammar's resources), YAML and CBOR, the policy AST, the compiler, the
+order model, the configuration."""
+
+PROBE = (
+    "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
+    "try:\n    main()\nfinally:\n"
+    f"    print('LOADED', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n"
+)
+
+
+def _loaded(
+    args: list[str], env: dict[str, str], stdin: str = ""
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Run ``bgc ARGS`` in a fresh process: what it did, and which of :data:`HEAVY` it loaded."""
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], input=stdin, env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    line = next(line for line in done.stderr.splitlines() if line.startswith("LOADED "))
+    return done, json.loads(line.removeprefix("LOADED ").replace("'", '"'))
+
+
+def test_a_cold_hook_on_a_cached_policy_loads_no_parser_compiler_or_ast(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    env = {**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache"), "CLAUDE_PROJECT_DIR": str(project)}
+    policy = project / ".claude" / "bgc" / "policy.bgp"
+    subprocess.run([sys.executable, "-m", "bgc", "init", "claude-code", "--dir", str(project)], env=env,
+                   capture_output=True, check=True, timeout=120)  # fmt: skip
+    call = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Read", "cwd": str(project),
+                       "tool_input": {"file_path": f"{project}/src/app.py"}})  # fmt: skip
+    hook = ["hook", "claude-code", "-p", str(policy)]
+    cold, cold_loaded = _loaded(hook, {**env, "BGC_CACHE_DIR": ""}, call)
+    warm, warm_loaded = _loaded(hook, env, call)
+    unrecorded, unrecorded_loaded = _loaded([*hook, "--store", "none"], env, call)
+    for done in (cold, warm, unrecorded):
+        assert done.returncode == 0 and '"permissionDecision": "allow"' in done.stdout, done
+    assert {"lark", "bgc.compiler", "bgc.policy.ast", "bgc.policy.parser"} <= set(cold_loaded), cold_loaded
+    assert warm_loaded == ["cbor2"], warm_loaded  # the ledger's entry and the call's digest are canonical CBOR
+    assert unrecorded_loaded == [], unrecorded_loaded
+
+
+def test_a_cold_gate_loads_no_parser_compiler_or_ast(tmp_path: Path) -> None:
+    env = {**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache")}
+    plan = tmp_path / "plan.json"
+    subprocess.run([sys.executable, "-m", "bgc", "compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp",
+                    "--format", "json", "-o", str(plan), "--fail-on", "never"], env=env, cwd=ROOT, check=True,
+                   capture_output=True, timeout=120)  # fmt: skip
+    done, loaded = _loaded(["gate", str(plan), "fs:write:/src/parse.py"], env)
+    assert done.returncode == 0 and done.stdout.startswith("allow"), done
+    assert set(loaded) == {"bgc.model", "cbor2"}, loaded  # reading a plan needs the value model; its id, CBOR
