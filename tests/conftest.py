@@ -1,9 +1,16 @@
-"""What every test gets without asking: a private cache, and shared inputs that are required in CI.
+"""What every test gets without asking: a private cache, Hypothesis profiles, and an order that
+lets parallel workers finish together.
 
 The cache fixture exists because the suite used to write compiled policies into the developer's
 real ``~/.cache/bgc``: a test could then pass on a warm cache it did not create, and a developer's
-cache filled with throwaway entries. One directory per session keeps the speed of a warm cache
-between tests while isolating the run; tests that assert on the cache set their own.
+cache filled with throwaway entries. One directory per session (per worker under pytest-xdist)
+keeps the speed of a warm cache between tests while isolating the run; tests that assert on the
+cache set their own.
+
+Hypothesis: the ``default`` profile (the run CI makes) has no deadline, since a deadline on a
+shared or loaded machine fails a correct test, and prints the blob that replays a failure, since
+examples are random; ``--hypothesis-profile thorough`` runs ten times the examples
+(tests/samples.py ``examples``).
 """
 
 from __future__ import annotations
@@ -12,6 +19,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("default", deadline=None, print_blob=True)
+settings.register_profile("thorough", settings.get_profile("default"), max_examples=1000)
+settings.load_profile("default")  # the plugin loads --hypothesis-profile after this file
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``first`` start before the rest (the order is otherwise kept): they take long
+    mostly waiting (on pip, on subprocesses), so other workers fill that time instead of waiting
+    for them at the end of the run."""
+    items.sort(key=lambda item: item.get_closest_marker("first") is None)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """What several test modules share: one small policy, a valid prompt digest, the one way to run
-the CLI in-process, the one way to reach an input the repository does not carry, and walking
-and editing plain data (every field of a document, mutated one at a time)."""
+the CLI in-process, the one way to reach an input the repository does not carry, walking and
+editing plain data (every field of a document, mutated one at a time), and how many Hypothesis
+examples a test runs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 PROMPT = "sha256:" + "ab" * 32
 
@@ -77,3 +79,10 @@ def replaced(data: Any, path: tuple[str | int, ...], change: Any) -> Any:
         target = target[key]
     change(target, path[-1])
     return out
+
+
+def examples(n: int) -> int:
+    """``n`` Hypothesis examples in the default run, ten times as many under
+    ``--hypothesis-profile thorough`` (tests/conftest.py): the profile's own ``max_examples``
+    (100 by default, 1,000 when thorough) cannot reach a test that names its count."""
+    return n * settings.default.max_examples // 100

@@ -22,6 +22,7 @@ from bgc.argv import WORD_SLASH, ArgvError, decode_argv, encode_argv, pattern_of
 from bgc.compiler import Compiler
 from bgc.findings import Severity
 from bgc.model import GrantAtom, ModelError, WorkOrder
+from tests.samples import examples
 
 WORD_CHARS = "ab/. "
 WORDS = ("", *("".join(p) for n in (1, 2) for p in itertools.product(WORD_CHARS, repeat=n)))
@@ -48,7 +49,7 @@ word_pattern = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(st.lists(word_pattern, min_size=1, max_size=3))
 def test_pattern_matches_exactly_the_argvs_the_word_matcher_does(words: list[str]) -> None:
     assume(words != [""])  # the empty program: no argv, no pattern
@@ -58,7 +59,7 @@ def test_pattern_matches_exactly_the_argvs_the_word_matcher_does(words: list[str
         assert pattern.matches(encode_argv(argv)) == reference(words, argv), (words, argv)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(st.lists(st.text(st.characters(blacklist_characters=WORD_SLASH), max_size=6), min_size=1, max_size=5))
 def test_encoding_round_trips_and_words_cannot_forge_boundaries(argv: list[str]) -> None:
     assume(argv != [""])

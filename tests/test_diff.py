@@ -8,6 +8,7 @@ and every reported counterexample must really get the reported levels on both si
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 
@@ -16,10 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc import glob
-from bgc.compiler import decide
+from bgc.compiler import Compiler, decide
 from bgc.diff import LEVELS, Change, diff_policies
 from bgc.policy.ast import Policy
 from bgc.policy.loader import parse_policy
+from tests.samples import examples
 
 SEGMENTS = ["a", "b", "*", "?", "**", "a*", "*b", "[ab]", "[!a]"]
 NAMES = ["a", "b", "aa", "ab", "ba", "bb"]
@@ -43,8 +45,17 @@ def load(text: str, name: str) -> Policy:
     return parse_policy(text, name)
 
 
+@functools.lru_cache(maxsize=4)
+def compiler_for(policy: Policy) -> Compiler:
+    """One compiler per policy for the whole universe: ``decide`` builds a fresh one per value
+    otherwise (the policy's id hashed each time), and a compiler's answers do not depend on what it
+    decided before, so the reference stays the public ``decide``, only without the repeated set-up."""
+    return Compiler(policy)
+
+
 def level(policy: Policy, value: str, kind: str, mode: str | None = None, resource: str = "fs") -> str:
-    return decide(policy, resource, "write", value, {"intent.kind": kind, "origin.model": "m"}, mode).effect
+    context = {"intent.kind": kind, "origin.model": "m"}
+    return decide(policy, resource, "write", value, context, mode, compiler=compiler_for(policy)).effect
 
 
 def in_change(change: Change, value: str) -> bool:
@@ -90,13 +101,13 @@ def check_exact(old: Policy, new: Policy, universe: list[str], resource: str = "
     assert result.grants_new == any(change.kind == "new" for change in result.changes)
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules, rules)
 def test_diff_is_exact_against_brute_force(old_rules: list[tuple[str, str, str]], new_rules: list[tuple[str, str, str]]) -> None:
     check_exact(load(policy_text(old_rules), "old.bgp"), load(policy_text(new_rules), "new.bgp"), UNIVERSE)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules, st.data())
 def test_edits_of_one_policy_are_exact(base: list[tuple[str, str, str]], data: st.DataObject) -> None:
     """Policies that differ by one rule (the common review): added, dropped or its effect changed."""
@@ -235,7 +246,7 @@ def moded_text(generated: list[tuple[str, str, bool]], default: bool) -> str:
     return "\n".join([*outside, "mode m {", *inside, "}", *(["default mode m"] if default else [])]) + "\n"
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(moded_rules, moded_rules, st.booleans(), st.booleans())
 def test_modes_are_exact_against_brute_force(
     old_rules: list[tuple[str, str, bool]], new_rules: list[tuple[str, str, bool]], old_default: bool, new_default: bool

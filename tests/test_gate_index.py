@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from bgc import glob, values
 from bgc._gate_index import LaneIndex
 from bgc.plan import Approvals, Gate, Part, Plan, RequestResult, RuleRef
+from tests.samples import examples
 
 # --- patterns and texts over a small vocabulary, so that they meet often ----------------------
 
@@ -47,7 +48,7 @@ def _parsed(texts_: list[str]) -> list[glob.Pattern]:
     return out
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(patterns, min_size=1, max_size=12), st.lists(texts, min_size=1, max_size=20), st.booleans())
 def test_lane_index_matches_exactly_what_each_pattern_matches(pattern_texts: list[str], text_list: list[str], fold: bool) -> None:
     compiled = _parsed(pattern_texts)
@@ -132,7 +133,7 @@ gate_values = st.sampled_from(["/p1/src/a.py", "/p1/src/secrets/k", "/p1/src/.en
                                "/p1/src//a.py", "/p1/./src/a.py", "/p1/src/../x.py", "/p12/src/a.py", "/p1", "/", "rel", "/a\x00"])  # fmt: skip
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(plans(), min_size=1, max_size=2), st.lists(st.tuples(st.sampled_from(["fs:write:", "fs:read:", "proc:exec:", "net:x:"]), gate_values), max_size=25))
 def test_gate_decides_as_the_plan_reads_rule_by_rule(plans_: list[Plan], atoms: list[tuple[str, str]]) -> None:
     gate = Gate(plans_)
@@ -178,14 +179,14 @@ def _pieces(alphabet: list[str]) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(alphabet), max_size=14).map("".join)
 
 
-@settings(max_examples=4000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.one_of(_pieces(URL_PIECES), urls))
 def test_a_url_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str) -> None:
     if values._ALREADY_CANONICAL["net"](text):
         assert values._read("net", text, False) == text
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.one_of(_pieces(FS_PIECES), paths), st.booleans())
 def test_a_path_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str, case_insensitive: bool) -> None:
     assert values.normalise("fs", text, case_insensitive=case_insensitive) == values._read("fs", text, case_insensitive)

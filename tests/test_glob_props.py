@@ -192,9 +192,9 @@ def test_matching_agrees_with_reference_past_every_cache_bound(
         _bound(patch, tier)
         fresh = [Pattern(p) for p in ps]  # not parse(): its cached automata were built unbounded
         pset = PatternSet(fresh)
+        expected_of = {s: frozenset(i for i, p in enumerate(ps) if ref_match(p, s)) for s in STRINGS[:341]}
         for _ in range(2):  # the second round runs on what the first one learned
-            for s in STRINGS[:341]:
-                expected = frozenset(i for i, p in enumerate(ps) if ref_match(p, s))
+            for s, expected in expected_of.items():
                 assert pset.matching(s) == expected, (ps, s, tier)
                 assert all(fresh[i].matches(s) == (i in expected) for i in range(len(ps))), (ps, s, tier)
 

@@ -258,11 +258,16 @@ def test_unknown_tools_can_be_denied(project: dict[str, str]) -> None:
 def test_the_deadline_blocks(project: dict[str, str]) -> None:
     """No decision in time is a block, never an allow (a stdin that never ends stands for any stall)."""
     command = f"{project['command'].replace('hook claude-code', 'hook claude-code --timeout 0.5')}"
-    done = subprocess.run(
-        ["sh", "-c", f"sleep 5 | {command}"], env={**os.environ, "CLAUDE_PROJECT_DIR": project["root"]},
-        capture_output=True, timeout=TIMEOUT,
+    hook = subprocess.Popen(
+        ["sh", "-c", command], env={**os.environ, "CLAUDE_PROJECT_DIR": project["root"]},
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
-    assert done.returncode == 2 and b"no decision within 0.5 s" in done.stderr
+    try:
+        returncode = hook.wait(timeout=TIMEOUT)  # stdin stays open while the hook runs: it never ends
+    finally:
+        hook.kill()
+        hook.stdin.close()  # type: ignore[union-attr]
+    assert returncode == 2 and b"no decision within 0.5 s" in hook.stderr.read()  # type: ignore[union-attr]
 
 
 def test_decisions_from_a_plan(project: dict[str, str], tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from bgc.compiler import Compiler, decide
 from bgc.policy.format import format_file
 from bgc.policy.loader import load_policy
 from bgc.policy.parser import parse_source
+from tests.samples import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "claude-code"
@@ -167,7 +168,7 @@ bash_rule = st.builds(
 COMMANDS = [" ".join(c) for n in (1, 2, 3, 4) for c in itertools.product(WORDS + ("gitx",), repeat=n)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.dictionaries(st.sampled_from(["allow", "ask", "deny"]), st.lists(bash_rule, max_size=3), max_size=3))
 def test_bash_rules_decide_as_claude_code_does(rules: dict[str, list[str]]) -> None:
     imported = translate(rules, source="s.json")

@@ -48,7 +48,7 @@ HOOKS = (
 )
 
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.first,  # about a minute, most of it pip installing bgc into the hooks' environment
     pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed: pre-commit needs a git repository"),
 ]
 
