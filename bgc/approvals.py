@@ -98,6 +98,9 @@ class PermissionRequest:
     plan: str | None = None
     token: str | None = None
     session: str | None = None
+    attempt: int = 0
+    """Above 0 only when the same call was asked again within the second its twin (same id
+    otherwise) was made and already used or cancelled: the new request needs an id of its own."""
 
     def __post_init__(self) -> None:
         if not self.requirements:
@@ -115,6 +118,8 @@ class PermissionRequest:
         for name in ("plan", "token", "session"):
             if getattr(self, name) is not None:
                 body[name] = getattr(self, name)
+        if self.attempt:
+            body["attempt"] = self.attempt
         return body
 
     def encode(self) -> bytes:
@@ -145,7 +150,7 @@ class PermissionRequest:
             data["tool"], data["server"], data["params"], data["summary"], tuple(data["atoms"]), data["rule"],
             tuple(Requirement(item["count"], tuple(item["of"])) for item in data["requirements"]),
             data["created"], data["expires"],
-            data.get("plan"), data.get("token"), data.get("session"),
+            data.get("plan"), data.get("token"), data.get("session"), data.get("attempt", 0),
         )  # fmt: skip
 
 
@@ -418,12 +423,25 @@ def stand_ask(
 ) -> tuple[PermissionRequest, Standing]:
     """Record ``request`` (or find the live one for the same call) and where it stands; nothing
     is used up (:func:`settle_ask` uses it; the kernel uses it only after its nonce check)."""
-    request_id = store.put_request(request.id, request.call_key(), request.encode(), request.created, request.expires)
-    loaded = load_request(store, request_id)
-    if loaded is None:
-        raise RequestUnreadable(f"permission request {request_id} cannot be read back from the store")
-    stored, cancelled = loaded
-    return stored, stored_standing(store, stored, cancelled, trusted, now)
+    from dataclasses import replace
+
+    for _ in range(MAX_ATTEMPTS):
+        request_id = store.put_request(
+            request.id, request.call_key(), request.encode(), request.created, request.expires
+        )
+        loaded = load_request(store, request_id)
+        if loaded is None:
+            raise RequestUnreadable(f"permission request {request_id} cannot be read back from the store")
+        stored, cancelled = loaded
+        if request_id == request.id and (cancelled is not None or was_used(store, stored)):
+            request = replace(request, attempt=request.attempt + 1)  # its ended twin of the same second
+            continue
+        return stored, stored_standing(store, stored, cancelled, trusted, now)
+    raise RequestUnreadable(f"the same call was asked {MAX_ATTEMPTS} times within one second")
+
+
+MAX_ATTEMPTS = 64
+"""Requests for one call made within one second (each used or cancelled before the next)."""
 
 
 def was_used(store: Any, request: PermissionRequest) -> bool:

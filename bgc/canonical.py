@@ -19,7 +19,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from bgc.schema import DataModelError, format_path, kind_name
+from bgc.schema import DataModelError
+from bgc.schema import format_path as format_path  # re-exported: its readers import it from here
+from bgc.schema import kind_name as kind_name
 
 MAX_DEPTH = 64
 """Nesting deeper than this is refused: no honest order needs it, and it bounds recursion."""

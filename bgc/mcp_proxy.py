@@ -375,6 +375,9 @@ class McpProxy:
         finally:
             with self._state_lock:
                 self._held.pop(key, None)
+        if verdict.effect == "allow" and cancelled.is_set():  # cancelled while it was decided again
+            self._say(f"not forwarding {self.options.server}/{name}: the client cancelled it")
+            return
         if verdict.effect == "allow":
             try:
                 self._forward(message, line, server_in)

@@ -142,6 +142,29 @@ def test_an_approved_request_allows_its_call_once_then_asks_again(store_location
     store.close()
 
 
+@pytest.mark.parametrize("ended_by", ["use", "cancel"])
+def test_the_same_call_asked_again_within_the_second_its_twin_ended_gets_a_request_of_its_own(
+    store_location: str, ended_by: str
+) -> None:
+    """Same call, same second: the request would have its ended twin's id (the time is in whole
+    seconds); it must not be found as that ended request."""
+    from bgc.approvals import encode_answer
+
+    store = open_store(store_location)
+    target = request()
+    settle_ask(store, target, TRUSTED, now=1_100)
+    if ended_by == "use":
+        for key in (ALICE, BOB):
+            store.add_answer(target.id, key.name, "allow-once", encode_answer(allow(key, target, at=1_100)))
+        assert settle_ask(store, target, TRUSTED, now=1_100).effect == "allow"
+    else:
+        store.cancel(target.id, 1_100)
+    again = settle_ask(store, target, TRUSTED, now=1_100)
+    assert (again.effect, again.request != target.id) == ("ask", True), again
+    assert settle_ask(store, target, TRUSTED, now=1_100).request == again.request  # and is found as live
+    store.close()
+
+
 def test_a_cancelled_request_takes_no_more_answers(store_location: str) -> None:
     from bgc.approvals import encode_answer
 

@@ -287,3 +287,11 @@ def test_a_ledger_that_cannot_be_opened_stops_compile_and_gate_before_anything_i
     blocker.write_text("")
     compiled = bgc("compile", "examples/orders/analyse.yaml", "-p", "policies/default.bgp", "--ledger", str(blocker / "x.db"))
     assert compiled.exit_code == 2 and compiled.stdout == ""
+
+
+@pytest.mark.parametrize("command", [("log", "show"), ("log", "verify"), ("log", "stats"), ("pending",)])
+def test_reading_a_store_that_does_not_exist_creates_nothing(tmp_path: Path, command: tuple[str, ...]) -> None:
+    where = tmp_path / "missing" / "kernel.db"
+    done = bgc(*command, "--store", str(where))
+    assert done.exit_code == 2 and "no store at" in done.output
+    assert not (tmp_path / "missing").exists()

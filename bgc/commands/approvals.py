@@ -9,17 +9,8 @@ import json
 import time
 from typing import Any
 
-from bgc.commands.io import Result, lines_result
-from bgc.errors import ExitCode, InputError, Span, UsageError
-
-
-def _store(location: str) -> Any:
-    from bgc.store import StoreError, open_store
-
-    try:
-        return open_store(location)
-    except StoreError as error:
-        raise InputError(str(error), Span(location)) from None
+from bgc.commands.io import Result, lines_result, store_at
+from bgc.errors import ExitCode, UsageError
 
 
 def _trusted(policy: str | None) -> dict[str, Any]:
@@ -46,7 +37,7 @@ def pending(location: str, *, policy: str | None, output_format: str, everything
 
     trusted = _trusted(policy)
     now = int(time.time())
-    store = _store(location)
+    store = store_at(location, create=False)
     lines = []
     try:
         for request_id, _, _ in store.requests(0 if everything else now):
@@ -86,7 +77,7 @@ def answer(location: str, request_id: str, decision: str, *, key_path: str, appr
             f"the policy trusts no key {key.public.text} for approver {name!r}: an answer signed with it would "
             "never count (add `trust approver NAME KEY` to the policy, or pass --as NAME)"
         )
-    store = _store(location)
+    store = store_at(location, create=False)
     try:
         request, cancelled = _request(store, request_id)
         now = int(time.time())
@@ -121,7 +112,7 @@ def cancel(location: str, request_id: str) -> Result:
     """PermissionCancelled: the request takes no more answers."""
     from bgc import ledger
 
-    store = _store(location)
+    store = store_at(location, create=False)
     try:
         now = int(time.time())
         if not store.cancel(request_id, now):
@@ -155,7 +146,7 @@ def set_mode(
         raise UsageError(f"the policy has no mode {mode!r}; its modes: {', '.join(sorted(loaded.modes)) or '(none)'}")
     now = int(time.time())
     decision = sign_mode(session, mode, name, key, now)
-    store = _store(location)
+    store = store_at(location)
     try:
         store.add_mode(session, name, now, decision.encode())
         ledger.append(store, ledger.Record("mode", f"set {mode}", now, session=session, approvers=(name,)))
@@ -167,13 +158,16 @@ def set_mode(
 def show_mode(location: str, session: str, *, policy: str | None) -> Result:
     from bgc.approvals import decode_mode, effective_mode, trusted_approvers
     from bgc.commands import io
+    from bgc.store import store_exists
 
     loaded, _ = io.load_policy(policy, None)
-    store = _store(location)
-    try:
-        decisions = [decision for decision in map(decode_mode, store.modes(session)) if decision is not None]
-    finally:
-        store.close()
+    decisions = []
+    if store_exists(location):  # no store yet: nobody chose a mode
+        store = store_at(location, create=False)
+        try:
+            decisions = [decision for decision in map(decode_mode, store.modes(session)) if decision is not None]
+        finally:
+            store.close()
     chosen = effective_mode(session, decisions, trusted_approvers(loaded.trust), loaded.modes)
     if chosen is None:
         return lines_result(ExitCode.OK, [f"session {session}: the policy's default mode (no mode chosen by a person)"])

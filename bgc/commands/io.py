@@ -70,17 +70,20 @@ def stdin_lines() -> Iterator[str]:
         yield line.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "surrogateescape")
 
 
-def open_ledger(location: str | None) -> Any:
-    """The store ``--ledger`` names (None: no ledger); one that cannot be opened is exit 2
-    before anything is decided."""
-    if location is None:
-        return None
+def store_at(location: str, *, create: bool = True) -> Any:
+    """The store at ``location`` (:func:`bgc.store.open_store`); one that cannot be opened is an
+    input error (exit 2) naming it, before anything is decided or written."""
     from bgc.store import StoreError, open_store
 
     try:
-        return open_store(location)
+        return open_store(location, create=create)
     except StoreError as error:
         raise InputError(str(error), Span(location)) from None
+
+
+def open_ledger(location: str | None) -> Any:
+    """The store ``--ledger`` names (None: no ledger)."""
+    return None if location is None else store_at(location)
 
 
 def load_policy(policy: str | None, mode: str | None) -> tuple[Policy, str | None]:

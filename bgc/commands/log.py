@@ -11,26 +11,17 @@ import datetime
 import json
 from collections.abc import Sequence
 
-from bgc.commands.io import Result, lines_result
+from bgc.commands.io import Result, lines_result, store_at
 from bgc.errors import ExitCode, InputError, Span
 
 FORMATS = ("text", "json", "opa")
-
-
-def _open(location: str):  # type: ignore[no-untyped-def]
-    from bgc.store import StoreError, open_store
-
-    try:
-        return open_store(location)
-    except StoreError as error:
-        raise InputError(str(error), Span(location)) from None
 
 
 def _entries(location: str, verify: bool):  # type: ignore[no-untyped-def]
     from bgc import ledger
     from bgc.store import StoreError
 
-    store = _open(location)
+    store = store_at(location, create=False)
     try:
         rows = list(store.rows())
     except StoreError as error:
@@ -97,7 +88,7 @@ def verify(location: str, expect_head: str | None) -> Result:
     from bgc import ledger
     from bgc.store import StoreError
 
-    store = _open(location)
+    store = store_at(location, create=False)
     try:
         result = ledger.verify(store.rows(), expect_head)
     except StoreError as error:

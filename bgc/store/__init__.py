@@ -9,13 +9,24 @@ from __future__ import annotations
 
 from bgc.store.base import GENESIS, Store, StoreError
 
-__all__ = ["GENESIS", "Store", "StoreError", "open_store"]
+__all__ = ["GENESIS", "Store", "StoreError", "open_store", "store_exists"]
+
+_URLS = ("postgresql://", "postgres://")
 
 
-def open_store(location: str) -> Store:
+def store_exists(location: str) -> bool:
+    """Whether there is a store at ``location`` to read (a database URL is taken as existing)."""
+    import os
+
+    return location.startswith(_URLS) or os.path.isfile(location)
+
+
+def open_store(location: str, *, create: bool = True) -> Store:
     """The store at ``location``: a ``postgresql://`` (or ``postgres://``) URL for a fleet of
-    enforcers sharing one database, else a SQLite file (its directory created when missing)."""
-    if location.startswith(("postgresql://", "postgres://")):
+    enforcers sharing one database, else a SQLite file (its directory created when missing).
+    ``create=False`` (commands that only read or answer what is there) refuses a SQLite file
+    that does not exist instead of making one."""
+    if location.startswith(_URLS):
         from bgc.store.postgresql import PostgresStore
 
         return PostgresStore(location)
@@ -23,6 +34,8 @@ def open_store(location: str) -> Store:
 
     from bgc.store.sqlite import SqliteStore
 
+    if not create and not store_exists(location):
+        raise StoreError(f"no store at {location} (an enforcer makes it when it first records a decision)")
     directory = os.path.dirname(location)
     if directory:
         try:
