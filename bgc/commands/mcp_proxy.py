@@ -1,8 +1,9 @@
 """``bgc mcp-proxy -p POLICY --server NAME -- COMMAND ARGS…``: run an MCP server behind the policy.
 
 The policy is read and compiled, and the store opened, before the server starts: a policy or a
-store that cannot be read is exit 2 and no server, never a server running unguarded. Each ``tools/call`` is then the call
-``(params.name, NAME, params.arguments)`` decided by :mod:`bgc.calls`, the one decision every
+store that cannot be read is exit 2 and no server, never a server running unguarded. Each
+``tools/call`` is then the call ``(params.name, NAME, params.arguments)`` decided by
+:mod:`bgc.calls`, the one decision every
 enforcer shares, then settled and recorded by :mod:`bgc.enforce` in the store (``--store``,
 ``.bgc/kernel.db`` by default, ``none`` for neither): an ``ask`` is a permission request people
 answer with ``bgc approve``, held up to ``--wait`` seconds. The transport rules live in
