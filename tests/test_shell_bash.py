@@ -20,7 +20,9 @@ from bgc.shell import shell_atoms
 
 BASH = shutil.which("bash") or "/bin/bash"
 STUBS = ("echo", "cat", "rm", "git", "ls", "a", "b", "env", "nice", "nohup", "timeout", "sh")
-STUB = '#!/bin/sh\nprintf "%s" "${0##*/}" >> "$LOG"\nfor w in "$@"; do printf "\\037%s" "$w" >> "$LOG"; done\nprintf "\\036" >> "$LOG"\n'
+# One record, one write: the programs of a pipeline run at once, and records written piece by
+# piece interleaved in the log (`a|b` was once read as one program `ba`).
+STUB = '#!/bin/sh\nsep=$(printf "\\037")\nr="${0##*/}"\nfor w in "$@"; do r="$r$sep$w"; done\nprintf "%s\\036" "$r" >> "$LOG"\n'
 
 COMMANDS = [
     "echo a#b; rm x",
