@@ -10,7 +10,7 @@ compiled once and kept in the verified cache).
 A call is mapped to atoms through the declaration of its tool *on its server* (``local`` when it
 names none); a call no declaration covers is denied. Parameters fill the templates as literal
 text and are canonicalised per resource before matching; a missing, nested, non-text or
-undeclared parameter is refused (:func:`bgc.plan.expand_call`). Each atom's decision names the
+undeclared parameter is refused (:func:`bgc.gate.expand_call`). Each atom's decision names the
 rule that decided it.
 
 With a :class:`Workspace` (an agent working in a project on the host), an ``fs`` template that
@@ -28,21 +28,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
 from bgc.budget import Budget
+from bgc.gate import UNDECIDED, Gate, expand_call, refuse_undeclared
 from bgc.limits import MAX_CALL_ATOMS, ORDER_BUDGET
-from bgc.plan import (
-    UNDECIDED,
-    Approvals,
-    CallResult,
-    Gate,
-    NeedResult,
-    Plan,
-    RuleRef,
-    ToolSpec,
-    call_result,
-    expand_call,
-    refuse_undeclared,
-    strongest,
-)
+from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, call_result, strongest
 from bgc.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
 
 CallEffect = Literal["allow", "ask", "deny"]
@@ -172,7 +160,7 @@ class Workspace:
 
 
 class CallDecider:
-    """Decides concrete calls against plans: their grants (a :class:`~bgc.plan.Gate`) and the
+    """Decides concrete calls against plans: their grants (a :class:`~bgc.gate.Gate`) and the
     tool declarations they carry (every plan's declaration of a tool applies: its needs add up)."""
 
     def __init__(self, plans: Iterable[Plan], root: str | None = None, workspace: Workspace | None = None) -> None:

@@ -35,20 +35,10 @@ from typing import Any, Generic, TypeVar
 
 from bgc import glob, values
 from bgc.budget import Budget, CostMemo
+from bgc.gate import UNDECIDED, Gate, expand_call
 from bgc.limits import ORDER_BUDGET
 from bgc.model import GrantAtom, ToolCall, WorkOrder
-from bgc.plan import (
-    UNDECIDED,
-    Approvals,
-    CallResult,
-    Gate,
-    Part,
-    Plan,
-    RequestResult,
-    RuleRef,
-    expand_call,
-    tool_specs,
-)
+from bgc.plan import Approvals, CallResult, Part, Plan, RequestResult, RuleRef, tool_specs
 from bgc.policy.ast import LOCAL_SERVER, Policy, Rule, TemplateError
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
@@ -422,7 +412,7 @@ class Compiler:
 
     def call(self, call: ToolCall, gate: Gate, budget: Budget) -> CallResult:
         """Resolve a call through its tool declaration (for its server) and check every atom it
-        needs, exactly as the gate checks a call at run time (:meth:`bgc.plan.Gate.cover`)."""
+        needs, exactly as the gate checks a call at run time (:meth:`bgc.gate.Gate.cover`)."""
         decl = self.policy.tool(call.tool, call.server)
         if decl is None:
             return CallResult(call.tool, call.server, "uncovered", undeclared_reason(self.policy, call.tool, call.server))

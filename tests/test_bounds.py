@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc import _glob_automata, compiler, glob
-from bgc import plan as plan_module
+from bgc import gate as gate_module
 from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc.compiler import Compiler
+from bgc.gate import Gate
 from bgc.limits import (
     MAX_CALL_ATOMS,
     MAX_CALLS,
@@ -33,7 +34,6 @@ from bgc.limits import (
     MAX_REQUESTS,
 )
 from bgc.model import GrantAtom, ToolCall
-from bgc.plan import Gate
 from bgc.policy.loader import parse_policy
 from bgc.policy.parser import PolicyError
 from tests.samples import PROMPT, bgc
@@ -420,7 +420,7 @@ def test_calls_past_the_budget_are_not_expanded() -> None:
     calls = tuple(ToolCall("t", None, {"p": paths}) for _ in range(50))  # 50,000 atoms
     plan = Compiler(policy, order_budget=400_000).compile(order("fs:write:/**", calls=calls))
     assert plan.calls[0].status == "covered" and len(plan.calls[0].needs) == MAX_CALL_ATOMS
-    assert sum(len(call.needs) for call in plan.calls) <= 400_000 // plan_module.NEED_STEPS  # each paid for
+    assert sum(len(call.needs) for call in plan.calls) <= 400_000 // gate_module.NEED_STEPS  # each paid for
     last = plan.calls[-1]
     assert (last.status, last.reason, last.needs) == ("uncovered", "undecided within the work bound: not granted", ())
 

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from bgc import compiler
 from bgc.compiler import Compiler, decide, explain
 from bgc.errors import Span, UsageError
+from bgc.gate import Gate
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
-from bgc.plan import Gate, PlanError, plan_from_data
+from bgc.plan import PlanError, plan_from_data
 from bgc.policy.ast import Policy, PolicyFile, Rule
 from bgc.policy.loader import parse_policy
 from bgc.render.gate import gate_line

@@ -281,8 +281,9 @@ def test_modes_are_exact_against_brute_force(
 
 def test_weaker_approvals_are_new_access_and_stricter_ones_removed() -> None:
     from bgc.compiler import Compiler
+    from bgc.gate import Gate
     from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
-    from bgc.plan import Gate, approvals_text
+    from bgc.plan import approvals_text
 
     old = load("allow fs:write:/**\nask fs:write:/db/** approvals 2 of [alice, bob, carol]\nask fs:write:/x/**\n", "old.bgp")
     new = load("allow fs:write:/**\nask fs:write:/db/**\nask fs:write:/x/** approvals 1 of [alice]\n", "new.bgp")

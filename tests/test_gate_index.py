@@ -3,7 +3,7 @@
 - :class:`bgc._gate_index.LaneIndex` files patterns under their literal directory and decides
   common shapes without automata: on generated patterns and texts it must give exactly the
   lanes :meth:`bgc.glob.Pattern.matches` gives, pattern by pattern.
-- :class:`bgc.plan.Gate` decides from lane masks it remembers: on generated plans and atoms it
+- :class:`bgc.gate.Gate` decides from lane masks it remembers: on generated plans and atoms it
   must give exactly what a rule-by-rule reading of the plan gives.
 - :func:`bgc.values.normalise` returns a value unchanged when a per-resource test says it is
   canonical already: whatever that test accepts, the full reading must return unchanged.
@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from bgc import glob, values
 from bgc._gate_index import LaneIndex
-from bgc.plan import Approvals, Gate, Part, Plan, RequestResult, RuleRef
+from bgc.gate import Gate
+from bgc.plan import Approvals, Part, Plan, RequestResult, RuleRef
 from tests.samples import examples
 
 # --- patterns and texts over a small vocabulary, so that they meet often ----------------------
@@ -309,7 +310,7 @@ def test_the_warm_path_takes_the_plain_values() -> None:
 def test_a_new_gate_builds_its_warm_path_only_after_deciding_enough_atoms() -> None:
     """A one-shot gate (a hook, one `bgc gate`) never pays for compiling the warm regex; a
     long-lived one builds it once, and decides exactly as before."""
-    from bgc.plan import WARM_AFTER
+    from bgc.gate import WARM_AFTER
 
     granted = Part("fs", "write", "/p1/src/**", ("/p1/src/secrets/**",), (RULES[2],))
     plan = Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", (granted,)),), ())

@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 
 from bgc.compiler import Compiler
+from bgc.gate import Gate
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, ToolCall, WorkOrder
-from bgc.plan import Approvals, Gate, approvals_text, strongest
+from bgc.plan import Approvals, approvals_text, strongest
 from bgc.policy.loader import parse_policy
 from bgc.render.gate import gate_line
 from bgc.render.plans import render_text

@@ -23,8 +23,9 @@ import pytest
 from bgc import canonical
 from bgc.canonical import format_path
 from bgc.documents import DocumentError, parse_document
+from bgc.gate import Gate
 from bgc.model import Digest
-from bgc.plan import PLAN_TAG, PLAN_VERSION, Gate, PlanError, plans_from_data
+from bgc.plan import PLAN_TAG, PLAN_VERSION, PlanError, plans_from_data
 from bgc.policy.loader import parse_policy
 from tests.samples import PROMPT, bgc, replaced
 

@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 from bgc.compiler import Compiler, explain
 from bgc.errors import BgcError, Span
 from bgc.findings import Finding, Severity
+from bgc.gate import GateDecision
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
-from bgc.plan import CALL_STATUSES, EFFECTS, VERDICTS, Approvals, GateDecision, Plan
+from bgc.plan import CALL_STATUSES, EFFECTS, VERDICTS, Approvals, Plan
 from bgc.policy.loader import parse_policy
 from bgc.render.fields import escape_field
 from bgc.render.findings_text import render_finding

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from bgc.checks import check_paths
 from bgc.compiler import Compiler
+from bgc.gate import Gate
 from bgc.model import ToolCall
-from bgc.plan import Gate
 from bgc.policy.ast import Matches
 from bgc.policy.loader import parse_policy
 from bgc.values import HFS_IGNORED, Rejection, normalise

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_enforce_hook import answer, hook, project, request_id  # noqa: F401 - `project` is a fixture
+from tests.test_enforce_hook import answer, hook, project, request_id  # noqa: F401, F811 - `project` is a fixture
 
 
 def test_an_approval_given_for_one_session_never_allows_the_same_call_in_another(project: dict[str, Any]) -> None:

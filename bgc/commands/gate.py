@@ -74,7 +74,7 @@ def _decide_atoms(
     color_choice: str, store: object,
 ) -> ExitCode:  # fmt: skip
     from bgc.commands import io
-    from bgc.plan import Gate
+    from bgc.gate import Gate
 
     checker = Gate(plans, root)
     record = _recorder(plans, store)

@@ -4,7 +4,8 @@ field or a line."""
 
 from __future__ import annotations
 
-from bgc.plan import GateDecision, approvals_text
+from bgc.gate import GateDecision
+from bgc.plan import approvals_text
 from bgc.render.fields import escape_field
 
 GATE_STYLES = {"allow": "green", "ask": "cyan", "deny": "red"}

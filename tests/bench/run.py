@@ -8,7 +8,7 @@
 Sections (each prints its workload, then one table whose peer/baseline column was measured in
 the same run, the ratio, the target and PASS/FAIL):
 
-- ``gate``: workload W through a long-lived ``bgc.plan.Gate`` (in-process, warm) against one
+- ``gate``: workload W through a long-lived ``bgc.gate.Gate`` (in-process, warm) against one
   combined ``re``, pathspec and cedarpy; agreement with two glob references; a new gate's
   first 1,000 decisions (fresh process each round); peak RSS of ``bgc gate`` on 100,000 atoms.
 - ``compile``: ``bgc compile`` in fresh processes — a broad order against a realistic 1,000-rule
@@ -117,7 +117,8 @@ def available(module: str | None) -> bool:
 
 
 def _gate_decider(plan: Path) -> Callable[[list[str]], list[bool]]:
-    from bgc.plan import Gate, plans_from_data
+    from bgc.gate import Gate
+    from bgc.plan import plans_from_data
 
     gate = Gate(plans_from_data(json.loads(plan.read_text())))
     return lambda atoms: [gate.decide(atom).effect == "allow" for atom in atoms]
@@ -125,7 +126,8 @@ def _gate_decider(plan: Path) -> Callable[[list[str]], list[bool]]:
 
 COLD_GATE = """
 import json, sys, time
-from bgc.plan import Gate, plans_from_data
+from bgc.plan import plans_from_data
+from bgc.gate import Gate
 plans = plans_from_data(json.loads(open(sys.argv[1]).read()))
 atoms = open(sys.argv[2]).read().split("\\n")
 t0 = time.perf_counter(); gate = Gate(plans); t1 = time.perf_counter()

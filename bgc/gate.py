@@ -1,0 +1,418 @@
+"""The gate: concrete atoms, and the atoms a tool call needs, decided against granted plans.
+
+A plan (:mod:`bgc.plan`) says what was granted; the gate answers, for one concrete value at run
+time, whether it falls inside those grants: allow, ask (with every approval requirement that
+applies) or deny, naming the rule that decided. It serves ``bgc gate``, the hooks, the MCP proxy
+and the kernel through :mod:`bgc.calls`. Values are canonicalised per resource first
+(:mod:`bgc.values`); a value that cannot be canonicalised is refused, never matched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from bgc import glob, values
+from bgc._gate_index import Directory, LaneIndex, WarmPath
+from bgc.argv import ARGV_RESOURCES
+from bgc.budget import Budget, BudgetExhausted
+from bgc.names import ATOM_NAME
+from bgc.plan import (
+    Approvals,
+    CallResult,
+    GateEffect,
+    NeedResult,
+    Part,
+    Plan,
+    RuleRef,
+    approvals_text,
+    call_result,
+)
+from bgc.policy.templates import AtomTemplate, TemplateError
+
+
+class GateDecision(NamedTuple):
+    """The gate's answer for one concrete atom.
+
+    A named tuple rather than a frozen dataclass, on purpose: the gate builds one per decision
+    and a frozen dataclass costs four ``object.__setattr__`` calls to build, which was the
+    largest single cost of a warm decision. It is just as immutable.
+    """
+
+    atom: str
+    effect: GateEffect
+    reason: str = ""
+    approvals: tuple[Approvals, ...] = ()
+    """For ``ask``: the requirement of every ask part holding the value; all of them apply."""
+    rule: RuleRef | None = None
+    """The rule that decided it (an allow's or ask's part names the rule it came from; a deny
+    names the deny rule, or none when no rule allows the value)."""
+    asked_by: tuple[RuleRef, ...] = ()
+    """For ``ask``: every ask rule whose requirement applies, sorted."""
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "atom": self.atom,
+            "decision": self.effect,
+            "reason": self.reason,
+            "approvals": [a.to_data() for a in self.approvals],
+        }
+
+
+_decision = tuple.__new__  # GateDecision's fields as one tuple: what its __new__ does, minus the call
+
+
+Outcome = tuple[GateEffect, str, tuple[Approvals, ...], "RuleRef | None", tuple["RuleRef", ...]]
+"""A decision without its atom: what every value holding the same parts gets."""
+
+#: Different outcomes (sets of parts holding a value) a resource/action's index remembers.
+MAX_OUTCOMES = 4096
+
+
+class _PartIndex:
+    """Every part of one resource/action, granted, asked and denied, decided in one pass.
+
+    Each distinct pattern — a part's pattern, or an except (case-folded for an ``fs`` except on
+    a case-insensitive file system) — is one lane of a :class:`~bgc._gate_index.LaneIndex`;
+    which parts hold a value, and so the outcome, depends only on the lanes it matches, so the
+    outcome is worked out once per lane mask and remembered.
+    """
+
+    def __init__(self, granted: Sequence[Part], asked: Sequence[Part], denied: Sequence[Part], fold_case: bool) -> None:
+        lanes: dict[tuple[str, bool], int] = {}
+        patterns: list[glob.Pattern] = []
+
+        def lane(text: str, folded: bool) -> int:
+            if (text, folded) not in lanes:
+                lanes[(text, folded)] = len(patterns)
+                pattern = glob.parse(text)
+                patterns.append(glob.fold_case(pattern) if folded else pattern)
+            return 1 << lanes[(text, folded)]
+
+        # pattern lane -> its parts as (kind: 0 granted, 1 asked, 2 denied; place in the plans; except lanes)
+        self._by_lane: dict[int, list[tuple[int, int, Part, int]]] = {}
+        for kind, parts in enumerate((granted, asked, denied)):
+            for place, part in enumerate(parts):
+                excepts = 0
+                for text in part.excepts:
+                    excepts |= lane(text, fold_case)
+                self._by_lane.setdefault(lane(part.pattern, False), []).append((kind, place, part, excepts))
+        self._index = LaneIndex(patterns)
+        self.directories, self.literals = self._index.directories, self._index.literals
+        self._outcomes: dict[int, Outcome] = {}
+
+    def located(self, directory: Directory, place: int, raw: str) -> Outcome:
+        """The outcome of a raw value :class:`~bgc._gate_index.WarmPath` found canonical, at
+        ``place`` under ``directory``: remembered per directory and place where nothing else
+        decides the lanes (no literal pattern is the value, no pattern set sees it)."""
+        literal = raw in self._index.literals
+        if not literal and directory.outcomes[place] is not None:
+            return directory.outcomes[place]  # type: ignore[no-any-return]
+        known = self._outcome_of(self._index.located_hits(directory, place, raw))
+        if not literal and not directory.others:
+            directory.outcomes[place] = known
+        return known
+
+    def outcome(self, value: str) -> Outcome:
+        """What the parts say about a canonical value: allow, ask (and the approvals), deny (and why)."""
+        return self._outcome_of(self._index.hits(value))
+
+    def _outcome_of(self, hits: int) -> Outcome:
+        known = self._outcomes.get(hits)
+        if known is None:
+            known = self._outcome(hits)
+            if len(self._outcomes) < MAX_OUTCOMES:
+                self._outcomes[hits] = known
+        return known
+
+    def _outcome(self, hits: int) -> Outcome:
+        holding: list[tuple[int, int, Part, int]] = []
+        rest = hits
+        while rest:  # a value matches few patterns: look at their parts only
+            bit = rest & -rest
+            rest ^= bit
+            holding += [entry for entry in self._by_lane.get(bit, ()) if not entry[3] & hits]
+        holding.sort(key=lambda entry: entry[:2])  # the parts' order in the plans
+        granted, asked, denied = ([part for kind, _, part, _ in holding if kind == wanted] for wanted in range(3))
+        if granted:
+            return "allow", "", (), granted[0].rules[0] if granted[0].rules else None, ()
+        if asked:
+            approvals = tuple(dict.fromkeys(part.approvals or Approvals(1) for part in asked))
+            rules = tuple(sorted({rule for part in asked for rule in part.rules}))
+            return "ask", "awaits approval", approvals, rules[0] if rules else None, rules
+        # name a deny rule when one covers the value; the part no rule mentions comes last
+        for part in sorted(denied, key=lambda part: not part.rules):
+            if not part.rules:
+                return "deny", "no rule allows it", (), None, ()
+            rule = part.rules[0]
+            because = f" ({rule.reason})" if rule.reason else ""
+            return "deny", f"denied by {rule}{because}", (), rule, ()
+        return "deny", "not granted by the plan", (), None, ()
+
+
+class Gate:
+    """Decides concrete atoms against one or more plans (allow if any plan grants it)."""
+
+    def __init__(self, plans: Iterable[Plan], root: str | None = None) -> None:
+        by_key: dict[tuple[str, str], tuple[list[Part], list[Part], list[Part]]] = {}
+        fold_case = False
+        for plan in plans:
+            fold_case |= plan.fold_case
+            for request in plan.requests:
+                for kind, parts in enumerate((request.granted, request.ask, request.denied)):
+                    for part in parts:
+                        by_key.setdefault((part.resource, part.action), ([], [], []))[kind].append(part)
+        # case folding is about file names: only fs excepts fold (DESIGN §2)
+        self._indices: dict[str, dict[str, _PartIndex]] = {}
+        self._granted_parts = {key: kinds[0] for key, kinds in by_key.items()}
+        self._term_cache: dict[tuple[str, str], list[tuple[glob.Pattern, list[glob.Pattern]]]] = {}
+        self._fold_case = fold_case
+        for (resource, action), kinds in by_key.items():
+            if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
+                self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
+        self._warm_places: list[Any] = [None]
+        self._warm: Callable[[str], re.Match[str] | None] | None = None  # built after WARM_AFTER decisions
+        self._cold_decisions = 0
+        self._root = os.path.realpath(root) if root is not None else None
+        self._warm_match = self._warming if self._root is None else _NO_MATCH  # links must be resolved: the full path
+        self._case_insensitive = fold_case
+
+    def _warming(self, atom: str) -> None:
+        """The warm path before it exists: nothing matches (every atom takes the full path) until
+        this gate has decided :data:`WARM_AFTER` atoms, then the one regex is built. A one-shot
+        ``bgc gate`` or hook decides a few atoms and never pays for compiling it; a long-lived
+        gate pays once, after it has shown it is long-lived."""
+        self._cold_decisions += 1
+        if self._cold_decisions >= WARM_AFTER:
+            self.warm_up()
+        return None
+
+    def warm_up(self) -> None:
+        """Build the warm path now (what :meth:`_warming` does after :data:`WARM_AFTER` decisions)."""
+        # a value its resource's plain expression accepts is canonical (not so for fs when names fold)
+        warm = WarmPath([
+            (resource, action, index._index, index)
+            for resource, actions in self._indices.items() for action, index in actions.items()
+            if not (self._fold_case and resource == "fs")
+        ])  # fmt: skip
+        self._warm_places = warm.places
+        self._warm = warm.match
+        if self._root is None:
+            self._warm_match = warm.match
+
+    def rooted(self, root: str | None) -> Gate:
+        """This gate resolving links under ``root`` (the same grants: nothing is rebuilt)."""
+        import copy
+
+        gate = copy.copy(self)
+        gate._root = os.path.realpath(root) if root is not None else None
+        warm = gate._warm if gate._warm is not None else gate._warming
+        gate._warm_match = warm if gate._root is None else _NO_MATCH
+        return gate
+
+    def decide(self, atom: str) -> GateDecision:
+        """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
+        found = self._warm_match(atom)
+        if found is not None:  # the warm path: one regex call, an outcome remembered per directory and place
+            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
+            directory = directories[found.group(group)]
+            known = directory.outcomes[slot]
+            if known is None:
+                known = index.located(directory, found.lastindex - group + 1, atom[found.start(group) :])  # type: ignore[operator]
+            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
+        parts = atom.split(":", 2)
+        if len(parts) == 3 and self._root is None:  # the hot path: one canonicalisation, one index pass
+            resource, action, raw = parts
+            index = self._indices.get(resource, _NO_ACTIONS).get(action)  # known keys are valid names
+            if index is not None:
+                value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
+                if value.__class__ is str:
+                    return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
+        if len(parts) != 3:
+            return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
+        resource, action, raw = parts
+        for what, name in (("resource", resource), ("action", action)):
+            if not ATOM_NAME.fullmatch(name):
+                return GateDecision(atom, "deny", f"not an atom: the {what} must match [a-z][a-z0-9_.-]*")
+        value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
+        if isinstance(value, values.Rejection):
+            return GateDecision(atom, "deny", f"rejected: {value.reason}")
+        return self._decide_normalised(atom, resource, action, raw, value)
+
+    def _decide_normalised(self, atom: str, resource: str, action: str, raw: str, value: str) -> GateDecision:
+        """Decide ``value`` (``raw`` normalised), and its link target under the root too."""
+        candidates = [value]
+        if resource == "fs" and self._root is not None:
+            resolved = self._resolve(raw)
+            if isinstance(resolved, values.Rejection):
+                return GateDecision(atom, "deny", resolved.reason)
+            if resolved != value:
+                candidates.append(resolved)  # both the name and its target must be allowed
+        decisions = [self._decide_value(atom, resource, action, v) for v in candidates]
+        for effect in ("deny", "ask"):
+            for decision in decisions:
+                if decision.effect == effect:
+                    return decision
+        return decisions[0]
+
+    def _resolve(self, raw: str) -> str | values.Rejection:
+        """Where the value really lands under the root, following links as the OS would.
+
+        The *raw* value is resolved, not the lexically normalised one: after a link, ``..``
+        climbs from the link's target (``/src/link/../x`` may be ``/.git/x``), which lexical
+        normalisation cannot know. The target is normalised again (a link may name a
+        decomposed, non-NFC file) and must stay under the root.
+        """
+        assert self._root is not None
+        real = os.path.realpath(self._root + raw)
+        inside = real == self._root or real.startswith(self._root.rstrip("/") + "/")
+        if not inside:
+            return values.Rejection(raw, f"a symbolic link leaves the root {self._root}")
+        target = "/" + os.path.relpath(real, self._root) if real != self._root else "/"
+        normalised = values.normalise("fs", target, case_insensitive=self._case_insensitive)
+        if isinstance(normalised, values.Rejection):
+            return values.Rejection(raw, f"rejected: the link target {normalised.reason}")
+        return normalised
+
+    def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
+        """Decide a canonical ``value`` (links already resolved): by the warm path's one regex
+        when the value is plain, else by the lane index's walk."""
+        found = (self._warm or self._warming)(f"{resource}:{action}:{value}")
+        if found is not None:
+            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
+            directory = directories[found.group(group)]
+            known = directory.outcomes[slot] or index.located(directory, found.lastindex - group + 1, value)  # type: ignore[operator]
+            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
+        index = self._indices.get(resource, _NO_ACTIONS).get(action)
+        if index is None:
+            return GateDecision(atom, "deny", "not granted by the plan")
+        return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
+
+    def _terms(self, resource: str, action: str) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
+        """The granted parts of a resource/action as terms ``(pattern, excepts)`` of the algebra
+        (excepts folded as the gate matches them), built the first time a templated need asks."""
+        key = (resource, action)
+        if key not in self._term_cache:
+            fold = self._fold_case and resource == "fs"
+            terms = []
+            for part in self._granted_parts.get(key, ()):
+                excepts = [glob.parse(text) for text in part.excepts]
+                terms.append((glob.parse(part.pattern), [glob.fold_case(e) for e in excepts] if fold else excepts))
+            self._term_cache[key] = terms
+        return self._term_cache[key]
+
+    def cover(self, tool: str, server: str | None, atoms: Sequence[tuple[str, str, str]], budget: Budget) -> CallResult:
+        """Whether a call that needs ``atoms`` (``(resource, action, pattern text)`` as
+        :func:`expand_call` makes them) is covered, pending or uncovered, atom by atom.
+
+        The atoms are charged to ``budget`` before any is decided (list parameters can make one
+        call need a thousand): a call the budget cannot pay for is not covered.
+        """
+        try:
+            budget.charge(sum(NEED_STEPS + NEED_STEPS_PER_CHAR * len(text) for _, _, text in atoms))
+        except BudgetExhausted:
+            return CallResult(tool, server, "uncovered", UNDECIDED)
+        return call_result(
+            tool, server, [self.need(resource, action, text, budget) for resource, action, text in atoms]
+        )
+
+    def need(self, resource: str, action: str, text: str, budget: Budget) -> NeedResult:
+        """Decide one atom a call needs, exactly as the gate decides the value it touches.
+
+        ``text`` is pattern text whose parameters were escaped. The value as the tool sees it
+        (escapes resolved, wildcards of the template taken as characters) is checked first,
+        before any NFC normalisation by the parser could hide a problem: a value the gate would
+        reject is never covered, whatever the template's shape.
+        """
+        concrete = _WILDCARD_OR_ESCAPE.search(text) is None  # nothing to unescape and no wildcard
+        probe = text if concrete else _ESCAPE.sub(r"\1", text)
+        checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
+        if isinstance(checked, values.Rejection):
+            return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
+        if (
+            concrete or glob.escape(probe) == text
+        ):  # nothing of it is a wildcard: a concrete value, as the gate decides one
+            atom = f"{resource}:{action}:{checked}"
+            if resource == "fs" and self._root is not None:
+                return self._need_result(self._decide_normalised(atom, resource, action, probe, checked), atom)
+            return self._need_result(self._decide_value(atom, resource, action, checked), atom)
+        if resource == "fs":
+            # every parameter is normalised before it meets the template's own wildcards
+            normalised = values.normalise_fs_pattern(text)
+            if isinstance(normalised, values.Rejection):
+                return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {normalised.reason}")
+            text = normalised
+        needed = glob.parse(text)
+        if needed.literal is not None:
+            return self._need_result(self.decide(f"{resource}:{action}:{checked}"), f"{resource}:{action}:{checked}")
+        if resource != "fs" and checked != probe:
+            return NeedResult(
+                f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
+            )
+        return self._need_pattern(resource, action, needed, budget)
+
+    @staticmethod
+    def _need_result(decision: GateDecision, atom: str) -> NeedResult:
+        if decision.effect == "ask":
+            by = f" (ask {', '.join(map(str, decision.asked_by))})" if decision.asked_by else ""
+            reason = "awaits " + approvals_text(decision.approvals) + by
+            return NeedResult(atom, "ask", reason, decision.rule, decision.approvals, decision.asked_by)
+        reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
+        return NeedResult(atom, decision.effect, reason, decision.rule)
+
+    def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
+        """A templated need with wildcards of its own: covered when inside the granted terms."""
+        atom = f"{resource}:{action}:{needed.text}"
+        if resource not in ARGV_RESOURCES and glob.has_dot_segment(needed.text):
+            return NeedResult(atom, "deny", "rejected: a '.' or '..' segment")
+        too_large = glob.size_problem(needed)
+        if too_large:
+            return NeedResult(atom, "deny", f"rejected: the pattern is too large to decide: it {too_large}")
+        terms = self._terms(resource, action)
+        try:
+            covered = bool(terms) and glob.is_subset_terms(needed, terms, budget=budget)
+        except glob.AlgebraLimit:
+            return NeedResult(atom, "deny", UNDECIDED)
+        return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
+
+
+#: Steps charged for deciding one atom a call needs, plus NEED_STEPS_PER_CHAR per character
+#: (expanding, parsing, normalising and matching the value take about 3 µs a character).
+NEED_STEPS = 128
+NEED_STEPS_PER_CHAR = 6
+
+UNDECIDED = "undecided within the work bound: not granted"
+_ESCAPE = re.compile(r"\\(.)", re.S)
+_WILDCARD_OR_ESCAPE = re.compile(r"[\\*?[]")
+
+
+def expand_call(
+    needs: Sequence[AtomTemplate], ignores: Collection[str], params: Mapping[str, Any]
+) -> list[tuple[str, str, str]]:
+    """The atoms ``(resource, action, pattern text)`` a call with ``params`` needs.
+
+    Fails closed with :class:`~bgc.policy.ast.TemplateError`: a parameter no template names and
+    the declaration does not ignore is refused (it may carry a path or a URL no rule checks, as a
+    nested property does), and so are missing, nested and non-text parameters
+    (:meth:`~bgc.policy.ast.AtomTemplate.expand`).
+    """
+    refuse_undeclared(needs, ignores, params)
+    return [(need.resource, need.action, text) for need in needs for text in need.expand(params)]
+
+
+def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], params: Mapping[str, Any]) -> None:
+    """Raise :class:`~bgc.policy.ast.TemplateError` for a parameter no template names and the
+    declaration does not ignore."""
+    for name in params:
+        if name not in ignores and not any(name in need.params for need in needs):
+            raise TemplateError(f"parameter {name!r} is not one the declaration names or ignores", name)
+
+
+_NO_ACTIONS: dict[str, _PartIndex] = {}
+_NO_MATCH = re.compile("(?!)").match
+
+WARM_AFTER = 1024
+"""Decisions a gate makes on its full path before it builds its warm path (one regex over the
+plan: tens to hundreds of milliseconds to compile for a large plan)."""
