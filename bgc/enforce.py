@@ -165,10 +165,9 @@ class Enforcer:
         record = ledger.Record(
             self.context.kind, answered.effect, now, session=session, plan=self.context.plan,
             policy=self.context.policy, token=self.context.token,
-            atom=atoms[0] if len(atoms) == 1 else None, tool=decision.tool, server=decision.server,
-            params=params_digest(params), rule=rules[0] if rules else None, reason=answered.reason,
+            tool=decision.tool, server=decision.server, params=params_digest(params), reason=answered.reason,
             request=answered.request, approvers=answered.approvers,
-            atoms=atoms if len(atoms) > 1 else (), rules=rules if len(rules) > 1 else (),
+            **ledger.subjects(atoms, rules),
         )  # fmt: skip
         return ledger.append(self.store, record)[1]
 

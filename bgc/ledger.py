@@ -102,6 +102,18 @@ class Record:
         return body
 
 
+def subjects(atoms: Sequence[str], rules: Sequence[str]) -> dict[str, Any]:
+    """A decision's atoms and deciding rules as :class:`Record` fields, the same way for every
+    writer: ``atom`` when there is one, ``atoms`` when several; ``rule`` the first deciding rule,
+    ``rules`` all of them when several (``log stats --per-rule`` counts each)."""
+    return {
+        "atom": atoms[0] if len(atoms) == 1 else None,
+        "atoms": tuple(atoms) if len(atoms) > 1 else (),
+        "rule": rules[0] if rules else None,
+        "rules": tuple(rules) if len(rules) > 1 else (),
+    }
+
+
 def encode_entry(record: Record, seq: int, prev: str) -> bytes:
     """The canonical bytes of ``record`` as entry number ``seq`` after ``prev``."""
     return canonical.envelope(ENTRY_TAG, ENTRY_VERSION, record.body(seq, prev))

@@ -81,7 +81,7 @@ def _record(location: str, plans: Sequence[Plan], policy_id: str) -> None:
                 rules = tuple(str(rule) for rule in request.rules)
                 ledger.append(store, ledger.Record(
                     "compile", request.verdict, now, order=plan.order, plan=plan_id, policy=policy_id,
-                    atom=request.atom, rule=rules[0] if len(rules) == 1 else None, rules=rules if len(rules) > 1 else (),
+                    **ledger.subjects((request.atom,), rules),
                 ))  # fmt: skip
     except StoreError as error:
         raise InputError(str(error), Span(location)) from None

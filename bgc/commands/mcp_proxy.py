@@ -185,8 +185,8 @@ class _StoreApprovals:
                   "person may answer)") if allowed else "declined by the person at the MCP client (elicitation)"  # fmt: skip
         ledger.append(store, ledger.Record(
             "proxy", "allow" if allowed else "deny", now, tool=stored.tool, server=stored.server, params=stored.params,
-            rule=stored.rule, reason=reason, request=request, approvers=(CLIENT_PERSON,) if allowed else (),
-            atom=stored.atoms[0] if len(stored.atoms) == 1 else None, atoms=stored.atoms if len(stored.atoms) > 1 else (),
+            reason=reason, request=request, approvers=(CLIENT_PERSON,) if allowed else (),
+            **ledger.subjects(stored.atoms, tuple(stored.rule.split(", "))),  # the rules it joined
         ))  # fmt: skip
         return True
 

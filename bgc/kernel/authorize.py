@@ -152,14 +152,12 @@ class Kernel:
                 raise StoreError("the kernel has no store to keep its ledger in")
             held = self._token(call.capability_token) if call is not None else None
             token = held.verified.claims.token if isinstance(held, _Held) else None
-            rules = decision.rules
             ledger.append(self.store, ledger.Record(
                 "authorize", decision.decision, int(self.clock()), token=token,
                 tool=call.tool if call else None, server=call.server_id if call else None,
-                params=params_digest(call.params) if call else None, rule=rules[0] if rules else None,
+                params=params_digest(call.params) if call else None,
                 reason=f"{decision.code} {decision.check}: {decision.reason}", request=decision.request,
-                approvers=decision.approvers, atom=decision.atoms[0] if len(decision.atoms) == 1 else None,
-                atoms=decision.atoms if len(decision.atoms) > 1 else (), rules=rules if len(rules) > 1 else (),
+                approvers=decision.approvers, **ledger.subjects(decision.atoms, decision.rules),
             ))  # fmt: skip
         except Exception as error:  # noqa: BLE001 - unrecorded is not allowed
             if decision.decision != "allow":
