@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from bgc.approvals import encode_answer, sign_answer
 from bgc.kernel.authorize import Kernel
@@ -17,6 +18,7 @@ from bgc.kernel.keys import SigningKey, b64url
 from bgc.ledger import decode_entry
 from bgc.store.sqlite import SqliteStore
 from tests.kernel_support import ISSUER, KERNEL, NOW, OTHER, line, make_token, request
+from tests.samples import examples
 
 TOKEN = make_token()
 DBA = SigningKey.from_seed(bytes(range(3, 35)), "dba-oncall")
@@ -219,3 +221,49 @@ def test_from_the_command_line_ask_approve_then_allowed_once(tmp_path: Any) -> N
     assert again.exit_code == 1 and '"BGC520"' in again.stdout  # once: a new request
     shown = bgc("log", "show", "--store", store, "--kind", "authorize", "--format", "json")
     assert [json.loads(entry)["decision"] for entry in shown.stdout.splitlines()] == ["deny", "allow", "deny"]
+
+
+def _mutations() -> Any:
+    """Every way one field of a carried approval (or the intent naming its request) can differ
+    from what alice signed: by class, not by example."""
+    from hypothesis import strategies as st
+
+    text = st.text(min_size=1, max_size=12)
+    return st.one_of(
+        st.tuples(st.just("approver"), text.filter(lambda name: name != "dba-oncall")),
+        st.tuples(st.just("time"), st.integers(NOW, NOW + 3000).filter(lambda t: t != NOW + 100)),
+        st.tuples(st.just("signature-bit"), st.integers(0, 64 * 8 - 1)),
+        st.tuples(st.just("signature-length"), st.integers(0, 63)),
+        st.tuples(st.just("intent"), st.integers(0, 63)),
+    )
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutation=_mutations())
+def test_no_mutation_of_a_carried_approval_is_ever_an_allow(tmp_path: Any, mutation: tuple[str, Any]) -> None:
+    import base64
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=tmp_path) as where:
+        store = SqliteStore(f"{where}/k.db")
+        kernel = Kernel([ISSUER.public], KERNEL, store, clock=ticking(), approvers={"dba-oncall": DBA.public})
+        request_id = first_request(kernel)
+        token = carried(request_id)
+        signature = bytearray(base64.urlsafe_b64decode(token["signature"] + "=="))
+        named = request_id
+        field, value = mutation
+        if field == "signature-bit":
+            signature[value // 8] ^= 1 << (value % 8)
+        elif field == "signature-length":
+            signature = signature[:value]
+        elif field == "intent":
+            named = request_id[:-1] + ("0" if request_id[-1] != "0" else "1") if value % 2 else "sha256:" + f"{value:02x}" * 32
+        else:
+            token[field] = value
+        token["signature"] = b64url(bytes(signature))
+        token["intent"] = named
+        message = request(TOKEN, params=MIGRATION, governed_intent=intent(named), approval_token=token)
+        assert kernel.authorize_line(line(message)).decision == "deny", mutation
+        honest = request(TOKEN, params=MIGRATION, governed_intent=intent(request_id), approval_token=carried(request_id))
+        assert kernel.authorize_line(line(honest)).decision == "allow"  # the same request, unmutated, is approved
+        store.close()
