@@ -5,6 +5,7 @@ examples a test runs."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -34,10 +35,24 @@ def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None
 
     from bgc.cli import app
 
+    _build_the_command_once()
     result = CliRunner().invoke(app, list(args), input=input, env=env)
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result
+
+
+@functools.cache
+def _build_the_command_once() -> None:
+    """typer's runner turns the app into a click command on every call: for bgc's app that is
+    most of the time an in-process CLI test takes (typer reads every command's signature and
+    type hints again), far more than running the command. The command is the same each time, so
+    the runner gets it built once per process. typer 0.26's runner looks the builder up as
+    ``typer.testing._get_command``; the assert fails loudly if a new typer moves it."""
+    import typer.testing
+
+    assert callable(typer.testing._get_command), "typer.testing no longer builds the command through _get_command"
+    typer.testing._get_command = functools.cache(typer.testing._get_command)
 
 
 def require_shared_input(path: Path | str | None, what: str) -> Path:
