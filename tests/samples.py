@@ -96,8 +96,11 @@ def replaced(data: Any, path: tuple[str | int, ...], change: Any) -> Any:
     return out
 
 
-def examples(n: int) -> int:
-    """``n`` Hypothesis examples in the default run, ten times as many under
-    ``--hypothesis-profile thorough`` (tests/conftest.py): the profile's own ``max_examples``
-    (100 by default, 1,000 when thorough) cannot reach a test that names its count."""
+def examples(n: int, *, thorough: int | None = None) -> int:
+    """``n`` Hypothesis examples in the default run; under ``--hypothesis-profile thorough``
+    (tests/conftest.py) ten times as many, or ``thorough`` when given (a property whose default
+    count was cut to keep the default run short keeps the thorough count it had). The profile's own
+    ``max_examples`` (100 by default, 1,000 when thorough) cannot reach a test that names its count."""
+    if settings.default.max_examples > 100:
+        return max(n * settings.default.max_examples // 100, thorough or 0)
     return n * settings.default.max_examples // 100

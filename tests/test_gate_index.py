@@ -49,7 +49,7 @@ def _parsed(texts_: list[str]) -> list[glob.Pattern]:
     return out
 
 
-@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50, thorough=1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(patterns, min_size=1, max_size=12), st.lists(texts, min_size=1, max_size=20), st.booleans())
 def test_lane_index_matches_exactly_what_each_pattern_matches(pattern_texts: list[str], text_list: list[str], fold: bool) -> None:
     compiled = _parsed(pattern_texts)
@@ -134,7 +134,7 @@ gate_values = st.sampled_from(["/p1/src/a.py", "/p1/src/secrets/k", "/p1/src/.en
                                "/p1/src//a.py", "/p1/./src/a.py", "/p1/src/../x.py", "/p12/src/a.py", "/p1", "/", "rel", "/a\x00"])  # fmt: skip
 
 
-@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40, thorough=800), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(plans(), min_size=1, max_size=2), st.lists(st.tuples(st.sampled_from(["fs:write:", "fs:read:", "proc:exec:", "net:x:"]), gate_values), max_size=25))
 def test_gate_decides_as_the_plan_reads_rule_by_rule(plans_: list[Plan], atoms: list[tuple[str, str]]) -> None:
     gate = Gate(plans_)
@@ -180,14 +180,14 @@ def _pieces(alphabet: list[str]) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(alphabet), max_size=14).map("".join)
 
 
-@settings(max_examples=examples(1000), deadline=None)
+@settings(max_examples=examples(300, thorough=10_000), deadline=None)
 @given(st.one_of(_pieces(URL_PIECES), urls))
 def test_a_url_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str) -> None:
     if values._ALREADY_CANONICAL["net"](text):
         assert values._read("net", text, False) == text
 
 
-@settings(max_examples=examples(500), deadline=None)
+@settings(max_examples=examples(200, thorough=5000), deadline=None)
 @given(st.one_of(_pieces(FS_PIECES), paths), st.booleans())
 def test_a_path_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str, case_insensitive: bool) -> None:
     assert values.normalise("fs", text, case_insensitive=case_insensitive) == values._read("fs", text, case_insensitive)
@@ -207,7 +207,7 @@ def test_the_shortcut_takes_the_plain_canonical_values() -> None:
 DIRECTORY_WORDS = ["a", "ab", "b", "src", "p1", "p12", ".git", "x y", "é", ""]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.lists(st.sampled_from(DIRECTORY_WORDS), max_size=4).map(lambda p: "/" + "".join(s + "/" for s in p)), max_size=8),
        st.lists(st.sampled_from([*DIRECTORY_WORDS, "/", "abc"]), max_size=6).map("/".join))  # fmt: skip
 def test_the_trie_finds_the_longest_word_that_starts_a_text(words: list[str], text: str) -> None:
@@ -235,7 +235,7 @@ def test_a_trie_too_deep_for_the_regex_compiler_is_refused_and_its_atoms_take_th
     assert gate.decide("fs:write:" + deep[-2] + "x").effect == "deny"
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.one_of(_pieces(URL_PIECES), urls, _pieces(FS_PIECES), paths))
 def test_a_plain_head_and_rest_make_a_value_the_shortcut_accepts(text: str) -> None:
     """PLAIN_SPLIT against ALREADY_CANONICAL: every cut at a '/' that reads as head + rest is an
@@ -282,7 +282,7 @@ def warm_plans(draw: st.DrawFn) -> Plan:
     return Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (request,), (), draw(st.booleans()))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(warm_plans(), st.lists(st.one_of(st.tuples(st.sampled_from(["fs:write:", "fs:read:"]), st.sampled_from(FS_VALUES)),
                                         st.tuples(st.just("net:connect:"), st.sampled_from(NET_VALUES))), max_size=30))  # fmt: skip
 def test_the_warm_path_decides_as_the_plan_reads_rule_by_rule(plan: Plan, atoms: list[tuple[str, str]]) -> None:
