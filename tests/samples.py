@@ -5,6 +5,7 @@ examples a test runs."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -25,8 +26,9 @@ expect deny fs:write:/src/secrets/key
 """
 
 
-def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
-    """Run the CLI in-process; a traceback or an unexpected exception fails the calling test.
+def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None, cwd: Path | None = None):  # type: ignore[no-untyped-def]
+    """Run the CLI in-process (from ``cwd`` when given, as a user in that directory would); a
+    traceback or an unexpected exception fails the calling test.
 
     Every in-process CLI test goes through here (tests/test_cli_help.py checks that no test
     builds its own ``CliRunner``), so none can pass while printing a traceback.
@@ -36,7 +38,8 @@ def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None
     from bgc.cli import app
 
     _build_the_command_once()
-    result = CliRunner().invoke(app, list(args), input=input, env=env)
+    with contextlib.chdir(cwd or "."):
+        result = CliRunner().invoke(app, list(args), input=input, env=env)
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result

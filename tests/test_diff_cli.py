@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -30,8 +29,7 @@ def bgc(*args: str, cwd: Path):  # type: ignore[no-untyped-def]
     """The command in-process (the one runner, which fails on a traceback), run from ``cwd`` as
     a user in that checkout would. The console script's own process runs these commands in
     test_the_ci_example_fails_a_widening_pull_request."""
-    with contextlib.chdir(cwd):
-        return run_bgc(*args, env={"NO_COLOR": "1", "BGC_CACHE_DIR": str(cwd / ".cache")})
+    return run_bgc(*args, env={"NO_COLOR": "1", "BGC_CACHE_DIR": str(cwd / ".cache")}, cwd=cwd)
 
 
 def git(*args: str, cwd: Path) -> None:
