@@ -239,12 +239,14 @@ def test_the_tables_have_enough_calls() -> None:
     assert len(GEMINI) >= 40 and len(CODEX) >= 25
 
 
+@pytest.mark.first  # one of the longest tests: a process per call
 def test_gemini_gets_the_hand_written_answers(gemini: dict[str, str]) -> None:
     inputs = [gemini_input(gemini, tool, tool_input, extra) for _, tool, tool_input, extra, _ in GEMINI]
     wrong = _wrong(GEMINI, inputs, lambda hook_input: run_gemini(gemini, hook_input))
     assert not wrong, wrong
 
 
+@pytest.mark.first  # one of the longest tests: a process per call
 def test_codex_gets_the_hand_written_answers(codex: dict[str, str]) -> None:
     inputs = [codex_input(codex, event, tool, tool_input) for _, event, tool, tool_input, _ in CODEX]
     wrong = _wrong(CODEX, inputs, lambda hook_input: run_codex(codex, hook_input))

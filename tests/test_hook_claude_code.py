@@ -201,6 +201,7 @@ def test_the_table_has_enough_calls() -> None:
     assert len(CASES) + len(PERMISSION_CASES) >= 60
 
 
+@pytest.mark.first  # one of the longest tests: a process per call
 def test_every_call_gets_the_hand_written_answer(project: dict[str, str]) -> None:
     runs = [(name, "PreToolUse", tool, tool_input, expected) for name, tool, tool_input, expected in CASES]
     runs += [(name, "PermissionRequest", tool, tool_input, expected) for name, tool, tool_input, expected in PERMISSION_CASES]
