@@ -20,23 +20,26 @@ Why it is built this way:
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Iterator, Sequence, TypeVar, Union
+from typing import Callable, Iterator, Protocol, Sequence, TypeVar, Union
 
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions, search
 from bgc._glob_symbolic import intersect_elems
 from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render
 from bgc.budget import Budget, BudgetExhausted, CostMemo
-from bgc.limits import MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
+from bgc.limits import MAX_KEPT_QUESTION, MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
 
 __all__ = [
     "AlgebraLimit",
+    "AnswerShelf",
     "Budget",
     "BudgetExhausted",
     "Pattern",
     "PatternError",
     "PatternSet",
+    "answers_kept_on",
     "escape",
     "example",
     "fold_case",
@@ -387,7 +390,141 @@ _T = TypeVar("_T")
 QUESTION_STEPS = 32
 
 
-def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
+class AnswerShelf(Protocol):
+    """Where the algebra's answers outlive the process (:mod:`bgc.answer_cache`), as text: a
+    question is its name and its patterns' texts (:func:`_question`), an answer is JSON-shaped
+    (:func:`_encode`). The shelf only stores; what it gives back is checked here,
+    and anything that does not read as an answer of that question is a miss."""
+
+    def recall(self, question: str) -> tuple[object, int] | None:
+        """The encoded answer kept for ``question`` and its cost in steps, or None."""
+
+    def keep(self, question: str, answer: object, cost: int) -> None:
+        """An answer just worked out (encoded), with its cost in steps."""
+
+
+class _Unreadable(Exception):
+    """A kept answer that is not an answer of its question: a miss."""
+
+
+_SHELVES: dict[str, _ShelfView] = {}
+"""The shelf's view for each memoised question while one is in use (:func:`answers_kept_on`)."""
+
+
+@contextmanager
+def answers_kept_on(shelf: AnswerShelf) -> Iterator[None]:
+    """Within this block, every memoised question that misses in memory asks ``shelf`` first,
+    and every answer worked out is given to it (with its cost, so a kept answer is charged
+    exactly what working it out costs: plans stay byte-identical)."""
+    previous = dict(_SHELVES)
+    _SHELVES.update({name: _ShelfView(name, shelf, decode) for name, decode in _DECODERS.items()})
+    try:
+        yield
+    finally:
+        _SHELVES.clear()
+        _SHELVES.update(previous)
+
+
+class _ShelfView:
+    """One question's view of a shelf: its pattern arguments as text, its answers encoded."""
+
+    __slots__ = ("name", "shelf", "decode")
+
+    def __init__(self, name: str, shelf: AnswerShelf, decode: Callable[[object], object]) -> None:
+        self.name, self.shelf, self.decode = name, shelf, decode
+
+    def recall(self, args: tuple[object, ...]) -> tuple[object, int] | None:
+        question = _question(self.name, args)
+        found = None if question is None else self.shelf.recall(question)
+        if found is None:
+            return None
+        answer, cost = found
+        try:
+            if isinstance(answer, dict):
+                return _limit(answer), cost
+            return self.decode(answer), cost
+        except (_Unreadable, PatternError):
+            return None
+
+    def keep(self, args: tuple[object, ...], value: object, cost: int) -> None:
+        if isinstance(value, AlgebraLimit):
+            if value.span is not None:
+                return  # located limits are not the algebra's own: never kept
+            encoded: object = {"limit": value.message, "hint": value.hint}
+        else:
+            encoded = _encode(value)
+        question = _question(self.name, args)
+        if question is not None:
+            self.shelf.keep(question, encoded, cost)
+
+
+def _question(name: str, args: tuple[object, ...]) -> str | None:
+    """A question as text: its name, then its arguments with every pattern as its text; None
+    when it names more than :data:`~bgc.limits.MAX_KEPT_QUESTION` patterns (it is not kept).
+
+    The questions have two shapes: two patterns (``intersect``, ``overlaps``), or a pattern and
+    terms ``(pattern, excepts)`` (``covered``, ``counterexample``). A pattern's text determines
+    it (NFC-normalised, case folding spelled out as classes) and never holds a control
+    character, so control characters separate the parts, one per level (a pattern, terms, a
+    term's pattern and its excepts): no pattern is empty, so the text is this question's only.
+    """
+    first, second = args
+    if type(second) is Pattern:
+        return f"{name}\n{first.text}\x1f{second.text}"  # type: ignore[attr-defined]
+    terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...] = second  # type: ignore[assignment]
+    count = 1 + len(terms)
+    if count > MAX_KEPT_QUESTION:
+        return None
+    parts = []
+    for pattern, excepts in terms:
+        count += len(excepts)
+        if count > MAX_KEPT_QUESTION:
+            return None
+        parts.append("\x1c".join((pattern.text, *(e.text for e in excepts))))
+    return f"{name}\n{first.text}\x1f" + "\x1e".join(parts)  # type: ignore[attr-defined]
+
+
+def _encode(value: object) -> object:
+    """An answer as JSON-shaped data: patterns as their texts, the rest as it is."""
+    if isinstance(value, tuple):
+        return [pattern.text for pattern in value]
+    return value
+
+
+def _limit(answer: dict) -> AlgebraLimit:
+    message, hint = answer.get("limit"), answer.get("hint")
+    if len(answer) != 2 or not isinstance(message, str) or not (hint is None or isinstance(hint, str)):
+        raise _Unreadable
+    return AlgebraLimit(message, hint=hint)
+
+
+def _boolean(answer: object) -> bool:
+    if not isinstance(answer, bool):
+        raise _Unreadable
+    return answer
+
+
+def _text_or_none(answer: object) -> str | None:
+    if answer is not None and not isinstance(answer, str):
+        raise _Unreadable
+    return answer
+
+
+def _patterns(answer: object) -> tuple[Pattern, ...]:
+    """Patterns from their texts, each the very text it parses to (NFC, canonical)."""
+    if not isinstance(answer, list) or not all(isinstance(text, str) for text in answer):
+        raise _Unreadable
+    found = tuple(parse(text) for text in answer)
+    if any(pattern.text != text for pattern, text in zip(found, answer)):
+        raise _Unreadable
+    return found
+
+
+_DECODERS: dict[str, Callable[[object], object]] = {}
+"""Each memoised question's decoder of kept answers (filled by :func:`_memo`)."""
+
+
+def _memo(decode: Callable[[object], object]) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
     """Cache answers *and* AlgebraLimit: a question that hit its bound is not worked again.
 
     The compiler asks the same questions many times; an undecidable one would otherwise
@@ -395,27 +532,34 @@ def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
     (:class:`~bgc.budget.CostMemo`), so a remembered answer charges the caller's budget what
     working it out would have: plans do not depend on what was asked before. The budget
     running out (:class:`~bgc.budget.BudgetExhausted`) is not an answer and is never kept.
+    ``decode`` reads this question's answers back from a shelf (:func:`answers_kept_on`).
     """
-    memo: CostMemo[_T | AlgebraLimit] = CostMemo(65536)
 
-    def wrapper(*args: object, budget: Budget) -> _T:
-        def compute() -> _T | AlgebraLimit:
-            budget.charge(QUESTION_STEPS)
-            try:
-                return fn(*args, budget)
-            except BudgetExhausted:
-                raise
-            except AlgebraLimit as error:
-                return error
+    def decorate(fn: Callable[..., _T]) -> Callable[..., _T]:
+        memo: CostMemo[_T | AlgebraLimit] = CostMemo(65536)
+        name = fn.__name__.lstrip("_")
+        _DECODERS[name] = decode
 
-        hit = memo.get(args, budget, compute)
-        if isinstance(hit, AlgebraLimit):
-            raise AlgebraLimit(hit.message, hit.span, hint=hit.hint)  # a fresh one: no traceback pile-up
-        return hit
+        def wrapper(*args: object, budget: Budget) -> _T:
+            def compute() -> _T | AlgebraLimit:
+                budget.charge(QUESTION_STEPS)
+                try:
+                    return fn(*args, budget)
+                except BudgetExhausted:
+                    raise
+                except AlgebraLimit as error:
+                    return error
 
-    wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
-    wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
-    return wrapper
+            hit = memo.get(args, budget, compute, _SHELVES.get(name))  # type: ignore[arg-type]
+            if isinstance(hit, AlgebraLimit):
+                raise AlgebraLimit(hit.message, hit.span, hint=hit.hint)  # a fresh one: no traceback pile-up
+            return hit
+
+        wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
+        wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
+        return wrapper
+
+    return decorate
 
 
 def _disjoint_ends(a: Pattern, b: Pattern) -> bool:
@@ -452,7 +596,7 @@ def intersect(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) -
     return list(_intersect(first, second, budget=_budget(budget)))
 
 
-@_memo
+@_memo(_patterns)
 def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
     if a == b:
         return (a,)
@@ -533,7 +677,7 @@ def overlaps(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) ->
     return _overlaps(first, second, budget=_budget(budget))
 
 
-@_memo
+@_memo(_boolean)
 def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
     # every pattern matches something (a class that matches nothing is refused when parsed)
     if a == b:
@@ -599,7 +743,7 @@ def plainly_outside(a: PatternLike, b: PatternLike, *, budget: Budget | None = N
     return False
 
 
-@_memo
+@_memo(_boolean)
 def _covered(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...], budget: Budget) -> bool:
     """Is L(a) inside the union of the terms? A probe of ``a`` no term covers says no at once;
     otherwise the search decides (:func:`_counterexample`)."""
@@ -625,7 +769,7 @@ def uncovered_example(
     return _counterexample(_p(a), pieces, budget=_budget(budget))
 
 
-@_memo
+@_memo(_text_or_none)
 def _counterexample(
     a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...], budget: Budget
 ) -> str | None:

@@ -33,6 +33,7 @@ def run(
     store), every request's verdict is appended to the ledger there first; a store that cannot
     record is exit 2, and nothing is written.
     """
+    from bgc.answer_cache import kept_answers
     from bgc.commands import io
     from bgc.compiler import Compiler
     from bgc.documents import load_order
@@ -41,7 +42,8 @@ def run(
 
     loaded, mode = io.load_policy(policy, mode)
     compiler = Compiler(loaded)
-    plans = [(compiler.compile(load_order(path, input_format), mode), path) for path in orders]
+    with kept_answers(loaded.path):  # the algebra's answers from earlier compiles, and this one's for later ones
+        plans = [(compiler.compile(load_order(path, input_format), mode), path) for path in orders]
     if ledger is not None:
         _record(ledger, [plan for plan, _ in plans], loaded.id())
     if output_format == "text":
