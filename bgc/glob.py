@@ -84,6 +84,8 @@ class Pattern:
         self._cache["startswith"] = (
             prefix if isinstance(tail, DStar) and len(prefix) == _literal_length(self._elems[:-1]) else None
         )
+        # 'lit/*.py': literal but for one '*' in the last segment, the next commonest: matched by its ends.
+        self._cache["ends"] = (prefix, self._cache["suffix"]) if _one_last_star(self._elems) else None
 
     @property
     def prefix(self) -> str:
@@ -127,6 +129,8 @@ class Pattern:
         the decision procedures find out).
         """
         universal = self._cache.get("universal")
+        if universal is None and (self._cache["prefix"] or self._cache["suffix"]):
+            universal = self._cache["universal"] = False  # no match of it is the empty text
         if universal is None:
             auto = self.automaton()
             universal = self._cache["universal"] = auto.universal[auto.init]
@@ -140,6 +144,15 @@ class Pattern:
         start = self._cache["startswith"]
         if start is not None:
             return text.startswith(start)
+        ends = self._cache["ends"]
+        if ends is not None:
+            head, tail = ends
+            return (
+                len(text) >= len(head) + len(tail)
+                and text.startswith(head)
+                and text.endswith(tail)
+                and "/" not in text[len(head) : len(text) - len(tail)]
+            )
         return self.automaton().accepts(text)
 
     def __str__(self) -> str:
@@ -154,6 +167,17 @@ def _literal_length(elems: Elems) -> int:
             return -1
         total += len(e.items) + 1
     return total
+
+
+def _one_last_star(elems: Elems) -> bool:
+    """Whether ``elems`` are literal segments but for one ``*`` in the last: such a pattern
+    matches exactly the texts that start with its literal prefix, end with its literal suffix and
+    have no ``/`` between them."""
+    if not all(isinstance(e, Segment) for e in elems) or not any(isinstance(it, Star) for it in elems[-1].items):
+        return False
+    items = [it for e in elems for it in e.items]  # type: ignore[union-attr]
+    stars = sum(isinstance(it, Star) for it in items)
+    return stars == 1 and all(isinstance(it, Star) or it.chars.single() is not None for it in items)
 
 
 def _literal_prefix(elems: Elems) -> tuple[str, str | None]:
@@ -696,6 +720,8 @@ def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
             # every position of a pattern's automaton can go on to accept
             # (every element matches something), so a live state can be completed.
             budget.charge(PROBE_STEPS + len(start))
+            if _starts(y) is not None:
+                return True  # 'lit/**' both, their prefixes agreeing (_disjoint_ends): the longer one is in both
             auto = y.automaton()
             return auto.mask(auto.state(start)) != 0
     for x, y in ((a, b), (b, a)):
