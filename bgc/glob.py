@@ -41,6 +41,7 @@ __all__ = [
     "PatternSet",
     "answers_kept_on",
     "escape",
+    "kept_entry",
     "example",
     "fold_case",
     "has_dot_segment",
@@ -415,16 +416,20 @@ QUESTION_STEPS = 32
 
 
 class AnswerShelf(Protocol):
-    """Where the algebra's answers outlive the process (:mod:`bgc.answer_cache`), as text: a
-    question is its name and its patterns' texts (:func:`_question`), an answer is JSON-shaped
-    (:func:`_encode`). The shelf only stores; what it gives back is checked here,
-    and anything that does not read as an answer of that question is a miss."""
+    """Where the algebra's answers outlive the process (:mod:`bgc.answer_cache`). Answers come
+    back as text: a question is its name and its patterns' texts (:func:`_question`), an answer
+    JSON-shaped (:func:`kept_entry`); what comes back is checked here, and anything that does not
+    read as an answer of that question is a miss. Answers go in as they are and are spelled out
+    (:func:`kept_entry`) only when the shelf is written, so a run that keeps nothing pays nothing."""
+
+    def holds_answers(self) -> bool:
+        """Whether any answer is kept at all (when not, no question is spelled out to look it up)."""
 
     def recall(self, question: str) -> tuple[object, int] | None:
         """The encoded answer kept for ``question`` and its cost in steps, or None."""
 
-    def keep(self, question: str, answer: object, cost: int) -> None:
-        """An answer just worked out (encoded), with its cost in steps."""
+    def keep(self, name: str, args: tuple[object, ...], value: object, cost: int) -> None:
+        """An answer just worked out, with its cost in steps (for :func:`kept_entry`)."""
 
 
 class _Unreadable(Exception):
@@ -458,6 +463,8 @@ class _ShelfView:
         self.name, self.shelf, self.decode = name, shelf, decode
 
     def recall(self, args: tuple[object, ...]) -> tuple[object, int] | None:
+        if not self.shelf.holds_answers():
+            return None
         question = _question(self.name, args)
         found = None if question is None else self.shelf.recall(question)
         if found is None:
@@ -471,15 +478,21 @@ class _ShelfView:
             return None
 
     def keep(self, args: tuple[object, ...], value: object, cost: int) -> None:
-        if isinstance(value, AlgebraLimit):
-            if value.span is not None:
-                return  # located limits are not the algebra's own: never kept
-            encoded: object = {"limit": value.message, "hint": value.hint}
-        else:
-            encoded = _encode(value)
-        question = _question(self.name, args)
-        if question is not None:
-            self.shelf.keep(question, encoded, cost)
+        self.shelf.keep(self.name, args, value, cost)
+
+
+def kept_entry(name: str, args: tuple[object, ...], value: object) -> tuple[str, object] | None:
+    """An answer as the shelf keeps it — its question as text and the answer as JSON-shaped
+    data (patterns as their texts) — or None when it is not kept: its question names too many
+    patterns, or it is a limit located in some input (not the algebra's own)."""
+    if isinstance(value, AlgebraLimit):
+        if value.span is not None:
+            return None
+        encoded: object = {"limit": value.message, "hint": value.hint}
+    else:
+        encoded = [pattern.text for pattern in value] if isinstance(value, tuple) else value
+    question = _question(name, args)
+    return None if question is None else (question, encoded)
 
 
 def _question(name: str, args: tuple[object, ...]) -> str | None:
@@ -506,13 +519,6 @@ def _question(name: str, args: tuple[object, ...]) -> str | None:
             return None
         parts.append("\x1c".join((pattern.text, *(e.text for e in excepts))))
     return f"{name}\n{first.text}\x1f" + "\x1e".join(parts)  # type: ignore[attr-defined]
-
-
-def _encode(value: object) -> object:
-    """An answer as JSON-shaped data: patterns as their texts, the rest as it is."""
-    if isinstance(value, tuple):
-        return [pattern.text for pattern in value]
-    return value
 
 
 def _limit(answer: dict) -> AlgebraLimit:
