@@ -101,3 +101,13 @@ def test_a_repeated_compile_prints_the_same_bytes_without_the_compiler(tmp_path:
     first = written.read_bytes()
     again, again_loaded = _loaded([*args, "--format", "json", "-o", str(written)], env)
     assert again_loaded == [] and written.read_bytes() == first and again.returncode == to_file.returncode == 1
+
+
+def test_an_output_over_the_bound_is_not_kept(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _compile(monkeypatch, "orders/fix-bug.yaml")
+    kept = {entry.name for entry in (tree / "cache").iterdir()}
+    monkeypatch.setenv("BGC_CACHE_DIR", str(tree / "bounded"))
+    monkeypatch.setattr(compile_command, "MAX_KEPT_OUTPUT", 10)
+    _compile(monkeypatch, "orders/fix-bug.yaml")
+    assert kept - {entry.name for entry in (tree / "bounded").iterdir()} != set()  # the output's entry is missing
+    assert len(kept) - len(list((tree / "bounded").iterdir())) == 1

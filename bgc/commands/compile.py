@@ -90,6 +90,10 @@ def _result(code: ExitCode, data: bytes, output: str | None, quiet: bool) -> Res
     return Result(code, b"" if quiet else data)
 
 
+MAX_KEPT_OUTPUT = 16 * 1024 * 1024
+"""Bytes of the largest output kept (the cache has no eviction: each kept output stays until the
+cache is cleared, so one compile of thousands of orders must not add hundreds of megabytes)."""
+
 _CACHED_FORMATS = ("text", "json", "yaml", "cbor")
 """Output formats that depend only on the plans (SARIF and GitHub annotations also locate
 findings in the repository, so they are always compiled)."""
@@ -149,10 +153,11 @@ class _CachedOutput:
         return code, data
 
     def keep(self, code: int, data: bytes, files: tuple[tuple[str, str], ...]) -> None:
-        """Keep the output, if the policy compiled is the one the key names (not edited meanwhile)."""
+        """Keep the output, if the policy compiled is the one the key names (not edited meanwhile)
+        and the output is at most :data:`MAX_KEPT_OUTPUT` bytes."""
         from bgc import cache
 
-        if files and files[0][1] == self.root_digest:  # the root file comes first
+        if files and files[0][1] == self.root_digest and len(data) <= MAX_KEPT_OUTPUT:  # the root file comes first
             cache.store_object("compile-output", self.key, (int(code), data, files))
 
 
