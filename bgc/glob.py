@@ -15,7 +15,8 @@ Why it is built this way:
   decision is bounded: past the bound it raises :class:`AlgebraLimit` ("unknown"), which
   callers treat as not granted.
 * Results are cached per pattern and per question: the compiler asks the same questions
-  many times.
+  many times. ``bgc compile`` also keeps the answers between processes, spelled out as the
+  patterns' texts (:func:`answers_kept_on`, :mod:`bgc.answer_cache`).
 """
 
 from __future__ import annotations

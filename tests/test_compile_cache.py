@@ -109,5 +109,4 @@ def test_an_output_over_the_bound_is_not_kept(tree: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("BGC_CACHE_DIR", str(tree / "bounded"))
     monkeypatch.setattr(compile_command, "MAX_KEPT_OUTPUT", 10)
     _compile(monkeypatch, "orders/fix-bug.yaml")
-    assert kept - {entry.name for entry in (tree / "bounded").iterdir()} != set()  # the output's entry is missing
     assert len(kept) - len(list((tree / "bounded").iterdir())) == 1
