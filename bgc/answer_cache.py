@@ -21,8 +21,10 @@ one out again: the answers lived only in the process's memory. Here they outlive
   whether one is served.
 - **Bounded.** An entry holds at most :data:`MAX_ANSWERS` answers and :data:`MAX_CHARS`
   characters, and is read only up to :data:`MAX_BYTES` (a larger file is a miss, unread); a
-  question longer than :data:`bgc.limits.MAX_KEPT_QUESTION` characters is not kept. When a run's answers and
-  the kept ones exceed the bound, the run's own come first.
+  question naming more than :data:`bgc.limits.MAX_KEPT_QUESTION` patterns is not kept. When a
+  run's answers and the kept ones exceed the bound, the run's own come first.
+- **Free when nothing is kept.** Answers are spelled out only when the entry is written, and no
+  question is spelled out to be looked up while the entry holds none.
 - **Verified.** The entry is the cache's envelope (a SHA-256 of the payload, checked before
   anything is read), a JSON object naming its group; each answer's shape is checked when it is
   recalled (a cost must be a whole number of steps, an answer one its question can have). A
