@@ -142,10 +142,11 @@ def store_bytes(namespace: str, key: str, payload: bytes) -> None:
     directory, name = cache_dir(), entry_key(namespace, key)
     if directory is None or name is None or not _usable(directory, create=True):
         return
-    import tempfile  # only a miss writes: a hit never pays for this import
-
+    # A fresh, unguessable name created exclusively, as tempfile.mkstemp does, without importing
+    # tempfile (random, shutil…): a compile writes an entry or two on every run that works.
+    temporary = directory / f".tmp-{os.urandom(12).hex()}"
     try:
-        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
     except OSError:
         return
     try:
