@@ -151,7 +151,15 @@ def main() -> NoReturn:
         from bgc.cli import main as typer_main
 
         typer_main()  # exits: guarded() always ends the process
+    command, positionals, options = fast
+    if command == "hook":
+        # first, before anything heavy is imported: the project's decision server, if one runs
+        from bgc.hooks.client import Fallback, decide
+
+        served = decide(sys.argv[1:], positionals[0], options.get("timeout"))
+        if not isinstance(served, Fallback):
+            sys.exit(served)
+        sys.stdin, options = served.stdin, {**options, "started": served.started}
     from bgc.guard import guarded
 
-    command, positionals, options = fast
     guarded(lambda: FAST_COMMANDS[command].run(positionals, options))
