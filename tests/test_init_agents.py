@@ -62,7 +62,8 @@ def test_merges_the_hook_keeping_everything_and_is_idempotent(tmp_path: Path, ag
     written = settings.read_bytes()
     second = init(project, agent)
     assert second.returncode == 0 and settings.read_bytes() == written
-    assert f"unchanged {directory}/{name} (the hook is already there)" in second.stdout
+    hooks_are = "hooks are" if agent == "claude-code" else "hook is"  # Claude Code's also start and stop `bgc serve`
+    assert f"unchanged {directory}/{name} (the {hooks_are} already there)" in second.stdout
     assert second.stdout.count(f"unchanged {directory}/bgc/") == 4
 
 
@@ -119,3 +120,17 @@ def test_refuses_gemini_settings_whose_before_tool_is_not_a_list(tmp_path: Path)
     done = init(project, "gemini-cli")
     assert done.returncode == 2 and "settings.json:1:26" in done.stderr, done.stderr
     assert sorted(os.listdir(project / ".gemini")) == ["settings.json"]
+
+
+def test_claude_code_starts_the_decision_server_at_session_start_and_stops_it_at_session_end(tmp_path: Path) -> None:
+    """SessionStart starts `bgc serve` in the background, quietly (its stdout would become the
+    session's context), SessionEnd stops it; both name the project as the hook does."""
+    project = tmp_path / "p"
+    project.mkdir()
+    assert init(project).returncode == 0
+    hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    start = hooks["SessionStart"][0]["hooks"][0]["command"]
+    end = hooks["SessionEnd"][0]["hooks"][0]["command"]
+    assert start.endswith(' serve --detach --quiet --dir "$CLAUDE_PROJECT_DIR"'), start
+    assert end.endswith(' serve --stop --quiet --dir "$CLAUDE_PROJECT_DIR"'), end
+    assert "matcher" not in hooks["SessionStart"][0]  # every source: startup, resume, clear, compact

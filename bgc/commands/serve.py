@@ -360,7 +360,7 @@ def _run_hook(meta: dict[str, Any], data: bytes, warm: WarmState) -> bytes:
     import io
 
     from bgc.guard import guarded
-    from bgc.launch import FAST_COMMANDS, fast_arguments
+    from bgc.launch import FAST_COMMANDS, fast_arguments  # the hook process's own entry (tests/test_layers.py ALLOWED)
 
     fast = fast_arguments(meta["argv"])
     if fast is None or fast[0] != "hook":
