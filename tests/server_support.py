@@ -46,11 +46,6 @@ class Server:
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.05)
 
-    def served(self) -> int:
-        found = status(self.project)
-        assert found is not None, "the server is gone"
-        return int(found["served"])
-
     def stop(self) -> None:
         from bgc.commands.serve import control
 
@@ -62,6 +57,15 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         self.process.stderr.close()  # type: ignore[union-attr]
+
+
+def served(server: Server | None) -> int:
+    """How many hook calls ``server`` answered so far (0 for no server)."""
+    if server is None:
+        return 0
+    found = status(server.project)
+    assert found is not None, "the server is gone"
+    return int(found["served"])
 
 
 @contextmanager
@@ -78,12 +82,19 @@ def private_runtime() -> Iterator[str]:
 
 
 @contextmanager
+def server_for(mode: str, project: str, cache: str) -> Iterator[Server | None]:
+    """No server (``"in-process"``) or a running one (``"server"``) for ``project``, in the
+    current private runtime directory."""
+    server = Server(project, {**os.environ, "BGC_CACHE_DIR": cache}) if mode == "server" else None
+    try:
+        yield server
+    finally:
+        if server is not None:
+            server.stop()
+
+
+@contextmanager
 def serving(mode: str, project: str, cache: str) -> Iterator[Server | None]:
-    """No server (``"in-process"``) or a running one (``"server"``) for ``project``."""
-    with private_runtime():
-        server = Server(project, {**os.environ, "BGC_CACHE_DIR": cache}) if mode == "server" else None
-        try:
-            yield server
-        finally:
-            if server is not None:
-                server.stop()
+    """:func:`server_for` in a private runtime directory of its own."""
+    with private_runtime(), server_for(mode, project, cache) as server:
+        yield server
