@@ -37,7 +37,7 @@ class Server:
     def __init__(self, project: str, env: dict[str, str]) -> None:
         self.project = project
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bgc", "serve", "--dir", project, "--idle", "600"], env=env,
+            [sys.executable, "-m", "bgc", "serve", "--dir", project, "--idle", "600"], env=env, cwd="/",
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
         deadline = time.monotonic() + START_SECONDS
