@@ -88,6 +88,29 @@ def test_a_policy_edit_is_seen_on_the_next_call(project: dict[str, Any], server:
     assert served(server) == 4
 
 
+@pytest.mark.parametrize("clock", ["fine", "coarse"])
+def test_a_kept_policy_is_checked_by_its_files_stamps_and_young_stamps_are_not_trusted(
+    project: dict[str, Any], monkeypatch: pytest.MonkeyPatch, clock: str
+) -> None:
+    """In the server's memory a compiled policy is kept while its files' stamps hold. With a
+    coarse clock an edit may keep a file's stamp (here: every stamp stays the same), so stamps
+    younger than the racy window are never trusted and the contents decide."""
+    from bgc.commands.serve import WarmState, _stamp
+
+    policy = Path(project["root"]) / ".claude" / "bgc" / "policy.bgp"
+    included = policy.with_name("base.bgp")
+    if clock == "coarse":
+        frozen = {path: _stamp(path) for path in map(str, policy.parent.iterdir())}
+        monkeypatch.setattr("bgc.commands.serve._stamp", lambda path: frozen.get(path) or _stamp(path))
+    warm = WarmState(racy_seconds=0 if clock == "fine" else 3600)
+    first = warm.compiled_policy(str(policy), None)
+    assert warm.compiled_policy(str(policy), None) is first and warm.compiled_policy(str(policy), None) is first
+    decide = lambda compiled: compiled.decider.decide_call("Read", None, {"file_path": "/docs/guide.md"}).effect  # noqa: E731
+    assert decide(first) == "allow"
+    included.write_text(included.read_text() + 'deny fs:read:/docs/** because "edited"\n')
+    assert decide(warm.compiled_policy(str(policy), None)) == "deny"
+
+
 def test_the_ledger_gets_the_same_entries_either_way(project: dict[str, Any]) -> None:
     calls = [READ_SOURCE, READ_ENV, ("Write", {"file_path": "{P}/package.json", "content": "{}"}), ("Bash", {"command": "ls"})]
     for call in calls:

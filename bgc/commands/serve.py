@@ -56,6 +56,9 @@ START_SECONDS = 10.0
 """Seconds ``--detach`` waits for the new server to listen."""
 MAX_POLICIES = 32
 """Compiled policies kept in memory at most (a project has one or two; a full memo starts over)."""
+RACY_SECONDS = 2.0
+"""A policy file changed this recently is checked by its contents, not its stamp (some file
+systems keep times in whole seconds, most in ticks of milliseconds)."""
 MAX_STORES = 4
 """Open stores kept at most (a project has one)."""
 CONTROL = ("status", "stop")
@@ -159,19 +162,87 @@ def _detach(project: str, idle: float, quiet: bool) -> ExitCode:
     raise UsageError(f"the decision server of {project} did not start: run `bgc serve --dir {project}` to see why")
 
 
+class CodeWatch:
+    """Whether bgc's code is still the code this server imported: the cache's code key
+    (:func:`bgc.cache.code_digest`: every file's stamp, and the list of files), checked in a
+    fraction of its cost. Every request stats each file and each directory holding them (a file
+    added, removed or renamed changes its directory's stamp); only when a stamp moved is the code
+    key computed again, and only a different key is a change (a new ``__pycache__`` beside the
+    sources moves a directory's stamp and nothing else). The stamps are taken before the key, so
+    an edit racing the check shows on the next one."""
+
+    def __init__(self) -> None:
+        from bgc import cache
+
+        files = cache.code_files()
+        self.paths = (*files, *sorted({os.path.dirname(path) for path in files}))
+        self.stamps = self._stamps()
+        self.digest = cache.code_digest.__wrapped__()
+        if self.digest is None:
+            raise UsageError("bgc's own files cannot be stamped (a zipped install?): no server")
+
+    def _stamps(self) -> tuple[tuple[int, ...] | None, ...]:
+        return tuple(map(_stamp, self.paths))
+
+    def unchanged(self) -> bool:
+        from bgc import cache
+
+        now = self._stamps()
+        if now == self.stamps:
+            return True
+        if cache.code_digest.__wrapped__() != self.digest:
+            return False
+        self.stamps = now
+        return True
+
+
+def _stamp(path: str) -> tuple[int, ...] | None:
+    """A file's stamp as the cache's code key takes it (size, modification and change times in
+    nanoseconds, inode, device), or None when it is gone."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
+
+
 class WarmState:
     """The stores and compiled policies kept between requests (:class:`bgc.commands.hook.Warm`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, racy_seconds: float = RACY_SECONDS) -> None:
+        self.racy_seconds = racy_seconds
         self.policies: dict[str, Any] = {}
+        self.stamped: dict[tuple[str, str, str | None], tuple[tuple[str, ...], tuple[Any, ...] | None, Any]] = {}
         self.stores: dict[str, tuple[Any, tuple[int, int]]] = {}
 
     def compiled_policy(self, path: str, mode: str | None) -> Any:
+        """:func:`bgc.calls.compiled_policy`, its answer kept while the stamp of every file the
+        policy was read from is unchanged (a stat each, the cache's own witness of an edit,
+        :func:`bgc.cache.code_digest`); when one moved, the files' contents decide, as they do
+        for an entry of the on-disk cache. Stamps are taken before the contents are checked, so
+        an edit racing the check moves a stamp and is seen on the next call; and stamps younger
+        than ``racy_seconds`` (:data:`RACY_SECONDS`) are not trusted (a file system's clock ticks coarsely: a second
+        edit of the same size within one tick would keep the stamp), as git treats a "racily
+        clean" file."""
         from bgc.calls import compiled_policy
 
+        key = (os.getcwd(), path, mode)
+        files, stamps, compiled = self.stamped.get(key, ((path,), None, None))
+        settled = time.time_ns() - int(self.racy_seconds * 1e9)
+        before = tuple(map(_stamp, files))
+        if compiled is not None and stamps == before and None not in before:
+            return compiled
         if len(self.policies) >= MAX_POLICIES:
             self.policies.clear()
-        return compiled_policy(path, mode, memo=self.policies)
+            self.stamped.clear()
+        compiled = compiled_policy(path, mode, memo=self.policies)
+        entry = next((entry for entry in self.policies.values() if entry[2] is compiled), None)
+        if entry is not None:
+            base = os.path.dirname(path)
+            read = (path, *(os.path.join(base, name) for name, _ in entry[1]))
+            trusted = read == files and all(stamp is not None and stamp[2] < settled for stamp in before)
+            self.stamped[key] = (read, before if trusted else None, compiled)  # else: contents decide next time too
+        return compiled
 
     def open_store(self, location: str) -> Any:
         """The open store at ``location`` when it is still the same file, else a new one (kept
@@ -239,12 +310,8 @@ def serve(project: str, idle: float) -> ExitCode:
         raise UsageError(f"a decision server already serves {project}") from None
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
-    from bgc import cache
-
-    code = cache.code_digest.__wrapped__()
-    if code is None:
-        raise UsageError("bgc's own files cannot be stamped (a zipped install?): no server")
     _warm_imports()
+    code = CodeWatch()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         os.unlink(path)  # a socket left by a server that died: the lock says none runs now
@@ -302,10 +369,8 @@ def _warm_imports() -> None:
         importlib.import_module(module)
 
 
-def _handle(connection: Any, warm: WarmState, code: str, state: dict[str, Any]) -> bool:
+def _handle(connection: Any, warm: WarmState, code: CodeWatch, state: dict[str, Any]) -> bool:
     """Serve one connection; False when the server is to stop (asked to, or its code changed)."""
-    from bgc import cache
-
     deadline = time.monotonic() + REQUEST_SECONDS
     try:
         if client.peer_uid(connection) != os.getuid():
@@ -319,7 +384,7 @@ def _handle(connection: Any, warm: WarmState, code: str, state: dict[str, Any]) 
         reply, keep_going = marshal.dumps(answer), meta["kind"] != "stop"
     elif meta.get("code") != client.identity():
         reply = client.REFUSED + b"another installation of bgc"
-    elif cache.code_digest.__wrapped__() != code:
+    elif not code.unchanged():
         reply, keep_going = client.REFUSED + b"bgc's code changed: this server stops", False
     else:
         reply = _run_hook(meta, data, warm)
@@ -354,6 +419,17 @@ def _request(payload: bytes) -> tuple[dict[str, Any], bytes]:
     return meta, data
 
 
+def _adopt_environment(environment: dict[str, str]) -> None:
+    """Make ``os.environ`` exactly ``environment``, setting only what differs (a session's
+    requests carry the same one, and each change is a ``putenv``). It stays until the next
+    request: nothing the server does between requests reads it."""
+    for name in [name for name in os.environ if name not in environment]:
+        del os.environ[name]
+    for name, value in environment.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
 def _run_hook(meta: dict[str, Any], data: bytes, warm: WarmState) -> bytes:
     """Run the hook's own entry point as the client's process would have, with its argv, stdin,
     working directory and environment; its exit code, stdout and stderr as a reply."""
@@ -366,13 +442,12 @@ def _run_hook(meta: dict[str, Any], data: bytes, warm: WarmState) -> bytes:
     if fast is None or fast[0] != "hook":
         return client.REFUSED + b"not a hook invocation"
     _, positionals, options = fast
-    saved = sys.stdin, sys.stdout, sys.stderr, dict(os.environ), os.getcwd()
+    saved = sys.stdin, sys.stdout, sys.stderr, os.getcwd()
     stdout, stderr = io.BytesIO(), io.BytesIO()
     exit_code: object = None
     try:
         os.chdir(meta["cwd"])
-        os.environ.clear()
-        os.environ.update(meta["env"])
+        _adopt_environment(meta["env"])
         out = io.TextIOWrapper(stdout, encoding=meta["stdout"][0], errors=meta["stdout"][1])
         err = io.TextIOWrapper(stderr, encoding=meta["stderr"][0], errors=meta["stderr"][1])
         sys.stdin, sys.stdout, sys.stderr = io.TextIOWrapper(io.BytesIO(data)), out, err
@@ -387,9 +462,7 @@ def _run_hook(meta: dict[str, Any], data: bytes, warm: WarmState) -> bytes:
         return client.REFUSED + f"{type(error).__name__}: {error}".encode("utf-8", "replace")
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved[:3]
-        os.environ.clear()
-        os.environ.update(saved[3])
-        os.chdir(saved[4])
+        os.chdir(saved[3])
     if not isinstance(exit_code, int) or not 0 <= exit_code < 256:
         return client.REFUSED + b"no exit code"
     return client.encode_reply(exit_code, *written)
