@@ -31,7 +31,10 @@ import os
 import stat
 import sys
 import time
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False  # not typing's: importing typing costs a served hook more than the server's answer
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_INPUT = 32 * 1024 * 1024
 """Bytes of hook input read at most (a Write of a large file carries its content)."""
@@ -210,13 +213,17 @@ def decode_reply(payload: bytes) -> tuple[int, bytes, bytes] | None:
     return code, stdout, stderr
 
 
-class Fallback(NamedTuple):
-    """No server answered: the hook decides in this process, with what was read of stdin."""
+class Fallback:
+    """No server answered: the hook decides in this process, with what was read of stdin (a
+    plain class: a NamedTuple or a dataclass would import typing or dataclasses)."""
 
-    stdin: io.TextIOWrapper
-    """The hook input: the bytes already read, then whatever stdin still holds."""
-    started: float
-    """``time.monotonic()`` when the hook started: the deadline counts from here."""
+    __slots__ = ("stdin", "started")
+
+    def __init__(self, stdin: io.TextIOWrapper, started: float) -> None:
+        self.stdin = stdin
+        """The hook input: the bytes already read, then whatever stdin still holds."""
+        self.started = started
+        """``time.monotonic()`` when the hook started: the deadline counts from here."""
 
 
 def decide(argv: list[str], agent: str, timeout: object) -> int | Fallback:
