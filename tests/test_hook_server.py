@@ -352,3 +352,22 @@ def test_a_hook_answered_by_the_server_imports_almost_nothing(project: dict[str,
     line = next(line for line in done.stderr.decode().splitlines() if line.startswith("LOADED "))
     loaded = set(json.loads(line.removeprefix("LOADED ").replace("'", '"')))
     assert loaded <= {"bgc.hooks", "bgc.hooks.client", "select", "_socket", "_sha256", "_sha2"}, loaded
+
+
+def test_the_hooks_stores_sync_every_commit(tmp_path: Path) -> None:
+    """A ledger entry is on disk before the answer lets the call run: a connection a server keeps
+    open is never checkpointed by a close, so the hook's stores, kept or one-shot, commit with
+    ``synchronous = FULL`` (2); other enforcers keep ``NORMAL`` (1)."""
+    from bgc.commands.serve import WarmState
+    from bgc.store import open_store
+
+    def synchronous(store: Any) -> int:
+        return int(store._db.execute("PRAGMA synchronous").fetchone()[0])
+
+    warm = WarmState()
+    kept, plain = warm.open_store(str(tmp_path / "kept.db")), open_store(str(tmp_path / "plain.db"))
+    try:
+        assert (synchronous(kept), synchronous(open_store(str(tmp_path / "one.db"), durable=True)), synchronous(plain)) == (2, 2, 1)
+    finally:
+        warm.close()
+        plain.close()

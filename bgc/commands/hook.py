@@ -129,7 +129,9 @@ def _decide(
     if location != NO_STORE:
         from bgc.store import open_store
 
-        opened = open_store(location) if warm is None else warm.open_store(location)
+        # durable: the ledger entry is on disk before the answer lets a call run, whether or not
+        # a decision server holds the file open too (then no close checkpoints it)
+        opened = open_store(location, durable=True) if warm is None else warm.open_store(location)
     failed = True
     try:
         decider, policy_id, trusted = _decider(project, policy, plan, mode, workspace, opened, use.session, warm)

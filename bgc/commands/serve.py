@@ -250,14 +250,14 @@ class WarmState:
         from bgc.store import open_store
 
         if location.startswith(("postgresql://", "postgres://")):
-            return open_store(location)  # a network connection may have gone: one per request
+            return open_store(location, durable=True)  # a network connection may have gone: one per request
         kept = self.stores.pop(location, None)
         if kept is not None:
             if _file_identity(location) == kept[1]:
                 self.stores[location] = kept
                 return kept[0]
             kept[0].close()
-        store = open_store(location)
+        store = open_store(location, durable=True)  # kept open, so never checkpointed by a close: every commit synced
         before, after = _file_identity(location), None
         if before is not None:
             after = _file_identity(location)
