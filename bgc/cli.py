@@ -440,7 +440,8 @@ def serve(
     imported, compiled policies in memory and the store open (each checked on every call), and
     reading approvals, modes and the ledger afresh every time. No server, or any trouble reaching
     it, and the hook decides in its own process: the answers are the same. The socket is private
-    to your user. `bgc init claude-code` starts it at SessionStart and stops it at SessionEnd.
+    to your user. `bgc init AGENT` starts it at SessionStart (and stops it at SessionEnd where the
+    agent has one).
     """
     from bgc.commands import serve as command
 

@@ -61,11 +61,14 @@ AGENTS = {
                               (("SessionStart", "--detach"), ("SessionEnd", "--stop"))),
     # Gemini CLI writes $GEMINI_PROJECT_DIR into the command itself, already shell-quoted (so it must
     # stand unquoted here: in double quotes its quotes would be literal), and also sets it in the
-    # environment; timeout in milliseconds.
-    "gemini-cli": AgentSetup(".gemini", "settings.json", "BeforeTool", "gemini-cli.bgp", HOOK_TIMEOUT * 1000, "$GEMINI_PROJECT_DIR"),
+    # environment; timeout in milliseconds. SessionStart and SessionEnd as Claude Code's (its hooks
+    # must print nothing but JSON: --quiet).
+    "gemini-cli": AgentSetup(".gemini", "settings.json", "BeforeTool", "gemini-cli.bgp", HOOK_TIMEOUT * 1000, "$GEMINI_PROJECT_DIR",
+                             (("SessionStart", "--detach"), ("SessionEnd", "--stop"))),
     # Codex names no project directory to its hooks (they run in the session's working directory):
-    # the command names this project by its absolute path; timeout in seconds.
-    "codex": AgentSetup(".codex", "hooks.json", "PreToolUse", "codex.bgp", HOOK_TIMEOUT, None),
+    # the command names this project by its absolute path; timeout in seconds. Codex has a
+    # SessionStart but no SessionEnd: its server exits when idle (bgc serve --idle).
+    "codex": AgentSetup(".codex", "hooks.json", "PreToolUse", "codex.bgp", HOOK_TIMEOUT, None, (("SessionStart", "--detach"),)),
 }
 
 
