@@ -238,20 +238,23 @@ def decide(argv: list[str], agent: str, timeout: object) -> int | Fallback:
     fallback = Fallback(io.TextIOWrapper(io.BufferedReader(_Prefixed(data, 0))), started)
     if not complete or not 0 < seconds <= 600 or agent not in PROJECT_ENV:
         return fallback
-    path = socket_path(project_of(agent))
-    if path is None or not trusted_socket(path):
-        return fallback
-    reply = _ask(path, argv, data, started + seconds * SERVER_SHARE)
+    try:
+        path = socket_path(project_of(agent))
+        reply = _ask(path, argv, data, started + seconds * SERVER_SHARE) if path and trusted_socket(path) else None
+    except Exception:  # noqa: BLE001 - this runs before the guard: anything unforeseen is the hook's to decide
+        reply = None
     if reply is None:
         return fallback
     code, stdout, stderr = reply
     try:
         _write_all(1, stdout)
         _write_all(2, stderr)
-    except BrokenPipeError:
-        from bgc.errors import ExitCode  # only on this rare path: its import costs more than an answer
+    except OSError as error:
+        from bgc.errors import ExitCode  # only on these rare paths: its import costs more than an answer
 
-        return ExitCode.CLOSED_PIPE
+        if isinstance(error, BrokenPipeError):
+            return ExitCode.CLOSED_PIPE  # as the guard exits when the reader went away
+        return ExitCode.BAD_INPUT  # as the guard exits when the output cannot be written: a block
     return code
 
 
