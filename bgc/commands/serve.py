@@ -85,6 +85,8 @@ def run(
             if not quiet:
                 io.write_line(f"no decision server serves {project}")
             return ExitCode.OK if stop else ExitCode.FINDINGS
+        if stop:
+            _wait_gone(project)
         if not quiet:
             io.write_line(f"stopped the decision server of {project} (pid {found['pid']})" if stop else _status_text(found))
         return ExitCode.OK
@@ -112,6 +114,38 @@ def control(project: str, kind: str) -> dict[str, Any] | None:
     except (OSError, ValueError, EOFError, TypeError):
         return None
     return answer if isinstance(answer, dict) and isinstance(answer.get("pid"), int) else None
+
+
+def _wait_gone(project: str) -> None:
+    """Wait (at most :data:`START_SECONDS`) until the stopped server has let go of its lock, so
+    that a server started right after (a session cleared: SessionEnd, then SessionStart) finds
+    the project free."""
+    import fcntl
+
+    path = client.socket_path(project)
+    if path is None:
+        return
+    try:
+        lock = os.open(_lock_path(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                time.sleep(0.01)
+                continue
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            return
+    finally:
+        os.close(lock)
+
+
+def _lock_path(socket_path: str) -> str:
+    """The lock file beside a server's socket: held (``flock``) for as long as the server runs."""
+    return socket_path[: -len(".sock")] + ".lock"
 
 
 def _status_text(found: dict[str, Any]) -> str:
@@ -257,11 +291,9 @@ class WarmState:
                 self.stores[location] = kept
                 return kept[0]
             kept[0].close()
+        before = _file_identity(location)
         store = open_store(location, durable=True)  # kept open, so never checkpointed by a close: every commit synced
-        before, after = _file_identity(location), None
-        if before is not None:
-            after = _file_identity(location)
-        if before is not None and before == after:
+        if before is not None and before == _file_identity(location):  # the file opened is the file stamped
             if len(self.stores) >= MAX_STORES:
                 self.close()
             self.stores[location] = (store, before)
@@ -302,7 +334,7 @@ def serve(project: str, idle: float) -> ExitCode:
         raise UsageError("no private directory for the server's socket ($XDG_RUNTIME_DIR/bgc or /tmp/bgc-UID, mode 0700)")
     if getattr(socket, "SO_PEERCRED", None) is None:
         raise UsageError("this system cannot say who is at the other end of a Unix socket (SO_PEERCRED): no server")
-    lock = os.open(path[: -len(".sock")] + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    lock = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -310,8 +342,8 @@ def serve(project: str, idle: float) -> ExitCode:
         raise UsageError(f"a decision server already serves {project}") from None
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
+    code = CodeWatch()  # stamped before the imports: an edit racing them shows on the first call
     _warm_imports()
-    code = CodeWatch()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         os.unlink(path)  # a socket left by a server that died: the lock says none runs now
