@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,7 @@ def test_merges_the_hook_keeping_everything_and_is_idempotent(tmp_path: Path, ag
     written = settings.read_bytes()
     second = init(project, agent)
     assert second.exit_code == 0 and settings.read_bytes() == written
-    assert f"unchanged {directory}/{name} (the hook is already there)" in second.stdout
+    assert f"unchanged {directory}/{name} (the hooks are already there)" in second.stdout  # bgc serve's too
     assert second.stdout.count(f"unchanged {directory}/bgc/") == 4
 
 
@@ -117,3 +118,27 @@ def test_refuses_gemini_settings_whose_before_tool_is_not_a_list(tmp_path: Path)
     done = init(project, "gemini-cli")
     assert done.exit_code == 2 and "settings.json:1:26" in done.stderr, done.stderr
     assert sorted(os.listdir(project / ".gemini")) == ["settings.json"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "settings", "project", "events"),
+    [("claude-code", ".claude/settings.json", '"$CLAUDE_PROJECT_DIR"', ("SessionStart", "SessionEnd")),
+     ("gemini-cli", ".gemini/settings.json", "$GEMINI_PROJECT_DIR", ("SessionStart", "SessionEnd")),
+     ("codex", ".codex/hooks.json", None, ("SessionStart",))],
+)  # fmt: skip
+def test_session_hooks_start_and_stop_the_decision_server(
+    tmp_path: Path, agent: str, settings: str, project: str | None, events: tuple[str, ...]
+) -> None:
+    """SessionStart starts `bgc serve` in the background, quietly (a SessionStart hook's stdout
+    becomes the session's context, or must be JSON), SessionEnd stops it where the agent has
+    one (Codex has none: its server exits when idle); both name the project as the hook does."""
+    root = tmp_path / "p"
+    root.mkdir()
+    assert init(root, agent).exit_code == 0
+    hooks = json.loads((root / settings).read_text())["hooks"]
+    where = project or shlex.quote(str(root.resolve()))
+    assert [event for event in ("SessionStart", "SessionEnd") if event in hooks] == list(events)
+    for event, option in zip(events, ("--detach", "--stop")):
+        assert "matcher" not in hooks[event][0]  # every source: startup, resume, clear, compact
+        command = hooks[event][0]["hooks"][0]["command"]
+        assert command.endswith(f" serve {option} --quiet --dir {where}"), command
