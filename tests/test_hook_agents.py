@@ -23,15 +23,14 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.server_support import SERVING, private_runtime, served, server_for
-
 from tests.test_hook_claude_code import TIMEOUT, P, _fill
 
 # (name, tool_name, tool_input, extra input fields, expected): allow, ask, deny or block (exit 2)
@@ -254,12 +253,8 @@ def test_the_tables_have_enough_calls() -> None:
     assert len(GEMINI) >= 40 and len(CODEX) >= 25
 
 
-<<<<<<< HEAD
 @pytest.mark.first  # one of the longest tests: a process per call
-def test_gemini_gets_the_hand_written_answers(gemini: dict[str, str]) -> None:
-=======
 def test_gemini_gets_the_hand_written_answers(gemini: dict[str, Any]) -> None:
->>>>>>> h-hookd
     inputs = [gemini_input(gemini, tool, tool_input, extra) for _, tool, tool_input, extra, _ in GEMINI]
     before = served(gemini["server"])
     wrong = _wrong(GEMINI, inputs, lambda hook_input: run_gemini(gemini, hook_input))
@@ -267,12 +262,8 @@ def test_gemini_gets_the_hand_written_answers(gemini: dict[str, Any]) -> None:
     assert not wrong, wrong
 
 
-<<<<<<< HEAD
 @pytest.mark.first  # one of the longest tests: a process per call
-def test_codex_gets_the_hand_written_answers(codex: dict[str, str]) -> None:
-=======
 def test_codex_gets_the_hand_written_answers(codex: dict[str, Any]) -> None:
->>>>>>> h-hookd
     inputs = [codex_input(codex, event, tool, tool_input) for _, event, tool, tool_input, _ in CODEX]
     before = served(codex["server"])
     wrong = _wrong(CODEX, inputs, lambda hook_input: run_codex(codex, hook_input))

@@ -15,9 +15,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -208,12 +208,8 @@ def test_the_table_has_enough_calls() -> None:
     assert len(CASES) + len(PERMISSION_CASES) >= 60
 
 
-<<<<<<< HEAD
 @pytest.mark.first  # one of the longest tests: a process per call
-def test_every_call_gets_the_hand_written_answer(project: dict[str, str]) -> None:
-=======
 def test_every_call_gets_the_hand_written_answer(project: dict[str, Any]) -> None:
->>>>>>> h-hookd
     runs = [(name, "PreToolUse", tool, tool_input, expected) for name, tool, tool_input, expected in CASES]
     runs += [(name, "PermissionRequest", tool, tool_input, expected) for name, tool, tool_input, expected in PERMISSION_CASES]
     before = served(project["server"])
