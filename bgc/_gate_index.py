@@ -81,8 +81,8 @@ class Directory:
         self.others = others
         """The pattern sets of this directory and of those above it (each must see the value)."""
         self.outcomes: list = [None, None, None]
-        """The index's user remembers an answer per :class:`WarmPath` place here (1: no ``/``
-        follows, 2: one does), where the lanes depend on nothing else."""
+        """The index's user keeps its answer per place here (1: no ``/`` follows the directory in
+        the value, 2: one does) where the lanes depend on nothing else (no pattern set)."""
 
 
 #: Deepest nesting of groups in a directory trie regex: Python's regex compiler recurses per
@@ -123,7 +123,7 @@ class LaneIndex:
         """Every directory of the tree by its text, for :class:`WarmPath`."""
 
     def located_hits(self, directory: Directory, place: int, value: str) -> int:
-        """The lane mask of ``value``, which :class:`WarmPath` found at ``place`` under ``directory``."""
+        """The lane mask of ``value``, whose deepest directory is ``directory`` at ``place``."""
         hits = self.literals.get(value, 0) | directory.below
         if place == 1:
             hits |= directory.last
@@ -131,29 +131,35 @@ class LaneIndex:
             hits |= others.hits(value)
         return hits
 
-    def hits(self, value: str) -> int:
-        """The lane mask of ``value`` (a canonical value of the index's resource).
+    def locate(self, value: str) -> tuple[Directory, int]:
+        """The deepest directory of ``value`` (the longest of its ``/``-prefixes that is a
+        directory, ``""`` when none is) and its place: 1 when no ``/`` follows it, 2 when one does.
 
-        The value's segments walk the tree from the root (directory ``""``); the node reached
-        after ``n`` segments is the directory of the value's first ``n`` segments and their
-        ``/``s, and its ``D*`` patterns apply when no ``/`` follows.
+        Found by dict probes, no automaton: first the value's own directory (everything up to its
+        last ``/``), the common case; else from the root down, one ``/`` at a time, to the first
+        prefix that is no directory — directories are prefix-closed along ``/`` (every directory's
+        parent is one), so the walk stops exactly at the deepest. The work is the value's length
+        plus, per directory level of the plan, one probe no longer than the plan's directories
+        and one segment: bounded by the plan, whatever the value.
         """
-        hits = self.literals.get(value, 0)
-        segments = value.split("/")
-        slashes = len(segments) - 1
-        below, last_segment, others, children = self._root
-        depth = 0
-        while True:
-            hits |= below
-            if others is not None:
-                hits |= others.hits(value)
-            if depth == slashes:
-                return hits | last_segment
-            node = children.get(segments[depth])
-            if node is None:
-                return hits
-            below, last_segment, others, children = node
-            depth += 1
+        directories = self.directories
+        cut = value.rfind("/") + 1
+        directory = directories.get(value[:cut])
+        if directory is not None:
+            return directory, 1
+        directory = directories[""]
+        end = value.find("/") + 1
+        while end:  # stops at value[:cut] at the latest: that one is no directory
+            deeper = directories.get(value[:end])
+            if deeper is None:
+                break
+            directory = deeper
+            end = value.find("/", end) + 1
+        return directory, 2
+
+    def hits(self, value: str) -> int:
+        """The lane mask of ``value`` (a canonical value of the index's resource)."""
+        return self.located_hits(*self.locate(value), value)
 
 
 _BELOW, _LAST_SEGMENT = 0, 1
@@ -179,26 +185,31 @@ class WarmPath:
     that the value is already canonical and finds its deepest directory in one call.
 
     ``match(atom)`` is None when the atom must take the full path (an unknown resource/action, a
-    value not plainly canonical); else ``places[match.lastindex]`` is ``(directories, group,
-    slot, payload)``: ``directories[match.group(group)]`` is the value's deepest directory, the
-    value starts at ``match.start(group)``, its place is ``match.lastindex - group + 1`` (1 when
-    no ``/`` follows the directory, 2 when one does), and ``slot`` is that place, or 0 when the
-    index has literal patterns (a value may be one: what its directory says is not all there is).
+    value not plainly canonical); else ``places[match.lastindex]`` is ``(outcomes, group,
+    payload)``: the value's deepest directory is ``match[group]``, the value starts at
+    ``match.start(group)``, and its place is ``match.lastindex - group + 1`` (1 when no ``/``
+    follows the directory, 2 when one does); ``outcomes`` maps the directory to what it holds at
+    that place (:attr:`Directory.outcomes`) where that is all there is to know — not when the
+    directory has pattern sets, and never when the index has literal patterns (a value may be one).
     An index whose trie nests too deeply is left out (its atoms take the full path).
     """
 
     def __init__(self, indices: Sequence[tuple[str, str, LaneIndex, Any]]) -> None:
         alternatives: list[str] = []
-        places: list[tuple[dict[str, Directory], int, int, Any] | None] = [None]
+        places: list[tuple[dict[str, Any], int, Any] | None] = [None]
         for resource, action, index, payload in indices:
             ways = _alternatives(resource, index.directories)
             if not ways:
                 continue
             # names hold no ':', so no key's 'resource:action:' starts another's: one key at most applies
             alternatives.append(f"{re.escape(resource)}:{re.escape(action)}:(?:{'|'.join(ways)})")
+            by_place = [
+                {} if index.literals else {text: d.outcomes[place] for text, d in index.directories.items() if d.outcomes[place] is not None}
+                for place in (1, 2)
+            ]  # fmt: skip
             for _ in ways:
                 group = len(places)
-                places += [(index.directories, group, 0 if index.literals else place, payload) for place in (1, 2)]
+                places += [(outcomes, group, payload) for outcomes in by_place]
         self.places = places
         self.match: Callable[[str], re.Match[str] | None] = _NEVER
         if alternatives:

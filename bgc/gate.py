@@ -102,22 +102,29 @@ class _PartIndex:
         self._index = LaneIndex(patterns)
         self.directories, self.literals = self._index.directories, self._index.literals
         self._outcomes: dict[int, Outcome] = {}
+        # every outcome that depends only on where a value is (its deepest directory and place),
+        # worked out now, so that no decision of a value no literal or pattern set sees computes one
+        eager: dict[int, Outcome] = {}
+        for directory in self.directories.values():
+            if not directory.others:
+                for place, hits in ((1, directory.below | directory.last), (2, directory.below)):
+                    known = eager.get(hits)
+                    if known is None:
+                        known = eager[hits] = self._outcome(hits)
+                    directory.outcomes[place] = known
 
-    def located(self, directory: Directory, place: int, raw: str) -> Outcome:
-        """The outcome of a raw value :class:`~bgc._gate_index.WarmPath` found canonical, at
-        ``place`` under ``directory``: remembered per directory and place where nothing else
-        decides the lanes (no literal pattern is the value, no pattern set sees it)."""
-        literal = raw in self._index.literals
-        if not literal and directory.outcomes[place] is not None:
-            return directory.outcomes[place]  # type: ignore[no-any-return]
-        known = self._outcome_of(self._index.located_hits(directory, place, raw))
-        if not literal and not directory.others:
-            directory.outcomes[place] = known
-        return known
+    def located(self, directory: Directory, place: int, value: str) -> Outcome:
+        """The outcome of a canonical ``value`` whose deepest directory is ``directory``, at
+        ``place``: the directory's own where nothing else decides the lanes (no literal pattern is
+        the value, no pattern set sees it)."""
+        known = directory.outcomes[place]
+        if known is None or value in self.literals:
+            return self._outcome_of(self._index.located_hits(directory, place, value))
+        return known  # type: ignore[no-any-return]
 
     def outcome(self, value: str) -> Outcome:
         """What the parts say about a canonical value: allow, ask (and the approvals), deny (and why)."""
-        return self._outcome_of(self._index.hits(value))
+        return self.located(*self._index.locate(value), value)
 
     def _outcome_of(self, hits: int) -> Outcome:
         known = self._outcomes.get(hits)
@@ -215,13 +222,12 @@ class Gate:
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
         found = self._warm_match(atom)
-        if found is not None:  # the warm path: one regex call, an outcome remembered per directory and place
-            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
-            directory = directories[found.group(group)]
-            known = directory.outcomes[slot]
-            if known is None:
-                known = index.located(directory, found.lastindex - group + 1, atom[found.start(group) :])  # type: ignore[operator]
-            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
+        if found is not None:  # the warm path: one regex call, then the outcome of the directory and place
+            outcomes, group, index = self._warm_places[found.lastindex]  # type: ignore[misc]
+            known = outcomes.get(found[group])
+            if known is None:  # a pattern set or a literal may see the value
+                known = index.located(index.directories[found[group]], found.lastindex - group + 1, atom[found.start(group) :])
+            return _decision(GateDecision, (atom, *known))  # type: ignore[arg-type]
         parts = atom.split(":", 2)
         if len(parts) == 3 and self._root is None:  # the hot path: one canonicalisation, one index pass
             resource, action, raw = parts
@@ -229,7 +235,7 @@ class Gate:
             if index is not None:
                 value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
                 if value.__class__ is str:
-                    return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
+                    return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
         if len(parts) != 3:
             return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
         resource, action, raw = parts
@@ -277,18 +283,11 @@ class Gate:
         return normalised
 
     def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
-        """Decide a canonical ``value`` (links already resolved): by the warm path's one regex
-        when the value is plain, else by the lane index's walk."""
-        found = (self._warm or self._warming)(f"{resource}:{action}:{value}")
-        if found is not None:
-            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
-            directory = directories[found.group(group)]
-            known = directory.outcomes[slot] or index.located(directory, found.lastindex - group + 1, value)  # type: ignore[operator]
-            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
+        """Decide a canonical ``value`` (links already resolved)."""
         index = self._indices.get(resource, _NO_ACTIONS).get(action)
         if index is None:
             return GateDecision(atom, "deny", "not granted by the plan")
-        return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
+        return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
 
     def _terms(self, resource: str, action: str) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
         """The granted parts of a resource/action as terms ``(pattern, excepts)`` of the algebra
