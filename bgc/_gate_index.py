@@ -120,7 +120,8 @@ class LaneIndex:
                 node = node[3].setdefault(segment, [0, 0, None, {}])
             node[:3] = below, last, _Others(*others[directory]) if directory in others else None
         self.directories = _directories(self._root)
-        """Every directory of the tree by its text, for :class:`WarmPath`."""
+        """Every directory of the tree by its text."""
+        self._longest = max(map(len, self.directories))
 
     def located_hits(self, directory: Directory, place: int, value: str) -> int:
         """The lane mask of ``value``, whose deepest directory is ``directory`` at ``place``."""
@@ -135,27 +136,20 @@ class LaneIndex:
         """The deepest directory of ``value`` (the longest of its ``/``-prefixes that is a
         directory, ``""`` when none is) and its place: 1 when no ``/`` follows it, 2 when one does.
 
-        Found by dict probes, no automaton: first the value's own directory (everything up to its
-        last ``/``), the common case; else from the root down, one ``/`` at a time, to the first
-        prefix that is no directory — directories are prefix-closed along ``/`` (every directory's
-        parent is one), so the walk stops exactly at the deepest. The work is the value's length
-        plus, per directory level of the plan, one probe no longer than the plan's directories
-        and one segment: bounded by the plan, whatever the value.
+        Found by dict probes, no automaton, from the deepest ``/`` a directory could end at up
+        towards the root (``""`` is always a directory). Directories are prefix-closed along
+        ``/`` (every directory's parent is one), so this is the directory the segment walk from
+        the root reaches. Every probe is a prefix no longer than the plan's longest directory:
+        the work is the value's length plus at most one probe per ``/`` within that length.
         """
         directories = self.directories
         cut = value.rfind("/") + 1
-        directory = directories.get(value[:cut])
-        if directory is not None:
-            return directory, 1
-        directory = directories[""]
-        end = value.find("/") + 1
-        while end:  # stops at value[:cut] at the latest: that one is no directory
-            deeper = directories.get(value[:end])
-            if deeper is None:
-                break
-            directory = deeper
-            end = value.find("/", end) + 1
-        return directory, 2
+        end = cut if cut <= self._longest else value.rfind("/", 0, self._longest) + 1
+        while True:
+            directory = directories.get(value[:end])
+            if directory is not None:
+                return directory, 1 if end == cut else 2
+            end = value.rfind("/", 0, end - 1) + 1
 
     def hits(self, value: str) -> int:
         """The lane mask of ``value`` (a canonical value of the index's resource)."""

@@ -80,7 +80,11 @@ class _PartIndex:
     outcome is worked out once per lane mask and remembered.
     """
 
-    def __init__(self, granted: Sequence[Part], asked: Sequence[Part], denied: Sequence[Part], fold_case: bool) -> None:
+    def __init__(
+        self, granted: Sequence[Part], asked: Sequence[Part], denied: Sequence[Part], fold_case: bool, plain: Callable[[str], object] | None
+    ) -> None:
+        self.plain = plain or _NEVER_PLAIN
+        """The test a raw value passes when it is its own canonical form (:func:`bgc.values.plain_form`)."""
         lanes: dict[tuple[str, bool], int] = {}
         patterns: list[glob.Pattern] = []
 
@@ -124,7 +128,11 @@ class _PartIndex:
 
     def outcome(self, value: str) -> Outcome:
         """What the parts say about a canonical value: allow, ask (and the approvals), deny (and why)."""
-        return self.located(*self._index.locate(value), value)
+        directory, place = self._index.locate(value)
+        known = directory.outcomes[place]
+        if known is None or value in self.literals:
+            return self.located(directory, place, value)
+        return known  # type: ignore[no-any-return]
 
     def _outcome_of(self, hits: int) -> Outcome:
         known = self._outcomes.get(hits)
@@ -178,26 +186,21 @@ class Gate:
         self._fold_case = fold_case
         for (resource, action), kinds in by_key.items():
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
-                self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
+                plain = values.plain_form(resource, case_insensitive=fold_case)
+                self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs", plain)
         self._warm_places: list[Any] = [None]
         self._warm: Callable[[str], re.Match[str] | None] | None = None  # built after WARM_AFTER decisions
         self._cold_decisions = 0
         self._root = os.path.realpath(root) if root is not None else None
-        self._warm_match = self._warming if self._root is None else _NO_MATCH  # links must be resolved: the full path
+        # the warm path (one regex) does not exist yet: every atom takes the full path until this
+        # gate has decided WARM_AFTER of them there, then it is built. A one-shot `bgc gate` or hook
+        # decides a few atoms and never pays for compiling it; a long-lived gate pays once, after it
+        # has shown it is long-lived. With a root it is never used: links must be resolved.
+        self._warm_match: Callable[[str], re.Match[str] | None] = _NO_MATCH
         self._case_insensitive = fold_case
 
-    def _warming(self, atom: str) -> None:
-        """The warm path before it exists: nothing matches (every atom takes the full path) until
-        this gate has decided :data:`WARM_AFTER` atoms, then the one regex is built. A one-shot
-        ``bgc gate`` or hook decides a few atoms and never pays for compiling it; a long-lived
-        gate pays once, after it has shown it is long-lived."""
-        self._cold_decisions += 1
-        if self._cold_decisions >= WARM_AFTER:
-            self.warm_up()
-        return None
-
     def warm_up(self) -> None:
-        """Build the warm path now (what :meth:`_warming` does after :data:`WARM_AFTER` decisions)."""
+        """Build the warm path now (what a gate does after :data:`WARM_AFTER` decisions)."""
         # a value its resource's plain expression accepts is canonical (not so for fs when names fold)
         warm = WarmPath([
             (resource, action, index._index, index)
@@ -215,8 +218,7 @@ class Gate:
 
         gate = copy.copy(self)
         gate._root = os.path.realpath(root) if root is not None else None
-        warm = gate._warm if gate._warm is not None else gate._warming
-        gate._warm_match = warm if gate._root is None else _NO_MATCH
+        gate._warm_match = gate._warm if gate._warm is not None and gate._root is None else _NO_MATCH
         return gate
 
     def decide(self, atom: str) -> GateDecision:
@@ -231,8 +233,13 @@ class Gate:
         parts = atom.split(":", 2)
         if len(parts) == 3 and self._root is None:  # the hot path: one canonicalisation, one index pass
             resource, action, raw = parts
+            self._cold_decisions += 1
+            if self._cold_decisions == WARM_AFTER:
+                self.warm_up()
             index = self._indices.get(resource, _NO_ACTIONS).get(action)  # known keys are valid names
             if index is not None:
+                if index.plain(raw):
+                    return _decision(GateDecision, (atom, *index.outcome(raw)))  # type: ignore[arg-type]
                 value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
                 if value.__class__ is str:
                     return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
@@ -410,6 +417,7 @@ def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], p
 
 
 _NO_ACTIONS: dict[str, _PartIndex] = {}
+_NEVER_PLAIN = re.compile("(?!)").match
 _NO_MATCH = re.compile("(?!)").match
 
 WARM_AFTER = 1024

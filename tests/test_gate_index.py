@@ -193,6 +193,25 @@ def test_a_path_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(te
     assert values.normalise("fs", text, case_insensitive=case_insensitive) == values._read("fs", text, case_insensitive)
 
 
+# the URL shortcut as first written, without possessive repeats: the language the rewrite must keep
+_REFERENCE_TEXT = r"[A-Za-z0-9\-._~!$&()*+,=:@]"
+_REFERENCE_NOT_DOTS = r"(?!\.\.?(?:/|\?|\Z))"
+REFERENCE_URL = (
+    r"(?:https?|wss?)://(?:(?!xn--)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*(?!xn--)[a-z](?:[a-z0-9-]*[a-z0-9])?"
+    r"(?::(?!(?:80|443)(?:/|\Z))[1-9][0-9]{0,3})?"
+    rf"(?:/|(?:/{_REFERENCE_NOT_DOTS}{_REFERENCE_TEXT}+)+/?)(?:\?(?=.)(?:{_REFERENCE_NOT_DOTS}{_REFERENCE_TEXT}*(?:[/?]|\Z))*)?"
+)
+
+
+@settings(max_examples=examples(2000), deadline=None)
+@given(st.one_of(_pieces(URL_PIECES), urls, urls.map(lambda u: u.replace("/", "-", 3)), urls.map(lambda u: u + "-")))
+def test_the_url_shortcut_accepts_exactly_what_its_plain_backtracking_spelling_accepts(text: str) -> None:
+    """Its repeats are possessive for speed; possessive must change nothing it accepts."""
+    import re
+
+    assert bool(values._ALREADY_CANONICAL["net"](text)) == bool(re.fullmatch(REFERENCE_URL, text)), text
+
+
 def test_the_shortcut_takes_the_plain_canonical_values() -> None:
     """Not a test that cannot fail: the shortcut must take the common values, or it buys nothing."""
     plain = ["/p7/src/util4/f1.py", "/a b/c~d-e.py", "https://api7.example.com/f1", "https://h.example.com:8443/a/b/?q=1&r=x",
