@@ -79,6 +79,14 @@ class Requirement:
 State = Literal["pending", "approved", "rejected", "cancelled", "expired"]
 
 
+def anyone_may_answer(requirements: Iterable[Any]) -> bool:
+    """Whether every requirement (a :class:`Requirement`, or a plan's ``Approvals``: anything
+    with ``count`` and ``approvers``) is one approval by anyone, so that the person at the
+    agent's own dialog (Claude Code's permission prompt, an MCP client's elicitation), who signs
+    nothing, can give it. One that names approvers or counts more is met only by signed answers."""
+    return all(requirement.count == 1 and not requirement.approvers for requirement in requirements)
+
+
 @dataclass(frozen=True, slots=True)
 class PermissionRequest:
     """One call that waits for people, bound to everything that made it wait."""

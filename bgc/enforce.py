@@ -49,14 +49,11 @@ class Enforced:
     """The id of the ledger entry that records it, when there is a ledger."""
 
     def anyone_may_answer(self) -> bool:
-        """Whether every requirement of the ask is one approval by anyone: the person at the
-        agent's own dialog (Claude Code's permission prompt, an MCP client's elicitation) can
-        give it. A requirement that names approvers or counts more is met only by signed answers."""
-        return all(
-            all(requirement.count == 1 and not requirement.approvers for requirement in atom.approvals)
-            for atom in self.decision.atoms
-            if atom.effect == "ask"
-        )
+        """Whether every requirement of every asked atom is one approval by anyone
+        (:func:`bgc.approvals.anyone_may_answer`)."""
+        from bgc.approvals import anyone_may_answer  # only an ask gets here
+
+        return all(anyone_may_answer(atom.approvals) for atom in self.decision.atoms if atom.effect == "ask")
 
 
 @dataclass(frozen=True, slots=True)

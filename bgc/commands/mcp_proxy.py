@@ -166,7 +166,7 @@ class _StoreApprovals:
         import time
 
         from bgc import ledger
-        from bgc.approvals import load_request, stored_standing, use_request
+        from bgc.approvals import anyone_may_answer, load_request, stored_standing, use_request
 
         store = self.stores.get()
         loaded = load_request(store, request) if store is not None else None
@@ -175,7 +175,7 @@ class _StoreApprovals:
         stored, cancelled = loaded
         now = int(time.time())
         if allowed:  # unsigned: it stands only for a live request any one person may answer
-            anyone = all(requirement.count == 1 and not requirement.approvers for requirement in stored.requirements)
+            anyone = anyone_may_answer(stored.requirements)
             state = stored_standing(store, stored, cancelled, self.trusted, now).state
             if not anyone or state not in ("pending", "approved") or not use_request(store, stored):
                 return False
