@@ -121,6 +121,9 @@ class LaneIndex:
             node[:3] = below, last, _Others(*others[directory]) if directory in others else None
         self.directories = _directories(self._root)
         """Every directory of the tree by its text."""
+        self._top = self.directories[""]
+        self._by_head = {text[:-1]: directory for text, directory in self.directories.items() if text}
+        """Every directory but the top one by its text without its last ``/``: what ``rpartition`` leaves."""
         self._longest = max(map(len, self.directories))
 
     def located_hits(self, directory: Directory, place: int, value: str) -> int:
@@ -137,19 +140,28 @@ class LaneIndex:
         directory, ``""`` when none is) and its place: 1 when no ``/`` follows it, 2 when one does.
 
         Found by dict probes, no automaton, from the deepest ``/`` a directory could end at up
-        towards the root (``""`` is always a directory). Directories are prefix-closed along
-        ``/`` (every directory's parent is one), so this is the directory the segment walk from
-        the root reaches. Every probe is a prefix no longer than the plan's longest directory:
-        the work is the value's length plus at most one probe per ``/`` within that length.
+        towards the root. Directories are prefix-closed along ``/`` (every directory's parent is
+        one), so this is the directory the segment walk from the root reaches. Only the first
+        probe reads the whole value; every later one a prefix no longer than the plan's longest
+        directory: the work is bounded by the value's length plus the plan, whatever the value.
+        (``rpartition`` rather than ``rfind``: it takes its argument without parsing a format,
+        which is most of what a probe costs.)
         """
-        directories = self.directories
-        cut = value.rfind("/") + 1
-        end = cut if cut <= self._longest else value.rfind("/", 0, self._longest) + 1
+        head, slash, _ = value.rpartition("/")
+        if not slash:
+            return self._top, 1
+        directory = self._by_head.get(head)
+        if directory is not None:
+            return directory, 1
+        if len(head) > self._longest:
+            head = head[: self._longest]
         while True:
-            directory = directories.get(value[:end])
+            head, slash, _ = head.rpartition("/")
+            if not slash:
+                return self._top, 2
+            directory = self._by_head.get(head)
             if directory is not None:
-                return directory, 1 if end == cut else 2
-            end = value.rfind("/", 0, end - 1) + 1
+                return directory, 2
 
     def hits(self, value: str) -> int:
         """The lane mask of ``value`` (a canonical value of the index's resource)."""

@@ -196,7 +196,7 @@ class Gate:
         # gate has decided WARM_AFTER of them there, then it is built. A one-shot `bgc gate` or hook
         # decides a few atoms and never pays for compiling it; a long-lived gate pays once, after it
         # has shown it is long-lived. With a root it is never used: links must be resolved.
-        self._warm_match: Callable[[str], re.Match[str] | None] = _NO_MATCH
+        self._warm_match: Callable[[str], re.Match[str] | None] | None = None
         self._case_insensitive = fold_case
 
     def warm_up(self) -> None:
@@ -218,12 +218,13 @@ class Gate:
 
         gate = copy.copy(self)
         gate._root = os.path.realpath(root) if root is not None else None
-        gate._warm_match = gate._warm if gate._warm is not None and gate._root is None else _NO_MATCH
+        gate._warm_match = gate._warm if gate._root is None else None
         return gate
 
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
-        found = self._warm_match(atom)
+        warm = self._warm_match
+        found = warm(atom) if warm is not None else None
         if found is not None:  # the warm path: one regex call, then the outcome of the directory and place
             outcomes, group, index = self._warm_places[found.lastindex]  # type: ignore[misc]
             known = outcomes.get(found[group])
@@ -418,7 +419,6 @@ def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], p
 
 _NO_ACTIONS: dict[str, _PartIndex] = {}
 _NEVER_PLAIN = re.compile("(?!)").match
-_NO_MATCH = re.compile("(?!)").match
 
 WARM_AFTER = 1024
 """Decisions a gate makes on its full path before it builds its warm path (one regex over the
