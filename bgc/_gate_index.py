@@ -147,21 +147,16 @@ class LaneIndex:
         (``rpartition`` rather than ``rfind``: it takes its argument without parsing a format,
         which is most of what a probe costs.)
         """
-        head, slash, _ = value.rpartition("/")
-        if not slash:
-            return self._top, 1
-        directory = self._by_head.get(head)
-        if directory is not None:
-            return directory, 1
-        if len(head) > self._longest:
-            head = head[: self._longest]
+        head, place = value, 1
         while True:
             head, slash, _ = head.rpartition("/")
             if not slash:
-                return self._top, 2
+                return self._top, place
             directory = self._by_head.get(head)
             if directory is not None:
-                return directory, 2
+                return directory, place
+            if place == 1:  # not the value's own directory: a shorter one, within the longest
+                head, place = head[: self._longest], 2
 
     def hits(self, value: str) -> int:
         """The lane mask of ``value`` (a canonical value of the index's resource)."""
