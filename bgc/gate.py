@@ -129,9 +129,9 @@ class _PartIndex:
     def outcome(self, value: str) -> Outcome:
         """What the parts say about a canonical value: allow, ask (and the approvals), deny (and why)."""
         directory, place = self._index.locate(value)
-        known = directory.outcomes[place]
+        known = directory.outcomes[place]  # located(), inline: this is every cold decision's path
         if known is None or value in self.literals:
-            return self.located(directory, place, value)
+            return self._outcome_of(self._index.located_hits(directory, place, value))
         return known  # type: ignore[no-any-return]
 
     def _outcome_of(self, hits: int) -> Outcome:
