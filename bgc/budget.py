@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from bgc._glob_automata import AlgebraLimit
 
@@ -71,6 +71,17 @@ class Budget:
         return self.limit is not None and self.spent > self.limit
 
 
+class Recall(Protocol[V]):
+    """Answers kept outside a memo (bgc's verified on-disk cache: :mod:`bgc.answer_cache`),
+    each with the steps it took: consulted when the memo misses, told every answer it keeps."""
+
+    def recall(self, key: Hashable) -> tuple[V, int] | None:
+        """The answer kept for ``key`` and its cost, or None (absent, or unreadable: a miss)."""
+
+    def keep(self, key: Hashable, value: V, cost: int) -> None:
+        """An answer just worked out, with its cost."""
+
+
 class CostMemo(Generic[V]):
     """Answers remembered with the steps they took; a hit charges exactly those steps.
 
@@ -79,14 +90,20 @@ class CostMemo(Generic[V]):
     kept (it is the budget's answer, not the question's); a hit the budget cannot afford is
     computed again and runs out exactly as a first computation would. ``capacity`` bounds the
     entries (all are dropped when it is reached: the answers stay the same, only slower).
+    A :class:`Recall` given to :meth:`get` is consulted on a miss and told what is computed:
+    its answers are charged their recorded cost like any other hit.
     """
 
     def __init__(self, capacity: int | None = None) -> None:
         self.capacity = capacity
         self._entries: dict[Hashable, tuple[V, int]] = {}
 
-    def get(self, key: Hashable, budget: Budget, compute: Callable[[], V]) -> V:
+    def get(self, key: Hashable, budget: Budget, compute: Callable[[], V], recall: Recall[V] | None = None) -> V:
         hit = self._entries.get(key)
+        if hit is None and recall is not None:
+            hit = recall.recall(key)
+            if hit is not None:
+                self._put(key, hit)
         if hit is not None and budget.affords(hit[1]):
             if hit[1]:
                 budget.charge(hit[1])
@@ -94,10 +111,16 @@ class CostMemo(Generic[V]):
         start = budget.spent
         value = compute()
         if not budget.exhausted:
-            if self.capacity is not None and len(self._entries) >= self.capacity:
-                self._entries.clear()
-            self._entries[key] = (value, budget.spent - start)
+            cost = budget.spent - start
+            self._put(key, (value, cost))
+            if recall is not None:
+                recall.keep(key, value, cost)
         return value
+
+    def _put(self, key: Hashable, entry: tuple[V, int]) -> None:
+        if self.capacity is not None and len(self._entries) >= self.capacity:
+            self._entries.clear()
+        self._entries[key] = entry
 
     def clear(self) -> None:
         self._entries.clear()

@@ -115,15 +115,18 @@ def _usable(directory: Path, create: bool) -> bool:
     return owner_ok and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def load_bytes(namespace: str, key: str) -> bytes | None:
-    """The payload stored under ``(namespace, key)``, or ``None`` if absent, corrupt or unsafe."""
+def load_bytes(namespace: str, key: str, limit: int | None = None) -> bytes | None:
+    """The payload stored under ``(namespace, key)``, or ``None`` if absent, corrupt or unsafe,
+    or (with ``limit``) longer than ``limit`` bytes: such an entry is not even read whole."""
     directory, name = cache_dir(), entry_key(namespace, key)
     if directory is None or name is None or not _usable(directory, create=False):
         return None
     try:
         with open(directory / name, "rb") as handle:
-            data = handle.read()
+            data = handle.read() if limit is None else handle.read(len(MAGIC) + _DIGEST_SIZE + limit + 1)
     except OSError:
+        return None
+    if limit is not None and len(data) > len(MAGIC) + _DIGEST_SIZE + limit:
         return None
     head = len(MAGIC) + _DIGEST_SIZE
     if len(data) < head or not data.startswith(MAGIC):
@@ -139,10 +142,11 @@ def store_bytes(namespace: str, key: str, payload: bytes) -> None:
     directory, name = cache_dir(), entry_key(namespace, key)
     if directory is None or name is None or not _usable(directory, create=True):
         return
-    import tempfile  # only a miss writes: a hit never pays for this import
-
+    # A fresh, unguessable name created exclusively, as tempfile.mkstemp does, without importing
+    # tempfile (random, shutil…): a compile writes an entry or two on every run that works.
+    temporary = directory / f".tmp-{os.urandom(12).hex()}"
     try:
-        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
     except OSError:
         return
     try:

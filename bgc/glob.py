@@ -15,29 +15,34 @@ Why it is built this way:
   decision is bounded: past the bound it raises :class:`AlgebraLimit` ("unknown"), which
   callers treat as not granted.
 * Results are cached per pattern and per question: the compiler asks the same questions
-  many times.
+  many times. ``bgc compile`` also keeps the answers between processes, spelled out as the
+  patterns' texts (:func:`answers_kept_on`, :mod:`bgc.answer_cache`).
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Iterator, Sequence, TypeVar, Union
+from typing import Callable, Iterator, Protocol, Sequence, TypeVar, Union
 
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions, search
 from bgc._glob_symbolic import intersect_elems
 from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render
 from bgc.budget import Budget, BudgetExhausted, CostMemo
-from bgc.limits import MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
+from bgc.limits import MAX_KEPT_QUESTION, MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
 
 __all__ = [
     "AlgebraLimit",
+    "AnswerShelf",
     "Budget",
     "BudgetExhausted",
     "Pattern",
     "PatternError",
     "PatternSet",
+    "answers_kept_on",
     "escape",
+    "kept_entry",
     "example",
     "fold_case",
     "has_dot_segment",
@@ -81,6 +86,8 @@ class Pattern:
         self._cache["startswith"] = (
             prefix if isinstance(tail, DStar) and len(prefix) == _literal_length(self._elems[:-1]) else None
         )
+        # 'lit/*.py': literal but for one '*' in the last segment, the next commonest: matched by its ends.
+        self._cache["ends"] = (prefix, self._cache["suffix"]) if _one_last_star(self._elems) else None
 
     @property
     def prefix(self) -> str:
@@ -124,6 +131,8 @@ class Pattern:
         the decision procedures find out).
         """
         universal = self._cache.get("universal")
+        if universal is None and (self._cache["prefix"] or self._cache["suffix"]):
+            universal = self._cache["universal"] = False  # no match of it is the empty text
         if universal is None:
             auto = self.automaton()
             universal = self._cache["universal"] = auto.universal[auto.init]
@@ -137,6 +146,15 @@ class Pattern:
         start = self._cache["startswith"]
         if start is not None:
             return text.startswith(start)
+        ends = self._cache["ends"]
+        if ends is not None:
+            head, tail = ends
+            return (
+                len(text) >= len(head) + len(tail)
+                and text.startswith(head)
+                and text.endswith(tail)
+                and "/" not in text[len(head) : len(text) - len(tail)]
+            )
         return self.automaton().accepts(text)
 
     def __str__(self) -> str:
@@ -151,6 +169,17 @@ def _literal_length(elems: Elems) -> int:
             return -1
         total += len(e.items) + 1
     return total
+
+
+def _one_last_star(elems: Elems) -> bool:
+    """Whether ``elems`` are literal segments but for one ``*`` in the last: such a pattern
+    matches exactly the texts that start with its literal prefix, end with its literal suffix and
+    have no ``/`` between them."""
+    if not all(isinstance(e, Segment) for e in elems) or not any(isinstance(it, Star) for it in elems[-1].items):
+        return False
+    items = [it for e in elems for it in e.items]  # type: ignore[union-attr]
+    stars = sum(isinstance(it, Star) for it in items)
+    return stars == 1 and all(isinstance(it, Star) or it.chars.single() is not None for it in items)
 
 
 def _literal_prefix(elems: Elems) -> tuple[str, str | None]:
@@ -387,7 +416,146 @@ _T = TypeVar("_T")
 QUESTION_STEPS = 32
 
 
-def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
+class AnswerShelf(Protocol):
+    """Where the algebra's answers outlive the process (:mod:`bgc.answer_cache`). Answers come
+    back as text: a question is its name and its patterns' texts (:func:`_question`), an answer
+    JSON-shaped (:func:`kept_entry`); what comes back is checked here, and anything that does not
+    read as an answer of that question is a miss. Answers go in as they are and are spelled out
+    (:func:`kept_entry`) only when the shelf is written, so a run that keeps nothing pays nothing."""
+
+    def holds_answers(self) -> bool:
+        """Whether any answer is kept at all (when not, no question is spelled out to look it up)."""
+
+    def recall(self, question: str) -> tuple[object, int] | None:
+        """The encoded answer kept for ``question`` and its cost in steps, or None."""
+
+    def keep(self, name: str, args: tuple[object, ...], value: object, cost: int) -> None:
+        """An answer just worked out, with its cost in steps (for :func:`kept_entry`)."""
+
+
+class _Unreadable(Exception):
+    """A kept answer that is not an answer of its question: a miss."""
+
+
+_SHELVES: dict[str, _ShelfView] = {}
+"""The shelf's view for each memoised question while one is in use (:func:`answers_kept_on`)."""
+
+
+@contextmanager
+def answers_kept_on(shelf: AnswerShelf) -> Iterator[None]:
+    """Within this block, every memoised question that misses in memory asks ``shelf`` first,
+    and every answer worked out is given to it (with its cost, so a kept answer is charged
+    exactly what working it out costs: plans stay byte-identical)."""
+    previous = dict(_SHELVES)
+    _SHELVES.update({name: _ShelfView(name, shelf, decode) for name, decode in _DECODERS.items()})
+    try:
+        yield
+    finally:
+        _SHELVES.clear()
+        _SHELVES.update(previous)
+
+
+class _ShelfView:
+    """One question's view of a shelf: its pattern arguments as text, its answers encoded."""
+
+    __slots__ = ("name", "shelf", "decode")
+
+    def __init__(self, name: str, shelf: AnswerShelf, decode: Callable[[object], object]) -> None:
+        self.name, self.shelf, self.decode = name, shelf, decode
+
+    def recall(self, args: tuple[object, ...]) -> tuple[object, int] | None:
+        if not self.shelf.holds_answers():
+            return None
+        question = _question(self.name, args)
+        found = None if question is None else self.shelf.recall(question)
+        if found is None:
+            return None
+        answer, cost = found
+        try:
+            if isinstance(answer, dict):
+                return _limit(answer), cost
+            return self.decode(answer), cost
+        except (_Unreadable, PatternError):
+            return None
+
+    def keep(self, args: tuple[object, ...], value: object, cost: int) -> None:
+        self.shelf.keep(self.name, args, value, cost)
+
+
+def kept_entry(name: str, args: tuple[object, ...], value: object) -> tuple[str, object] | None:
+    """An answer as the shelf keeps it — its question as text and the answer as JSON-shaped
+    data (patterns as their texts) — or None when it is not kept: its question names too many
+    patterns, or it is a limit located in some input (not the algebra's own)."""
+    if isinstance(value, AlgebraLimit):
+        if value.span is not None:
+            return None
+        encoded: object = {"limit": value.message, "hint": value.hint}
+    else:
+        encoded = [pattern.text for pattern in value] if isinstance(value, tuple) else value
+    question = _question(name, args)
+    return None if question is None else (question, encoded)
+
+
+def _question(name: str, args: tuple[object, ...]) -> str | None:
+    """A question as text: its name, then its arguments with every pattern as its text; None
+    when it names more than :data:`~bgc.limits.MAX_KEPT_QUESTION` patterns (it is not kept).
+
+    The questions have two shapes: two patterns (``intersect``, ``overlaps``), or a pattern and
+    terms ``(pattern, excepts)`` (``covered``, ``counterexample``). A pattern's text determines
+    it (NFC-normalised, case folding spelled out as classes) and never holds a control
+    character, so control characters separate the parts, one per level (a pattern, terms, a
+    term's pattern and its excepts): no pattern is empty, so the text is this question's only.
+    """
+    first, second = args
+    if type(second) is Pattern:
+        return f"{name}\n{first.text}\x1f{second.text}"  # type: ignore[attr-defined]
+    terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...] = second  # type: ignore[assignment]
+    count = 1 + len(terms)
+    if count > MAX_KEPT_QUESTION:
+        return None
+    parts = []
+    for pattern, excepts in terms:
+        count += len(excepts)
+        if count > MAX_KEPT_QUESTION:
+            return None
+        parts.append("\x1c".join((pattern.text, *(e.text for e in excepts))))
+    return f"{name}\n{first.text}\x1f" + "\x1e".join(parts)  # type: ignore[attr-defined]
+
+
+def _limit(answer: dict) -> AlgebraLimit:
+    message, hint = answer.get("limit"), answer.get("hint")
+    if len(answer) != 2 or not isinstance(message, str) or not (hint is None or isinstance(hint, str)):
+        raise _Unreadable
+    return AlgebraLimit(message, hint=hint)
+
+
+def _boolean(answer: object) -> bool:
+    if not isinstance(answer, bool):
+        raise _Unreadable
+    return answer
+
+
+def _text_or_none(answer: object) -> str | None:
+    if answer is not None and not isinstance(answer, str):
+        raise _Unreadable
+    return answer
+
+
+def _patterns(answer: object) -> tuple[Pattern, ...]:
+    """Patterns from their texts, each the very text it parses to (NFC, canonical)."""
+    if not isinstance(answer, list) or not all(isinstance(text, str) for text in answer):
+        raise _Unreadable
+    found = tuple(parse(text) for text in answer)
+    if any(pattern.text != text for pattern, text in zip(found, answer)):
+        raise _Unreadable
+    return found
+
+
+_DECODERS: dict[str, Callable[[object], object]] = {}
+"""Each memoised question's decoder of kept answers (filled by :func:`_memo`)."""
+
+
+def _memo(decode: Callable[[object], object]) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
     """Cache answers *and* AlgebraLimit: a question that hit its bound is not worked again.
 
     The compiler asks the same questions many times; an undecidable one would otherwise
@@ -395,27 +563,34 @@ def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
     (:class:`~bgc.budget.CostMemo`), so a remembered answer charges the caller's budget what
     working it out would have: plans do not depend on what was asked before. The budget
     running out (:class:`~bgc.budget.BudgetExhausted`) is not an answer and is never kept.
+    ``decode`` reads this question's answers back from a shelf (:func:`answers_kept_on`).
     """
-    memo: CostMemo[_T | AlgebraLimit] = CostMemo(65536)
 
-    def wrapper(*args: object, budget: Budget) -> _T:
-        def compute() -> _T | AlgebraLimit:
-            budget.charge(QUESTION_STEPS)
-            try:
-                return fn(*args, budget)
-            except BudgetExhausted:
-                raise
-            except AlgebraLimit as error:
-                return error
+    def decorate(fn: Callable[..., _T]) -> Callable[..., _T]:
+        memo: CostMemo[_T | AlgebraLimit] = CostMemo(65536)
+        name = fn.__name__.lstrip("_")
+        _DECODERS[name] = decode
 
-        hit = memo.get(args, budget, compute)
-        if isinstance(hit, AlgebraLimit):
-            raise AlgebraLimit(hit.message, hit.span, hint=hit.hint)  # a fresh one: no traceback pile-up
-        return hit
+        def wrapper(*args: object, budget: Budget) -> _T:
+            def compute() -> _T | AlgebraLimit:
+                budget.charge(QUESTION_STEPS)
+                try:
+                    return fn(*args, budget)
+                except BudgetExhausted:
+                    raise
+                except AlgebraLimit as error:
+                    return error
 
-    wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
-    wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
-    return wrapper
+            hit = memo.get(args, budget, compute, _SHELVES.get(name))  # type: ignore[arg-type]
+            if isinstance(hit, AlgebraLimit):
+                raise AlgebraLimit(hit.message, hit.span, hint=hit.hint)  # a fresh one: no traceback pile-up
+            return hit
+
+        wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
+        wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
+        return wrapper
+
+    return decorate
 
 
 def _disjoint_ends(a: Pattern, b: Pattern) -> bool:
@@ -452,7 +627,7 @@ def intersect(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) -
     return list(_intersect(first, second, budget=_budget(budget)))
 
 
-@_memo
+@_memo(_patterns)
 def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
     if a == b:
         return (a,)
@@ -533,7 +708,7 @@ def overlaps(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) ->
     return _overlaps(first, second, budget=_budget(budget))
 
 
-@_memo
+@_memo(_boolean)
 def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
     # every pattern matches something (a class that matches nothing is refused when parsed)
     if a == b:
@@ -552,6 +727,8 @@ def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
             # every position of a pattern's automaton can go on to accept
             # (every element matches something), so a live state can be completed.
             budget.charge(PROBE_STEPS + len(start))
+            if _starts(y) is not None:
+                return True  # 'lit/**' both, their prefixes agreeing (_disjoint_ends): the longer one is in both
             auto = y.automaton()
             return auto.mask(auto.state(start)) != 0
     for x, y in ((a, b), (b, a)):
@@ -599,7 +776,7 @@ def plainly_outside(a: PatternLike, b: PatternLike, *, budget: Budget | None = N
     return False
 
 
-@_memo
+@_memo(_boolean)
 def _covered(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...], budget: Budget) -> bool:
     """Is L(a) inside the union of the terms? A probe of ``a`` no term covers says no at once;
     otherwise the search decides (:func:`_counterexample`)."""
@@ -625,7 +802,7 @@ def uncovered_example(
     return _counterexample(_p(a), pieces, budget=_budget(budget))
 
 
-@_memo
+@_memo(_text_or_none)
 def _counterexample(
     a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...], budget: Budget
 ) -> str | None:

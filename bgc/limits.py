@@ -41,3 +41,9 @@ ORDER_BUDGET = 6_000_000
 calls together: about 3 s of the slowest kind of work on a 2-core machine, about three times
 what the largest bundled example needs. Counted in steps, not seconds, so that a plan is the
 same on every run and machine (bgc.budget)."""
+
+MAX_KEPT_QUESTION = 64
+"""Patterns in the largest algebra question whose answer is kept in the cache between processes
+(bgc.answer_cache): a pattern against a few dozen others. Larger questions (a request against
+every rule of a large policy) are few, and spelling them out as text on every asking would cost
+a noticeable part of working them out."""
