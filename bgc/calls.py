@@ -402,20 +402,24 @@ class CompiledPolicy:
     modes: tuple[str, ...]
 
 
-def compiled_policy(path: str, mode: str | None = None) -> CompiledPolicy:
+def compiled_policy(path: str, mode: str | None = None, *, memo: dict[str, Any] | None = None) -> CompiledPolicy:
     """The policy at ``path`` compiled for run-time calls in ``mode`` (its default when None).
 
     It comes from bgc's verified cache (:mod:`bgc.cache`: entries checksummed, keyed by bgc's
     code, the root file's real path and digest, and the mode as asked) while every file the
     policy was read from still has the digest it had: a hit reads the policy's files and nothing
     else (no parse, no policy loaded, no id derived), which is what a hook run before every tool
-    call can afford.
+    call can afford. ``memo`` (a long-lived process's, :mod:`bgc.commands.serve`) keeps entries
+    in memory too, so a hit there skips reading and unpickling the entry; it is checked against
+    the policy's files exactly as an entry read from disk is.
     """
     from bgc import cache
 
     keyed = cache.compiled_key(path, f"compiled-policy\0{mode!r}")
     if keyed is not None:
-        entry = cache.load_object("compiled-policy", keyed[0])
+        entry = memo.get(keyed[0]) if memo is not None else None
+        if entry is None:
+            entry = cache.load_object("compiled-policy", keyed[0])
         if (
             isinstance(entry, tuple)
             and len(entry) == 3
@@ -423,6 +427,8 @@ def compiled_policy(path: str, mode: str | None = None) -> CompiledPolicy:
             and isinstance(entry[2], CompiledPolicy)
             and cache.unchanged(path, keyed[1], entry[1])
         ):
+            if memo is not None:
+                memo[keyed[0]] = entry
             return entry[2]  # type: ignore[no-any-return]
     from bgc.policy.loader import cached_policy
 
@@ -432,7 +438,10 @@ def compiled_policy(path: str, mode: str | None = None) -> CompiledPolicy:
     trust = tuple(TrustLine(line.role, line.name, line.key) for line in policy.trust)
     compiled = CompiledPolicy(decider, policy.id(), trust, policy.modes)
     if keyed is not None:
-        cache.store_object("compiled-policy", keyed[0], (keyed[0], policy.file_digests(), compiled))
+        entry = (keyed[0], policy.file_digests(), compiled)
+        cache.store_object("compiled-policy", keyed[0], entry)
+        if memo is not None:
+            memo[keyed[0]] = entry
     return compiled
 
 

@@ -424,6 +424,30 @@ def hook(
     run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout, store=store, asks=asks))
 
 
+@app.command()
+def serve(
+    directory: Annotated[str, typer.Option("--dir", "-C", metavar="DIR", help="The project directory.")] = ".",
+    idle: Annotated[float, typer.Option("--idle", metavar="SECONDS", help="Exit after this long without a request.")] = 900.0,
+    detach: Annotated[bool, typer.Option("--detach", help="Start in the background; return once it listens.")] = False,
+    stop: Annotated[bool, typer.Option("--stop", help="Stop the project's server.")] = False,
+    status: Annotated[bool, typer.Option("--status", help="Show the project's server (exit 1 when none runs).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """Keep a project's hook decisions warm: a server the agent's `bgc hook` hands each call to.
+
+    The hook asks the project's server first and writes back its answer; the server runs the same
+    hook entry with the hook's own argv, stdin, working directory and environment, keeping bgc
+    imported, compiled policies in memory and the store open (each checked on every call), and
+    reading approvals, modes and the ledger afresh every time. No server, or any trouble reaching
+    it, and the hook decides in its own process: the answers are the same. The socket is private
+    to your user. `bgc init AGENT` starts it at SessionStart (and stops it at SessionEnd where the
+    agent has one).
+    """
+    from bgc.commands import serve as command
+
+    run(lambda: command.run(directory, idle=idle, detach=detach, stop=stop, status=status, quiet=quiet))
+
+
 init_app = command_group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
 
 

@@ -15,28 +15,24 @@ Both paths run under the one guard that keeps tracebacks from users (:func:`bgc.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from typing import NamedTuple, NoReturn
+from collections import namedtuple
 
+TYPE_CHECKING = False  # not typing's: a hook the decision server answers never imports typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import NoReturn
 
-class Option(NamedTuple):
-    """One option of a fast command: where its value goes, and what it may be."""
+# collections.namedtuple, not typing.NamedTuple: importing typing is a large part of what a hook
+# answered by the decision server (bgc.hooks.client) costs; the console script imports collections
+# already (through re).
+Option = namedtuple("Option", ("dest", "choices", "repeatable", "flag"), defaults=(None, False, False))
+Option.__doc__ = """One option of a fast command: where its value goes (``dest``), and what it may
+be: ``choices`` (None: any value), ``repeatable``, ``flag`` (takes no value)."""
 
-    dest: str
-    choices: tuple[str, ...] | None = None  # None: any value
-    repeatable: bool = False
-    flag: bool = False  # takes no value
-
-
-class FastCommand(NamedTuple):
-    """A hot command's plain form: its options, and how to run it once they are read."""
-
-    options: dict[str, Option]
-    aliases: dict[str, str]
-    min_positionals: int
-    run: Callable[[list[str], dict[str, object]], int]
-    """Called with the positionals and the options by ``dest``; imports what it needs itself."""
-    reads_stdin: bool = True  # may a positional be `-`?
+FastCommand = namedtuple("FastCommand", ("options", "aliases", "min_positionals", "run", "reads_stdin"), defaults=(True,))
+FastCommand.__doc__ = """A hot command's plain form: its ``options`` (``{name: Option}``) and
+``aliases``, its ``min_positionals``, and ``run(positionals, options by dest) -> exit code``, which
+imports what it needs itself; ``reads_stdin``: may a positional be ``-``?"""
 
 
 def _check(positionals: list[str], options: dict[str, object]) -> int:
@@ -151,7 +147,15 @@ def main() -> NoReturn:
         from bgc.cli import main as typer_main
 
         typer_main()  # exits: guarded() always ends the process
+    command, positionals, options = fast
+    if command == "hook":
+        # first, before anything heavy is imported: the project's decision server, if one runs
+        from bgc.hooks.client import Fallback, decide
+
+        served = decide(sys.argv[1:], positionals[0], options.get("timeout"))
+        if not isinstance(served, Fallback):
+            sys.exit(served)
+        sys.stdin, options = served.stdin, {**options, "started": served.started}
     from bgc.guard import guarded
 
-    command, positionals, options = fast
     guarded(lambda: FAST_COMMANDS[command].run(positionals, options))

@@ -27,9 +27,9 @@ settings.load_profile("default")  # the plugin loads --hypothesis-profile after 
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``first`` start before the rest (the order is otherwise kept): they take long
-    mostly waiting (on pip, on subprocesses), so other workers fill that time instead of waiting
-    for them at the end of the run."""
+    """Tests marked ``first`` start before the rest (the order is otherwise kept): they are the
+    longest (pip installing the pre-commit hooks, the hook tables with a process per call), and a
+    long test started last keeps the other workers waiting for it at the end of the run."""
     items.sort(key=lambda item: item.get_closest_marker("first") is None)
 
 

@@ -5,6 +5,8 @@ examples a test runs."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 from pathlib import Path
@@ -24,8 +26,9 @@ expect deny fs:write:/src/secrets/key
 """
 
 
-def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
-    """Run the CLI in-process; a traceback or an unexpected exception fails the calling test.
+def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None, cwd: Path | None = None):  # type: ignore[no-untyped-def]
+    """Run the CLI in-process (from ``cwd`` when given, as a user in that directory would); a
+    traceback or an unexpected exception fails the calling test.
 
     Every in-process CLI test goes through here (tests/test_cli_help.py checks that no test
     builds its own ``CliRunner``), so none can pass while printing a traceback.
@@ -34,10 +37,25 @@ def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None
 
     from bgc.cli import app
 
-    result = CliRunner().invoke(app, list(args), input=input, env=env)
+    _build_the_command_once()
+    with contextlib.chdir(cwd or "."):
+        result = CliRunner().invoke(app, list(args), input=input, env=env)
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result
+
+
+@functools.cache
+def _build_the_command_once() -> None:
+    """typer's runner turns the app into a click command on every call: for bgc's app that is
+    most of the time an in-process CLI test takes (typer reads every command's signature and
+    type hints again), far more than running the command. The command is the same each time, so
+    the runner gets it built once per process. typer 0.26's runner looks the builder up as
+    ``typer.testing._get_command``; the assert fails loudly if a new typer moves it."""
+    import typer.testing
+
+    assert callable(typer.testing._get_command), "typer.testing no longer builds the command through _get_command"
+    typer.testing._get_command = functools.cache(typer.testing._get_command)
 
 
 def require_shared_input(path: Path | str | None, what: str) -> Path:
@@ -81,8 +99,11 @@ def replaced(data: Any, path: tuple[str | int, ...], change: Any) -> Any:
     return out
 
 
-def examples(n: int) -> int:
-    """``n`` Hypothesis examples in the default run, ten times as many under
-    ``--hypothesis-profile thorough`` (tests/conftest.py): the profile's own ``max_examples``
-    (100 by default, 1,000 when thorough) cannot reach a test that names its count."""
+def examples(n: int, *, thorough: int | None = None) -> int:
+    """``n`` Hypothesis examples in the default run; under ``--hypothesis-profile thorough``
+    (tests/conftest.py) ten times as many, or ``thorough`` when given (a property whose default
+    count was cut to keep the default run short keeps the thorough count it had). The profile's own
+    ``max_examples`` (100 by default, 1,000 when thorough) cannot reach a test that names its count."""
+    if settings.default.max_examples > 100:
+        return max(n * settings.default.max_examples // 100, thorough or 0)
     return n * settings.default.max_examples // 100

@@ -19,6 +19,7 @@ from bgc.errors import BgcError
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
 from bgc.plan import PlanError, plan_from_data
 from bgc.policy.loader import parse_policy
+from tests.samples import examples
 
 POLICY = """\
 tool fs.read needs fs:read:{path} ignores encoding
@@ -83,14 +84,14 @@ _nested = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_siz
 _not_text = st.one_of(st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False), st.dictionaries(st.text(max_size=5), _nested, max_size=3), st.lists(st.dictionaries(st.text(max_size=3), _nested, min_size=1), min_size=1, max_size=3))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=_not_text)
 def test_a_parameter_that_is_not_text_is_refused(decider: CallDecider, value: Any) -> None:
     decision = decider.decide_call("fs.read", None, {"path": value})
     assert decision.effect == "deny" and decision.reason.startswith("refused: ")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.text(min_size=1, max_size=10).filter(lambda n: n not in ("path", "encoding")), value=_nested)
 def test_an_undeclared_parameter_is_refused(decider: CallDecider, name: str, value: Any) -> None:
     decision = decider.decide_call("fs.read", None, {"path": "/src/a.py", name: value})
@@ -105,7 +106,7 @@ def test_missing_and_ignored_parameters(decider: CallDecider) -> None:
 _segments = st.sampled_from(["src", "tests", ".env", ".git", "migrations", "a.py", "..", ".", "", "x", "é", "e\u0301"])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(action=st.sampled_from(["read", "write"]), parts=st.lists(_segments, min_size=1, max_size=5))
 def test_a_call_is_decided_as_compiling_its_atom_alone(policy, decider: CallDecider, action: str, parts: list[str]) -> None:  # type: ignore[no-untyped-def]
     """The implicit plan is the policy: a call's one atom gets what compiling that atom as a

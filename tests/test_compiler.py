@@ -22,6 +22,7 @@ from bgc.plan import PlanError, plan_from_data
 from bgc.policy.ast import Policy, PolicyFile, Rule
 from bgc.policy.loader import parse_policy
 from bgc.render.gate import gate_line
+from tests.samples import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -349,7 +350,7 @@ def make_policy(generated: list[tuple[str, str]]) -> Policy:
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules, patterns)
 def test_never_widen_against_brute_force(generated: list[tuple[str, str]], requested: str) -> None:
     assert_exact_against_brute_force(generated, requested)
@@ -406,7 +407,7 @@ CI_NAMES = ["a", "A", "aB", "b.", "A~1", "a\u200c"]
 CI_UNIVERSE = ["/" + "/".join(p) for n in (1, 2) for p in itertools.product(CI_NAMES, repeat=n)]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules, patterns)
 def test_never_widen_on_a_case_insensitive_filesystem(generated: list[tuple[str, str]], requested: str) -> None:
     """Deny and ask fold case, allow never does, and alias spellings are refused: against a reference."""

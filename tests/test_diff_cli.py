@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.samples import bgc as run_bgc
 from tests.test_ci_render import validate_sarif
 
 OLD = """\
@@ -24,13 +25,11 @@ BASE_NEW = 'deny fs:write:/src/secrets, /src/secrets/*.key because "keys"\n'
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 
-def bgc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The real console script's code path (bgc.launch), in a fresh process."""
-    env = {**os.environ, "NO_COLOR": "1", "BGC_CACHE_DIR": str(cwd / ".cache")}
-    return subprocess.run(
-        [sys.executable, "-c", "from bgc.launch import main; main()", *args], cwd=cwd, env=env,
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+def bgc(*args: str, cwd: Path):  # type: ignore[no-untyped-def]
+    """The command in-process (the one runner, which fails on a traceback), run from ``cwd`` as
+    a user in that checkout would. The console script's own process runs these commands in
+    test_the_ci_example_fails_a_widening_pull_request."""
+    return run_bgc(*args, env={"NO_COLOR": "1", "BGC_CACHE_DIR": str(cwd / ".cache")}, cwd=cwd)
 
 
 def git(*args: str, cwd: Path) -> None:
@@ -55,30 +54,30 @@ def test_exit_codes_new_removed_equivalent(tmp_path: Path) -> None:
     (tmp_path / "a.bgp").write_text("allow fs:write:/src/**\n")
     (tmp_path / "b.bgp").write_text("allow fs:write:/src/**, /docs/**\n")
     (tmp_path / "c.bgp").write_text("allow fs:write:/docs/**, /src/**  # reordered\n")
-    assert bgc("diff", "a.bgp", "b.bgp", cwd=tmp_path).returncode == 1
-    assert bgc("diff", "b.bgp", "a.bgp", cwd=tmp_path).returncode == 0  # only removals
-    assert bgc("diff", "b.bgp", "a.bgp", "--fail-on", "removed", cwd=tmp_path).returncode == 1
-    assert bgc("diff", "a.bgp", "b.bgp", "--fail-on", "never", cwd=tmp_path).returncode == 0
+    assert bgc("diff", "a.bgp", "b.bgp", cwd=tmp_path).exit_code == 1
+    assert bgc("diff", "b.bgp", "a.bgp", cwd=tmp_path).exit_code == 0  # only removals
+    assert bgc("diff", "b.bgp", "a.bgp", "--fail-on", "removed", cwd=tmp_path).exit_code == 1
+    assert bgc("diff", "a.bgp", "b.bgp", "--fail-on", "never", cwd=tmp_path).exit_code == 0
     same = bgc("diff", "b.bgp", "c.bgp", "--equivalent", cwd=tmp_path)
-    assert same.returncode == 0 and "no difference in effect" in same.stdout
-    assert bgc("diff", "b.bgp", "a.bgp", "--equivalent", cwd=tmp_path).returncode == 1
+    assert same.exit_code == 0 and "no difference in effect" in same.stdout
+    assert bgc("diff", "b.bgp", "a.bgp", "--equivalent", cwd=tmp_path).exit_code == 1
 
 
 def test_bad_input_is_exit_2_located(tmp_path: Path) -> None:
     (tmp_path / "a.bgp").write_text("allow fs:write:/src/**\n")
     (tmp_path / "bad.bgp").write_text("allow fs:write:/src/[\n")
     bad = bgc("diff", "a.bgp", "bad.bgp", cwd=tmp_path)
-    assert bad.returncode == 2 and "bad.bgp:1:" in bad.stderr and not bad.stdout
-    assert bgc("diff", "a.bgp", cwd=tmp_path).returncode == 2
-    assert bgc("diff", "a.bgp", "a.bgp", "--mode", "nope", cwd=tmp_path).returncode == 2
-    assert bgc("diff", "a.bgp", "missing.bgp", cwd=tmp_path).returncode == 2
+    assert bad.exit_code == 2 and "bad.bgp:1:" in bad.stderr and not bad.stdout
+    assert bgc("diff", "a.bgp", cwd=tmp_path).exit_code == 2
+    assert bgc("diff", "a.bgp", "a.bgp", "--mode", "nope", cwd=tmp_path).exit_code == 2
+    assert bgc("diff", "a.bgp", "missing.bgp", cwd=tmp_path).exit_code == 2
 
 
 @needs_git
 def test_text_names_the_counterexample_and_both_rules(repo: Path) -> None:
     (repo / "policies/base.bgp").write_text(BASE_NEW)  # the widening is in an included file
     result = bgc("diff", "git:HEAD:policies/main.bgp", "policies/main.bgp", cwd=repo)
-    assert result.returncode == 1, result.stderr
+    assert result.exit_code == 1, result.stderr
     assert result.stdout == (
         "git:HEAD:policies/main.bgp → policies/main.bgp\n"
         "  new access\n"
@@ -100,7 +99,7 @@ def test_json_and_sarif_point_at_the_new_rules(repo: Path) -> None:
     (change,) = comparison["changes"]
     assert change["example"] == "fs:write:/src/secrets/a" and change["old_rules"][0]["file"] == "base.bgp"
     sarif = bgc("diff", "--against", "HEAD", "--format", "sarif", cwd=repo)
-    assert sarif.returncode == 1
+    assert sarif.exit_code == 1
     document = json.loads(sarif.stdout)
     (result,) = document["runs"][0]["results"]
     assert result["ruleId"] == "BGC310" and result["level"] == "error"
@@ -120,13 +119,13 @@ def test_git_revision_errors_are_exit_2(repo: Path) -> None:
         ("git:--upload-pack=x:policies/main.bgp", "cannot start with '-'"),
     ]:
         result = bgc("diff", spec, "policies/main.bgp", cwd=repo)
-        assert result.returncode == 2 and said in result.stderr, (spec, result.stderr)
+        assert result.exit_code == 2 and said in result.stderr, (spec, result.stderr)
     (repo / "policies/main.bgp").write_text('include "loop.bgp"\n')
     (repo / "policies/loop.bgp").write_text('include "main.bgp"\n')
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "loop", cwd=repo)
     looped = bgc("diff", "git:HEAD:policies/main.bgp", "policies/base.bgp", cwd=repo)
-    assert looped.returncode == 2 and "git:HEAD:policies/" in looped.stderr and "include cycle" in looped.stderr
+    assert looped.exit_code == 2 and "git:HEAD:policies/" in looped.stderr and "include cycle" in looped.stderr
     assert "bgc-revision-" not in looped.stderr  # the temporary directory never shows
 
 
@@ -136,16 +135,16 @@ def test_symbolic_links_in_history_are_refused(repo: Path) -> None:
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "link", cwd=repo)
     result = bgc("diff", "git:HEAD:policies/link.bgp", "policies/base.bgp", cwd=repo)
-    assert result.returncode == 2 and "symbolic link" in result.stderr
+    assert result.exit_code == 2 and "symbolic link" in result.stderr
 
 
 @needs_git
 def test_check_baseline_fails_on_new_access(repo: Path) -> None:
     clean = bgc("check", "--baseline", "HEAD", cwd=repo)
-    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert clean.exit_code == 0, clean.stdout + clean.stderr
     (repo / "policies/base.bgp").write_text(BASE_NEW)
     widened = bgc("check", "--baseline", "HEAD", cwd=repo)
-    assert widened.returncode == 1 and "e.g. fs:write:/src/secrets/a" in widened.stdout
+    assert widened.exit_code == 1 and "e.g. fs:write:/src/secrets/a" in widened.stdout
     sarif = json.loads(bgc("check", "--baseline", "HEAD", "--format", "sarif", cwd=repo).stdout)
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["BGC310"]
 
@@ -154,7 +153,7 @@ def test_check_baseline_fails_on_new_access(repo: Path) -> None:
 def test_a_policy_new_since_the_baseline_is_a_note(repo: Path) -> None:
     (repo / "policies/extra.bgp").write_text("allow fs:write:/**\n")
     result = bgc("diff", "--against", "HEAD", "policies/extra.bgp", cwd=repo)
-    assert result.returncode == 0 and "not in the baseline revision" in result.stdout
+    assert result.exit_code == 0 and "not in the baseline revision" in result.stdout
 
 
 @needs_git

@@ -2,7 +2,9 @@
 
 The hook is a subprocess with the hook input on stdin (as in test_hook_claude_code.py); people
 answer with `bgc approve` / `bgc reject` and their own keys. Every expected answer is written by
-hand from the policy below.
+hand from the policy below. Every test runs twice: the hook deciding in its own process, and the
+hook handing the call to the project's running decision server (`bgc serve`), where approvals,
+rejections and modes given meanwhile must count from the very next call.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.samples import bgc
+from tests.server_support import SERVING, served, serving
 
 TIMEOUT = 120
 
@@ -35,8 +39,8 @@ mode release {{
 """
 
 
-@pytest.fixture()
-def project(tmp_path: Path) -> dict[str, Any]:
+@pytest.fixture(params=SERVING)
+def project(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
     keys = tmp_path / "keys"
     keys.mkdir()
     for name in ("alice", "bob", "mallory"):
@@ -47,8 +51,12 @@ def project(tmp_path: Path) -> dict[str, Any]:
         (root / name).write_bytes((Path(__file__).resolve().parent.parent / "policies" / name).read_bytes())
     public = {name: (keys / f"{name}.pub").read_text().strip() for name in ("alice", "bob")}
     (root / "policy.bgp").write_text(POLICY.format(**public))
-    return {"root": str(root.resolve()), "keys": keys, "policy": str(root / "policy.bgp"),
-            "store": str(root / ".bgc" / "kernel.db"), "cache": str(tmp_path / "cache")}  # fmt: skip
+    found = {"root": str(root.resolve()), "keys": keys, "policy": str(root / "policy.bgp"),
+             "store": str(root / ".bgc" / "kernel.db"), "cache": str(tmp_path / "cache")}  # fmt: skip
+    with serving(request.param, found["root"], found["cache"]) as server:
+        counted = {**found, "server": server, "calls": 0}
+        yield counted
+        assert served(server) == (counted["calls"] if server else 0)  # every call was the server's: none fell back
 
 
 def hook(project: dict[str, Any], tool: str, tool_input: dict[str, Any], *options: str,
@@ -58,6 +66,7 @@ def hook(project: dict[str, Any], tool: str, tool_input: dict[str, Any], *option
             "permission_mode": "default", "hook_event_name": event, "tool_name": tool,
             "tool_input": tool_input, "tool_use_id": "toolu_1"}  # fmt: skip
     env = {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}
+    project["calls"] += 1
     done = subprocess.run(
         [sys.executable, "-m", "bgc", "hook", "claude-code", "-p", project["policy"], *options],
         input=json.dumps(data).encode(), env=env, cwd=project["root"], capture_output=True, timeout=TIMEOUT,

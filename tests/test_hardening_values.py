@@ -25,6 +25,7 @@ from bgc.model import ToolCall
 from bgc.policy.ast import Matches
 from bgc.policy.loader import parse_policy
 from bgc.values import HFS_IGNORED, Rejection, normalise
+from tests.samples import examples
 from tests.test_compiler import order, plan_for
 
 # ---- 1. URL hosts: the host ends where WHATWG ends it -------------------------------------------
@@ -44,7 +45,7 @@ def _whatwg_host_is_under_example_com(text: str) -> bool:
     return url.protocol == "https:" and not url.username and not url.password and url.hostname.rstrip(".").endswith(".example.com")
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.sampled_from(URL_ALPHABET), max_size=8), st.lists(st.sampled_from(URL_ALPHABET), max_size=4))
 def test_a_host_wildcard_allows_only_hosts_whatwg_reads_under_the_domain(before: list[str], after: list[str]) -> None:
     text = "https://" + "".join(before) + ".example.com" + "".join(after) + "/x"
@@ -139,7 +140,7 @@ def test_canonical_urls(value: str, canonical: str) -> None:
     assert normalise("net", canonical) == canonical  # idempotent
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.text(alphabet="".join(URL_ALPHABET) + "AZaz09~_", max_size=20))
 def test_canonical_form_is_a_fixed_point(tail: str) -> None:
     value = normalise("net", "https://" + tail)
@@ -376,7 +377,7 @@ def test_a_dotdot_after_a_template_wildcard_is_refused() -> None:
 
 # ---- 6. `matches` reads a field as one segment; proposer-written fields never grant alone --------
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.text(alphabet="ab-/.*?", min_size=1, max_size=6), st.text(alphabet="ab-/.", max_size=10))
 def test_matches_agrees_with_fnmatch_on_names(pattern: str, name: str) -> None:
     """fnmatch (no pathname rule, no classes here) is the brute-force reference."""

@@ -25,9 +25,12 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from tests.server_support import SERVING, private_runtime, served, server_for
 
 from tests.test_hook_claude_code import TIMEOUT, P, _fill
 
@@ -154,14 +157,26 @@ def _project(base: Path, agent: str) -> dict[str, str]:
     return {"root": str(root.resolve()), "outside": str(outside.resolve()), "command": command, "cache": str(base / "cache")}
 
 
-@pytest.fixture(scope="module")
-def gemini(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return _project(tmp_path_factory.mktemp("gemini"), "gemini-cli")
+@pytest.fixture(scope="module", params=SERVING)
+def serving_mode(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test runs twice: the hook deciding in its own process, and the hook handing the call
+    to the project's running decision server (`bgc serve`)."""
+    with private_runtime():
+        yield request.param
 
 
 @pytest.fixture(scope="module")
-def codex(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return _project(tmp_path_factory.mktemp("codex"), "codex")
+def gemini(serving_mode: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    project = _project(tmp_path_factory.mktemp("gemini"), "gemini-cli")
+    with server_for(serving_mode, project["root"], project["cache"]) as server:
+        yield {**project, "server": server}
+
+
+@pytest.fixture(scope="module")
+def codex(serving_mode: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    project = _project(tmp_path_factory.mktemp("codex"), "codex")
+    with server_for(serving_mode, project["root"], project["cache"]) as server:
+        yield {**project, "server": server}
 
 
 def _run(project: dict[str, str], command: str, data: bytes, environ: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
@@ -239,19 +254,33 @@ def test_the_tables_have_enough_calls() -> None:
     assert len(GEMINI) >= 40 and len(CODEX) >= 25
 
 
+<<<<<<< HEAD
+@pytest.mark.first  # one of the longest tests: a process per call
 def test_gemini_gets_the_hand_written_answers(gemini: dict[str, str]) -> None:
+=======
+def test_gemini_gets_the_hand_written_answers(gemini: dict[str, Any]) -> None:
+>>>>>>> h-hookd
     inputs = [gemini_input(gemini, tool, tool_input, extra) for _, tool, tool_input, extra, _ in GEMINI]
+    before = served(gemini["server"])
     wrong = _wrong(GEMINI, inputs, lambda hook_input: run_gemini(gemini, hook_input))
+    assert served(gemini["server"]) - before == (len(inputs) if gemini["server"] else 0)  # none fell back unseen
     assert not wrong, wrong
 
 
+<<<<<<< HEAD
+@pytest.mark.first  # one of the longest tests: a process per call
 def test_codex_gets_the_hand_written_answers(codex: dict[str, str]) -> None:
+=======
+def test_codex_gets_the_hand_written_answers(codex: dict[str, Any]) -> None:
+>>>>>>> h-hookd
     inputs = [codex_input(codex, event, tool, tool_input) for _, event, tool, tool_input, _ in CODEX]
+    before = served(codex["server"])
     wrong = _wrong(CODEX, inputs, lambda hook_input: run_codex(codex, hook_input))
+    assert served(codex["server"]) - before == (len(inputs) if codex["server"] else 0)  # none fell back unseen
     assert not wrong, wrong
 
 
-def test_reasons_name_the_rule(gemini: dict[str, str], codex: dict[str, str]) -> None:
+def test_reasons_name_the_rule(gemini: dict[str, Any], codex: dict[str, Any]) -> None:
     _, done = run_gemini(gemini, gemini_input(gemini, "read_file", {"file_path": ".env"}, {}))
     assert json.loads(done.stdout)["reason"].startswith("bgc: fs:read:/.env: denied by base.bgp:")
     _, done = run_gemini(gemini, gemini_input(gemini, "write_file", {"file_path": "package.json", "content": "{}"}, {}))
@@ -271,11 +300,11 @@ def test_reasons_name_the_rule(gemini: dict[str, str], codex: dict[str, str]) ->
      b'{"hook_event_name": "BeforeTool", "tool_name": "read_file", "tool_input": {"file_path": NaN}}'],
     ids=["empty", "text", "list", "after-tool", "claude-event", "duplicate-key", "nan"],
 )
-def test_gemini_blocks_what_it_cannot_read(gemini: dict[str, str], raw: bytes) -> None:
+def test_gemini_blocks_what_it_cannot_read(gemini: dict[str, Any], raw: bytes) -> None:
     assert run_gemini(gemini, None, raw=raw)[0] == "block"
 
 
-def test_codex_blocks_another_event(codex: dict[str, str]) -> None:
+def test_codex_blocks_another_event(codex: dict[str, Any]) -> None:
     hook_input = codex_input(codex, "PostToolUse", "Bash", {"command": "ls"})
     assert run_codex(codex, hook_input)[0] == "block"
 

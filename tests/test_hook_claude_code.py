@@ -5,7 +5,8 @@ command that init wrote into .claude/settings.json, through `sh -c` with CLAUDE_
 set, the hook input as JSON on stdin and a timeout, and reads Claude Code's answer from stdout
 (or the blocking exit 2). Every expected answer below is written by hand from the starter policy
 (policies/claude-code-starter.bgp, base.bgp) and the mapping (policies/claude-code.bgp): none is
-computed by bgc.
+computed by bgc. Every test runs twice: the hook deciding in its own process, and the hook
+handing the call to the project's running decision server (`bgc serve`, tests/server_support.py).
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from tests.server_support import SERVING, served, serving
 
 TIMEOUT = 120  # seconds for one hook process on a loaded machine; the hook's own deadline is 20 s
 
@@ -142,9 +146,10 @@ def _fill(value: Any, project: str, outside: str) -> Any:
     return value
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """A project set up by `bgc init claude-code`, with secrets, links and an outside directory."""
+@pytest.fixture(scope="module", params=SERVING)
+def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A project set up by `bgc init claude-code`, with secrets, links and an outside directory;
+    its decision server running or not."""
     base = tmp_path_factory.mktemp("hook")
     root, outside = base / "project", base / "outside"
     for directory in (root / "src", root / "tests", root / "docs", root / ".git", root / "deploy", outside):
@@ -162,10 +167,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     assert done.returncode == 0, done.stderr
     settings = json.loads((root / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    return {"root": str(root.resolve()), "outside": str(outside.resolve()), "command": command, "cache": str(base / "cache")}
+    found = {"root": str(root.resolve()), "outside": str(outside.resolve()), "command": command, "cache": str(base / "cache")}
+    with serving(request.param, found["root"], found["cache"]) as server:
+        yield {**found, "server": server}
 
 
-def run_hook(project: dict[str, str], hook_input: Any, *, raw: bytes | None = None, command: str | None = None,
+def run_hook(project: dict[str, Any], hook_input: Any, *, raw: bytes | None = None, command: str | None = None,
              environ: dict[str, str] | None = None) -> tuple[str, subprocess.CompletedProcess[bytes]]:
     """Run the hook as Claude Code does; the answer as allow/ask/deny/block."""
     env = {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"], **(environ or {})}
@@ -189,7 +196,7 @@ def run_hook(project: dict[str, str], hook_input: Any, *, raw: bytes | None = No
     return output["permissionDecision"], done
 
 
-def _input(project: dict[str, str], event: str, tool: str, tool_input: Any) -> dict[str, Any]:
+def _input(project: dict[str, Any], event: str, tool: str, tool_input: Any) -> dict[str, Any]:
     return {
         "session_id": "s", "transcript_path": "/dev/null", "cwd": project["root"], "permission_mode": "default",
         "hook_event_name": event, "tool_name": tool, "tool_input": _fill(tool_input, project["root"], project["outside"]),
@@ -201,11 +208,18 @@ def test_the_table_has_enough_calls() -> None:
     assert len(CASES) + len(PERMISSION_CASES) >= 60
 
 
+<<<<<<< HEAD
+@pytest.mark.first  # one of the longest tests: a process per call
 def test_every_call_gets_the_hand_written_answer(project: dict[str, str]) -> None:
+=======
+def test_every_call_gets_the_hand_written_answer(project: dict[str, Any]) -> None:
+>>>>>>> h-hookd
     runs = [(name, "PreToolUse", tool, tool_input, expected) for name, tool, tool_input, expected in CASES]
     runs += [(name, "PermissionRequest", tool, tool_input, expected) for name, tool, tool_input, expected in PERMISSION_CASES]
+    before = served(project["server"])
     with ThreadPoolExecutor(max_workers=4) as pool:
         answers = list(pool.map(lambda run: run_hook(project, _input(project, run[1], run[2], run[3])), runs))
+    assert served(project["server"]) - before == (len(runs) if project["server"] else 0)  # none fell back unseen
     wrong = [
         f"{name}: expected {expected}, got {got} ({done.stdout.decode() or done.stderr.decode()})"
         for (name, _, _, _, expected), (got, done) in zip(runs, answers)
@@ -214,7 +228,7 @@ def test_every_call_gets_the_hand_written_answer(project: dict[str, str]) -> Non
     assert not wrong, "\n".join(wrong)
 
 
-def test_a_reason_names_the_rule_that_decided(project: dict[str, str]) -> None:
+def test_a_reason_names_the_rule_that_decided(project: dict[str, Any]) -> None:
     _, done = run_hook(project, _input(project, "PreToolUse", "Read", {"file_path": f"{P}/.env"}))
     reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
     assert reason.startswith("bgc: fs:read:/.env: denied by base.bgp:") and "secrets stay out of agent context" in reason
@@ -230,12 +244,12 @@ def test_a_reason_names_the_rule_that_decided(project: dict[str, str]) -> None:
      b'{"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": NaN}}'],
     ids=["empty", "text", "list", "other-event", "no-tool", "input-not-object", "duplicate-key", "not-utf8", "nan"],
 )
-def test_unreadable_input_blocks_the_call(project: dict[str, str], raw: bytes) -> None:
+def test_unreadable_input_blocks_the_call(project: dict[str, Any], raw: bytes) -> None:
     got, done = run_hook(project, None, raw=raw)
     assert got == "block"
 
 
-def test_failures_block_with_the_reason(project: dict[str, str], tmp_path: Path) -> None:
+def test_failures_block_with_the_reason(project: dict[str, Any], tmp_path: Path) -> None:
     broken = tmp_path / "broken.bgp"
     broken.write_text("allow fs:read:/** because \"ok\"\nallow fs:read:[ because \"unclosed\"\n")
     call = _input(project, "PreToolUse", "Read", {"file_path": f"{P}/src/a.py"})
@@ -248,14 +262,14 @@ def test_failures_block_with_the_reason(project: dict[str, str], tmp_path: Path)
     assert got == "block" and "no project directory" in done.stderr.decode()
 
 
-def test_unknown_tools_can_be_denied(project: dict[str, str]) -> None:
+def test_unknown_tools_can_be_denied(project: dict[str, Any]) -> None:
     command = project["command"].replace("hook claude-code", "hook claude-code --unknown deny")
     for tool in ("FrobnicateTool", "mcp__evil-server__read_file"):
         got, _ = run_hook(project, _input(project, "PreToolUse", tool, {"path": f"{P}/src/a.py"}), command=command)
         assert got == "deny", tool
 
 
-def test_the_deadline_blocks(project: dict[str, str]) -> None:
+def test_the_deadline_blocks(project: dict[str, Any]) -> None:
     """No decision in time is a block, never an allow (a stdin that never ends stands for any stall)."""
     command = f"{project['command'].replace('hook claude-code', 'hook claude-code --timeout 0.5')}"
     hook = subprocess.Popen(
@@ -270,7 +284,7 @@ def test_the_deadline_blocks(project: dict[str, str]) -> None:
     assert returncode == 2 and b"no decision within 0.5 s" in hook.stderr.read()  # type: ignore[union-attr]
 
 
-def test_decisions_from_a_plan(project: dict[str, str], tmp_path: Path) -> None:
+def test_decisions_from_a_plan(project: dict[str, Any], tmp_path: Path) -> None:
     """--plan decides with compiled plans alone: the tool declarations travel in the plan."""
     order = tmp_path / "order.yaml"
     order.write_text(

@@ -12,8 +12,6 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,16 +25,15 @@ from bgc.compiler import Compiler, decide
 from bgc.policy.format import format_file
 from bgc.policy.loader import load_policy
 from bgc.policy.parser import parse_source
-from tests.samples import examples
+from tests.samples import bgc, examples
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "claude-code"
 
 
-def _bgc(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    command = [sys.executable, "-m", "bgc", *args]
-    return subprocess.run(command, check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+def _bgc(*args: str, cwd: Path = ROOT):  # type: ignore[no-untyped-def]
+    """The command in-process (the one runner: no traceback), from ``cwd``."""
+    return bgc(*args, env={"NO_COLOR": "1"}, cwd=cwd)
 
 
 def test_golden_through_the_cli() -> None:
@@ -44,7 +41,7 @@ def test_golden_through_the_cli() -> None:
     if os.environ.get("BGC_UPDATE_GOLDEN"):
         (EXAMPLE / "settings.bgp").write_text(result.stdout, encoding="utf-8")
         (EXAMPLE / "settings.stderr").write_text(result.stderr, encoding="utf-8")
-    assert result.returncode == 1  # some rules are not translated: findings
+    assert result.exit_code == 1  # some rules are not translated: findings
     assert result.stdout == (EXAMPLE / "settings.bgp").read_text(encoding="utf-8")
     assert result.stderr == (EXAMPLE / "settings.stderr").read_text(encoding="utf-8")
 
@@ -62,7 +59,7 @@ def test_the_golden_policy_is_formatted_and_its_expects_hold() -> None:
 def test_output_file_and_check_through_the_cli(tmp_path: Path) -> None:
     out = tmp_path / "claude.bgp"
     result = _bgc("import", "claude-code", "examples/claude-code/settings.json", "-o", str(out), "--home", "/home/dev")
-    assert result.returncode == 1 and result.stdout == ""
+    assert result.exit_code == 1 and result.stdout == ""
     text = out.read_text()
     assert 'allow host:write:/home/dev/notes.md, /home/dev/notes.md/** because "Claude Code: allow Edit(~/notes.md)"' in text
     assert "Edit(~/notes.md)" not in result.stderr  # translated now
@@ -74,7 +71,7 @@ def test_every_rule_translated_gives_exit_0(tmp_path: Path) -> None:
     settings_file = tmp_path / "settings.json"
     settings_file.write_text('{"permissions": {"allow": ["Bash(git status)"], "deny": ["Read(.env)"]}}')
     result = _bgc("import", "claude-code", str(settings_file))
-    assert result.returncode == 0 and result.stderr == ""
+    assert result.exit_code == 0 and result.stderr == ""
     assert "NOT translated" not in result.stdout
 
 
@@ -95,7 +92,7 @@ def test_a_file_that_is_not_settings_is_refused_with_its_place_and_nothing_writt
     settings_file.write_text(content)
     out = tmp_path / "out.bgp"
     result = _bgc("import", "claude-code", str(settings_file), "-o", str(out))
-    assert result.returncode == 2
+    assert result.exit_code == 2
     assert f"{settings_file}{where}" in result.stderr and "Traceback" not in result.stderr
     assert not out.exists()
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+import shlex
 from pathlib import Path
 
 import pytest
+
+from tests.samples import bgc
 
 # agent -> (directory, settings file, event, hook command's ending, timeout in the agent's unit)
 AGENTS = {
@@ -30,11 +31,9 @@ def existing(event: str) -> str:
     }, indent=2) + "\n"
 
 
-def init(project: Path, agent: str = "claude-code") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bgc", "init", agent, "--dir", str(project)],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "BGC_CACHE_DIR": str(project.parent / "cache")},
-    )
+def init(project: Path, agent: str = "claude-code"):  # type: ignore[no-untyped-def]
+    """``bgc init AGENT --dir PROJECT`` in-process (the one runner: no traceback)."""
+    return bgc("init", agent, "--dir", str(project), env={"BGC_CACHE_DIR": str(project.parent / "cache")})
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
@@ -46,7 +45,7 @@ def test_merges_the_hook_keeping_everything_and_is_idempotent(tmp_path: Path, ag
     text = existing(event)
     settings.write_text(text)
     first = init(project, agent)
-    assert first.returncode == 0, first.stderr
+    assert first.exit_code == 0, first.stderr
     merged = json.loads(settings.read_text())
     before = json.loads(text)
     assert merged["permissions"] == before["permissions"] and merged["env"] == before["env"]
@@ -61,20 +60,20 @@ def test_merges_the_hook_keeping_everything_and_is_idempotent(tmp_path: Path, ag
     assert f'include "{MAPPINGS[agent]}"' in (project / directory / "bgc" / "policy.bgp").read_text()
     written = settings.read_bytes()
     second = init(project, agent)
-    assert second.returncode == 0 and settings.read_bytes() == written
-    assert f"unchanged {directory}/{name} (the hook is already there)" in second.stdout
+    assert second.exit_code == 0 and settings.read_bytes() == written
+    assert f"unchanged {directory}/{name} (the hooks are already there)" in second.stdout  # bgc serve's too
     assert second.stdout.count(f"unchanged {directory}/bgc/") == 4
 
 
 def test_a_fresh_project_and_an_edited_policy(tmp_path: Path) -> None:
     project = tmp_path / "p"
     project.mkdir()
-    assert init(project).returncode == 0
+    assert init(project).exit_code == 0
     assert not (project / ".claude" / "settings.json.bak").exists()  # nothing was there to keep
     policy = project / ".claude" / "bgc" / "policy.bgp"
     policy.write_text(policy.read_text() + "allow fs:write:/lib/** because \"mine\"\n")
     again = init(project)
-    assert again.returncode == 0 and "kept .claude/bgc/policy.bgp" in again.stdout
+    assert again.exit_code == 0 and "kept .claude/bgc/policy.bgp" in again.stdout
     assert "mine" in policy.read_text()
 
 
@@ -84,7 +83,7 @@ def test_agents_side_by_side(tmp_path: Path) -> None:
     project.mkdir()
     for agent in AGENTS:
         done = init(project, agent)
-        assert done.returncode == 0, done.stderr
+        assert done.exit_code == 0, done.stderr
     for agent, (directory, name, event, _, _) in AGENTS.items():
         assert [h["hooks"][0]["command"].split(" hook ")[1].split()[0] for h in json.loads((project / directory / name).read_text())["hooks"][event]] == [agent]
 
@@ -106,7 +105,7 @@ def test_refuses_settings_it_cannot_merge_and_writes_nothing(tmp_path: Path, tex
     settings = project / ".claude" / "settings.json"
     settings.write_text(text)
     done = init(project)
-    assert done.returncode == 2 and where in done.stderr, done.stderr
+    assert done.exit_code == 2 and where in done.stderr, done.stderr
     assert settings.read_text() == text
     assert sorted(os.listdir(project / ".claude")) == ["settings.json"]  # no policy, no backup
 
@@ -117,5 +116,29 @@ def test_refuses_gemini_settings_whose_before_tool_is_not_a_list(tmp_path: Path)
     settings = project / ".gemini" / "settings.json"
     settings.write_text('{"hooks": {"BeforeTool": {"matcher": "*"}}}\n')
     done = init(project, "gemini-cli")
-    assert done.returncode == 2 and "settings.json:1:26" in done.stderr, done.stderr
+    assert done.exit_code == 2 and "settings.json:1:26" in done.stderr, done.stderr
     assert sorted(os.listdir(project / ".gemini")) == ["settings.json"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "settings", "project", "events"),
+    [("claude-code", ".claude/settings.json", '"$CLAUDE_PROJECT_DIR"', ("SessionStart", "SessionEnd")),
+     ("gemini-cli", ".gemini/settings.json", "$GEMINI_PROJECT_DIR", ("SessionStart", "SessionEnd")),
+     ("codex", ".codex/hooks.json", None, ("SessionStart",))],
+)  # fmt: skip
+def test_session_hooks_start_and_stop_the_decision_server(
+    tmp_path: Path, agent: str, settings: str, project: str | None, events: tuple[str, ...]
+) -> None:
+    """SessionStart starts `bgc serve` in the background, quietly (a SessionStart hook's stdout
+    becomes the session's context, or must be JSON), SessionEnd stops it where the agent has
+    one (Codex has none: its server exits when idle); both name the project as the hook does."""
+    root = tmp_path / "p"
+    root.mkdir()
+    assert init(root, agent).exit_code == 0
+    hooks = json.loads((root / settings).read_text())["hooks"]
+    where = project or shlex.quote(str(root.resolve()))
+    assert [event for event in ("SessionStart", "SessionEnd") if event in hooks] == list(events)
+    for event, option in zip(events, ("--detach", "--stop")):
+        assert "matcher" not in hooks[event][0]  # every source: startup, resume, clear, compact
+        command = hooks[event][0]["hooks"][0]["command"]
+        assert command.endswith(f" serve {option} --quiet --dir {where}"), command

@@ -20,6 +20,7 @@ from bgc.kernel.authorize import Kernel
 from bgc.kernel.messages import read_message
 from bgc.store.sqlite import SqliteStore
 from tests.kernel_support import ISSUER, KERNEL, NOW, make_token, request
+from tests.samples import examples
 
 TOKEN = make_token(nonce=True)
 B64 = string.ascii_letters + string.digits + "-_"
@@ -53,7 +54,7 @@ def kernel(tmp_path_factory):  # type: ignore[no-untyped-def]
     store.close()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mutation=_mutations())
 def test_a_mutated_request_is_never_allowed(kernel: Kernel, mutation: tuple) -> None:
     message = request(TOKEN, params={"path": "/src/parse.py"})

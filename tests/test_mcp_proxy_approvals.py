@@ -22,6 +22,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from bgc.mcp_proxy import Approvals, ToolVerdict
+from bgc.store import StoreError, open_store, store_exists
 from tests.samples import bgc
 from tests.test_mcp_proxy_transport import Session, call
 
@@ -62,9 +63,9 @@ def held_call(tmp_path: Path, answer: str | None, wait: float) -> tuple[Any, lis
     )
 
     def person() -> None:
-        for _ in range(600):
-            listed = cli("pending", "--store", store, "-p", str(policy), "--format", "json", cwd=tmp_path)
-            if listed.stdout.strip():
+        for _ in range(1200):
+            if waiting(store):  # then alice looks, as she would, with `bgc pending`
+                listed = cli("pending", "--store", store, "-p", str(policy), "--format", "json", cwd=tmp_path)
                 request = json.loads(listed.stdout.splitlines()[0])["id"]
                 done = cli(
                     answer,
@@ -79,7 +80,7 @@ def held_call(tmp_path: Path, answer: str | None, wait: float) -> tuple[Any, lis
                 )  # type: ignore[arg-type]
                 assert done.returncode == 0, done.stderr
                 return
-            time.sleep(0.1)
+            time.sleep(0.05)
 
     async def main() -> Any:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
@@ -92,9 +93,27 @@ def held_call(tmp_path: Path, answer: str | None, wait: float) -> tuple[Any, lis
     result = anyio.run(main)
     if answering:
         answering.join()
-    shown = cli("log", "show", "--store", store, "--format", "json", cwd=tmp_path)
+    shown = bgc("log", "show", "--store", store, "--format", "json")
     entries = [json.loads(line) for line in shown.stdout.splitlines()]
     return result, [json.loads(line) for line in record.read_text().splitlines()], entries
+
+
+def waiting(store: str) -> bool:
+    """Whether the proxy has recorded a permission request yet: read from the store itself, since
+    asking `bgc pending` in a new process every tenth of a second cost more than the rest of the
+    test."""
+    if not store_exists(store):
+        return False
+    try:
+        opened = open_store(store, create=False)
+    except StoreError:  # the proxy is still creating it
+        return False
+    try:
+        return bool(opened.requests(0))
+    except StoreError:
+        return False
+    finally:
+        opened.close()
 
 
 def text(result: Any) -> str:
@@ -152,7 +171,7 @@ def elicited_call(
             return await client.call_tool("write_file", {"path": "/src/release/v1", "content": "v1"})
 
     result = anyio.run(main)
-    shown_log = cli("log", "show", "--store", store, "--format", "json", cwd=tmp_path)
+    shown_log = bgc("log", "show", "--store", store, "--format", "json")
     entries = [json.loads(line) for line in shown_log.stdout.splitlines()]
     return result, [json.loads(line) for line in record.read_text().splitlines()], entries, shown
 

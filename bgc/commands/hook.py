@@ -27,9 +27,14 @@ import json
 import os
 import sys
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bgc.errors import ExitCode, UsageError
+from bgc.hooks.client import DEFAULT_TIMEOUT, MAX_INPUT
+
+if TYPE_CHECKING:
+    from bgc.calls import CompiledPolicy
+    from bgc.store import Store
 
 ADAPTERS = {"claude-code": "bgc.hooks.claude_code", "gemini-cli": "bgc.hooks.gemini_cli", "codex": "bgc.hooks.codex"}
 """Each agent's adapter module (imported only when its hook runs), holding its ``ADAPTER``."""
@@ -38,16 +43,25 @@ ASKS = ("agent", "bgc")
 NO_STORE = "none"
 DEFAULT_STORE = ".bgc/kernel.db"
 """Relative to the project directory (the starter policy denies the agent writes there)."""
-DEFAULT_TIMEOUT = 20.0
-"""Seconds; ``bgc init claude-code`` gives Claude Code's hook a longer timeout (30 s). A warm
-decision takes a fraction of a second; the first one for an edited policy compiles it."""
-
-MAX_INPUT = 32 * 1024 * 1024
-"""Bytes of hook input read at most (a Write of a large file carries its content)."""
+# DEFAULT_TIMEOUT and MAX_INPUT live in bgc.hooks.client, which the hook runs before importing
+# anything: seconds before a call is blocked (``bgc init`` gives the agent's hook 30 s), and the
+# bytes of hook input read at most.
 
 
 class HookTimeout(Exception):
     """bgc's own deadline passed before a decision."""
+
+
+class Warm(Protocol):
+    """What a decision server (:mod:`bgc.commands.serve`) keeps between hook runs: open stores
+    and compiled policies, each revalidated on every use. Without one the hook opens and closes
+    its store and reads the compiled policy from the on-disk cache."""
+
+    def open_store(self, location: str) -> Store: ...
+
+    def release_store(self, store: Store, failed: bool) -> None: ...
+
+    def compiled_policy(self, path: str, mode: str | None) -> CompiledPolicy: ...
 
 
 def run(
@@ -60,9 +74,14 @@ def run(
     timeout: str | float = DEFAULT_TIMEOUT,
     store: str | None = None,
     asks: str = "agent",
+    warm: Warm | None = None,
+    started: float | None = None,
 ) -> ExitCode:
     """Read one hook input from stdin and write Claude Code's answer; exit 0 with an answer,
-    2 when the call is blocked because something failed (the reason on stderr)."""
+    2 when the call is blocked because something failed (the reason on stderr).
+
+    ``warm``: a decision server's stores and policies; ``started``: the ``time.monotonic()``
+    the deadline counts from (the hook's start, when its client tried a server first)."""
     if extra:
         raise UsageError(f"unexpected argument {extra[0]!r}: the hook reads the call on stdin")
     if agent not in ADAPTERS:
@@ -75,8 +94,8 @@ def run(
         raise UsageError("give -p POLICY or --plan PLAN, not both")
     seconds = _seconds(timeout)
     try:
-        with _deadline(seconds):
-            output = _decide(agent, sys.stdin.buffer.read(MAX_INPUT + 1), policy, plan, mode, unknown, store, asks)
+        with _deadline(seconds, started):
+            output = _decide(agent, sys.stdin.buffer.read(MAX_INPUT + 1), policy, plan, mode, unknown, store, asks, warm)
     except HookTimeout:
         return _block(f"no decision within {seconds:g} s: the call is blocked")
     except Exception as error:  # noqa: BLE001 - the hook's edge: every failure blocks the call
@@ -89,7 +108,7 @@ def run(
 
 def _decide(
     agent: str, data: bytes, policy: str | None, plan: str | None, mode: str | None, unknown: str, store: str | None,
-    asks: str,
+    asks: str, warm: Warm | None,
 ) -> dict[str, Any] | None:
     import importlib
 
@@ -110,9 +129,12 @@ def _decide(
     if location != NO_STORE:
         from bgc.store import open_store
 
-        opened = open_store(location)
+        # durable: the ledger entry is on disk before the answer lets a call run, whether or not
+        # a decision server holds the file open too (then no close checkpoints it)
+        opened = open_store(location, durable=True) if warm is None else warm.open_store(location)
+    failed = True
     try:
-        decider, policy_id, trusted = _decider(project, policy, plan, mode, workspace, opened, use.session)
+        decider, policy_id, trusted = _decider(project, policy, plan, mode, workspace, opened, use.session, warm)
         if use.shell:
             decision = decider.decide_shell(use.params.get("command"), workspace.cwd)
         else:
@@ -123,8 +145,11 @@ def _decide(
 
         context = Context("hook", decider.plan_id, policy_id, None, use.session)
         enforced = Enforcer(opened, trusted, context).enforce(decision, use.params)
+        failed = False
     finally:
-        if opened is not None:
+        if opened is not None and warm is not None:
+            warm.release_store(opened, failed)
+        elif opened is not None:
             opened.close()
     if not decision.declared:
         return adapter.answer(use.event, enforced.effect, f"{use.tool_name}: {enforced.reason}")
@@ -135,7 +160,8 @@ def _decide(
 
 
 def _decider(
-    project: str, policy: str | None, plan: str | None, mode: str | None, workspace: Any, store: Any, session: str | None
+    project: str, policy: str | None, plan: str | None, mode: str | None, workspace: Any, store: Any, session: str | None,
+    warm: Warm | None,
 ) -> tuple[Any, str | None, dict[str, Any]]:
     """The call decider, the policy's id (None for plans) and the approvers it trusts. The mode
     is the session's mode a trusted person chose (``bgc mode set``) when there is one, else
@@ -155,7 +181,8 @@ def _decider(
                 f"no policy: pass -p POLICY, or name one as `policy` in bgc.toml or [tool.bgc] of {project}"
             )
         policy, mode = str(config.policy), mode if mode is not None else config.mode
-    compiled = compiled_policy(policy, mode)
+    compile_policy = compiled_policy if warm is None else warm.compiled_policy
+    compiled = compile_policy(policy, mode)
     if not compiled.trust:  # no trust lines (the starter policy): nobody's key to parse, no mode anyone chose
         return CallDecider.reuse(compiled.decider, workspace), compiled.policy_id, {}
     from bgc.approvals import trusted_approvers
@@ -167,7 +194,7 @@ def _decider(
         decisions = [found for found in map(decode_mode, store.modes(session)) if found is not None]
         chosen = effective_mode(session, decisions, trusted, compiled.modes)
         if chosen is not None and chosen.mode != mode:
-            compiled = compiled_policy(policy, chosen.mode)
+            compiled = compile_policy(policy, chosen.mode)
     return CallDecider.reuse(compiled.decider, workspace), compiled.policy_id, trusted
 
 
@@ -199,10 +226,15 @@ def _seconds(timeout: str | float) -> float:
 
 
 class _deadline:
-    """Raise :class:`HookTimeout` in this (main) thread after ``seconds`` (SIGALRM)."""
+    """Raise :class:`HookTimeout` in this (main) thread ``seconds`` after ``started`` (a
+    ``time.monotonic()``; now when None), by SIGALRM; at once when that time has passed."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self, seconds: float, started: float | None = None) -> None:
+        if started is not None:
+            import time
+
+            seconds -= time.monotonic() - started
+        self.seconds = max(seconds, 1e-6)
 
     def __enter__(self) -> None:
         import signal

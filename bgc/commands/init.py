@@ -49,18 +49,26 @@ class AgentSetup(NamedTuple):
     """The hook's timeout, in the agent's unit."""
     project: str | None
     """How the hook command names the project directory (None: this project's absolute path)."""
+    lifecycle: tuple[tuple[str, str], ...] = ()
+    """``(event, bgc serve option)``: the session events that start and stop the project's
+    decision server (``bgc serve``), where the agent has them."""
 
 
 AGENTS = {
     # Claude Code: CLAUDE_PROJECT_DIR in the hook's environment, timeout in seconds.
-    "claude-code": AgentSetup(".claude", "settings.json", "PreToolUse", "claude-code.bgp", HOOK_TIMEOUT, '"$CLAUDE_PROJECT_DIR"'),
+    # SessionStart starts the decision server (its stdout would become context: --quiet), SessionEnd stops it.
+    "claude-code": AgentSetup(".claude", "settings.json", "PreToolUse", "claude-code.bgp", HOOK_TIMEOUT, '"$CLAUDE_PROJECT_DIR"',
+                              (("SessionStart", "--detach"), ("SessionEnd", "--stop"))),
     # Gemini CLI writes $GEMINI_PROJECT_DIR into the command itself, already shell-quoted (so it must
     # stand unquoted here: in double quotes its quotes would be literal), and also sets it in the
-    # environment; timeout in milliseconds.
-    "gemini-cli": AgentSetup(".gemini", "settings.json", "BeforeTool", "gemini-cli.bgp", HOOK_TIMEOUT * 1000, "$GEMINI_PROJECT_DIR"),
+    # environment; timeout in milliseconds. SessionStart and SessionEnd as Claude Code's (its hooks
+    # must print nothing but JSON: --quiet).
+    "gemini-cli": AgentSetup(".gemini", "settings.json", "BeforeTool", "gemini-cli.bgp", HOOK_TIMEOUT * 1000, "$GEMINI_PROJECT_DIR",
+                             (("SessionStart", "--detach"), ("SessionEnd", "--stop"))),
     # Codex names no project directory to its hooks (they run in the session's working directory):
-    # the command names this project by its absolute path; timeout in seconds.
-    "codex": AgentSetup(".codex", "hooks.json", "PreToolUse", "codex.bgp", HOOK_TIMEOUT, None),
+    # the command names this project by its absolute path; timeout in seconds. Codex has a
+    # SessionStart but no SessionEnd: its server exits when idle (bgc serve --idle).
+    "codex": AgentSetup(".codex", "hooks.json", "PreToolUse", "codex.bgp", HOOK_TIMEOUT, None, (("SessionStart", "--detach"),)),
 }
 
 
@@ -74,7 +82,7 @@ def run(agent: str, *, directory: str = ".") -> ExitCode:
         raise UsageError(f"{directory!r} is not a directory")
     setup = AGENTS[agent]
     settings_path = os.path.join(directory, setup.directory, setup.settings)
-    settings, original = _read_settings(settings_path, setup.event)  # before anything is written
+    settings, original = _read_settings(settings_path, (setup.event, *(event for event, _ in setup.lifecycle)))
     for line in _write_policies(directory, setup):
         io.write_line(line)
     io.write_line(_merge_hook(directory, settings_path, settings, original, agent))
@@ -91,12 +99,17 @@ def _warm(directory: str, setup: AgentSetup) -> str:
     return f"checked {os.path.relpath(path, directory)}: it loads, and is compiled for the hook"
 
 
+def _bgc_command() -> str:
+    """This installation's ``bgc``, as a shell word."""
+    beside = os.path.join(os.path.dirname(sys.executable), "bgc")  # this environment's script
+    found = beside if os.access(beside, os.X_OK) else shutil.which("bgc")
+    return shlex.quote(found) if found else f"{shlex.quote(sys.executable)} -m bgc"
+
+
 def hook_command(agent: str, directory: str = ".") -> str:
     """The command the agent runs: this installation's ``bgc``, the policy under the project."""
     setup = AGENTS[agent]
-    beside = os.path.join(os.path.dirname(sys.executable), "bgc")  # this environment's script
-    found = beside if os.access(beside, os.X_OK) else shutil.which("bgc")
-    bgc = shlex.quote(found) if found else f"{shlex.quote(sys.executable)} -m bgc"
+    bgc = _bgc_command()
     policy = f"{setup.directory}/bgc/policy.bgp"
     if setup.project is None:
         where = shlex.quote(os.path.join(os.path.realpath(directory), policy))
@@ -105,6 +118,13 @@ def hook_command(agent: str, directory: str = ".") -> str:
     else:
         where = f"{setup.project}/{policy}"
     return f"{bgc} hook {agent} -p {where}"
+
+
+def serve_command(agent: str, option: str, directory: str = ".") -> str:
+    """The command that starts (``--detach``) or stops (``--stop``) the project's decision server."""
+    setup = AGENTS[agent]
+    where = shlex.quote(os.path.realpath(directory)) if setup.project is None else setup.project
+    return f"{_bgc_command()} serve {option} --quiet --dir {where}"
 
 
 def _starter(setup: AgentSetup) -> bytes:
@@ -136,7 +156,7 @@ def _write_policies(directory: str, setup: AgentSetup) -> list[str]:
     return lines
 
 
-def _read_settings(path: str, event: str) -> tuple[dict[str, Any], bytes | None]:
+def _read_settings(path: str, events: tuple[str, ...]) -> tuple[dict[str, Any], bytes | None]:
     """The settings as data (empty when there is no file) and the file's bytes; a file that is
     not a JSON object with the expected shape is refused, located."""
     if not os.path.exists(path):
@@ -151,12 +171,13 @@ def _read_settings(path: str, event: str) -> tuple[dict[str, Any], bytes | None]
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise document.error_at(("hooks",), "expected an object of hook events")
-    entries = hooks.get(event, [])
-    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
-        raise document.error_at(("hooks", event), "expected a list of matcher objects")
-    for index, entry in enumerate(entries):
-        if not isinstance(entry.get("hooks", []), list):
-            raise document.error_at(("hooks", event, index, "hooks"), "expected a list of hooks")
+    for event in events:
+        entries = hooks.get(event, [])
+        if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+            raise document.error_at(("hooks", event), "expected a list of matcher objects")
+        for index, entry in enumerate(entries):
+            if not isinstance(entry.get("hooks", []), list):
+                raise document.error_at(("hooks", event, index, "hooks"), "expected a list of hooks")
     return data, original
 
 
@@ -167,15 +188,20 @@ def _merge_hook(directory: str, path: str, settings: dict[str, Any], original: b
 
     setup = AGENTS[agent]
     shown = os.path.join(setup.directory, setup.settings)
-    command = hook_command(agent, directory)
-    entries = settings.setdefault("hooks", {}).setdefault(setup.event, [])
-    for entry in entries:
-        for hook in entry.get("hooks", []):
-            if isinstance(hook, dict) and hook.get("command") == command:
-                return f"unchanged {shown} (the hook is already there)"
-    entries.append({"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": setup.timeout}]})
+    wanted = [(setup.event, {"matcher": "*"}, hook_command(agent, directory), setup.timeout)]
+    wanted += [(event, {}, serve_command(agent, option, directory), setup.timeout) for event, option in setup.lifecycle]
+    added = []
+    for event, matcher, command, timeout in wanted:
+        entries = settings.setdefault("hooks", {}).setdefault(event, [])
+        present = any(isinstance(hook, dict) and hook.get("command") == command for entry in entries for hook in entry.get("hooks", []))
+        if not present:
+            entries.append({**matcher, "hooks": [{"type": "command", "command": command, "timeout": timeout}]})
+            added.append(event)
+    if not added:
+        return f"unchanged {shown} (the hook{'s are' if len(wanted) > 1 else ' is'} already there)"
     if original is not None:
         write_atomic(path + ".bak", original)
     write_atomic(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     saved = f" (the previous file is {shown}.bak)" if original is not None else ""
-    return f"added the {setup.event} hook to {shown}{saved}"
+    events = " and ".join(", ".join(added).rsplit(", ", 1))
+    return f"added the {events} hook{'s' if len(added) > 1 else ''} to {shown}{saved}"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bgc.hooks.client import PROJECT_ENV
 from bgc.hooks.protocol import Adapter, Effect, ToolUse, prefixed, read_call, split_mcp_name, with_default_path
 from bgc.policy.templates import LOCAL_SERVER
 
@@ -71,4 +72,4 @@ def permission_request_answer(effect: Effect, reason: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
-ADAPTER = Adapter("claude-code", ("CLAUDE_PROJECT_DIR",), tool_use, answer)
+ADAPTER = Adapter("claude-code", PROJECT_ENV["claude-code"], tool_use, answer)

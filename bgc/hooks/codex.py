@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from bgc.hooks.claude_code import permission_request_answer
+from bgc.hooks.client import PROJECT_ENV
 from bgc.hooks.protocol import Adapter, Effect, HookInputError, ToolUse, prefixed, read_call, split_mcp_name
 from bgc.policy.templates import LOCAL_SERVER
 
@@ -95,4 +96,4 @@ def answer(event: str, effect: Effect, reason: str) -> dict[str, Any] | None:
     }
 
 
-ADAPTER = Adapter("codex", (), tool_use, answer)
+ADAPTER = Adapter("codex", PROJECT_ENV["codex"], tool_use, answer)

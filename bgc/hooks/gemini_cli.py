@@ -32,6 +32,7 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
+from bgc.hooks.client import PROJECT_ENV
 from bgc.hooks.protocol import (
     Adapter,
     Effect,
@@ -97,4 +98,4 @@ def answer(event: str, effect: Effect, reason: str) -> dict[str, Any]:
     return {"decision": effect, "reason": reason}
 
 
-ADAPTER = Adapter("gemini-cli", ("GEMINI_PROJECT_DIR",), tool_use, answer)
+ADAPTER = Adapter("gemini-cli", PROJECT_ENV["gemini-cli"], tool_use, answer)

@@ -21,11 +21,12 @@ def store_exists(location: str) -> bool:
     return location.startswith(_URLS) or os.path.isfile(location)
 
 
-def open_store(location: str, *, create: bool = True) -> Store:
+def open_store(location: str, *, create: bool = True, durable: bool = False) -> Store:
     """The store at ``location``: a ``postgresql://`` (or ``postgres://``) URL for a fleet of
     enforcers sharing one database, else a SQLite file (its directory created when missing).
     ``create=False`` (commands that only read or answer what is there) refuses a SQLite file
-    that does not exist instead of making one."""
+    that does not exist instead of making one. ``durable``: a SQLite store's every commit is on
+    disk before it returns (:class:`~bgc.store.sqlite.SqliteStore`; PostgreSQL's always is)."""
     if location.startswith(_URLS):
         from bgc.store.postgresql import PostgresStore
 
@@ -42,4 +43,4 @@ def open_store(location: str, *, create: bool = True) -> Store:
             os.makedirs(directory, exist_ok=True)
         except OSError as error:
             raise StoreError(f"cannot create the store's directory {directory}: {error.strerror or error}") from None
-    return SqliteStore(location)
+    return SqliteStore(location, durable=durable)

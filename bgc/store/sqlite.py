@@ -29,7 +29,13 @@ class SqliteStore(SqlStore):
 
     _errors = (sqlite3.Error,)
 
-    def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+    def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, durable: bool = False) -> None:
+        """``durable``: every commit is on disk before it returns (``synchronous = FULL``: one
+        fsync of the write-ahead log per commit). Otherwise (``NORMAL``) a commit survives a
+        crash of the process but may be lost with the machine until the log is checkpointed —
+        which the last connection to close does, so a one-shot process that is the only user of
+        the file is durable when it exits, but not one that shares the file with a long-lived
+        connection (a decision server's), nor a long-lived connection itself."""
         try:
             # one thread uses a connection at a time, but the one that closes it may be another
             # (the MCP proxy closes its threads' stores when it exits)
@@ -38,7 +44,7 @@ class SqliteStore(SqlStore):
             )
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
             if self._db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 self._write(self._create_versioned)  # a new file (or an older layout): one write, once
         except sqlite3.Error as error:

@@ -1,0 +1,100 @@
+"""Run the hook tables with and without a project's decision server (`bgc serve`).
+
+:func:`serving` gives a test process its own private runtime directory (``XDG_RUNTIME_DIR``,
+which every hook subprocess inherits, so no other test's or person's server is ever reached)
+and, for ``"server"``, starts `bgc serve` for the project there, as `bgc init claude-code`'s
+SessionStart hook does, and stops it afterwards. A table run with a server also checks that the
+server served the calls, so a client that silently fell back could not pass for a server's answer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+SERVING = ["in-process", "server"]
+START_SECONDS = 120  # a loaded machine imports slowly
+
+
+def status(project: str) -> dict[str, Any] | None:
+    from bgc.commands.serve import control
+
+    return control(project, "status")
+
+
+class Server:
+    """A `bgc serve` process for one project, in the foreground of a subprocess."""
+
+    def __init__(self, project: str, env: dict[str, str]) -> None:
+        self.project = project
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bgc", "serve", "--dir", project, "--idle", "600"], env=env, cwd="/",
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        deadline = time.monotonic() + START_SECONDS
+        while status(project) is None:
+            assert self.process.poll() is None, self.process.stderr.read()  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        from bgc.commands.serve import control
+
+        if self.process.poll() is None:
+            control(self.project, "stop")
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process.stderr.close()  # type: ignore[union-attr]
+
+
+def served(server: Server | None) -> int:
+    """How many hook calls ``server`` answered so far (0 for no server)."""
+    if server is None:
+        return 0
+    found = status(server.project)
+    assert found is not None, "the server is gone"
+    return int(found["served"])
+
+
+@contextmanager
+def private_runtime() -> Iterator[str]:
+    """A fresh ``XDG_RUNTIME_DIR`` for this process and its children (short: a socket's path has
+    at most 107 bytes)."""
+    runtime = tempfile.mkdtemp(prefix="bgc-rt-", dir="/tmp")
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("XDG_RUNTIME_DIR", runtime)
+            yield runtime
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+@contextmanager
+def server_for(mode: str, project: str, cache: str) -> Iterator[Server | None]:
+    """No server (``"in-process"``) or a running one (``"server"``) for ``project``, in the
+    current private runtime directory."""
+    server = Server(project, {**os.environ, "BGC_CACHE_DIR": cache}) if mode == "server" else None
+    try:
+        yield server
+    finally:
+        if server is not None:
+            server.stop()
+
+
+@contextmanager
+def serving(mode: str, project: str, cache: str) -> Iterator[Server | None]:
+    """:func:`server_for` in a private runtime directory of its own."""
+    with private_runtime(), server_for(mode, project, cache) as server:
+        yield server
