@@ -81,8 +81,8 @@ class Directory:
         self.others = others
         """The pattern sets of this directory and of those above it (each must see the value)."""
         self.outcomes: list = [None, None, None]
-        """The index's user remembers an answer per :class:`WarmPath` place here (1: no ``/``
-        follows, 2: one does), where the lanes depend on nothing else."""
+        """The index's user keeps its answer per place here (1: no ``/`` follows the directory in
+        the value, 2: one does) where the lanes depend on nothing else (no pattern set)."""
 
 
 #: Deepest nesting of groups in a directory trie regex: Python's regex compiler recurses per
@@ -120,10 +120,14 @@ class LaneIndex:
                 node = node[3].setdefault(segment, [0, 0, None, {}])
             node[:3] = below, last, _Others(*others[directory]) if directory in others else None
         self.directories = _directories(self._root)
-        """Every directory of the tree by its text, for :class:`WarmPath`."""
+        """Every directory of the tree by its text."""
+        self._top = self.directories[""]
+        self._by_head = {text[:-1]: directory for text, directory in self.directories.items() if text}
+        """Every directory but the top one by its text without its last ``/``: what ``rpartition`` leaves."""
+        self._longest = max(map(len, self.directories))
 
     def located_hits(self, directory: Directory, place: int, value: str) -> int:
-        """The lane mask of ``value``, which :class:`WarmPath` found at ``place`` under ``directory``."""
+        """The lane mask of ``value``, whose deepest directory is ``directory`` at ``place``."""
         hits = self.literals.get(value, 0) | directory.below
         if place == 1:
             hits |= directory.last
@@ -131,29 +135,32 @@ class LaneIndex:
             hits |= others.hits(value)
         return hits
 
-    def hits(self, value: str) -> int:
-        """The lane mask of ``value`` (a canonical value of the index's resource).
+    def locate(self, value: str) -> tuple[Directory, int]:
+        """The deepest directory of ``value`` (the longest of its ``/``-prefixes that is a
+        directory, ``""`` when none is) and its place: 1 when no ``/`` follows it, 2 when one does.
 
-        The value's segments walk the tree from the root (directory ``""``); the node reached
-        after ``n`` segments is the directory of the value's first ``n`` segments and their
-        ``/``s, and its ``D*`` patterns apply when no ``/`` follows.
+        Found by dict probes, no automaton, from the deepest ``/`` a directory could end at up
+        towards the root. Directories are prefix-closed along ``/`` (every directory's parent is
+        one), so this is the directory the segment walk from the root reaches. Only the first
+        probe reads the whole value; every later one a prefix no longer than the plan's longest
+        directory: the work is bounded by the value's length plus the plan, whatever the value.
+        (``rpartition`` rather than ``rfind``: it takes its argument without parsing a format,
+        which is most of what a probe costs.)
         """
-        hits = self.literals.get(value, 0)
-        segments = value.split("/")
-        slashes = len(segments) - 1
-        below, last_segment, others, children = self._root
-        depth = 0
+        head, place = value, 1
         while True:
-            hits |= below
-            if others is not None:
-                hits |= others.hits(value)
-            if depth == slashes:
-                return hits | last_segment
-            node = children.get(segments[depth])
-            if node is None:
-                return hits
-            below, last_segment, others, children = node
-            depth += 1
+            head, slash, _ = head.rpartition("/")
+            if not slash:
+                return self._top, place
+            directory = self._by_head.get(head)
+            if directory is not None:
+                return directory, place
+            if place == 1:  # not the value's own directory: a shorter one, within the longest
+                head, place = head[: self._longest], 2
+
+    def hits(self, value: str) -> int:
+        """The lane mask of ``value`` (a canonical value of the index's resource)."""
+        return self.located_hits(*self.locate(value), value)
 
 
 _BELOW, _LAST_SEGMENT = 0, 1
@@ -179,26 +186,31 @@ class WarmPath:
     that the value is already canonical and finds its deepest directory in one call.
 
     ``match(atom)`` is None when the atom must take the full path (an unknown resource/action, a
-    value not plainly canonical); else ``places[match.lastindex]`` is ``(directories, group,
-    slot, payload)``: ``directories[match.group(group)]`` is the value's deepest directory, the
-    value starts at ``match.start(group)``, its place is ``match.lastindex - group + 1`` (1 when
-    no ``/`` follows the directory, 2 when one does), and ``slot`` is that place, or 0 when the
-    index has literal patterns (a value may be one: what its directory says is not all there is).
+    value not plainly canonical); else ``places[match.lastindex]`` is ``(outcomes, group,
+    payload)``: the value's deepest directory is ``match[group]``, the value starts at
+    ``match.start(group)``, and its place is ``match.lastindex - group + 1`` (1 when no ``/``
+    follows the directory, 2 when one does); ``outcomes`` maps the directory to what it holds at
+    that place (:attr:`Directory.outcomes`) where that is all there is to know — not when the
+    directory has pattern sets, and never when the index has literal patterns (a value may be one).
     An index whose trie nests too deeply is left out (its atoms take the full path).
     """
 
     def __init__(self, indices: Sequence[tuple[str, str, LaneIndex, Any]]) -> None:
         alternatives: list[str] = []
-        places: list[tuple[dict[str, Directory], int, int, Any] | None] = [None]
+        places: list[tuple[dict[str, Any], int, Any] | None] = [None]
         for resource, action, index, payload in indices:
             ways = _alternatives(resource, index.directories)
             if not ways:
                 continue
             # names hold no ':', so no key's 'resource:action:' starts another's: one key at most applies
             alternatives.append(f"{re.escape(resource)}:{re.escape(action)}:(?:{'|'.join(ways)})")
+            by_place = [
+                {} if index.literals else {text: d.outcomes[place] for text, d in index.directories.items() if d.outcomes[place] is not None}
+                for place in (1, 2)
+            ]  # fmt: skip
             for _ in ways:
                 group = len(places)
-                places += [(index.directories, group, 0 if index.literals else place, payload) for place in (1, 2)]
+                places += [(outcomes, group, payload) for outcomes in by_place]
         self.places = places
         self.match: Callable[[str], re.Match[str] | None] = _NEVER
         if alternatives:

@@ -80,7 +80,11 @@ class _PartIndex:
     outcome is worked out once per lane mask and remembered.
     """
 
-    def __init__(self, granted: Sequence[Part], asked: Sequence[Part], denied: Sequence[Part], fold_case: bool) -> None:
+    def __init__(
+        self, granted: Sequence[Part], asked: Sequence[Part], denied: Sequence[Part], fold_case: bool, plain: Callable[[str], object] | None
+    ) -> None:
+        self.plain = plain or _NEVER_PLAIN
+        """The test a raw value passes when it is its own canonical form (:func:`bgc.values.plain_form`)."""
         lanes: dict[tuple[str, bool], int] = {}
         patterns: list[glob.Pattern] = []
 
@@ -102,22 +106,33 @@ class _PartIndex:
         self._index = LaneIndex(patterns)
         self.directories, self.literals = self._index.directories, self._index.literals
         self._outcomes: dict[int, Outcome] = {}
+        # every outcome that depends only on where a value is (its deepest directory and place),
+        # worked out now, so that no decision of a value no literal or pattern set sees computes one
+        eager: dict[int, Outcome] = {}
+        for directory in self.directories.values():
+            if not directory.others:
+                for place, hits in ((1, directory.below | directory.last), (2, directory.below)):
+                    known = eager.get(hits)
+                    if known is None:
+                        known = eager[hits] = self._outcome(hits)
+                    directory.outcomes[place] = known
 
-    def located(self, directory: Directory, place: int, raw: str) -> Outcome:
-        """The outcome of a raw value :class:`~bgc._gate_index.WarmPath` found canonical, at
-        ``place`` under ``directory``: remembered per directory and place where nothing else
-        decides the lanes (no literal pattern is the value, no pattern set sees it)."""
-        literal = raw in self._index.literals
-        if not literal and directory.outcomes[place] is not None:
-            return directory.outcomes[place]  # type: ignore[no-any-return]
-        known = self._outcome_of(self._index.located_hits(directory, place, raw))
-        if not literal and not directory.others:
-            directory.outcomes[place] = known
-        return known
+    def located(self, directory: Directory, place: int, value: str) -> Outcome:
+        """The outcome of a canonical ``value`` whose deepest directory is ``directory``, at
+        ``place``: the directory's own where nothing else decides the lanes (no literal pattern is
+        the value, no pattern set sees it)."""
+        known = directory.outcomes[place]
+        if known is None or value in self.literals:
+            return self._outcome_of(self._index.located_hits(directory, place, value))
+        return known  # type: ignore[no-any-return]
 
     def outcome(self, value: str) -> Outcome:
         """What the parts say about a canonical value: allow, ask (and the approvals), deny (and why)."""
-        return self._outcome_of(self._index.hits(value))
+        directory, place = self._index.locate(value)
+        known = directory.outcomes[place]  # located(), inline: this is every cold decision's path
+        if known is None or value in self.literals:
+            return self._outcome_of(self._index.located_hits(directory, place, value))
+        return known  # type: ignore[no-any-return]
 
     def _outcome_of(self, hits: int) -> Outcome:
         known = self._outcomes.get(hits)
@@ -171,26 +186,21 @@ class Gate:
         self._fold_case = fold_case
         for (resource, action), kinds in by_key.items():
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
-                self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs")
+                plain = values.plain_form(resource, case_insensitive=fold_case)
+                self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs", plain)
         self._warm_places: list[Any] = [None]
         self._warm: Callable[[str], re.Match[str] | None] | None = None  # built after WARM_AFTER decisions
         self._cold_decisions = 0
         self._root = os.path.realpath(root) if root is not None else None
-        self._warm_match = self._warming if self._root is None else _NO_MATCH  # links must be resolved: the full path
+        # the warm path (one regex) does not exist yet: every atom takes the full path until this
+        # gate has decided WARM_AFTER of them there, then it is built. A one-shot `bgc gate` or hook
+        # decides a few atoms and never pays for compiling it; a long-lived gate pays once, after it
+        # has shown it is long-lived. With a root it is never used: links must be resolved.
+        self._warm_match: Callable[[str], re.Match[str] | None] | None = None
         self._case_insensitive = fold_case
 
-    def _warming(self, atom: str) -> None:
-        """The warm path before it exists: nothing matches (every atom takes the full path) until
-        this gate has decided :data:`WARM_AFTER` atoms, then the one regex is built. A one-shot
-        ``bgc gate`` or hook decides a few atoms and never pays for compiling it; a long-lived
-        gate pays once, after it has shown it is long-lived."""
-        self._cold_decisions += 1
-        if self._cold_decisions >= WARM_AFTER:
-            self.warm_up()
-        return None
-
     def warm_up(self) -> None:
-        """Build the warm path now (what :meth:`_warming` does after :data:`WARM_AFTER` decisions)."""
+        """Build the warm path now (what a gate does after :data:`WARM_AFTER` decisions)."""
         # a value its resource's plain expression accepts is canonical (not so for fs when names fold)
         warm = WarmPath([
             (resource, action, index._index, index)
@@ -208,28 +218,32 @@ class Gate:
 
         gate = copy.copy(self)
         gate._root = os.path.realpath(root) if root is not None else None
-        warm = gate._warm if gate._warm is not None else gate._warming
-        gate._warm_match = warm if gate._root is None else _NO_MATCH
+        gate._warm_match = gate._warm if gate._root is None else None
         return gate
 
     def decide(self, atom: str) -> GateDecision:
         """Normalise the concrete atom (DESIGN §2), resolve links under the root, then decide."""
-        found = self._warm_match(atom)
-        if found is not None:  # the warm path: one regex call, an outcome remembered per directory and place
-            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
-            directory = directories[found.group(group)]
-            known = directory.outcomes[slot]
-            if known is None:
-                known = index.located(directory, found.lastindex - group + 1, atom[found.start(group) :])  # type: ignore[operator]
-            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
+        warm = self._warm_match
+        found = warm(atom) if warm is not None else None
+        if found is not None:  # the warm path: one regex call, then the outcome of the directory and place
+            outcomes, group, index = self._warm_places[found.lastindex]  # type: ignore[misc]
+            known = outcomes.get(found[group])
+            if known is None:  # a pattern set or a literal may see the value
+                known = index.located(index.directories[found[group]], found.lastindex - group + 1, atom[found.start(group) :])
+            return _decision(GateDecision, (atom, *known))  # type: ignore[arg-type]
         parts = atom.split(":", 2)
         if len(parts) == 3 and self._root is None:  # the hot path: one canonicalisation, one index pass
             resource, action, raw = parts
+            self._cold_decisions += 1
+            if self._cold_decisions == WARM_AFTER:
+                self.warm_up()
             index = self._indices.get(resource, _NO_ACTIONS).get(action)  # known keys are valid names
             if index is not None:
+                if index.plain(raw):
+                    return _decision(GateDecision, (atom, *index.outcome(raw)))  # type: ignore[arg-type]
                 value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
                 if value.__class__ is str:
-                    return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
+                    return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
         if len(parts) != 3:
             return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
         resource, action, raw = parts
@@ -277,18 +291,11 @@ class Gate:
         return normalised
 
     def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
-        """Decide a canonical ``value`` (links already resolved): by the warm path's one regex
-        when the value is plain, else by the lane index's walk."""
-        found = (self._warm or self._warming)(f"{resource}:{action}:{value}")
-        if found is not None:
-            directories, group, slot, index = self._warm_places[found.lastindex]  # type: ignore[misc]
-            directory = directories[found.group(group)]
-            known = directory.outcomes[slot] or index.located(directory, found.lastindex - group + 1, value)  # type: ignore[operator]
-            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
+        """Decide a canonical ``value`` (links already resolved)."""
         index = self._indices.get(resource, _NO_ACTIONS).get(action)
         if index is None:
             return GateDecision(atom, "deny", "not granted by the plan")
-        return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
+        return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
 
     def _terms(self, resource: str, action: str) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
         """The granted parts of a resource/action as terms ``(pattern, excepts)`` of the algebra
@@ -411,7 +418,7 @@ def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], p
 
 
 _NO_ACTIONS: dict[str, _PartIndex] = {}
-_NO_MATCH = re.compile("(?!)").match
+_NEVER_PLAIN = re.compile("(?!)").match
 
 WARM_AFTER = 1024
 """Decisions a gate makes on its full path before it builds its warm path (one regex over the

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,15 @@ def normalise(resource: str, value: str, *, case_insensitive: bool = False) -> s
     return _read(resource, value, case_insensitive)
 
 
+def plain_form(resource: str, *, case_insensitive: bool = False) -> Callable[[str], object] | None:
+    """The test :func:`normalise` starts with for ``resource``: a value it accepts is its own
+    canonical form (None: no value of the resource is taken so). A caller that decides many
+    values asks once and reads the rest only of the values the test refuses."""
+    if case_insensitive and resource == "fs":
+        return None
+    return _ALREADY_CANONICAL.get(resource)
+
+
 def _read(resource: str, value: str, case_insensitive: bool) -> str | Rejection:
     """:func:`normalise` without its shortcut for values already canonical: the full reading."""
     problem = _text_problem(value)
@@ -91,18 +101,21 @@ def _read(resource: str, value: str, case_insensitive: bool) -> str | Rejection:
 _URL_TEXT = r"[A-Za-z0-9\-._~!$&()*+,=:@]"  # no escape, quote, space, ';', '\\', '%', '#', '?', '/' or non-ASCII
 _PLAIN_SEGMENT = r"[\x20-\x2d\x30-\x7e][\x20-\x2e\x30-\x7e]*"  # printable ASCII, no '/', not empty, no leading '.'
 # lower-case http(s)/ws(s), a lower-case ASCII host whose last label starts with a letter (not an
-# address) and no label starts 'xn--', a port of 1-4 digits that is not 80 or 443
+# address) and no label starts 'xn--', a port of 1-4 digits that is not 80 or 443. A label is
+# letters and digits with hyphens only inside; the repeats are possessive (``++``, ``*+``): each
+# stops at a character its piece cannot hold, so giving any back could never match, and Python's
+# engine would otherwise try that label by label, character by character.
 _URL_ORIGIN = (
-    r"(?:https?|wss?)://(?:(?!xn--)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*(?!xn--)[a-z](?:[a-z0-9-]*[a-z0-9])?"
+    r"(?:https?|wss?)://(?:(?!xn--)[a-z0-9]++(?:-++[a-z0-9]++)*+\.)*+(?!xn--)[a-z][a-z0-9]*+(?:-++[a-z0-9]++)*+"
     r"(?::(?!(?:80|443)(?:/|\Z))[1-9][0-9]{0,3})?"
 )
 _NOT_DOTS = r"(?!\.\.?(?:/|\?|\Z))"  # a path segment or query piece that is not '.' or '..'
-_URL_SEGMENT = rf"{_NOT_DOTS}{_URL_TEXT}+"
+_URL_SEGMENT = rf"{_NOT_DOTS}{_URL_TEXT}++"
 
 
 def _url_query(separators: str) -> str:
     """A non-empty query whose pieces are split at ``separators``."""
-    return rf"\?(?=.)(?:{_NOT_DOTS}{_URL_TEXT}*(?:[{separators}]|\Z))*"
+    return rf"\?(?=.)(?:{_NOT_DOTS}{_URL_TEXT}*+(?:[{separators}]|\Z))*+"
 
 
 ALREADY_CANONICAL = {
@@ -111,7 +124,7 @@ ALREADY_CANONICAL = {
     "fs": f"(?:/{_PLAIN_SEGMENT})+",
     # an origin, a path of non-empty segments, an optional non-empty query; no piece of path or
     # query is '.' or '..'
-    "net": rf"{_URL_ORIGIN}(?:/|(?:/{_URL_SEGMENT})+/?)(?:{_url_query('/?')})?",
+    "net": rf"{_URL_ORIGIN}(?:/|(?:/{_URL_SEGMENT})++/?)(?:{_url_query('/?')})?",
 }
 """Per resource, a regular expression for values certainly in their canonical form already, so
 that :func:`normalise` returns them as they are without the full reading (which for a URL means

@@ -61,6 +61,18 @@ def test_lane_index_matches_exactly_what_each_pattern_matches(pattern_texts: lis
         assert index.hits(text) == expected, (text, [p.text for p in compiled])
 
 
+@settings(max_examples=examples(100, thorough=1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(patterns, min_size=1, max_size=12), st.lists(texts, min_size=1, max_size=20))
+def test_a_values_deepest_directory_is_its_longest_prefix_that_is_one(pattern_texts: list[str], text_list: list[str]) -> None:
+    """LaneIndex.locate by dict probes against the definition: the longest of the value's
+    '/'-prefixes (and "") among the directories, at place 1 exactly when no '/' follows it."""
+    index = LaneIndex(_parsed(pattern_texts))
+    for text in text_list:
+        prefixes = ["", *(text[: at + 1] for at, char in enumerate(text) if char == "/")]
+        deepest = max((prefix for prefix in prefixes if prefix in index.directories), key=len)
+        assert index.locate(text) == (index.directories[deepest], 1 if "/" not in text[len(deepest) :] else 2), text
+
+
 def test_lane_index_files_the_common_shapes_without_automata() -> None:
     """The shapes a plan is made of are decided by dict lookups; only the rest needs a pattern set."""
     shaped = ["/p1/src/**", "/p1/src/*", "/p1/src/a.py", "https://h.example.com/*", "**", "*"]
@@ -193,6 +205,25 @@ def test_a_path_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(te
     assert values.normalise("fs", text, case_insensitive=case_insensitive) == values._read("fs", text, case_insensitive)
 
 
+# the URL shortcut as first written, without possessive repeats: the language the rewrite must keep
+_REFERENCE_TEXT = r"[A-Za-z0-9\-._~!$&()*+,=:@]"
+_REFERENCE_NOT_DOTS = r"(?!\.\.?(?:/|\?|\Z))"
+REFERENCE_URL = (
+    r"(?:https?|wss?)://(?:(?!xn--)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*(?!xn--)[a-z](?:[a-z0-9-]*[a-z0-9])?"
+    r"(?::(?!(?:80|443)(?:/|\Z))[1-9][0-9]{0,3})?"
+    rf"(?:/|(?:/{_REFERENCE_NOT_DOTS}{_REFERENCE_TEXT}+)+/?)(?:\?(?=.)(?:{_REFERENCE_NOT_DOTS}{_REFERENCE_TEXT}*(?:[/?]|\Z))*)?"
+)
+
+
+@settings(max_examples=examples(300, thorough=10_000), deadline=None)
+@given(st.one_of(_pieces(URL_PIECES), urls, urls.map(lambda u: u.replace("/", "-", 3)), urls.map(lambda u: u + "-")))
+def test_the_url_shortcut_accepts_exactly_what_its_plain_backtracking_spelling_accepts(text: str) -> None:
+    """Its repeats are possessive for speed; possessive must change nothing it accepts."""
+    import re
+
+    assert bool(values._ALREADY_CANONICAL["net"](text)) == bool(re.fullmatch(REFERENCE_URL, text)), text
+
+
 def test_the_shortcut_takes_the_plain_canonical_values() -> None:
     """Not a test that cannot fail: the shortcut must take the common values, or it buys nothing."""
     plain = ["/p7/src/util4/f1.py", "/a b/c~d-e.py", "https://api7.example.com/f1", "https://h.example.com:8443/a/b/?q=1&r=x",
@@ -282,16 +313,56 @@ def warm_plans(draw: st.DrawFn) -> Plan:
     return Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (request,), (), draw(st.booleans()))
 
 
-@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(warm_plans(), st.lists(st.one_of(st.tuples(st.sampled_from(["fs:write:", "fs:read:"]), st.sampled_from(FS_VALUES)),
-                                        st.tuples(st.just("net:connect:"), st.sampled_from(NET_VALUES))), max_size=30))  # fmt: skip
-def test_the_warm_path_decides_as_the_plan_reads_rule_by_rule(plan: Plan, atoms: list[tuple[str, str]]) -> None:
-    gate = Gate([plan])
-    gate.warm_up()
-    for prefix, value in atoms * 2:  # twice: the second pass reads outcomes remembered per directory
+# fs values at every depth, over the patterns' own words (so they meet literals, directories and
+# pattern sets), with spellings to read first ('//', '.', '..') and ones to refuse
+DEEP_FS_VALUES = st.lists(st.sampled_from(["p1", "p12", "src", "secrets", "a.py", "b", ".env", ".git", "SRC", "", ".", "..", "x y"]),
+                          max_size=7).map(lambda segments: "/" + "/".join(segments))  # fmt: skip
+warm_atoms = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["fs:write:", "fs:read:"]), st.one_of(st.sampled_from(FS_VALUES), DEEP_FS_VALUES)),
+        st.tuples(st.just("net:connect:"), st.one_of(st.sampled_from(NET_VALUES), urls)),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=examples(100, thorough=1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(warm_plans(), warm_atoms)
+def test_the_warm_and_the_cold_path_decide_as_the_plan_reads_rule_by_rule(plan: Plan, atoms: list[tuple[str, str]]) -> None:
+    """The same atoms through a new gate (dict probes, before any regex exists) and a warmed one
+    (one regex): both exactly as the plan reads, part by part (literal patterns, pattern sets,
+    case folding when the plan folds, URLs, non-canonical and refused values)."""
+    cold, warm = Gate([plan]), Gate([plan])
+    warm.warm_up()
+    for prefix, value in atoms * 2:  # twice: the second pass meets the same directories again
         atom = prefix + value
-        decision = gate.decide(atom)
-        assert (decision.atom, (decision.effect, decision.reason, decision.approvals)) == (atom, reference_decision([plan], atom))
+        expected = (atom, reference_decision([plan], atom))
+        for gate in (cold, warm):
+            decision = gate.decide(atom)
+            assert (decision.atom, (decision.effect, decision.reason, decision.approvals)) == expected
+    assert cold._warm is None  # fewer atoms than WARM_AFTER: the cold gate never built its regex
+
+
+def test_no_decision_computes_an_outcome_where_the_directory_decides() -> None:
+    """Every outcome that depends only on a value's directory and place is worked out when the
+    gate is built: fresh values, cold or warm, in projects met for the first time, compute none
+    (a fresh set of atoms at N = 1,000 kept meeting new directories)."""
+    parts = []
+    for g in range(50):
+        parts += [Part("fs", "write", f"/p{g}/src/**", (f"/p{g}/src/secrets/**",), (RULES[2],)),
+                  Part("net", "connect", f"https://api{g}.example.com/*", (), (RULES[2],))]  # fmt: skip
+    denied = (Part("fs", "write", f"/p{g}/src/secrets/**", (), (RULES[0],)) for g in range(50))
+    plan = Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", tuple(parts), (), tuple(denied)),), ())
+    gates = [Gate([plan]), Gate([plan])]
+    gates[1].warm_up()
+    atoms = [atom for g in range(60) for atom in (f"fs:write:/p{g}/src/m/f.py", f"fs:write:/p{g}/src/secrets/k", f"fs:write:/p{g}/x",
+                                                 f"net:connect:https://api{g}.example.com/a", f"net:connect:https://api{g}.example.com/a/b")]  # fmt: skip
+    for gate in gates:
+        for index in (index for actions in gate._indices.values() for index in actions.values()):
+            index._outcome = None  # type: ignore[method-assign]  # computing one now would fail
+        decided = [gate.decide(atom).effect for atom in atoms]
+        assert decided == [effect for g in range(60) for effect in
+                           (["allow", "deny", "deny", "allow", "deny"] if g < 50 else ["deny"] * 5)]  # fmt: skip
 
 
 def test_the_warm_path_takes_the_plain_values() -> None:
