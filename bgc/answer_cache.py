@@ -5,7 +5,7 @@ patterns overlap?", "is this one inside those?"), and a fresh ``bgc compile`` us
 one out again: the answers lived only in the process's memory. Here they outlive it.
 
 - **Exact.** An answer is kept under its question *as text*: the question's name and its
-  patterns' texts (:func:`bgc.glob.answers_kept_on`). A pattern's text determines the pattern —
+  patterns' texts (:func:`_question`; the algebra asks through :func:`bgc.glob.answers_kept_on`). A pattern's text determines the pattern —
   it is NFC-normalised when parsed, and a case-folded deny or ask is a different text (its
   letters spelled as classes, ``[Ss]ecrets``) — so a kept answer is served only for the very
   question it answers, whatever policy or order asks it. The cache key of the whole entry also
@@ -41,7 +41,8 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from bgc import cache
+from bgc import cache, glob
+from bgc.limits import MAX_KEPT_QUESTION
 
 NAMESPACE = "algebra-answers"
 MAX_ANSWERS = 131_072
@@ -54,8 +55,9 @@ MAX_BYTES = 4 * MAX_CHARS
 
 
 class AnswerCache:
-    """One policy's kept answers: read on the first question that misses in memory, written
-    back (merged, bounded) by :meth:`save` when new answers were worked out."""
+    """One policy's kept answers (a :class:`bgc.glob.AnswerShelf`): read on the first question
+    that misses in memory, written back (merged, bounded) by :meth:`save` when new answers were
+    worked out."""
 
     def __init__(self, group: str) -> None:
         self.group = group
@@ -67,10 +69,24 @@ class AnswerCache:
             self._kept = _read(self.group)
         return self._kept
 
-    def holds_answers(self) -> bool:
-        return bool(self._answers())
+    def recall(self, name: str, args: tuple[object, ...]) -> tuple[object, int] | None:
+        """The answer kept for the question and its cost, read back as the algebra's value;
+        None when none is kept or what is kept is not an answer this question can have. No
+        question is spelled out while the entry holds no answer at all."""
+        if not self._answers():
+            return None
+        question = _question(name, args)
+        found = None if question is None else self.lookup(question)
+        if found is None:
+            return None
+        answer, cost = found
+        try:
+            return _decoded(name, answer), cost
+        except (_Unreadable, glob.PatternError):
+            return None
 
-    def recall(self, question: str) -> tuple[object, int] | None:
+    def lookup(self, question: str) -> tuple[object, int] | None:
+        """The encoded answer kept under ``question`` and its cost, when the entry reads as one."""
         entry = self._answers().get(question)
         if type(entry) is not list or len(entry) != 2:
             return None
@@ -80,16 +96,16 @@ class AnswerCache:
         return answer, cost
 
     def keep(self, name: str, args: tuple[object, ...], value: object, cost: int) -> None:
+        """Remember an answer just worked out; it is spelled out only when the entry is written,
+        so a run that keeps nothing pays nothing."""
         if len(self._new) < MAX_ANSWERS:
             self._new.append((name, args, value, cost))
 
     def new_answers(self) -> dict[str, list[object]]:
         """The answers worked out in this run, as they are kept (question text → [answer, cost])."""
-        from bgc import glob
-
         found: dict[str, list[object]] = {}
         for name, args, value, cost in self._new:
-            entry = glob.kept_entry(name, args, value)
+            entry = _entry(name, args, value)
             if entry is not None:
                 found[entry[0]] = [entry[1], cost]
         return found
@@ -117,6 +133,76 @@ class AnswerCache:
             chars += size
         payload = json.dumps({"group": self.group, "answers": merged}, ensure_ascii=False, separators=(",", ":"))
         cache.store_bytes(NAMESPACE, self.group, payload.encode("utf-8", "surrogatepass"))
+
+
+def _entry(name: str, args: tuple[object, ...], value: object) -> tuple[str, object] | None:
+    """An answer as the entry keeps it — its question as text and the answer as JSON-shaped
+    data (patterns as their texts) — or None when it is not kept: its question names too many
+    patterns, or it is a limit located in some input (not the algebra's own)."""
+    if isinstance(value, glob.AlgebraLimit):
+        if value.span is not None:
+            return None
+        encoded: object = {"limit": value.message, "hint": value.hint}
+    else:
+        encoded = [pattern.text for pattern in value] if isinstance(value, tuple) else value
+    question = _question(name, args)
+    return None if question is None else (question, encoded)
+
+
+def _question(name: str, args: tuple[object, ...]) -> str | None:
+    """A question as text: its name, then its arguments with every pattern as its text; None
+    when it names more than :data:`~bgc.limits.MAX_KEPT_QUESTION` patterns (it is not kept).
+
+    The questions have two shapes: two patterns (``intersect``, ``overlaps``), or a pattern and
+    terms ``(pattern, excepts)`` (``covered``, ``counterexample``). A pattern's text determines
+    it (NFC-normalised, case folding spelled out as classes) and never holds a control
+    character, so control characters separate the parts, one per level (a pattern, terms, a
+    term's pattern and its excepts): no pattern is empty, so the text is this question's only.
+    """
+    first, second = args
+    if type(second) is glob.Pattern:
+        return f"{name}\n{first.text}\x1f{second.text}"  # type: ignore[attr-defined]
+    terms: tuple[tuple[glob.Pattern, tuple[glob.Pattern, ...]], ...] = second  # type: ignore[assignment]
+    count = 1 + len(terms)
+    if count > MAX_KEPT_QUESTION:
+        return None
+    parts = []
+    for pattern, excepts in terms:
+        count += len(excepts)
+        if count > MAX_KEPT_QUESTION:
+            return None
+        parts.append("\x1c".join((pattern.text, *(e.text for e in excepts))))
+    return f"{name}\n{first.text}\x1f" + "\x1e".join(parts)  # type: ignore[attr-defined]
+
+
+class _Unreadable(Exception):
+    """A kept answer that is not an answer of its question: a miss."""
+
+
+def _decoded(name: str, answer: object) -> object:
+    """A kept answer as the algebra's value, checked for the type its question answers with;
+    ``_Unreadable`` otherwise (an unknown question too)."""
+    if isinstance(answer, dict):  # the algebra's own limit: this question is undecidable here
+        message, hint = answer.get("limit"), answer.get("hint")
+        if len(answer) != 2 or not isinstance(message, str) or not (hint is None or isinstance(hint, str)):
+            raise _Unreadable
+        return glob.AlgebraLimit(message, hint=hint)
+    if name in ("overlaps", "covered"):
+        if not isinstance(answer, bool):
+            raise _Unreadable
+        return answer
+    if name == "counterexample":
+        if answer is not None and not isinstance(answer, str):
+            raise _Unreadable
+        return answer
+    if name == "intersect":  # patterns from their texts, each the very text it parses to (NFC, canonical)
+        if not isinstance(answer, list) or not all(isinstance(text, str) for text in answer):
+            raise _Unreadable
+        found = tuple(glob.parse(text) for text in answer)
+        if any(pattern.text != text for pattern, text in zip(found, answer)):
+            raise _Unreadable
+        return found
+    raise _Unreadable
 
 
 def _size(question: str, answer: object) -> int:
@@ -169,8 +255,6 @@ def kept_answers(policy_path: str) -> Iterator[None]:
     if cache.cache_dir() is None:
         yield
         return
-    from bgc import glob
-
     shelf = AnswerCache(os.path.realpath(policy_path))
     with glob.answers_kept_on(shelf):
         yield

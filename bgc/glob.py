@@ -30,7 +30,7 @@ from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, posit
 from bgc._glob_symbolic import intersect_elems
 from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render
 from bgc.budget import Budget, BudgetExhausted, CostMemo
-from bgc.limits import MAX_KEPT_QUESTION, MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
+from bgc.limits import MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
 
 __all__ = [
     "AlgebraLimit",
@@ -42,7 +42,6 @@ __all__ = [
     "PatternSet",
     "answers_kept_on",
     "escape",
-    "kept_entry",
     "example",
     "fold_case",
     "has_dot_segment",
@@ -417,26 +416,21 @@ QUESTION_STEPS = 32
 
 
 class AnswerShelf(Protocol):
-    """Where the algebra's answers outlive the process (:mod:`bgc.answer_cache`). Answers come
-    back as text: a question is its name and its patterns' texts (:func:`_question`), an answer
-    JSON-shaped (:func:`kept_entry`); what comes back is checked here, and anything that does not
-    read as an answer of that question is a miss. Answers go in as they are and are spelled out
-    (:func:`kept_entry`) only when the shelf is written, so a run that keeps nothing pays nothing."""
+    """Where the algebra's answers outlive the process (:mod:`bgc.answer_cache`, which spells
+    questions and answers out as text and checks what it reads back). A question is its name
+    (a memoised function's, without the underscore) and its arguments: patterns, or terms
+    ``(pattern, excepts)``."""
 
-    def holds_answers(self) -> bool:
-        """Whether any answer is kept at all (when not, no question is spelled out to look it up)."""
-
-    def recall(self, question: str) -> tuple[object, int] | None:
-        """The encoded answer kept for ``question`` and its cost in steps, or None."""
+    def recall(self, name: str, args: tuple[object, ...]) -> tuple[object, int] | None:
+        """The answer kept for this question and its cost in steps, or None (absent, or not an
+        answer this question can have: a miss)."""
 
     def keep(self, name: str, args: tuple[object, ...], value: object, cost: int) -> None:
-        """An answer just worked out, with its cost in steps (for :func:`kept_entry`)."""
+        """An answer just worked out, with its cost in steps."""
 
 
-class _Unreadable(Exception):
-    """A kept answer that is not an answer of its question: a miss."""
-
-
+_MEMOISED: list[str] = []
+"""The names of the memoised questions (filled by :func:`_memo`)."""
 _SHELVES: dict[str, _ShelfView] = {}
 """The shelf's view for each memoised question while one is in use (:func:`answers_kept_on`)."""
 
@@ -447,7 +441,7 @@ def answers_kept_on(shelf: AnswerShelf) -> Iterator[None]:
     and every answer worked out is given to it (with its cost, so a kept answer is charged
     exactly what working it out costs: plans stay byte-identical)."""
     previous = dict(_SHELVES)
-    _SHELVES.update({name: _ShelfView(name, shelf, decode) for name, decode in _DECODERS.items()})
+    _SHELVES.update({name: _ShelfView(name, shelf) for name in _MEMOISED})
     try:
         yield
     finally:
@@ -456,106 +450,21 @@ def answers_kept_on(shelf: AnswerShelf) -> Iterator[None]:
 
 
 class _ShelfView:
-    """One question's view of a shelf: its pattern arguments as text, its answers encoded."""
+    """One question's view of a shelf (a :class:`~bgc.budget.Recall` keyed by its arguments)."""
 
-    __slots__ = ("name", "shelf", "decode")
+    __slots__ = ("name", "shelf")
 
-    def __init__(self, name: str, shelf: AnswerShelf, decode: Callable[[object], object]) -> None:
-        self.name, self.shelf, self.decode = name, shelf, decode
+    def __init__(self, name: str, shelf: AnswerShelf) -> None:
+        self.name, self.shelf = name, shelf
 
     def recall(self, args: tuple[object, ...]) -> tuple[object, int] | None:
-        if not self.shelf.holds_answers():
-            return None
-        question = _question(self.name, args)
-        found = None if question is None else self.shelf.recall(question)
-        if found is None:
-            return None
-        answer, cost = found
-        try:
-            if isinstance(answer, dict):
-                return _limit(answer), cost
-            return self.decode(answer), cost
-        except (_Unreadable, PatternError):
-            return None
+        return self.shelf.recall(self.name, args)
 
     def keep(self, args: tuple[object, ...], value: object, cost: int) -> None:
         self.shelf.keep(self.name, args, value, cost)
 
 
-def kept_entry(name: str, args: tuple[object, ...], value: object) -> tuple[str, object] | None:
-    """An answer as the shelf keeps it — its question as text and the answer as JSON-shaped
-    data (patterns as their texts) — or None when it is not kept: its question names too many
-    patterns, or it is a limit located in some input (not the algebra's own)."""
-    if isinstance(value, AlgebraLimit):
-        if value.span is not None:
-            return None
-        encoded: object = {"limit": value.message, "hint": value.hint}
-    else:
-        encoded = [pattern.text for pattern in value] if isinstance(value, tuple) else value
-    question = _question(name, args)
-    return None if question is None else (question, encoded)
-
-
-def _question(name: str, args: tuple[object, ...]) -> str | None:
-    """A question as text: its name, then its arguments with every pattern as its text; None
-    when it names more than :data:`~bgc.limits.MAX_KEPT_QUESTION` patterns (it is not kept).
-
-    The questions have two shapes: two patterns (``intersect``, ``overlaps``), or a pattern and
-    terms ``(pattern, excepts)`` (``covered``, ``counterexample``). A pattern's text determines
-    it (NFC-normalised, case folding spelled out as classes) and never holds a control
-    character, so control characters separate the parts, one per level (a pattern, terms, a
-    term's pattern and its excepts): no pattern is empty, so the text is this question's only.
-    """
-    first, second = args
-    if type(second) is Pattern:
-        return f"{name}\n{first.text}\x1f{second.text}"  # type: ignore[attr-defined]
-    terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...] = second  # type: ignore[assignment]
-    count = 1 + len(terms)
-    if count > MAX_KEPT_QUESTION:
-        return None
-    parts = []
-    for pattern, excepts in terms:
-        count += len(excepts)
-        if count > MAX_KEPT_QUESTION:
-            return None
-        parts.append("\x1c".join((pattern.text, *(e.text for e in excepts))))
-    return f"{name}\n{first.text}\x1f" + "\x1e".join(parts)  # type: ignore[attr-defined]
-
-
-def _limit(answer: dict) -> AlgebraLimit:
-    message, hint = answer.get("limit"), answer.get("hint")
-    if len(answer) != 2 or not isinstance(message, str) or not (hint is None or isinstance(hint, str)):
-        raise _Unreadable
-    return AlgebraLimit(message, hint=hint)
-
-
-def _boolean(answer: object) -> bool:
-    if not isinstance(answer, bool):
-        raise _Unreadable
-    return answer
-
-
-def _text_or_none(answer: object) -> str | None:
-    if answer is not None and not isinstance(answer, str):
-        raise _Unreadable
-    return answer
-
-
-def _patterns(answer: object) -> tuple[Pattern, ...]:
-    """Patterns from their texts, each the very text it parses to (NFC, canonical)."""
-    if not isinstance(answer, list) or not all(isinstance(text, str) for text in answer):
-        raise _Unreadable
-    found = tuple(parse(text) for text in answer)
-    if any(pattern.text != text for pattern, text in zip(found, answer)):
-        raise _Unreadable
-    return found
-
-
-_DECODERS: dict[str, Callable[[object], object]] = {}
-"""Each memoised question's decoder of kept answers (filled by :func:`_memo`)."""
-
-
-def _memo(decode: Callable[[object], object]) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
+def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
     """Cache answers *and* AlgebraLimit: a question that hit its bound is not worked again.
 
     The compiler asks the same questions many times; an undecidable one would otherwise
@@ -563,34 +472,30 @@ def _memo(decode: Callable[[object], object]) -> Callable[[Callable[..., _T]], C
     (:class:`~bgc.budget.CostMemo`), so a remembered answer charges the caller's budget what
     working it out would have: plans do not depend on what was asked before. The budget
     running out (:class:`~bgc.budget.BudgetExhausted`) is not an answer and is never kept.
-    ``decode`` reads this question's answers back from a shelf (:func:`answers_kept_on`).
+    While a shelf is in use (:func:`answers_kept_on`), a miss asks it too.
     """
+    memo: CostMemo[_T | AlgebraLimit] = CostMemo(65536)
+    name = fn.__name__.lstrip("_")
+    _MEMOISED.append(name)
 
-    def decorate(fn: Callable[..., _T]) -> Callable[..., _T]:
-        memo: CostMemo[_T | AlgebraLimit] = CostMemo(65536)
-        name = fn.__name__.lstrip("_")
-        _DECODERS[name] = decode
+    def wrapper(*args: object, budget: Budget) -> _T:
+        def compute() -> _T | AlgebraLimit:
+            budget.charge(QUESTION_STEPS)
+            try:
+                return fn(*args, budget)
+            except BudgetExhausted:
+                raise
+            except AlgebraLimit as error:
+                return error
 
-        def wrapper(*args: object, budget: Budget) -> _T:
-            def compute() -> _T | AlgebraLimit:
-                budget.charge(QUESTION_STEPS)
-                try:
-                    return fn(*args, budget)
-                except BudgetExhausted:
-                    raise
-                except AlgebraLimit as error:
-                    return error
+        hit = memo.get(args, budget, compute, _SHELVES.get(name))  # type: ignore[arg-type]
+        if isinstance(hit, AlgebraLimit):
+            raise AlgebraLimit(hit.message, hit.span, hint=hit.hint)  # a fresh one: no traceback pile-up
+        return hit
 
-            hit = memo.get(args, budget, compute, _SHELVES.get(name))  # type: ignore[arg-type]
-            if isinstance(hit, AlgebraLimit):
-                raise AlgebraLimit(hit.message, hit.span, hint=hit.hint)  # a fresh one: no traceback pile-up
-            return hit
-
-        wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
-        wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
-        return wrapper
-
-    return decorate
+    wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
+    wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
+    return wrapper
 
 
 def _disjoint_ends(a: Pattern, b: Pattern) -> bool:
@@ -627,7 +532,7 @@ def intersect(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) -
     return list(_intersect(first, second, budget=_budget(budget)))
 
 
-@_memo(_patterns)
+@_memo
 def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
     if a == b:
         return (a,)
@@ -708,7 +613,7 @@ def overlaps(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) ->
     return _overlaps(first, second, budget=_budget(budget))
 
 
-@_memo(_boolean)
+@_memo
 def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
     # every pattern matches something (a class that matches nothing is refused when parsed)
     if a == b:
@@ -776,7 +681,7 @@ def plainly_outside(a: PatternLike, b: PatternLike, *, budget: Budget | None = N
     return False
 
 
-@_memo(_boolean)
+@_memo
 def _covered(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...], budget: Budget) -> bool:
     """Is L(a) inside the union of the terms? A probe of ``a`` no term covers says no at once;
     otherwise the search decides (:func:`_counterexample`)."""
@@ -802,7 +707,7 @@ def uncovered_example(
     return _counterexample(_p(a), pieces, budget=_budget(budget))
 
 
-@_memo(_text_or_none)
+@_memo
 def _counterexample(
     a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...], budget: Budget
 ) -> str | None:

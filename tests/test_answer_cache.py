@@ -63,8 +63,8 @@ class Counting(AnswerCache):
         self.asked: list[str] = []
         self.served = 0
 
-    def recall(self, question: str) -> tuple[object, int] | None:
-        found = super().recall(question)
+    def lookup(self, question: str) -> tuple[object, int] | None:
+        found = super().lookup(question)
         self.asked.append(question)
         self.served += found is not None
         return found
@@ -246,18 +246,18 @@ def test_questions_name_their_patterns_exactly() -> None:
     """Distinct questions are distinct texts (shape, order, nesting), and case folding shows."""
     p = [glob.parse(text) for text in ("/a", "/b", "/a/**", "/[Aa]")]
     questions = [
-        glob._question("overlaps", (p[0], p[1])),
-        glob._question("overlaps", (p[1], p[0])),
-        glob._question("overlaps", (p[0], p[3])),
-        glob._question("covered", (p[0], ((p[1], ()), (p[2], ())))),
-        glob._question("covered", (p[0], ((p[1], (p[2],)),))),
-        glob._question("covered", (p[0], ((p[1], ()),))),
-        glob._question("covered", (p[0], ())),
-        glob._question("counterexample", (p[0], ((p[1], ()),))),
+        answer_cache._question("overlaps", (p[0], p[1])),
+        answer_cache._question("overlaps", (p[1], p[0])),
+        answer_cache._question("overlaps", (p[0], p[3])),
+        answer_cache._question("covered", (p[0], ((p[1], ()), (p[2], ())))),
+        answer_cache._question("covered", (p[0], ((p[1], (p[2],)),))),
+        answer_cache._question("covered", (p[0], ((p[1], ()),))),
+        answer_cache._question("covered", (p[0], ())),
+        answer_cache._question("counterexample", (p[0], ((p[1], ()),))),
     ]
     assert len(set(questions)) == len(questions)
-    many = tuple((p[1], ()) for _ in range(glob.MAX_KEPT_QUESTION))
-    assert glob._question("covered", (p[0], many)) is None
+    many = tuple((p[1], ()) for _ in range(answer_cache.MAX_KEPT_QUESTION))
+    assert answer_cache._question("covered", (p[0], many)) is None
 
 
 def test_bgc_compile_recalls_answers_across_processes(tmp_path: Path) -> None:
