@@ -5,7 +5,8 @@ patterns overlap?", "is this one inside those?"), and a fresh ``bgc compile`` us
 one out again: the answers lived only in the process's memory. Here they outlive it.
 
 - **Exact.** An answer is kept under its question *as text*: the question's name and its
-  patterns' texts (:func:`_question`; the algebra asks through :func:`bgc.glob.answers_kept_on`). A pattern's text determines the pattern —
+  patterns' texts (:func:`_question`; the algebra asks through
+  :func:`bgc.glob.answers_kept_on`). A pattern's text determines the pattern —
   it is NFC-normalised when parsed, and a case-folded deny or ask is a different text (its
   letters spelled as classes, ``[Ss]ecrets``) — so a kept answer is served only for the very
   question it answers, whatever policy or order asks it. The cache key of the whole entry also
