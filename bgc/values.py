@@ -99,7 +99,7 @@ def _read(resource: str, value: str, case_insensitive: bool) -> str | Rejection:
 
 
 _URL_TEXT = r"[A-Za-z0-9\-._~!$&()*+,=:@]"  # no escape, quote, space, ';', '\\', '%', '#', '?', '/' or non-ASCII
-_PLAIN_SEGMENT = r"[\x20-\x2d\x30-\x7e][\x20-\x2e\x30-\x7e]*"  # printable ASCII, no '/', not empty, no leading '.'
+_PLAIN_SEGMENT = r"[\x20-\x2d\x30-\x7e][\x20-\x2e\x30-\x7e]*+"  # printable ASCII, no '/', not empty, no leading '.'
 # lower-case http(s)/ws(s), a lower-case ASCII host whose last label starts with a letter (not an
 # address) and no label starts 'xn--', a port of 1-4 digits that is not 80 or 443. A label is
 # letters and digits with hyphens only inside; the repeats are possessive (``++``, ``*+``): each
@@ -121,7 +121,7 @@ def _url_query(separators: str) -> str:
 ALREADY_CANONICAL = {
     # printable ASCII, absolute, segments that are not empty and do not start with '.' (so none is
     # '.' or '..'), no trailing '/'
-    "fs": f"(?:/{_PLAIN_SEGMENT})+",
+    "fs": f"(?:/{_PLAIN_SEGMENT})++",
     # an origin, a path of non-empty segments, an optional non-empty query; no piece of path or
     # query is '.' or '..'
     "net": rf"{_URL_ORIGIN}(?:/|(?:/{_URL_SEGMENT})++/?)(?:{_url_query('/?')})?",
