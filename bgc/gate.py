@@ -197,10 +197,11 @@ class Gate:
         self._warm: Callable[[str], re.Match[str] | None] | None = None  # built after WARM_AFTER decisions
         self._cold_decisions = 0
         self._root = os.path.realpath(root) if root is not None else None
-        # the warm path (one regex) does not exist yet: every atom takes the full path until this
-        # gate has decided WARM_AFTER of them there, then it is built. A one-shot `bgc gate` or hook
-        # decides a few atoms and never pays for compiling it; a long-lived gate pays once, after it
-        # has shown it is long-lived. With a root it is never used: links must be resolved.
+        # the warm path (one regex) does not exist yet: every atom takes the dict probes (or the
+        # full reading) until this gate has decided WARM_AFTER of them there, then it is built. A
+        # one-shot `bgc gate` or hook decides a few atoms and never pays for compiling it; a
+        # long-lived gate pays once, after it has shown it is long-lived. With a root neither the
+        # regex nor the probes are used: links must be resolved.
         self._warm_match: Callable[[str], re.Match[str] | None] | None = None
         self._case_insensitive = fold_case
 
@@ -466,5 +467,5 @@ _NO_ACTIONS: dict[str, _PartIndex] = {}
 _NEVER_PLAIN = re.compile("(?!)").match
 
 WARM_AFTER = 1024
-"""Decisions a gate makes on its full path before it builds its warm path (one regex over the
+"""Decisions a gate makes by dict probes (or the full reading) before it builds its warm path (one regex over the
 plan: tens to hundreds of milliseconds to compile for a large plan)."""
