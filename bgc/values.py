@@ -138,9 +138,9 @@ for ``fs`` on a case-insensitive file system, whose refusals the subset does not
 _ALREADY_CANONICAL = {resource: re.compile(text).fullmatch for resource, text in ALREADY_CANONICAL.items()}
 
 PLAIN_SPLIT = {
-    "fs": (f"(?:/{_PLAIN_SEGMENT})*/", f"{_PLAIN_SEGMENT}(?:(/){_PLAIN_SEGMENT})*"),
+    "fs": (f"(?:/{_PLAIN_SEGMENT})*/", f"{_PLAIN_SEGMENT}(?:(/){_PLAIN_SEGMENT})*+"),
     # the head ends in the path; a '/' in the rest is in the path too (its query has none)
-    "net": (f"{_URL_ORIGIN}/(?:{_URL_SEGMENT}/)*", f"(?:{_URL_SEGMENT}(?:(/){_URL_SEGMENT})*)?(?:{_url_query('?')})?"),
+    "net": (f"{_URL_ORIGIN}/(?:{_URL_SEGMENT}/)*", f"(?:{_URL_SEGMENT}(?:(/){_URL_SEGMENT})*+)?(?:{_url_query('?')})?"),
 }
 """Per resource, a part of :data:`ALREADY_CANONICAL` cut at a ``/``: ``(head, rest)``, where
 every text matching ``head`` (which ends in ``/``) followed by text matching ``rest`` is
