@@ -191,7 +191,7 @@ class Gate:
         self._heads = _atom_heads(self._indices)
         """Every directory of every index with a plain form, by the atom text that ends where its
         last ``/`` would be (``fs:write:/p7/src`` for ``/p7/src/``): what ``rpartition`` leaves."""
-        self._probe: Callable[[str], Any] | None = self._heads.get
+        self._probe: Callable[[str], Any] | None = self._heads.get if root is None else None  # a root: links first
         self._longest_head = max(map(len, self._heads), default=0) + 1
         self._warm_places: list[Any] = [None]
         self._warm: Callable[[str], re.Match[str] | None] | None = None  # built after WARM_AFTER decisions

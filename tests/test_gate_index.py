@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -421,3 +423,18 @@ def test_the_control_characters_are_exactly_unicodes_category_cc() -> None:
     assert [cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)) == "Cc"] == [
         cp for cp in range(sys.maxunicode + 1) if values._CONTROL.fullmatch(chr(cp))
     ]
+
+
+def test_a_gate_with_a_root_never_takes_the_probes_or_the_regex(tmp_path: pathlib.Path) -> None:
+    """Links must be resolved before a value is matched: a plain value whose link lands in a
+    denied directory is denied from the first decision, however the root was given."""
+    (tmp_path / "p1" / "src" / "secrets").mkdir(parents=True)
+    (tmp_path / "p1" / "src" / "key").symlink_to(tmp_path / "p1" / "src" / "secrets" / "k")
+    granted = Part("fs", "write", "/p1/src/**", ("/p1/src/secrets/**",), (RULES[2],))
+    plan = Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", (granted,)),), ())
+    warmed = Gate([plan])
+    warmed.warm_up()
+    for gate in (Gate([plan], root=str(tmp_path)), Gate([plan]).rooted(str(tmp_path)), warmed.rooted(str(tmp_path))):
+        assert gate.decide("fs:write:/p1/src/key").effect == "deny"
+        assert gate.decide("fs:write:/p1/src/a.py").effect == "allow"
+    assert warmed.decide("fs:write:/p1/src/key").effect == "allow"  # without a root the name is all there is
