@@ -188,14 +188,20 @@ class Gate:
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
                 plain = values.plain_form(resource, case_insensitive=fold_case)
                 self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs", plain)
+        self._heads = _atom_heads(self._indices)
+        """Every directory of every index with a plain form, by the atom text that ends where its
+        last ``/`` would be (``fs:write:/p7/src`` for ``/p7/src/``): what ``rpartition`` leaves."""
+        self._probe: Callable[[str], Any] | None = self._heads.get if root is None else None  # a root: links first
+        self._longest_head = max(map(len, self._heads), default=0) + 1
         self._warm_places: list[Any] = [None]
         self._warm: Callable[[str], re.Match[str] | None] | None = None  # built after WARM_AFTER decisions
         self._cold_decisions = 0
         self._root = os.path.realpath(root) if root is not None else None
-        # the warm path (one regex) does not exist yet: every atom takes the full path until this
-        # gate has decided WARM_AFTER of them there, then it is built. A one-shot `bgc gate` or hook
-        # decides a few atoms and never pays for compiling it; a long-lived gate pays once, after it
-        # has shown it is long-lived. With a root it is never used: links must be resolved.
+        # the warm path (one regex) does not exist yet: every atom takes the dict probes (or the
+        # full reading) until this gate has decided WARM_AFTER of them there, then it is built. A
+        # one-shot `bgc gate` or hook decides a few atoms and never pays for compiling it; a
+        # long-lived gate pays once, after it has shown it is long-lived. With a root neither the
+        # regex nor the probes are used: links must be resolved.
         self._warm_match: Callable[[str], re.Match[str] | None] | None = None
         self._case_insensitive = fold_case
 
@@ -219,6 +225,7 @@ class Gate:
         gate = copy.copy(self)
         gate._root = os.path.realpath(root) if root is not None else None
         gate._warm_match = gate._warm if gate._root is None else None
+        gate._probe = gate._heads.get if gate._root is None else None
         return gate
 
     def decide(self, atom: str) -> GateDecision:
@@ -230,20 +237,34 @@ class Gate:
             known = outcomes.get(found[group])
             if known is None:  # a pattern set or a literal may see the value
                 known = index.located(index.directories[found[group]], found.lastindex - group + 1, atom[found.start(group) :])
-            return _decision(GateDecision, (atom, *known))  # type: ignore[arg-type]
-        parts = atom.split(":", 2)
-        if len(parts) == 3 and self._root is None:  # the hot path: one canonicalisation, one index pass
-            resource, action, raw = parts
+            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
+        probe = self._probe
+        if probe is not None:  # the cold path: the deepest directory by dict probes on the atom itself
             self._cold_decisions += 1
             if self._cold_decisions == WARM_AFTER:
                 self.warm_up()
+            head, slash, _ = atom.rpartition("/")
+            entry, place = probe(head), 1
+            while entry is None and slash:  # not the value's own directory: a shorter one, within the longest
+                head, slash, _ = head[: self._longest_head].rpartition("/")
+                entry, place = probe(head), 2
+            if entry is not None:
+                plain, start, outcomes, index, directory = entry
+                if plain(atom, start):  # the value (after 'resource:action:') is its own canonical form
+                    known = outcomes[place]
+                    if known is None:  # a pattern set or a literal may see the value
+                        known = index.located(directory, place, atom[start:])
+                    return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
+        parts = atom.split(":", 2)
+        if len(parts) == 3 and self._root is None:  # values read first, and those no directory holds
+            resource, action, raw = parts
             index = self._indices.get(resource, _NO_ACTIONS).get(action)  # known keys are valid names
             if index is not None:
                 if index.plain(raw):
-                    return _decision(GateDecision, (atom, *index.outcome(raw)))  # type: ignore[arg-type]
+                    return _decision(GateDecision, (atom,) + index.outcome(raw))  # type: ignore[arg-type]
                 value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
                 if value.__class__ is str:
-                    return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
+                    return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
         if len(parts) != 3:
             return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
         resource, action, raw = parts
@@ -295,7 +316,7 @@ class Gate:
         index = self._indices.get(resource, _NO_ACTIONS).get(action)
         if index is None:
             return GateDecision(atom, "deny", "not granted by the plan")
-        return _decision(GateDecision, (atom, *index.outcome(value)))  # type: ignore[arg-type]
+        return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
 
     def _terms(self, resource: str, action: str) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
         """The granted parts of a resource/action as terms ``(pattern, excepts)`` of the algebra
@@ -417,9 +438,34 @@ def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], p
             raise TemplateError(f"parameter {name!r} is not one the declaration names or ignores", name)
 
 
+def _atom_heads(indices: Mapping[str, Mapping[str, _PartIndex]]) -> dict[str, tuple[Any, int, list[Any], _PartIndex, Directory]]:
+    """The cold path's table: for every directory ``D`` (but the top one) of every index whose
+    resource has a plain form, the atom text ``resource:action:D`` without its last ``/``, to
+    ``(plain test, where the value starts, outcome by place, index, directory)``.
+
+    Names hold no ``:``, so a head found in an atom names the atom's resource and action, and the
+    probes from the atom's last ``/`` up find its value's deepest directory as
+    :meth:`~bgc._gate_index.LaneIndex.locate` does. An outcome is None where the directory's own
+    is not the whole answer: a pattern set sees the value, or a literal pattern's deepest
+    directory and place are these (the value may be that literal).
+    """
+    heads: dict[str, tuple[Any, int, list[Any], _PartIndex, Directory]] = {}
+    for resource, actions in indices.items():
+        for action, index in actions.items():
+            if index.plain is _NEVER_PLAIN:
+                continue
+            key = f"{resource}:{action}:"
+            with_literals = {index._index.locate(literal) for literal in index.literals}
+            for text, directory in index.directories.items():
+                if text:
+                    outcomes = [None, *(None if (directory, place) in with_literals else directory.outcomes[place] for place in (1, 2))]
+                    heads[key + text[:-1]] = (index.plain, len(key), outcomes, index, directory)
+    return heads
+
+
 _NO_ACTIONS: dict[str, _PartIndex] = {}
 _NEVER_PLAIN = re.compile("(?!)").match
 
 WARM_AFTER = 1024
-"""Decisions a gate makes on its full path before it builds its warm path (one regex over the
+"""Decisions a gate makes by dict probes (or the full reading) before it builds its warm path (one regex over the
 plan: tens to hundreds of milliseconds to compile for a large plan)."""

@@ -99,7 +99,7 @@ def _read(resource: str, value: str, case_insensitive: bool) -> str | Rejection:
 
 
 _URL_TEXT = r"[A-Za-z0-9\-._~!$&()*+,=:@]"  # no escape, quote, space, ';', '\\', '%', '#', '?', '/' or non-ASCII
-_PLAIN_SEGMENT = r"[\x20-\x2d\x30-\x7e][\x20-\x2e\x30-\x7e]*"  # printable ASCII, no '/', not empty, no leading '.'
+_PLAIN_SEGMENT = r"[\x20-\x2d\x30-\x7e][\x20-\x2e\x30-\x7e]*+"  # printable ASCII, no '/', not empty, no leading '.'
 # lower-case http(s)/ws(s), a lower-case ASCII host whose last label starts with a letter (not an
 # address) and no label starts 'xn--', a port of 1-4 digits that is not 80 or 443. A label is
 # letters and digits with hyphens only inside; the repeats are possessive (``++``, ``*+``): each
@@ -121,7 +121,7 @@ def _url_query(separators: str) -> str:
 ALREADY_CANONICAL = {
     # printable ASCII, absolute, segments that are not empty and do not start with '.' (so none is
     # '.' or '..'), no trailing '/'
-    "fs": f"(?:/{_PLAIN_SEGMENT})+",
+    "fs": f"(?:/{_PLAIN_SEGMENT})++",
     # an origin, a path of non-empty segments, an optional non-empty query; no piece of path or
     # query is '.' or '..'
     "net": rf"{_URL_ORIGIN}(?:/|(?:/{_URL_SEGMENT})++/?)(?:{_url_query('/?')})?",
@@ -138,9 +138,9 @@ for ``fs`` on a case-insensitive file system, whose refusals the subset does not
 _ALREADY_CANONICAL = {resource: re.compile(text).fullmatch for resource, text in ALREADY_CANONICAL.items()}
 
 PLAIN_SPLIT = {
-    "fs": (f"(?:/{_PLAIN_SEGMENT})*/", f"{_PLAIN_SEGMENT}(?:(/){_PLAIN_SEGMENT})*"),
+    "fs": (f"(?:/{_PLAIN_SEGMENT})*/", f"{_PLAIN_SEGMENT}(?:(/){_PLAIN_SEGMENT})*+"),
     # the head ends in the path; a '/' in the rest is in the path too (its query has none)
-    "net": (f"{_URL_ORIGIN}/(?:{_URL_SEGMENT}/)*", f"(?:{_URL_SEGMENT}(?:(/){_URL_SEGMENT})*)?(?:{_url_query('?')})?"),
+    "net": (f"{_URL_ORIGIN}/(?:{_URL_SEGMENT}/)*", f"(?:{_URL_SEGMENT}(?:(/){_URL_SEGMENT})*+)?(?:{_url_query('?')})?"),
 }
 """Per resource, a part of :data:`ALREADY_CANONICAL` cut at a ``/``: ``(head, rest)``, where
 every text matching ``head`` (which ends in ``/``) followed by text matching ``rest`` is

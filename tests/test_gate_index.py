@@ -11,6 +11,9 @@
 
 from __future__ import annotations
 
+import pathlib
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -329,8 +332,8 @@ warm_atoms = st.lists(
 @settings(max_examples=examples(100, thorough=1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(warm_plans(), warm_atoms)
 def test_the_warm_and_the_cold_path_decide_as_the_plan_reads_rule_by_rule(plan: Plan, atoms: list[tuple[str, str]]) -> None:
-    """The same atoms through a new gate (dict probes, before any regex exists) and a warmed one
-    (one regex): both exactly as the plan reads, part by part (literal patterns, pattern sets,
+    """The same atoms through a new gate (dict probes on the atom's heads, before any regex exists)
+    and a warmed one (one regex): both exactly as the plan reads, part by part (literal patterns, pattern sets,
     case folding when the plan folds, URLs, non-canonical and refused values)."""
     cold, warm = Gate([plan]), Gate([plan])
     warm.warm_up()
@@ -378,6 +381,25 @@ def test_the_warm_path_takes_the_plain_values() -> None:
         assert gate._warm_match(atom) is None, atom
 
 
+def test_a_new_gate_takes_plain_values_by_dict_probes_with_no_reading_and_no_split() -> None:
+    """Not a test that cannot fail: a new gate's plain values (of every resource with a plain
+    form, at and below their directories, literal or not) must be decided from the atom's heads,
+    reading nothing and asking the index nothing by value; only the rest take the full path."""
+    parts = [Part("fs", "write", "/p1/src/**", ("/p1/src/secrets/**",), (RULES[2],)), Part("fs", "write", "/p1/a.py", (), (RULES[2],)),
+             Part("net", "connect", "https://api.example.com/*", (), (RULES[2],))]  # fmt: skip
+    plan = Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", tuple(parts)),), ())
+    gate = Gate([plan])
+    for index in (index for actions in gate._indices.values() for index in actions.values()):
+        index.outcome = None  # type: ignore[assignment,method-assign]  # the full path would fail
+    for atom in ["fs:write:/p1/src/a.py", "fs:write:/p1/src/secrets/k", "fs:write:/q/a", "fs:write:/p1/a.py", "fs:write:/p1/b.py",
+                 "net:connect:https://api.example.com/a", "net:connect:https://api.example.com/a/b?q=1", "net:connect:https://evil.example.com/a"]:  # fmt: skip
+        assert (gate.decide(atom).effect, gate.decide(atom).reason) == reference_decision([plan], atom)[:2], atom
+    for atom in ["fs:write:/p1/src/.env", "fs:write:/p1//a", "net:connect:https://API.example.com/a", "net:connect:http://x:80/a"]:
+        with pytest.raises(TypeError):
+            gate.decide(atom)
+    assert gate._warm is None
+
+
 def test_a_new_gate_builds_its_warm_path_only_after_deciding_enough_atoms() -> None:
     """A one-shot gate (a hook, one `bgc gate`) never pays for compiling the warm regex; a
     long-lived one builds it once, and decides exactly as before."""
@@ -401,3 +423,18 @@ def test_the_control_characters_are_exactly_unicodes_category_cc() -> None:
     assert [cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)) == "Cc"] == [
         cp for cp in range(sys.maxunicode + 1) if values._CONTROL.fullmatch(chr(cp))
     ]
+
+
+def test_a_gate_with_a_root_never_takes_the_probes_or_the_regex(tmp_path: pathlib.Path) -> None:
+    """Links must be resolved before a value is matched: a plain value whose link lands in a
+    denied directory is denied from the first decision, however the root was given."""
+    (tmp_path / "p1" / "src" / "secrets").mkdir(parents=True)
+    (tmp_path / "p1" / "src" / "key").symlink_to(tmp_path / "p1" / "src" / "secrets" / "k")
+    granted = Part("fs", "write", "/p1/src/**", ("/p1/src/secrets/**",), (RULES[2],))
+    plan = Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", (granted,)),), ())
+    warmed = Gate([plan])
+    warmed.warm_up()
+    for gate in (Gate([plan], root=str(tmp_path)), Gate([plan]).rooted(str(tmp_path)), warmed.rooted(str(tmp_path))):
+        assert gate.decide("fs:write:/p1/src/key").effect == "deny"
+        assert gate.decide("fs:write:/p1/src/a.py").effect == "allow"
+    assert warmed.decide("fs:write:/p1/src/key").effect == "allow"  # without a root the name is all there is
