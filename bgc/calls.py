@@ -23,14 +23,16 @@ of its own that only a rule naming ``host`` can allow. Nothing outside is ever r
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
 from bgc.budget import Budget
-from bgc.gate import UNDECIDED, Gate, expand_call, refuse_undeclared
-from bgc.limits import MAX_CALL_ATOMS, ORDER_BUDGET
-from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, call_result, strongest
+from bgc.argv import ARGV_RESOURCES
+from bgc.gate import NEED_STEPS, NEED_STEPS_PER_CHAR, UNDECIDED, Gate, expand_call, refuse_undeclared, worded
+from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
+from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, call_result, coverage, strongest
 from bgc.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
 
 CallEffect = Literal["allow", "ask", "deny"]
@@ -49,9 +51,13 @@ IMPLICIT_MODEL = "unknown"
 _EFFECTS: dict[str, CallEffect] = {"covered": "allow", "pending": "ask", "uncovered": "deny"}
 
 
-@dataclass(frozen=True, slots=True)
-class AtomDecision:
-    """One atom a call needs, and what decided it."""
+class AtomDecision(NamedTuple):
+    """One atom a call needs, and what decided it.
+
+    A named tuple rather than a frozen dataclass, as :class:`~bgc.gate.GateDecision` is: every
+    call builds one per atom, and a frozen dataclass costs a ``object.__setattr__`` per field
+    to build, more than deciding a plain value. It is just as immutable.
+    """
 
     atom: str
     effect: CallEffect
@@ -76,10 +82,10 @@ class AtomDecision:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class CallDecision:
+class CallDecision(NamedTuple):
     """The answer for one call: ``allow`` (every atom granted), ``ask`` (some await a person),
-    ``deny`` (something denied, refused, or no declaration covers the call)."""
+    ``deny`` (something denied, refused, or no declaration covers the call). A named tuple for
+    the reason :class:`AtomDecision` is one (``_replace`` makes a changed copy)."""
 
     tool: str
     server: str
@@ -187,6 +193,9 @@ class CallDecider:
         self.specs = specs
         self.plans = plans
         self._plan_id: str | None = None
+        self._compiled: dict[tuple[str, str], _CompiledTool] = {}
+        """Each declared (tool, server) compiled on its first call; shared with every decider
+        :meth:`reuse` makes (what it holds does not depend on the workspace)."""
 
     @property
     def plan_id(self) -> str:
@@ -202,10 +211,65 @@ class CallDecider:
         decider = cls.__new__(cls)
         decider._setup(other.gate, other.specs, None, workspace, other.plans)
         decider._plan_id = other._plan_id
+        decider._compiled = other._compiled
         return decider
 
     def decide_call(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
-        """The decision for one call; never raises for anything the call contains."""
+        """The decision for one call; never raises for anything the call contains.
+
+        A declared tool's call takes its compiled form (:class:`_CompiledTool`) when the call
+        has the shape it was compiled for; every other call, and every refusal, is decided by
+        :meth:`decide_general`.
+        """
+        key = (tool, LOCAL_SERVER if server is None else server)
+        compiled = self._compiled.get(key)
+        if compiled is None and key in self.specs:
+            compiled = self._compiled[key] = _CompiledTool(self.specs[key], self.gate)
+        if compiled is not None and compiled.slots is not None:
+            decision = self._decide_compiled(compiled, key, params)
+            if decision is not None:
+                return decision
+        return self.decide_general(tool, server, params)
+
+    def _decide_compiled(
+        self, compiled: _CompiledTool, key: tuple[str, str], params: Mapping[str, Any]
+    ) -> CallDecision | None:
+        """The call through its declarations' compiled form: each parameter read and decided as
+        the value it is (canonicalised or refused, links resolved, host paths placed). None when
+        the call is not of the shape compiled for (a parameter missing, undeclared, not text or
+        too long, a placed path that is not text): :meth:`decide_general` decides it and words
+        the refusal."""
+        if params.__class__ is not dict or not params.keys() <= compiled.names:
+            return None
+        atoms: list[AtomDecision] = []
+        workspace, decide_value = self.workspace, self.gate.decide_value
+        for kind, resource, action, text, param, fixed in compiled.slots:  # type: ignore[union-attr]
+            if fixed is not None:
+                atoms.append(fixed)
+                continue
+            value = text
+            if param is not None:
+                given = params.get(param)
+                if given.__class__ is not str or len(text) + 2 * len(given) > MAX_PATTERN_LENGTH:
+                    return None  # escaped, it could be longer than a pattern may be
+                value += given
+            if kind is _PATH and workspace is not None:
+                for placed_resource, placed in workspace.place(value):
+                    if placed.__class__ is not str or 2 * len(placed) > MAX_PATTERN_LENGTH:
+                        return None
+                    decision = decide_value(placed_resource, action, placed)
+                    atoms.append(AtomDecision(decision.atom, *worded(decision)))
+            else:
+                decision = decide_value(resource, action, value)
+                atoms.append(AtomDecision(decision.atom, *worded(decision)))
+        return _call_decision(*key, tuple(atoms))
+
+    def decide_general(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
+        """The decision for any call, through the declarations as written: templates expanded
+        to pattern text, each atom decided by :meth:`~bgc.gate.Gate.need`. What
+        :meth:`decide_call` falls back to for every call its compiled form does not take (list,
+        integer and pattern parameters, refusals, undeclared tools and servers), and the
+        reference the tests hold the compiled form to."""
         server = LOCAL_SERVER if server is None else server
         specs = self.specs.get((tool, server))
         if not specs and server != LOCAL_SERVER:
@@ -327,6 +391,69 @@ class CallDecider:
         return CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms))
 
 
+_VALUE, _PATH = "value", "path"
+
+
+class _Slot(NamedTuple):
+    """One atom template of a compiled declaration: ``text``, then the parameter ``param``
+    (none: ``text`` is the whole value) is the concrete value the atom touches; ``fixed``, its
+    decision when that cannot change (no parameter, not a file); a ``_PATH`` slot's value is a
+    host path when the decider has a workspace."""
+
+    kind: str
+    resource: str
+    action: str
+    text: str
+    param: str | None
+    fixed: AtomDecision | None
+
+
+class _CompiledTool:
+    """The declarations of one (tool, server), compiled once for the calls that fill them
+    plainly: every template a literal without wildcards, escapes or braces, or such a literal
+    followed by one parameter (``fs:read:{file_path}``, ``net:connect:{url}``,
+    ``mcp:call:filesystem/read_file``). A text parameter then adds no wildcard of its own, so
+    the atom is the concrete value ``literal + parameter``, decided as the gate decides a value;
+    the work of expanding it to pattern text and reading that back is skipped, never a check.
+
+    ``names`` are the parameters every declaration templates or ignores (a call naming another
+    is refused by :meth:`CallDecider.decide_general`); ``slots`` is None when some template has
+    another shape (an argv word, several parameters, a wildcard), and every call of the tool is
+    decided the general way.
+    """
+
+    __slots__ = ("names", "slots")
+
+    def __init__(self, specs: list[ToolSpec], gate: Gate) -> None:
+        self.names = frozenset.intersection(*(frozenset((*spec.ignores, *(name for need in spec.needs for name in need.params))) for spec in specs))
+        slots = [_slot(need, gate) for spec in specs for need in spec.needs]
+        # at most two atoms a slot (a host path and its link target), none longer than a pattern may be
+        affordable = 2 * len(slots) * (NEED_STEPS + NEED_STEPS_PER_CHAR * MAX_PATTERN_LENGTH) <= ORDER_BUDGET
+        self.slots: tuple[_Slot, ...] | None = tuple(slots) if affordable and None not in slots else None  # type: ignore[arg-type]
+
+
+def _slot(need: AtomTemplate, gate: Gate) -> _Slot | None:
+    """A template as a :class:`_Slot`, or None when it has another shape."""
+    pieces = need.pieces()
+    param = None
+    if pieces and isinstance(pieces[-1], int):
+        param, pieces = need.params[pieces[-1]], pieces[:-1]
+    if need.resource in ARGV_RESOURCES or not all(isinstance(piece, str) for piece in pieces):
+        return None
+    text = "".join(pieces)  # type: ignore[arg-type]
+    if _SPECIAL.search(text):
+        return None
+    if param is None and need.resource != "fs":
+        decision = gate.decide_value(need.resource, need.action, text)
+        return _Slot(_VALUE, need.resource, need.action, text, None, AtomDecision(decision.atom, *worded(decision)))
+    kind = _PATH if need.resource == "fs" and param is not None and not text else _VALUE
+    return _Slot(kind, need.resource, need.action, text, param, None)
+
+
+_SPECIAL = re.compile(r"[\\*?[{}]")
+"""Characters that make template text more than its literal value."""
+
+
 SHELL = "shell"
 """The tool name shell decisions carry (each enforcer's own shell tool: Claude Code's Bash)."""
 
@@ -354,10 +481,14 @@ def _leading_param(need: AtomTemplate) -> str | None:
 
 
 def _decision(tool: str, server: str, result: CallResult) -> CallDecision:
-    atoms = tuple(map(AtomDecision.of, result.needs))
-    effect = _EFFECTS[result.status]
-    reason = result.reason if result.reason != UNDECIDED else f"{UNDECIDED} (the call's work bound)"
-    return CallDecision(tool, server, effect, reason, atoms)
+    if result.reason == UNDECIDED:  # refused before any atom was decided
+        return CallDecision(tool, server, "deny", f"{UNDECIDED} (the call's work bound)")
+    return _call_decision(tool, server, tuple(map(AtomDecision.of, result.needs)))
+
+
+def _call_decision(tool: str, server: str, atoms: tuple[AtomDecision, ...]) -> CallDecision:
+    status, reason = coverage(atoms)
+    return CallDecision(tool, server, _EFFECTS[status], reason, atoms)
 
 
 # --- deciding against a policy ----------------------------------------------------------------
