@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
 from bgc.budget import Budget
+from bgc import values
 from bgc.argv import ARGV_RESOURCES
 from bgc.gate import NEED_STEPS, NEED_STEPS_PER_CHAR, UNDECIDED, Gate, expand_call, refuse_undeclared, worded
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
@@ -143,8 +144,6 @@ class Workspace:
         """
         if not isinstance(value, str) or not value or "\0" in value:
             return [("fs", value)]
-        from bgc import values
-
         absolute = value if value.startswith("/") else os.path.join(self.cwd, value)
         lexical = values.normalise("fs", absolute)
         if isinstance(lexical, values.Rejection):
@@ -294,7 +293,7 @@ class CallDecider:
     ) -> CallResult:
         """The call again, each ``fs`` pattern need the algebra did not grant whole decided on the
         files it reaches in the workspace now (:mod:`bgc.trees`): a search reads what exists."""
-        from bgc import trees, values
+        from bgc import trees
 
         decided = list(needs)
         for index, ((resource, action, text), need) in enumerate(zip(atoms, needs)):

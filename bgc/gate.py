@@ -258,14 +258,15 @@ class Gate:
 
     def _decide_normalised(self, atom: str, resource: str, action: str, raw: str, value: str) -> GateDecision:
         """Decide ``value`` (``raw`` normalised), and its link target under the root too."""
-        candidates = [value]
-        if resource == "fs" and self._root is not None:
-            resolved = self._resolve(raw)
-            if isinstance(resolved, values.Rejection):
-                return GateDecision(atom, "deny", resolved.reason)
-            if resolved != value:
-                candidates.append(resolved)  # both the name and its target must be allowed
-        decisions = [self._decide_value(atom, resource, action, v) for v in candidates]
+        if resource != "fs" or self._root is None:
+            return self._decide_value(atom, resource, action, value)
+        resolved = self._resolve(raw)
+        if isinstance(resolved, values.Rejection):
+            return GateDecision(atom, "deny", resolved.reason)
+        if resolved == value:
+            return self._decide_value(atom, resource, action, value)
+        # both the name and its target must be allowed
+        decisions = [self._decide_value(atom, resource, action, v) for v in (value, resolved)]
         for effect in ("deny", "ask"):
             for decision in decisions:
                 if decision.effect == effect:

@@ -202,13 +202,12 @@ def coverage(needs: Sequence[DecidedAtom]) -> tuple[CallStatus, str]:
     """A call's coverage and why, from its atoms' decisions (anything with ``atom``, ``effect``
     and ``reason``): uncovered when one is denied (the first names why), pending when one
     awaits approval, else covered."""
-    effects = {need.effect for need in needs}
-    if "deny" in effects:
-        first = next(need for need in needs if need.effect == "deny")
-        return "uncovered", f"{first.atom}: {first.reason}"
-    if "ask" in effects:
-        return "pending", "some atoms await approval"
-    return "covered", "every atom it needs is granted"
+    asked = False
+    for need in needs:
+        if need.effect == "deny":
+            return "uncovered", f"{need.atom}: {need.reason}"
+        asked = asked or need.effect == "ask"
+    return ("pending", "some atoms await approval") if asked else ("covered", "every atom it needs is granted")
 
 
 @dataclass(frozen=True, slots=True)
