@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from bgc import glob, values
 from bgc._gate_index import Directory, LaneIndex, WarmPath
 from bgc.argv import ARGV_RESOURCES
-from bgc.budget import Budget, BudgetExhausted
+from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc.names import ATOM_NAME
 from bgc.plan import (
     Approvals,
@@ -184,6 +184,10 @@ class Gate:
         self._indices: dict[str, dict[str, _PartIndex]] = {}
         self._granted_parts = {key: kinds[0] for key, kinds in by_key.items()}
         self._term_cache: dict[tuple[str, str], list[tuple[glob.Pattern, list[glob.Pattern]]]] = {}
+        self._pattern_needs: CostMemo[NeedResult] = CostMemo(MAX_PATTERN_NEEDS)
+        """What each pattern need (a search's ``fs:read:/src/**``) was answered, with the steps it took (a
+        session searches the same directories again; a hit charges those steps, so an answer does not
+        depend on what was asked before)."""
         self._fold_case = fold_case
         for (resource, action), kinds in by_key.items():
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
@@ -359,7 +363,9 @@ class Gate:
             return NeedResult(
                 f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
             )
-        return self._need_pattern(resource, action, needed, budget)
+        return self._pattern_needs.get(
+            (resource, action, needed.text), budget, lambda: self._need_pattern(resource, action, needed, budget)
+        )
 
     def need_value(self, resource: str, action: str, value: str) -> NeedResult:
         """Decide the concrete value a call touches (what :meth:`need` decides for pattern text
@@ -393,6 +399,9 @@ class Gate:
             return NeedResult(atom, "deny", UNDECIDED)
         return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
 
+
+#: Pattern needs a gate remembers the answers of (all are dropped when it is full).
+MAX_PATTERN_NEEDS = 4096
 
 #: Steps charged for deciding one atom a call needs, plus NEED_STEPS_PER_CHAR per character
 #: (expanding, parsing, normalising and matching the value take about 3 µs a character).

@@ -173,17 +173,19 @@ def test_compiled_declarations_decide_as_the_general_way(plans, project: Path, d
     _agree(CallDecider.reuse(decider, Workspace.at(root, cwd)), call)
 
 
-def test_values_about_the_length_bound_decide_as_the_general_way(plans, project: Path) -> None:  # type: ignore[no-untyped-def]
-    """A parameter is at most 1,024 characters of pattern text once escaped ('*' and '\\' take
-    two): every length about the bound, each kind of character, each place a value goes."""
+def test_values_by_class_decide_as_the_general_way(plans, project: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every kind of template (a value, a host path, a fixed value beside one, a pattern of its
+    own) filled with each character a pattern reads specially, and with every length about the
+    bound (1,024 characters of pattern text once escaped: '*' and '\\' take two)."""
     root = os.path.realpath(project)
     base = CallDecider(plans)
-    placed = CallDecider.reuse(base, Workspace.at(root))
+    placed = CallDecider.reuse(base, Workspace.at(root, f"{root}/src"))
+    odd = [f"/src/{c}" for c in ("*", "?", "[a]", "\\", "\\*", "{x}", "}", "**", "a/../..", "", "\u212a")]
     for decider, start in ((base, "/"), (placed, f"{root}/"), (placed, "")):  # "": relative, placed longer than given
-        for char in ("x", "*", "\\", "\u00e9"):
-            for count in (*range(505, 516), *range(1010, 1030)):
-                for tool, server, name in (("Read", None, "file_path"), ("Fetch", None, "url"), ("Config", None, "name")):
-                    _agree(decider, (tool, server, {name: start[: 1024 - count] + char * count}))
+        long = [start[: 1024 - count] + char * count for char in ("x", "*", "\\", "\u00e9") for count in (*range(509, 514), *range(1018, 1027))]
+        for value in (*long, *odd, *(start + v.lstrip("/") for v in odd)):
+            for tool, name in (("Read", "file_path"), ("Grep", "path"), ("Fetch", "url"), ("Config", "name")):
+                _agree(decider, (tool, None, {name: value}))
 
 
 def test_plain_calls_take_the_compiled_form(plans, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
