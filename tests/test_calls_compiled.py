@@ -68,7 +68,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     project, outside = base / "p", base / "o"
     for directory in (project / "src" / "migrations", project / ".git", outside / "data"):
         directory.mkdir(parents=True)
-    for file in (project / "src" / "a.py", project / ".env", project / ".git" / "config", project / "file", outside / "x"):
+    for file in (
+        project / "src" / "a.py",
+        project / ".env",
+        project / ".git" / "config",
+        project / "file",
+        outside / "x",
+    ):
         file.write_text("x")
     links = {
         project / "src" / "env": "../.env",
@@ -146,11 +152,15 @@ def _calls(root: str, outside: str) -> st.SearchStrategy[tuple[str, str | None, 
     def params(names: list[str]) -> st.SearchStrategy[Any]:
         declared = st.fixed_dictionaries({names[0]: value}, optional={name: value for name in names[1:]})
         extra = st.dictionaries(st.sampled_from(_OTHER_NAMES), value, max_size=2)
-        odd = st.one_of(st.lists(st.text(max_size=3), max_size=2), st.dictionaries(st.integers(), st.text(max_size=3), max_size=1))
+        odd = st.one_of(
+            st.lists(st.text(max_size=3), max_size=2), st.dictionaries(st.integers(), st.text(max_size=3), max_size=1)
+        )
         return st.one_of(declared, declared, declared, st.tuples(declared, extra).map(lambda p: {**p[0], **p[1]}), odd)
 
     # mostly a declared tool on its own server; else any tool (two that no declaration names) on any server
-    declared = st.sampled_from(sorted(_DECLARED, key=str)).flatmap(lambda ts: st.tuples(st.just(ts[0]), st.just(ts[1]), params(_DECLARED[ts])))
+    declared = st.sampled_from(sorted(_DECLARED, key=str)).flatmap(
+        lambda ts: st.tuples(st.just(ts[0]), st.just(ts[1]), params(_DECLARED[ts]))
+    )
     tools = sorted({tool for tool, _ in _DECLARED} | {"Unknown", "read"})
     other = st.tuples(st.sampled_from(tools), st.sampled_from(_SERVERS), params(["path", "file_path", "url"]))
     return st.one_of(declared, declared, declared, other)
@@ -182,7 +192,11 @@ def test_values_by_class_decide_as_the_general_way(plans, project: Path) -> None
     placed = CallDecider.reuse(base, Workspace.at(root, f"{root}/src"))
     odd = [f"/src/{c}" for c in ("*", "?", "[a]", "\\", "\\*", "{x}", "}", "**", "a/../..", "", "\u212a")]
     for decider, start in ((base, "/"), (placed, f"{root}/"), (placed, "")):  # "": relative, placed longer than given
-        long = [start[: 1024 - count] + char * count for char in ("x", "*", "\\", "\u00e9") for count in (*range(509, 514), *range(1018, 1027))]
+        long = [
+            start[: 1024 - count] + char * count
+            for char in ("x", "*", "\\", "\u00e9")
+            for count in (*range(509, 514), *range(1018, 1027))
+        ]
         for value in (*long, *odd, *(start + v.lstrip("/") for v in odd)):
             for tool, name in (("Read", "file_path"), ("Grep", "path"), ("Fetch", "url"), ("Config", "name")):
                 _agree(decider, (tool, None, {name: value}))
