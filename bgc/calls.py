@@ -23,14 +23,17 @@ of its own that only a rule naming ``host`` can allow. Nothing outside is ever r
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
+from bgc import glob, values
+from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget
-from bgc.gate import UNDECIDED, Gate, expand_call, refuse_undeclared
-from bgc.limits import MAX_CALL_ATOMS, ORDER_BUDGET
-from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, call_result, strongest
+from bgc.gate import NEED_STEPS, NEED_STEPS_PER_CHAR, UNDECIDED, Gate, expand_call, refuse_undeclared, worded
+from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
+from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, call_result, coverage, strongest
 from bgc.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
 
 CallEffect = Literal["allow", "ask", "deny"]
@@ -49,9 +52,13 @@ IMPLICIT_MODEL = "unknown"
 _EFFECTS: dict[str, CallEffect] = {"covered": "allow", "pending": "ask", "uncovered": "deny"}
 
 
-@dataclass(frozen=True, slots=True)
-class AtomDecision:
-    """One atom a call needs, and what decided it."""
+class AtomDecision(NamedTuple):
+    """One atom a call needs, and what decided it.
+
+    A named tuple rather than a frozen dataclass, as :class:`~bgc.gate.GateDecision` is: every
+    call builds one per atom, and a frozen dataclass costs a ``object.__setattr__`` per field
+    to build, more than deciding a plain value. It is just as immutable.
+    """
 
     atom: str
     effect: CallEffect
@@ -76,10 +83,10 @@ class AtomDecision:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class CallDecision:
+class CallDecision(NamedTuple):
     """The answer for one call: ``allow`` (every atom granted), ``ask`` (some await a person),
-    ``deny`` (something denied, refused, or no declaration covers the call)."""
+    ``deny`` (something denied, refused, or no declaration covers the call). A named tuple for
+    the reason :class:`AtomDecision` is one (``_replace`` makes a changed copy)."""
 
     tool: str
     server: str
@@ -137,8 +144,6 @@ class Workspace:
         """
         if not isinstance(value, str) or not value or "\0" in value:
             return [("fs", value)]
-        from bgc import values
-
         absolute = value if value.startswith("/") else os.path.join(self.cwd, value)
         lexical = values.normalise("fs", absolute)
         if isinstance(lexical, values.Rejection):
@@ -187,6 +192,9 @@ class CallDecider:
         self.specs = specs
         self.plans = plans
         self._plan_id: str | None = None
+        self._compiled: dict[tuple[str, str], _CompiledTool] = {}
+        """Each declared (tool, server) compiled on its first call; shared with every decider
+        :meth:`reuse` makes (what it holds does not depend on the workspace)."""
 
     @property
     def plan_id(self) -> str:
@@ -202,10 +210,88 @@ class CallDecider:
         decider = cls.__new__(cls)
         decider._setup(other.gate, other.specs, None, workspace, other.plans)
         decider._plan_id = other._plan_id
+        decider._compiled = other._compiled
         return decider
 
     def decide_call(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
-        """The decision for one call; never raises for anything the call contains."""
+        """The decision for one call; never raises for anything the call contains.
+
+        A declared tool's call takes its compiled form (:class:`_CompiledTool`) when the call
+        has the shape it was compiled for; every other call, and every refusal, is decided by
+        :meth:`decide_general`.
+        """
+        key = (tool, LOCAL_SERVER if server is None else server)
+        compiled = self._compiled.get(key)
+        if compiled is None and key in self.specs:
+            compiled = self._compiled[key] = _CompiledTool(self.specs[key], self.gate)
+        if compiled is not None and compiled.slots is not None:
+            decision = self._decide_compiled(compiled, key, params)
+            if decision is not None:
+                return decision
+        return self.decide_general(tool, server, params)
+
+    def _decide_compiled(
+        self, compiled: _CompiledTool, key: tuple[str, str], params: Mapping[str, Any]
+    ) -> CallDecision | None:
+        """The call through its declarations' compiled form. None when the call is not of the
+        shape compiled for (a parameter missing, undeclared, not text or too long, a placed path
+        that is not text): :meth:`decide_general` decides it and words the refusal."""
+        if params.__class__ is not dict or not params.keys() <= compiled.names:
+            return None
+        if compiled.texts:
+            atoms = self._texts(compiled.slots, params)  # type: ignore[arg-type]
+            return None if atoms is None else self._decide_atoms(*key, atoms)
+        decided: list[AtomDecision] = []
+        workspace, decide_value = self.workspace, self.gate.decide_value
+        for kind, resource, action, prefix, param, suffix, fixed in compiled.slots:  # type: ignore[union-attr]
+            if fixed is not None:
+                decided.append(fixed)
+                continue
+            value = prefix
+            if param is not None:
+                given = params.get(param)
+                if given.__class__ is not str or len(prefix) + 2 * len(given) + len(suffix) > MAX_PATTERN_LENGTH:
+                    return None  # escaped, it could be longer than a pattern may be
+                value += given
+            if kind is _PATH and workspace is not None:
+                for placed_resource, placed in workspace.place(value):
+                    if placed.__class__ is not str or 2 * len(placed) + len(suffix) > MAX_PATTERN_LENGTH:
+                        return None
+                    decision = decide_value(placed_resource, action, placed + suffix)
+                    decided.append(AtomDecision(decision.atom, *worded(decision)))
+            else:
+                decision = decide_value(resource, action, value + suffix)
+                decided.append(AtomDecision(decision.atom, *worded(decision)))
+        return _call_decision(*key, tuple(decided))
+
+    def _texts(self, slots: tuple[_Slot, ...], params: Mapping[str, Any]) -> list[tuple[str, str, str]] | None:
+        """The atoms ``(resource, action, pattern text)`` the slots make of a call's text
+        parameters (escaped, host paths placed), as expanding the templates makes them; None
+        for a call of another shape."""
+        atoms: list[tuple[str, str, str]] = []
+        for kind, resource, action, prefix, param, suffix, _ in slots:
+            if param is None:
+                atoms.append((resource, action, prefix + suffix))
+                continue
+            given = params.get(param)
+            if given.__class__ is not str:
+                return None
+            placed = self.workspace.place(given) if kind is _PATH and self.workspace is not None else [(resource, given)]
+            for placed_resource, value in placed:
+                if value.__class__ is not str:
+                    return None
+                text = prefix + glob.escape(value) + suffix
+                if len(text) > MAX_PATTERN_LENGTH:
+                    return None
+                atoms.append((placed_resource, action, text))
+        return atoms
+
+    def decide_general(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
+        """The decision for any call, through the declarations as written: templates expanded
+        to pattern text, each atom decided by :meth:`~bgc.gate.Gate.need`. What
+        :meth:`decide_call` falls back to for every call its compiled form does not take (list,
+        integer and pattern parameters, refusals, undeclared tools and servers), and the
+        reference the tests hold the compiled form to."""
         server = LOCAL_SERVER if server is None else server
         specs = self.specs.get((tool, server))
         if not specs and server != LOCAL_SERVER:
@@ -220,6 +306,11 @@ class CallDecider:
                 atoms.extend(self._atoms(spec, params))
         except TemplateError as error:
             return CallDecision(tool, server, "deny", f"refused: {error}")
+        return self._decide_atoms(tool, server, atoms)
+
+    def _decide_atoms(self, tool: str, server: str, atoms: list[tuple[str, str, str]]) -> CallDecision:
+        """A call's atoms as pattern text decided by the gate, a search's pattern decided on the
+        files it reaches when there is a workspace and the pattern is not granted whole."""
         result = self.gate.cover(tool, server, atoms, Budget(ORDER_BUDGET))
         if self.workspace is not None and result.status != "covered" and len(result.needs) == len(atoms):
             result = self._on_disk(tool, server, atoms, result.needs)
@@ -230,7 +321,7 @@ class CallDecider:
     ) -> CallResult:
         """The call again, each ``fs`` pattern need the algebra did not grant whole decided on the
         files it reaches in the workspace now (:mod:`bgc.trees`): a search reads what exists."""
-        from bgc import trees, values
+        from bgc import trees
 
         decided = list(needs)
         for index, ((resource, action, text), need) in enumerate(zip(atoms, needs)):
@@ -247,7 +338,7 @@ class CallDecider:
             if worst is None:
                 decided[index] = NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")
                 continue
-            found = self.gate.need(resource, action, _literal(worst), Budget(ORDER_BUDGET))  # its rule and approvals
+            found = self.gate.need_value(resource, action, worst)  # its rule and approvals
             decided[index] = replace(found, atom=need.atom, reason=f"{found.atom} is below it: {found.reason}")
         return call_result(tool, server, decided)
 
@@ -258,7 +349,7 @@ class CallDecider:
         decides that atom either, the call is undeclared (an adapter may ask instead)."""
         if "/" in tool or "/" in server:
             return CallDecision(tool, server, "deny", f"refused: {server}/{tool} is not one server and one tool name")
-        need = self.gate.need(*MCP_IDENTITY, _literal(f"{server}/{tool}"), Budget(ORDER_BUDGET))
+        need = self.gate.need_value(*MCP_IDENTITY, f"{server}/{tool}")
         if need.rule is None and need.effect == "deny":
             reason = f"{self._undeclared(tool, server)}, and no rule names {need.atom}"
             return CallDecision(tool, server, "deny", reason, declared=False)
@@ -312,7 +403,7 @@ class CallDecider:
                 else [(need.resource, need.value)]
             )
             for resource, value in placed:
-                decided = self.gate.need(resource, need.action, _literal(value), Budget(ORDER_BUDGET))
+                decided = self.gate.need_value(resource, need.action, value)
                 atoms.append(AtomDecision.of(decided, f"{decided.reason} (in `{need.command}`)"))
         effects = {atom.effect for atom in atoms}
         if "deny" in effects:
@@ -327,6 +418,75 @@ class CallDecider:
         return CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms))
 
 
+_VALUE, _PATH = "value", "path"
+
+
+class _Slot(NamedTuple):
+    """One atom template of a compiled declaration: ``prefix``, the parameter ``param`` (none:
+    the template has no parameter) and ``suffix``, as written; ``fixed``, its decision when
+    that cannot change (no parameter, not a file, nothing but its literal value); a ``_PATH``
+    slot's parameter is a host path when the decider has a workspace."""
+
+    kind: str
+    resource: str
+    action: str
+    prefix: str
+    param: str | None
+    suffix: str
+    fixed: AtomDecision | None
+
+
+class _CompiledTool:
+    """The declarations of one (tool, server), compiled once: which parameters a call may
+    name, and each template split around its one parameter.
+
+    When every template is a literal without wildcards, escapes or braces around at most one
+    parameter (``fs:read:{file_path}``, ``net:connect:{url}``, ``mcp:call:filesystem/read_file``),
+    a text parameter adds no wildcard of its own, so each atom is the concrete value
+    ``prefix + parameter + suffix``, decided as the gate decides a value: expanding it to
+    pattern text and reading that back is skipped, never a check. Otherwise (``texts``: a
+    wildcard of the template's own, ``fs:read:{path}/**``) the atoms are made as pattern text, as
+    expanding the templates would make them, and decided as every call's are.
+
+    ``names`` are the parameters every declaration templates or ignores (a call naming another
+    is refused by :meth:`CallDecider.decide_general`); ``slots`` is None when some template has
+    another shape (an argv word, several parameters), and every call of the tool is decided the
+    general way.
+    """
+
+    __slots__ = ("names", "slots", "texts")
+
+    def __init__(self, specs: list[ToolSpec], gate: Gate) -> None:
+        names = (frozenset((*spec.ignores, *(name for need in spec.needs for name in need.params))) for spec in specs)
+        self.names = frozenset.intersection(*names)
+        slots = [_slot(need, gate) for spec in specs for need in spec.needs]
+        self.texts = any(slot is not None and _SPECIAL.search(slot.prefix + slot.suffix) for slot in slots)
+        # at most two atoms a slot (a host path and its link target), none longer than a pattern may be
+        affordable = 2 * len(slots) * (NEED_STEPS + NEED_STEPS_PER_CHAR * MAX_PATTERN_LENGTH) <= ORDER_BUDGET
+        self.slots: tuple[_Slot, ...] | None = tuple(slots) if affordable and None not in slots else None  # type: ignore[arg-type]
+
+
+def _slot(need: AtomTemplate, gate: Gate) -> _Slot | None:
+    """A template as a :class:`_Slot`, or None when it has another shape."""
+    pieces = need.pieces()
+    holes = [index for index, piece in enumerate(pieces) if isinstance(piece, int)]
+    if need.resource in ARGV_RESOURCES or len(holes) > 1:
+        return None
+    if not holes:
+        text = "".join(pieces)  # type: ignore[arg-type]
+        if need.resource == "fs" or _SPECIAL.search(text):
+            return _Slot(_VALUE, need.resource, need.action, text, None, "", None)
+        decision = gate.decide_value(need.resource, need.action, text)
+        return _Slot(_VALUE, need.resource, need.action, text, None, "", AtomDecision(decision.atom, *worded(decision)))
+    prefix, suffix = "".join(pieces[: holes[0]]), "".join(pieces[holes[0] + 1 :])  # type: ignore[arg-type]
+    kind = _PATH if need.resource == "fs" and not prefix else _VALUE
+    return _Slot(kind, need.resource, need.action, prefix, need.params[0], suffix, None)
+
+
+_SPECIAL = re.compile(r"[\\*?[{}]")
+"""Characters that make template text more than its literal value."""
+
+
 SHELL = "shell"
 """The tool name shell decisions carry (each enforcer's own shell tool: Claude Code's Bash)."""
 
@@ -339,13 +499,6 @@ undeclared MCP tool is decided on, and what a declaration may name among its nee
 about the tool itself apply to it too (the one mapping ``bgc import claude-code`` writes to)."""
 
 
-def _literal(value: str) -> str:
-    """A concrete value as pattern text that matches exactly it (for :meth:`Gate.need`)."""
-    from bgc import glob
-
-    return glob.escape(value)
-
-
 def _leading_param(need: AtomTemplate) -> str | None:
     """The parameter an ``fs`` template starts with (``fs:read:{file_path}``): a host path."""
     if need.resource != "fs" or not need.template.startswith("{") or not need.params:
@@ -354,10 +507,14 @@ def _leading_param(need: AtomTemplate) -> str | None:
 
 
 def _decision(tool: str, server: str, result: CallResult) -> CallDecision:
-    atoms = tuple(map(AtomDecision.of, result.needs))
-    effect = _EFFECTS[result.status]
-    reason = result.reason if result.reason != UNDECIDED else f"{UNDECIDED} (the call's work bound)"
-    return CallDecision(tool, server, effect, reason, atoms)
+    if result.reason == UNDECIDED:  # refused before any atom was decided
+        return CallDecision(tool, server, "deny", f"{UNDECIDED} (the call's work bound)")
+    return _call_decision(tool, server, tuple(map(AtomDecision.of, result.needs)))
+
+
+def _call_decision(tool: str, server: str, atoms: tuple[AtomDecision, ...]) -> CallDecision:
+    status, reason = coverage(atoms)
+    return CallDecision(tool, server, _EFFECTS[status], reason, atoms)
 
 
 # --- deciding against a policy ----------------------------------------------------------------

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from bgc import glob, values
 from bgc._gate_index import Directory, LaneIndex, WarmPath
 from bgc.argv import ARGV_RESOURCES
-from bgc.budget import Budget, BudgetExhausted
+from bgc.budget import Budget, BudgetExhausted, CostMemo
 from bgc.names import ATOM_NAME
 from bgc.plan import (
     Approvals,
@@ -183,6 +184,10 @@ class Gate:
         self._indices: dict[str, dict[str, _PartIndex]] = {}
         self._granted_parts = {key: kinds[0] for key, kinds in by_key.items()}
         self._term_cache: dict[tuple[str, str], list[tuple[glob.Pattern, list[glob.Pattern]]]] = {}
+        self._pattern_needs: CostMemo[NeedResult] = CostMemo(MAX_PATTERN_NEEDS)
+        """What each pattern need (a search's ``fs:read:/src/**``) was answered, with the steps it took (a
+        session searches the same directories again; a hit charges those steps, so an answer does not
+        depend on what was asked before)."""
         self._fold_case = fold_case
         for (resource, action), kinds in by_key.items():
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
@@ -278,14 +283,15 @@ class Gate:
 
     def _decide_normalised(self, atom: str, resource: str, action: str, raw: str, value: str) -> GateDecision:
         """Decide ``value`` (``raw`` normalised), and its link target under the root too."""
-        candidates = [value]
-        if resource == "fs" and self._root is not None:
-            resolved = self._resolve(raw)
-            if isinstance(resolved, values.Rejection):
-                return GateDecision(atom, "deny", resolved.reason)
-            if resolved != value:
-                candidates.append(resolved)  # both the name and its target must be allowed
-        decisions = [self._decide_value(atom, resource, action, v) for v in candidates]
+        if resource != "fs" or self._root is None:
+            return self._decide_value(atom, resource, action, value)
+        resolved = self._resolve(raw)
+        if isinstance(resolved, values.Rejection):
+            return GateDecision(atom, "deny", resolved.reason)
+        if resolved == value:
+            return self._decide_value(atom, resource, action, value)
+        # both the name and its target must be allowed
+        decisions = [self._decide_value(atom, resource, action, v) for v in (value, resolved)]
         for effect in ("deny", "ask"):
             for decision in decisions:
                 if decision.effect == effect:
@@ -301,11 +307,14 @@ class Gate:
         decomposed, non-NFC file) and must stay under the root.
         """
         assert self._root is not None
-        real = os.path.realpath(self._root + raw)
-        inside = real == self._root or real.startswith(self._root.rstrip("/") + "/")
-        if not inside:
-            return values.Rejection(raw, f"a symbolic link leaves the root {self._root}")
-        target = "/" + os.path.relpath(real, self._root) if real != self._root else "/"
+        if _no_link_below(self._root, raw):
+            target = raw  # it lands where it reads
+        else:
+            real = os.path.realpath(self._root + raw)
+            inside = real == self._root or real.startswith(self._root.rstrip("/") + "/")
+            if not inside:
+                return values.Rejection(raw, f"a symbolic link leaves the root {self._root}")
+            target = "/" + os.path.relpath(real, self._root) if real != self._root else "/"
         normalised = values.normalise("fs", target, case_insensitive=self._case_insensitive)
         if isinstance(normalised, values.Rejection):
             return values.Rejection(raw, f"rejected: the link target {normalised.reason}")
@@ -356,16 +365,11 @@ class Gate:
         """
         concrete = _WILDCARD_OR_ESCAPE.search(text) is None  # nothing to unescape and no wildcard
         probe = text if concrete else _ESCAPE.sub(r"\1", text)
+        if concrete or glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value
+            return self.need_value(resource, action, probe)
         checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
         if isinstance(checked, values.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
-        if (
-            concrete or glob.escape(probe) == text
-        ):  # nothing of it is a wildcard: a concrete value, as the gate decides one
-            atom = f"{resource}:{action}:{checked}"
-            if resource == "fs" and self._root is not None:
-                return self._need_result(self._decide_normalised(atom, resource, action, probe, checked), atom)
-            return self._need_result(self._decide_value(atom, resource, action, checked), atom)
         if resource == "fs":
             # every parameter is normalised before it meets the template's own wildcards
             normalised = values.normalise_fs_pattern(text)
@@ -374,21 +378,32 @@ class Gate:
             text = normalised
         needed = glob.parse(text)
         if needed.literal is not None:
-            return self._need_result(self.decide(f"{resource}:{action}:{checked}"), f"{resource}:{action}:{checked}")
+            decision = self.decide(f"{resource}:{action}:{checked}")
+            return NeedResult(decision.atom, *worded(decision))
         if resource != "fs" and checked != probe:
             return NeedResult(
                 f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
             )
-        return self._need_pattern(resource, action, needed, budget)
+        return self._pattern_needs.get(
+            (resource, action, needed.text), budget, lambda: self._need_pattern(resource, action, needed, budget)
+        )
 
-    @staticmethod
-    def _need_result(decision: GateDecision, atom: str) -> NeedResult:
-        if decision.effect == "ask":
-            by = f" (ask {', '.join(map(str, decision.asked_by))})" if decision.asked_by else ""
-            reason = "awaits " + approvals_text(decision.approvals) + by
-            return NeedResult(atom, "ask", reason, decision.rule, decision.approvals, decision.asked_by)
-        reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
-        return NeedResult(atom, decision.effect, reason, decision.rule)
+    def need_value(self, resource: str, action: str, value: str) -> NeedResult:
+        """Decide the concrete value a call touches (what :meth:`need` decides for pattern text
+        with no wildcard of its own, its escapes resolved), as :meth:`decide_value` does."""
+        decision = self.decide_value(resource, action, value)
+        return NeedResult(decision.atom, *worded(decision))
+
+    def decide_value(self, resource: str, action: str, value: str) -> GateDecision:
+        """A concrete value a call touches, canonicalised or refused (the refusal names the value
+        as given), its links resolved under the root, then decided as the gate decides an atom."""
+        checked = values.normalise(resource, value, case_insensitive=self._case_insensitive)
+        if not isinstance(checked, str):
+            return GateDecision(f"{resource}:{action}:{value}", "deny", f"rejected: {checked.reason}")
+        atom = f"{resource}:{action}:{checked}"
+        if resource == "fs" and self._root is not None:
+            return self._decide_normalised(atom, resource, action, value, checked)
+        return self._decide_value(atom, resource, action, checked)
 
     def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""
@@ -406,6 +421,9 @@ class Gate:
         return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
 
 
+#: Pattern needs a gate remembers the answers of (all are dropped when it is full).
+MAX_PATTERN_NEEDS = 4096
+
 #: Steps charged for deciding one atom a call needs, plus NEED_STEPS_PER_CHAR per character
 #: (expanding, parsing, normalising and matching the value take about 3 µs a character).
 NEED_STEPS = 128
@@ -414,6 +432,37 @@ NEED_STEPS_PER_CHAR = 6
 UNDECIDED = "undecided within the work bound: not granted"
 _ESCAPE = re.compile(r"\\(.)", re.S)
 _WILDCARD_OR_ESCAPE = re.compile(r"[\\*?[]")
+
+
+def _no_link_below(root: str, raw: str) -> bool:
+    """Whether ``raw`` (a path under the real directory ``root``) has no ``.``, ``..`` or empty
+    segment and no symbolic link on its way down from ``root``: then it lands where it reads,
+    as :func:`os.path.realpath` would find, with one ``lstat`` a segment below ``root`` rather
+    than one a segment from ``/``. The walk stops at the first name that cannot be read (missing,
+    not a directory, not searchable): nothing below it can be read either, so none of it is a
+    link, and ``realpath`` takes such a rest as written too."""
+    segments = raw.split("/")
+    if segments[0] or "" in segments[1:] or "." in segments or ".." in segments:
+        return False
+    here = root.rstrip("/")
+    for segment in segments[1:]:
+        here += "/" + segment
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                return False
+        except OSError:
+            return True
+    return True
+
+
+def worded(decision: GateDecision) -> tuple[GateEffect, str, RuleRef | None, tuple[Approvals, ...], tuple[RuleRef, ...]]:
+    """A gate decision as the atom of a call reports it: effect, reason (the approvals awaited
+    and the ask rules, the rule that granted), rule, approvals, ask rules."""
+    if decision.effect == "ask":
+        by = f" (ask {', '.join(map(str, decision.asked_by))})" if decision.asked_by else ""
+        return "ask", "awaits " + approvals_text(decision.approvals) + by, decision.rule, decision.approvals, decision.asked_by
+    reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
+    return decision.effect, reason, decision.rule, (), ()
 
 
 def expand_call(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from bgc import canonical, glob
 from bgc.canonical import DataModelError, kind_name
@@ -183,15 +183,31 @@ class NeedResult:
 
 
 def call_result(tool: str, server: str | None, needs: Sequence[NeedResult]) -> CallResult:
-    """A call's coverage from its atoms' decisions: uncovered when one is denied (the first
-    names why), pending when one awaits approval, else covered."""
-    effects = {need.effect for need in needs}
-    if "deny" in effects:
-        first = next(need for need in needs if need.effect == "deny")
-        return CallResult(tool, server, "uncovered", f"{first.atom}: {first.reason}", tuple(needs))
-    if "ask" in effects:
-        return CallResult(tool, server, "pending", "some atoms await approval", tuple(needs))
-    return CallResult(tool, server, "covered", "every atom it needs is granted", tuple(needs))
+    """A call's coverage from its atoms' decisions (:func:`coverage`)."""
+    return CallResult(tool, server, *coverage(needs), tuple(needs))
+
+
+class DecidedAtom(Protocol):
+    """What :func:`coverage` reads of an atom's decision."""
+
+    @property
+    def atom(self) -> str: ...
+    @property
+    def effect(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+
+
+def coverage(needs: Sequence[DecidedAtom]) -> tuple[CallStatus, str]:
+    """A call's coverage and why, from its atoms' decisions (anything with ``atom``, ``effect``
+    and ``reason``): uncovered when one is denied (the first names why), pending when one
+    awaits approval, else covered."""
+    asked = False
+    for need in needs:
+        if need.effect == "deny":
+            return "uncovered", f"{need.atom}: {need.reason}"
+        asked = asked or need.effect == "ask"
+    return ("pending", "some atoms await approval") if asked else ("covered", "every atom it needs is granted")
 
 
 @dataclass(frozen=True, slots=True)

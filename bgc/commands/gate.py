@@ -126,7 +126,6 @@ def _recorder(plans: Sequence[Plan], store: object):  # type: ignore[no-untyped-
 def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str, quiet: bool, store: object) -> ExitCode:
     """One answer line per JSON line on stdin: a line that is not a call is denied, with why."""
     import json
-    from dataclasses import replace
 
     from bgc.calls import CallDecider, CallDecision, call_from_data
     from bgc.commands import io
@@ -152,7 +151,7 @@ def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str, q
             if enforcer is not None:
                 enforced = enforcer.enforce(decision, params)
                 if enforced.effect != decision.effect:  # it could not be recorded
-                    decision = replace(decision, effect=enforced.effect, reason=enforced.reason)
+                    decision = decision._replace(effect=enforced.effect, reason=enforced.reason)
         except BgcError as error:
             where = f"<stdin>:{number}:{error.span.col or 1}" if error.span is not None else f"<stdin>:{number}"
             decision = CallDecision("?", "?", "deny", f"not a call: {where}: {error.message}", declared=False)

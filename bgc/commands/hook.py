@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bgc.errors import ExitCode, UsageError
@@ -140,7 +139,7 @@ def _decide(
         else:
             decision = decider.decide_call(use.tool, use.server, use.params)
         if not decision.declared and unknown == "ask":
-            decision = replace(decision, effect="ask")
+            decision = decision._replace(effect="ask")
         from bgc.enforce import Context, Enforcer
 
         context = Context("hook", decider.plan_id, policy_id, None, use.session)

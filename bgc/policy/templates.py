@@ -54,7 +54,7 @@ class AtomTemplate:
         """
         from bgc import glob
 
-        pieces = _split_template(self.template)
+        pieces = self.pieces()
         choices: list[tuple[str, ...]] = []
         atoms, longest = 1, sum(len(piece) for piece in pieces if isinstance(piece, str))
         for name in self.params:
@@ -77,6 +77,11 @@ class AtomTemplate:
             "".join(piece if isinstance(piece, str) else combo[piece] for piece in pieces)
             for combo in itertools.product(*choices)
         )
+
+    def pieces(self) -> tuple[str | int, ...]:
+        """The template as literal pieces (pattern text, escapes as written) and placeholders
+        (each an index into :attr:`params`), in order."""
+        return _split_template(self.template)
 
     def _word(self, name: str, text: str) -> str:
         """A parameter of an argv atom (``proc:exec:{argv0}``) is one word: its ``/`` cannot end
