@@ -20,7 +20,6 @@ The cache is an optimisation only; deleting it is always safe, and it is never *
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import stat
 from collections.abc import Iterable
@@ -28,6 +27,7 @@ from typing import Any
 
 from bgc.errors import InputError
 from bgc.files import read_bounded
+from bgc.sha256 import sha256
 
 MAGIC = b"bgc-cache\x001\n"
 _DIGEST_SIZE = 32
@@ -90,7 +90,7 @@ def code_digest() -> str | None:
 
     import bgc
 
-    digest = hashlib.sha256(f"{bgc.__version__}\0{sys.version}\0".encode())
+    digest = sha256(f"{bgc.__version__}\0{sys.version}\0".encode())
     for path in code_files():
         try:
             info = os.stat(path)
@@ -107,7 +107,7 @@ def entry_key(namespace: str, key: str) -> str | None:
     code = code_digest()
     if code is None:
         return None
-    return hashlib.sha256(f"{namespace}\0{key}\0{code}".encode()).hexdigest()
+    return sha256(f"{namespace}\0{key}\0{code}".encode()).hexdigest()
 
 
 def _usable(directory: str, create: bool) -> bool:
@@ -141,7 +141,7 @@ def load_bytes(namespace: str, key: str, limit: int | None = None) -> bytes | No
     if len(data) < head or not data.startswith(MAGIC):
         return None
     payload = data[head:]
-    if hashlib.sha256(payload).digest() != data[len(MAGIC) : head]:
+    if sha256(payload).digest() != data[len(MAGIC) : head]:
         return None
     return payload
 
@@ -160,7 +160,7 @@ def store_bytes(namespace: str, key: str, payload: bytes) -> None:
         return
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+            handle.write(MAGIC + sha256(payload).digest() + payload)
         os.replace(temporary, os.path.join(directory, name))
     except OSError:
         try:
@@ -225,7 +225,7 @@ def _digest(path: str) -> str | None:
         data = read_bounded(path)
     except InputError:
         return None
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + sha256(data).hexdigest()
 
 
 def policy_key(path: str, extra: str) -> tuple[str, str] | None:

@@ -14,7 +14,6 @@ sets, datetimes, tags) is rejected with the path of the offending value, never c
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bgc.schema import DataModelError, ModelError
+from bgc.sha256 import sha256
 from bgc.schema import format_path as format_path  # re-exported: its readers import it from here
 from bgc.schema import kind_name as kind_name
 
@@ -151,7 +151,7 @@ def envelope(type_tag: str, version: int, body: Any) -> bytes:
 
 def digest_text(data: bytes) -> str:
     """``sha256:<hex>`` of ``data``; :class:`Digest` wraps it as a value."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + sha256(data).hexdigest()
 
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

@@ -22,6 +22,7 @@ from bgc.canonical import DataModelError, Digest, kind_name
 from bgc.names import ATOM_NAME
 from bgc.policy.templates import AtomTemplate, scan_template
 from bgc.schema import Fields, ModelError, dotted_name, visible_name
+from bgc.sha256 import sha256
 
 if TYPE_CHECKING:
     from bgc.policy.ast import ToolDecl
@@ -564,14 +565,12 @@ def read_plans(
     (:mod:`bgc.cache`, keyed by the bytes' digest); only the pins are checked again. A pin a hit
     refuses is read again the slow way, so the error is located in the file.
     """
-    import hashlib
-
     from bgc import cache
     from bgc.documents import document_from_bytes, format_for, read_bytes
 
     data = read_bytes(path)
     fmt = format_for(path, input_format, data)
-    key = f"{fmt}\0{hashlib.sha256(data).hexdigest()}"
+    key = f"{fmt}\0{sha256(data).hexdigest()}"
     entry = cache.load_object("plans", key)
     if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == key and isinstance(entry[1], bool):
         try:
