@@ -160,9 +160,6 @@ def main(leave: Callable[[object], NoReturn] = sys.exit) -> NoReturn:
         from bgc.cli import main as typer_main
 
         typer_main()  # exits: guarded() always ends the process
-    import gc
-
-    gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
     command, positionals, options = fast
     if command == "hook":
         # first, before anything heavy is imported: the project's decision server, if one runs
@@ -172,6 +169,9 @@ def main(leave: Callable[[object], NoReturn] = sys.exit) -> NoReturn:
         if not isinstance(served, Fallback):
             leave(served)
         sys.stdin, options = served.stdin, {**options, "started": served.started}
+    import gc
+
+    gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
     from bgc.guard import guarded
 
     try:
