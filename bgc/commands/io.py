@@ -88,11 +88,12 @@ def open_ledger(location: str | None) -> Any:
 
 def load_policy(policy: str | None, mode: str | None) -> tuple[Policy, str | None]:
     """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
-    from bgc.config import find_config
     from bgc.policy.loader import cached_policy
 
     if policy is not None:
         return cached_policy(policy), mode
+    from bgc.config import find_config  # only without -p: reading the configuration costs a cold compile
+
     config = find_config(".")
     if config is None or config.policy is None:
         raise UsageError(
