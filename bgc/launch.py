@@ -14,6 +14,7 @@ Both paths run under the one guard that keeps tracebacks from users (:func:`bgc.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections import namedtuple
 
@@ -140,21 +141,16 @@ def fast_arguments(argv: Sequence[str]) -> tuple[str, list[str], dict[str, objec
 
 
 
-YOUNG_OBJECTS = 100_000
-"""The cyclic garbage collector's first threshold on the fast path (Python's default is 700).
-
-A hot command's process allocates tens of thousands of objects that live until it exits —
-modules, classes, a plan, a cached decider — and with the default the collector runs 20–30
-times over them before the answer is out (a fifth of a cold ``bgc hook`` on the machine this was
-measured on). Garbage that only the collector can reclaim (reference cycles) is still collected,
-at most this many new objects later, so memory stays bounded whatever the input's size. mypy
-raises its threshold for the same reason."""
-
-
 def main(leave: Callable[[object], NoReturn] = sys.exit) -> NoReturn:
     """Console-script entry point: a hot command's plain form on the fast path, anything else
     through typer. A fast command ends by calling ``leave`` with its exit code (:func:`console`
     passes :func:`leave_now`; the default, ``sys.exit``, suits a caller that goes on)."""
+    # A bgc process builds large trees of acyclic objects (policies, plans, automata) and makes
+    # almost no cyclic garbage: a compile of 1,000 orders collected 170 objects in 1,142
+    # collections, each generation-2 pass walking a heap that grows with the policy (a third of
+    # that compile's time at N = 1,000 rules). Rarer collections keep that cost flat; the cyclic
+    # garbage left waiting is at most a few thousand objects.
+    gc.set_threshold(10_000, 10, 10)
     fast = fast_arguments(sys.argv[1:])
     if fast is None:
         from bgc.cli import main as typer_main
@@ -169,9 +165,6 @@ def main(leave: Callable[[object], NoReturn] = sys.exit) -> NoReturn:
         if not isinstance(served, Fallback):
             leave(served)
         sys.stdin, options = served.stdin, {**options, "started": served.started}
-    import gc
-
-    gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
     from bgc.guard import guarded
 
     try:
