@@ -37,6 +37,13 @@ Verdict = Literal["granted", "narrowed", "ask", "denied"]
 CallStatus = Literal["covered", "pending", "uncovered"]
 GateEffect = Literal["allow", "ask", "deny"]
 VERDICTS: tuple[Verdict, ...] = ("granted", "narrowed", "ask", "denied")
+FAIL_ON: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "denied": (frozenset({"denied"}), frozenset({"uncovered"})),
+    "ask": (frozenset({"denied", "ask"}), frozenset({"uncovered", "pending"})),
+    "narrowed": (frozenset({"denied", "ask", "narrowed"}), frozenset({"uncovered", "pending"})),
+    "never": (frozenset(), frozenset()),
+}
+"""``--fail-on`` levels: the request verdicts and call statuses each one counts as failing."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -274,6 +281,11 @@ class Plan:
     def to_data(self) -> dict[str, Any]:
         """The plan as data: the body plus ``id``, ``type`` and ``version`` (JSON/YAML/CBOR)."""
         return {"type": PLAN_TAG, "version": PLAN_VERSION, "id": str(self.id()), **self.body()}
+
+    def fails(self, fail_on: str) -> bool:
+        """Whether a request or call is at or above the ``--fail-on`` level (:data:`FAIL_ON`): exit 1."""
+        bad_verdicts, bad_calls = FAIL_ON[fail_on]
+        return any(r.verdict in bad_verdicts for r in self.requests) or any(c.status in bad_calls for c in self.calls)
 
     def counts(self) -> dict[str, int]:
         """How many requests have each verdict and how many calls each status (for summaries)."""

@@ -105,9 +105,7 @@ def load_policy(policy: str | None, mode: str | None) -> tuple[Policy, str | Non
 
 def plan_exit_code(plans: list[Plan], fail_on: str) -> ExitCode:
     """0 when nothing at or above the ``fail_on`` level happened, else 1 (findings)."""
-    from bgc.outcomes import fails
-
-    return ExitCode.FINDINGS if any(fails(plan, fail_on) for plan in plans) else ExitCode.OK
+    return ExitCode.FINDINGS if any(plan.fails(fail_on) for plan in plans) else ExitCode.OK
 
 
 @dataclass(frozen=True, slots=True)
