@@ -1,5 +1,5 @@
 """``python -m bgc``: the same entry point as the ``bgc`` console script."""
 
-from bgc.launch import main
+from bgc.launch import console
 
-main()
+console()

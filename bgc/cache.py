@@ -20,43 +20,52 @@ The cache is an optimisation only; deleting it is always safe, and it is never *
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-import pickle
 import stat
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from bgc.errors import InputError
 from bgc.files import read_bounded
+from bgc.sha256 import sha256
 
 MAGIC = b"bgc-cache\x001\n"
 _DIGEST_SIZE = 32
 
 
-def cache_dir() -> Path | None:
-    """The configured cache directory (it may not exist yet), or ``None`` when disabled."""
+def cache_dir() -> str | None:
+    """The configured cache directory (it may not exist yet), or ``None`` when disabled.
+
+    A path as text, not a :class:`pathlib.Path`: importing pathlib costs a cold hook or gate
+    on a plain install more than reading its entries."""
     configured = os.environ.get("BGC_CACHE_DIR")
     if configured is not None:
-        return Path(configured) if configured else None
+        return configured or None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "bgc"
+    return os.path.join(base, "bgc")
 
 
 def code_files() -> list[str]:
     """Every file of bgc's package (sources, and any data or bytecode shipped beside them; not
-    ``__pycache__``) and its grammar, in a fixed order: the code an entry was written by."""
-    import importlib.util
+    ``__pycache__``) and its grammar, in a fixed order: the code an entry was written by.
 
+    An installed bgc holds its grammar in the package (``bgc/grammar/``, walked with the rest);
+    only a checkout installed in editable mode maps the package ``bgc.grammar`` elsewhere, and
+    only then is the import system asked where (``importlib.util`` is not cheap to import)."""
     import bgc
 
+    package = os.path.dirname(bgc.__file__)
     files: list[str] = []
-    for directory, subdirectories, names in os.walk(os.path.dirname(bgc.__file__)):
+    for directory, subdirectories, names in os.walk(package):
         subdirectories[:] = sorted(name for name in subdirectories if name != "__pycache__")
         files.extend(os.path.join(directory, name) for name in sorted(names))
-    grammar = importlib.util.find_spec("bgc.grammar")
-    files.append(os.path.join(os.path.dirname(grammar.origin or ""), "policy.lark") if grammar else "")
+    grammar = os.path.join(package, "grammar", "policy.lark")
+    if not os.path.isfile(grammar):
+        import importlib.util
+
+        spec = importlib.util.find_spec("bgc.grammar")
+        grammar = os.path.join(os.path.dirname(spec.origin or ""), "policy.lark") if spec else ""
+    files.append(grammar)
     return files
 
 
@@ -81,7 +90,7 @@ def code_digest() -> str | None:
 
     import bgc
 
-    digest = hashlib.sha256(f"{bgc.__version__}\0{sys.version}\0".encode())
+    digest = sha256(f"{bgc.__version__}\0{sys.version}\0".encode())
     for path in code_files():
         try:
             info = os.stat(path)
@@ -98,15 +107,15 @@ def entry_key(namespace: str, key: str) -> str | None:
     code = code_digest()
     if code is None:
         return None
-    return hashlib.sha256(f"{namespace}\0{key}\0{code}".encode()).hexdigest()
+    return sha256(f"{namespace}\0{key}\0{code}".encode()).hexdigest()
 
 
-def _usable(directory: Path, create: bool) -> bool:
+def _usable(directory: str, create: bool) -> bool:
     """True when ``directory`` exists (or was just created ``0700``) and only we can write to it."""
     try:
         if create:
-            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = directory.stat()
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+        info = os.stat(directory)
     except OSError:
         return False
     if not stat.S_ISDIR(info.st_mode):
@@ -122,7 +131,7 @@ def load_bytes(namespace: str, key: str, limit: int | None = None) -> bytes | No
     if directory is None or name is None or not _usable(directory, create=False):
         return None
     try:
-        with open(directory / name, "rb") as handle:
+        with open(os.path.join(directory, name), "rb") as handle:
             data = handle.read() if limit is None else handle.read(len(MAGIC) + _DIGEST_SIZE + limit + 1)
     except OSError:
         return None
@@ -132,7 +141,7 @@ def load_bytes(namespace: str, key: str, limit: int | None = None) -> bytes | No
     if len(data) < head or not data.startswith(MAGIC):
         return None
     payload = data[head:]
-    if hashlib.sha256(payload).digest() != data[len(MAGIC) : head]:
+    if sha256(payload).digest() != data[len(MAGIC) : head]:
         return None
     return payload
 
@@ -144,15 +153,15 @@ def store_bytes(namespace: str, key: str, payload: bytes) -> None:
         return
     # A fresh, unguessable name created exclusively, as tempfile.mkstemp does, without importing
     # tempfile (random, shutil…): a compile writes an entry or two on every run that works.
-    temporary = directory / f".tmp-{os.urandom(12).hex()}"
+    temporary = os.path.join(directory, f".tmp-{os.urandom(12).hex()}")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
     except OSError:
         return
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(MAGIC + hashlib.sha256(payload).digest() + payload)
-        os.replace(temporary, directory / name)
+            handle.write(MAGIC + sha256(payload).digest() + payload)
+        os.replace(temporary, os.path.join(directory, name))
     except OSError:
         try:
             os.unlink(temporary)
@@ -165,6 +174,8 @@ def load_object(namespace: str, key: str) -> Any | None:
     payload = load_bytes(namespace, key)
     if payload is None:
         return None
+    import pickle  # here, not at the top: a process with no cache (or no entry) never unpickles
+
     try:
         return pickle.loads(payload)
     except Exception:  # noqa: BLE001 - verified bytes that still fail to load are just a miss
@@ -173,6 +184,10 @@ def load_object(namespace: str, key: str) -> Any | None:
 
 def store_object(namespace: str, key: str, value: Any) -> None:
     """Pickle and store ``value``; a value that cannot be pickled is simply not cached."""
+    if cache_dir() is None:
+        return
+    import pickle
+
     try:
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
@@ -210,7 +225,7 @@ def _digest(path: str) -> str | None:
         data = read_bounded(path)
     except InputError:
         return None
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + sha256(data).hexdigest()
 
 
 def policy_key(path: str, extra: str) -> tuple[str, str] | None:

@@ -14,12 +14,14 @@ sets, datetimes, tags) is rejected with the path of the offending value, never c
 
 from __future__ import annotations
 
-import hashlib
 import math
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from bgc.schema import DataModelError
+from bgc.schema import DataModelError, ModelError
+from bgc.sha256 import sha256
 from bgc.schema import format_path as format_path  # re-exported: its readers import it from here
 from bgc.schema import kind_name as kind_name
 
@@ -148,5 +150,29 @@ def envelope(type_tag: str, version: int, body: Any) -> bytes:
 
 
 def digest_text(data: bytes) -> str:
-    """``sha256:<hex>`` of ``data``; :class:`bgc.model.Digest` wraps it as a value."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    """``sha256:<hex>`` of ``data``; :class:`Digest` wraps it as a value."""
+    return "sha256:" + sha256(data).hexdigest()
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Digest:
+    """A content address: ``sha256:`` followed by 64 lowercase hex digits.
+
+    Here, beside the encoding it addresses, rather than with the work-order values
+    (:mod:`bgc.model`, which re-exports it): reading a plan needs ids, not the order model."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not _DIGEST.fullmatch(self.text):
+            raise ModelError(f"expected a digest 'sha256:' + 64 lowercase hex digits, got {self.text!r}")
+
+    @classmethod
+    def of(cls, data: bytes) -> Digest:
+        return cls(digest_text(data))
+
+    def __str__(self) -> str:
+        return self.text

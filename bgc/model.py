@@ -8,57 +8,18 @@ from plain data (``from_data``) reports the field path of the first problem it m
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sized
 from dataclasses import dataclass
 from typing import Any
 
 from bgc import canonical
-from bgc.canonical import DataModelError, FrozenMap, freeze, kind_name, thaw
+from bgc.canonical import DataModelError, Digest, FrozenMap, freeze, kind_name, thaw
 from bgc.limits import MAX_CALLS, MAX_REQUEST_CHARS, MAX_REQUESTS
-from bgc.names import ATOM_NAME, DOTTED_NAME, display_control
-from bgc.schema import Fields, ModelError
-
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+from bgc.names import ATOM_NAME
+from bgc.schema import Fields, ModelError, dotted_name, visible_name
 
 ORDER_TAG = "bgc.WorkOrder"
 ORDER_VERSION = 1
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Digest:
-    """A content address: ``sha256:`` followed by 64 lowercase hex digits."""
-
-    text: str
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.text, str) or not _DIGEST.fullmatch(self.text):
-            raise ModelError(f"expected a digest 'sha256:' + 64 lowercase hex digits, got {self.text!r}")
-
-    @classmethod
-    def of(cls, data: bytes) -> Digest:
-        return cls(canonical.digest_text(data))
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def _dotted(value: Any, field: str) -> str:
-    if not isinstance(value, str) or not DOTTED_NAME.fullmatch(value):
-        raise ModelError(f"expected a dotted name like 'patch.apply', got {value!r}", (field,))
-    return value
-
-
-def _name(value: Any, field: str) -> str:
-    """A server or model name: one line of visible text. A newline, a terminal escape or a bidi
-    override in a name is no name, only a way to forge what people read, so it is refused here
-    (and every text renderer escapes such characters anyway)."""
-    if not isinstance(value, str) or not value:
-        raise ModelError(f"expected non-empty text, got {value!r}", (field,))
-    char = display_control(value)
-    if char is not None:
-        raise ModelError(f"expected a name without control or format characters, got {value!r} (U+{ord(char):04X})", (field,))
-    return value
 
 
 def _data(value: Any, field: str) -> Any:
@@ -78,7 +39,7 @@ class Intent:
     payload: Any = None
 
     def __post_init__(self) -> None:
-        _dotted(self.kind, "kind")
+        dotted_name(self.kind, "kind")
         object.__setattr__(self, "payload", _data(self.payload, "payload"))
 
     def to_data(self) -> dict[str, Any]:
@@ -94,9 +55,9 @@ class ToolCall:
     params: FrozenMap = FrozenMap()
 
     def __post_init__(self) -> None:
-        _dotted(self.tool, "tool")
+        dotted_name(self.tool, "tool")
         if self.server is not None:
-            _name(self.server, "server")
+            visible_name(self.server, "server")
         if not isinstance(self.params, Mapping):
             raise ModelError(f"expected a map, got {kind_name(self.params)}", ("params",))
         object.__setattr__(self, "params", _data(self.params, "params"))
@@ -185,7 +146,7 @@ class ProposalOrigin:
     prompt: Digest
 
     def __post_init__(self) -> None:
-        _name(self.model, "model")
+        visible_name(self.model, "model")
         object.__setattr__(self, "parents", tuple(self.parents))
 
     def to_data(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from bgc import codes
 from bgc.errors import Span
 from bgc.findings import Finding, Severity
+from bgc.plan import FAIL_ON
 
 if TYPE_CHECKING:
     from bgc.compiler import Compiler
@@ -33,30 +34,17 @@ if TYPE_CHECKING:
 
 _VERDICT_RULE = {"narrowed": codes.NARROWED, "ask": codes.ASKED, "denied": codes.DENIED}
 _CALL_RULE = {"pending": codes.CALL_PENDING, "uncovered": codes.CALL_UNCOVERED}
-FAIL_ON: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "denied": (frozenset({"denied"}), frozenset({"uncovered"})),
-    "ask": (frozenset({"denied", "ask"}), frozenset({"uncovered", "pending"})),
-    "narrowed": (frozenset({"denied", "ask", "narrowed"}), frozenset({"uncovered", "pending"})),
-    "never": (frozenset(), frozenset()),
-}
-"""``--fail-on`` levels: the request verdicts and call statuses each one counts as failing."""
 EXPECTATION_VERSION = 1
 
 
 # --- plans as findings --------------------------------------------------------------------------
 
 
-def fails(plan: Plan, fail_on: str) -> bool:
-    """Whether ``plan`` has a request or call at or above the ``--fail-on`` level (exit 1)."""
-    bad_verdicts, bad_calls = FAIL_ON[fail_on]
-    return any(r.verdict in bad_verdicts for r in plan.requests) or any(c.status in bad_calls for c in plan.calls)
-
-
 def plan_findings(plan: Plan, document: Document, fail_on: str = "narrowed") -> list[Finding]:
     """Findings for everything in ``plan`` not granted as asked, located in the order ``document``.
 
     ``fail_on`` is ``bgc compile --fail-on``: the levels it counts are errors, the rest notes, so
-    a plan has an error finding exactly when :func:`fails` says so.
+    a plan has an error finding exactly when :func:`bgc.plan.fails` says so.
     """
     bad_verdicts, bad_calls = FAIL_ON[fail_on]
     requests = _request_positions(document)

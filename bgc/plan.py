@@ -18,16 +18,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from bgc import canonical, glob
-from bgc.canonical import DataModelError, kind_name
+from bgc.canonical import DataModelError, Digest, kind_name
 from bgc.names import ATOM_NAME
 from bgc.policy.templates import AtomTemplate, scan_template
+from bgc.schema import Fields, ModelError, dotted_name, visible_name
+from bgc.sha256 import sha256
 
 if TYPE_CHECKING:
-    from bgc.model import Digest, Fields
     from bgc.policy.ast import ToolDecl
 
-# bgc.model is imported where plans are read or identified, not here: deciding with a plan a
-# process already holds (a cached call decider in a cold `bgc hook`) needs none of its classes.
+# Not bgc.model: reading a plan checks tool and server names as an order names them (the same
+# checks, from bgc.schema) and needs none of the work-order classes.
 
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1
@@ -36,6 +37,13 @@ Verdict = Literal["granted", "narrowed", "ask", "denied"]
 CallStatus = Literal["covered", "pending", "uncovered"]
 GateEffect = Literal["allow", "ask", "deny"]
 VERDICTS: tuple[Verdict, ...] = ("granted", "narrowed", "ask", "denied")
+FAIL_ON: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "denied": (frozenset({"denied"}), frozenset({"uncovered"})),
+    "ask": (frozenset({"denied", "ask"}), frozenset({"uncovered", "pending"})),
+    "narrowed": (frozenset({"denied", "ask", "narrowed"}), frozenset({"uncovered", "pending"})),
+    "never": (frozenset(), frozenset()),
+}
+"""``--fail-on`` levels: the request verdicts and call statuses each one counts as failing."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -284,13 +292,16 @@ class Plan:
         }
 
     def id(self) -> Digest:
-        from bgc.model import Digest
-
         return Digest.of(canonical.envelope(PLAN_TAG, PLAN_VERSION, self.body()))
 
     def to_data(self) -> dict[str, Any]:
         """The plan as data: the body plus ``id``, ``type`` and ``version`` (JSON/YAML/CBOR)."""
         return {"type": PLAN_TAG, "version": PLAN_VERSION, "id": str(self.id()), **self.body()}
+
+    def fails(self, fail_on: str) -> bool:
+        """Whether a request or call is at or above the ``--fail-on`` level (:data:`FAIL_ON`): exit 1."""
+        bad_verdicts, bad_calls = FAIL_ON[fail_on]
+        return any(r.verdict in bad_verdicts for r in self.requests) or any(c.status in bad_calls for c in self.calls)
 
     def counts(self) -> dict[str, int]:
         """How many requests have each verdict and how many calls each status (for summaries)."""
@@ -366,8 +377,6 @@ def _read_approvals(approvals: Fields) -> Approvals:
 
 def _read_parts(request: Fields, key: str) -> tuple[Part, ...]:
     """The parts under ``key``; ask parts, and only they, carry their approval requirement."""
-    from bgc.model import Fields
-
     asks = key == "ask"
     parts = []
     for part in request.maps(key):
@@ -399,8 +408,6 @@ def _read_request(request: Fields) -> RequestResult:
 def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestResult:
     """One request result, read and checked exactly as :func:`plan_from_data` reads a plan's
     (a capability token carries its plan's granted and pending parts this way)."""
-    from bgc.model import Fields, ModelError
-
     try:
         return _read_request(Fields(data, path))
     except ModelError as error:
@@ -410,26 +417,30 @@ def request_from_data(data: Any, path: tuple[str | int, ...] = ()) -> RequestRes
 def tool_from_data(data: Any, path: tuple[str | int, ...] = ()) -> ToolSpec:
     """One tool declaration, read and checked exactly as :func:`plan_from_data` reads a plan's
     (a capability token's tool scope is its plan's declarations)."""
-    from bgc.model import Fields, ModelError
-
     try:
         return _read_tool(Fields(data, path))
     except ModelError as error:
         raise PlanError(error.message, error.path, at_key=error.at_key) from None
 
 
-def _read_call(call: Fields) -> CallResult:
-    from bgc.model import ToolCall
+def _named(tool: Any, server: Any = None) -> tuple[str, str | None]:
+    """A tool and its server, named as a work order names them (:class:`bgc.model.ToolCall`)."""
+    dotted_name(tool, "tool")
+    if server is not None:
+        visible_name(server, "server")
+    return tool, server
 
+
+def _read_call(call: Fields) -> CallResult:
     call.only("tool", "server", "status", "reason", "needs")
-    proposed = call.build(ToolCall, call.get("tool"), call.get("server"))  # named as an order names them
+    tool, server = call.build(_named, call.get("tool"), call.get("server"))
     needs = []
     for need in call.maps("needs"):
         need.only("atom", "effect", "reason")
         needs.append(NeedResult(need.value("atom", str), need.choice("effect", EFFECTS), need.value("reason", str)))  # type: ignore[arg-type]
     return CallResult(
-        proposed.tool,
-        proposed.server,
+        tool,
+        server,
         call.choice("status", CALL_STATUSES),  # type: ignore[arg-type]
         call.value("reason", str),
         tuple(needs),
@@ -462,10 +473,8 @@ def _template(text: Any) -> AtomTemplate:
 
 
 def _read_tool(tool: Fields) -> ToolSpec:
-    from bgc.model import Fields, ToolCall
-
     tool.only("tool", "servers", "needs", "ignores")
-    name = tool.build(ToolCall, tool.get("tool")).tool  # a tool name as an order names it
+    name = tool.build(_named, tool.get("tool"))[0]
     servers = tool.list("servers")
     for i, server in enumerate(servers):
         if not isinstance(server, str) or not _SERVER.fullmatch(server) or server in servers[:i]:
@@ -496,8 +505,6 @@ def plan_from_data(data: Any) -> Plan:
 def _verified_plan(data: Any) -> tuple[Plan, Digest]:
     """:func:`plan_from_data` and the id it verified (encoding a large plan to derive its id
     costs more than reading it: done once)."""
-    from bgc.model import Digest, Fields, ModelError
-
     if not isinstance(data, Mapping) or data.get("type") != PLAN_TAG:
         raise PlanError("not a bgc plan (expected the output of `bgc compile --format json|yaml|cbor`)")
     if data.get("version") != PLAN_VERSION or type(data.get("version")) is not int:  # true == 1.0 == 1
@@ -586,14 +593,12 @@ def read_plans(
     (:mod:`bgc.cache`, keyed by the bytes' digest); only the pins are checked again. A pin a hit
     refuses is read again the slow way, so the error is located in the file.
     """
-    import hashlib
-
     from bgc import cache
     from bgc.documents import document_from_bytes, format_for, read_bytes
 
     data = read_bytes(path)
     fmt = format_for(path, input_format, data)
-    key = f"{fmt}\0{hashlib.sha256(data).hexdigest()}"
+    key = f"{fmt}\0{sha256(data).hexdigest()}"
     entry = cache.load_object("plans", key)
     if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == key and isinstance(entry[1], bool):
         try:

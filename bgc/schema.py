@@ -8,7 +8,7 @@ missing key read the same everywhere, with the same "did you mean". The reader o
 turns the path into ``file:line:col`` (:meth:`bgc.documents.Document.build`,
 :func:`bgc.config.load_config`).
 
-Import-light on purpose (the standard library and :mod:`bgc.render.words`): the configuration is
+Import-light on purpose (the standard library, :mod:`bgc.names` and :mod:`bgc.render.words`): the configuration is
 read on every ``bgc check`` and hook start, before anything heavy is needed.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from bgc.names import DOTTED_NAME, display_control
 from bgc.render.words import did_you_mean
 
 T = TypeVar("T")
@@ -69,6 +70,26 @@ def kind_name(value: Any) -> str:
 class ModelError(DataModelError):
     """A value broke an invariant; ``path`` is the field path inside the document (may be empty),
     ``at_key`` says the key at the end of it is at fault (an unknown key), not its value."""
+
+
+def dotted_name(value: Any, field: str) -> str:
+    """``value``, a dotted name like ``patch.apply`` (an intent kind, a tool), else an error at ``field``."""
+    if not isinstance(value, str) or not DOTTED_NAME.fullmatch(value):
+        raise ModelError(f"expected a dotted name like 'patch.apply', got {value!r}", (field,))
+    return value
+
+
+def visible_name(value: Any, field: str) -> str:
+    """``value``, a server or model name: one line of visible text, else an error at ``field``.
+    A newline, a terminal escape or a bidi override in a name is no name, only a way to forge
+    what people read, so it is refused here (and every text renderer escapes such characters
+    anyway)."""
+    if not isinstance(value, str) or not value:
+        raise ModelError(f"expected non-empty text, got {value!r}", (field,))
+    char = display_control(value)
+    if char is not None:
+        raise ModelError(f"expected a name without control or format characters, got {value!r} (U+{ord(char):04X})", (field,))
+    return value
 
 
 _MISSING = object()

@@ -218,7 +218,7 @@ def test_disabled_and_unwritable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_default_location_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("BGC_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache.cache_dir() == tmp_path / "bgc"
+    assert cache.cache_dir() == str(tmp_path / "bgc")
 
 
 # --- cached policies and checks: an entry is valid only while every file it read is unchanged ----------

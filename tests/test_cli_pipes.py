@@ -97,3 +97,24 @@ def test_an_open_pipe_still_gets_every_answer(plan: str) -> None:
     """The control: the same gate run into a pipe someone reads ends with its real answer."""
     done = subprocess.run([BGC, "gate", plan, "fs:write:/src/a.py", "proc:exec:kubectl"], capture_output=True, cwd=ROOT, timeout=120)
     assert done.returncode == ExitCode.DENIED and len(done.stdout.splitlines()) == 2
+
+
+@pytest.mark.parametrize("into", ["pipe", "file"])
+def test_a_fast_command_leaving_without_teardown_delivers_every_answer(plan: str, tmp_path: Path, into: str) -> None:
+    """The console script ends a fast command with ``os._exit`` (bgc.launch.leave_now) once its
+    streams are flushed: every one of many answers arrives, on stdout and stderr, with the worst
+    answer's exit code, and no exit handler runs (the teardown really is skipped)."""
+    atoms = [f"fs:write:/src/f{i}.py" for i in range(20_000)] + ["proc:exec:kubectl"]
+    probe = ("import atexit, sys\nfrom bgc.launch import console\n"
+             "atexit.register(lambda: print('TEARDOWN', file=sys.stderr))\nsys.argv = ['bgc', *sys.argv[1:]]\nconsole()\n")  # fmt: skip
+    out = tmp_path / "answers"
+    with open(out, "wb") as file:
+        done = subprocess.run([sys.executable, "-c", probe, "gate", plan], input="\n".join(atoms).encode(),
+                              stdout=subprocess.PIPE if into == "pipe" else file, stderr=subprocess.PIPE, cwd=ROOT, timeout=120)  # fmt: skip
+    lines = (done.stdout if into == "pipe" else out.read_bytes()).decode().splitlines()
+    assert done.returncode == ExitCode.DENIED and b"TEARDOWN" not in done.stderr, done.stderr
+    assert [line.split("\t")[1] for line in lines] == atoms and lines[-1].startswith("deny\t")
+    broken = subprocess.run([sys.executable, "-c", probe, "gate", str(tmp_path / "missing.json"), "fs:read:/a"],
+                            capture_output=True, cwd=ROOT, timeout=120)  # fmt: skip
+    assert broken.returncode == ExitCode.BAD_INPUT and broken.stdout == b"" and b"TEARDOWN" not in broken.stderr
+    assert b"missing.json" in broken.stderr

@@ -364,7 +364,7 @@ def test_a_hook_answered_by_the_server_imports_almost_nothing(project: dict[str,
     assert served(server) == 1
     line = next(line for line in done.stderr.decode().splitlines() if line.startswith("LOADED "))
     loaded = set(json.loads(line.removeprefix("LOADED ").replace("'", '"')))
-    assert loaded <= {"bgc.hooks", "bgc.hooks.client", "select", "_socket", "_sha256", "_sha2"}, loaded
+    assert loaded <= {"bgc.hooks", "bgc.hooks.client", "bgc.sha256", "select", "_socket", "_sha256", "_sha2"}, loaded
 
 
 def test_the_hooks_stores_sync_every_commit(tmp_path: Path) -> None:

@@ -70,4 +70,4 @@ def test_a_cold_gate_loads_no_parser_compiler_or_ast(tmp_path: Path) -> None:
                    capture_output=True, timeout=120)  # fmt: skip
     done, loaded = _loaded(["gate", str(plan), "fs:write:/src/parse.py"], env)
     assert done.returncode == 0 and done.stdout.startswith("allow"), done
-    assert set(loaded) == {"bgc.model", "cbor2"}, loaded  # reading a plan needs the value model; its id, CBOR
+    assert set(loaded) == {"cbor2"}, loaded  # reading a plan derives its id (CBOR), and needs no order model

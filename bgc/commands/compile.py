@@ -123,11 +123,10 @@ class _CachedOutput:
         """The key of this compile, or None when its output is not kept (see the class)."""
         if policy is None or ledger is not None or output_format not in _CACHED_FORMATS or "-" in orders:
             return None
-        import hashlib
-
         from bgc import cache
         from bgc.errors import InputError
         from bgc.files import read_bounded
+        from bgc.sha256 import sha256
 
         keyed = cache.policy_key(policy, "compile-output")
         if keyed is None:
@@ -136,7 +135,7 @@ class _CachedOutput:
             contents = [read_bounded(path) for path in orders]
         except InputError:
             return None  # compiled without the cache, which reports it where it is
-        named = "".join(f"{path}\0{hashlib.sha256(data).hexdigest()}\0" for path, data in zip(orders, contents))
+        named = "".join(f"{path}\0{sha256(data).hexdigest()}\0" for path, data in zip(orders, contents))
         key = f"{keyed[0]}\0{mode}\0{output_format}\0{fail_on}\0{input_format}\0{color}\0{named}"
         return cls(key, policy, keyed[1], contents)
 

@@ -44,7 +44,8 @@ def run(
     cannot be recorded is answered deny.
     """
     from bgc.commands import io
-    from bgc.model import Digest, ModelError
+    from bgc.canonical import Digest
+    from bgc.schema import ModelError
     from bgc.plan import read_plans
 
     if root is not None and not os.path.isdir(root):

@@ -88,11 +88,12 @@ def open_ledger(location: str | None) -> Any:
 
 def load_policy(policy: str | None, mode: str | None) -> tuple[Policy, str | None]:
     """The policy and mode from the flags, falling back to ``[tool.bgc]`` / ``bgc.toml``."""
-    from bgc.config import find_config
     from bgc.policy.loader import cached_policy
 
     if policy is not None:
         return cached_policy(policy), mode
+    from bgc.config import find_config  # only without -p: reading the configuration costs a cold compile
+
     config = find_config(".")
     if config is None or config.policy is None:
         raise UsageError(
@@ -104,9 +105,7 @@ def load_policy(policy: str | None, mode: str | None) -> tuple[Policy, str | Non
 
 def plan_exit_code(plans: list[Plan], fail_on: str) -> ExitCode:
     """0 when nothing at or above the ``fail_on`` level happened, else 1 (findings)."""
-    from bgc.outcomes import fails
-
-    return ExitCode.FINDINGS if any(fails(plan, fail_on) for plan in plans) else ExitCode.OK
+    return ExitCode.FINDINGS if any(plan.fails(fail_on) for plan in plans) else ExitCode.OK
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ not ours, a refused connection, a server that does not answer within half the de
 that is not whole and well-formed, a server running other code — each one makes the hook decide
 in its own process with the input already read (:class:`Fallback`), never allow. Imports only
 what is already loaded at start-up or builtin (``os``, ``sys``, ``io``, ``marshal``, ``_socket``,
-``select``, ``time``): ``socket``, ``json`` and ``hashlib`` would each cost more than the
-server's whole answer.
+``select``, ``time``) and :mod:`bgc.sha256`: ``socket``, ``json`` and ``hashlib`` would each
+cost more than the server's whole answer.
 
 Where a server listens (:func:`socket_path`): a directory only this user may enter,
 ``$XDG_RUNTIME_DIR/bgc`` or else ``/tmp/bgc-UID`` (mode 0700, owned by this user, not a link), a
@@ -31,6 +31,8 @@ import os
 import stat
 import sys
 import time
+
+from bgc.sha256 import sha256
 
 TYPE_CHECKING = False  # not typing's: importing typing costs a served hook more than the server's answer
 if TYPE_CHECKING:
@@ -58,18 +60,6 @@ ACCEPTED_CODES = (0, 2)
 PROJECT_ENV = {"claude-code": ("CLAUDE_PROJECT_DIR",), "gemini-cli": ("GEMINI_PROJECT_DIR",), "codex": ()}
 """Environment variables each agent sets to the project directory, first found wins (Codex names
 none: its hooks run in the session's working directory). The adapters read the same table."""
-
-
-def _sha256_hex(data: bytes) -> str:
-    """SHA-256 without ``hashlib`` (its OpenSSL binding costs milliseconds to import)."""
-    try:
-        from _sha256 import sha256  # CPython 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found,no-redef]  # CPython 3.12+
-        except ImportError:
-            from hashlib import sha256  # type: ignore[assignment]
-    return sha256(data).hexdigest()  # type: ignore[no-any-return]
 
 
 def private_dir(*, create: bool = False) -> str | None:
@@ -106,7 +96,7 @@ def socket_path(project: str, *, create: bool = False) -> str | None:
     directory = private_dir(create=create)
     if directory is None:
         return None
-    path = os.path.join(directory, _sha256_hex(os.path.realpath(project).encode("utf-8", "surrogateescape"))[:32])
+    path = os.path.join(directory, sha256(os.path.realpath(project).encode("utf-8", "surrogateescape")).hexdigest()[:32])
     return path + ".sock" if len(path) + 5 < 108 else None
 
 

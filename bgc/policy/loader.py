@@ -15,8 +15,7 @@ the file they are in, so they render like syntax errors (``file:line:col``, sour
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from bgc import codes
 from bgc.errors import Span
@@ -37,6 +36,9 @@ from bgc.policy.ast import (
 from bgc.policy.parser import FileParser, PolicyError
 from bgc.policy.syntax_words import join_words
 from bgc.render.words import did_you_mean
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def parse_policy(text: str, path: str | Path) -> Policy:
