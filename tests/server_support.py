@@ -1,4 +1,5 @@
-"""Run the hook tables with and without a project's decision server (`bgc serve`).
+"""Run the hook tables with and without a project's decision server (`bgc serve`), and the hook's
+command in the test's own process (:func:`run_in_process`).
 
 :func:`serving` gives a test process its own private runtime directory (``XDG_RUNTIME_DIR``,
 which every hook subprocess inherits, so no other test's or person's server is ever reached)
@@ -9,7 +10,9 @@ server served the calls, so a client that silently fell back could not pass for 
 
 from __future__ import annotations
 
+import io
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -98,3 +101,51 @@ def serving(mode: str, project: str, cache: str) -> Iterator[Server | None]:
     """:func:`server_for` in a private runtime directory of its own."""
     with private_runtime(), server_for(mode, project, cache) as server:
         yield server
+
+
+def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str) -> subprocess.CompletedProcess[bytes]:
+    """Run a hook ``command`` as bgc's `init` writes it (this installation's ``bgc`` console
+    script, or ``python -m bgc``, and its arguments; ``$VARIABLES`` expanded as the agent's shell
+    would) through the entry point both call, :func:`bgc.launch.main`, in this process: ``data``
+    on file descriptor 0 (where the hook's client reads it), ``environ`` added to the
+    environment, in ``cwd``; the exit code, stdout and stderr as :func:`subprocess.run` gives them.
+
+    Why the hook tables run this way when no server runs: a process per call costs the tables
+    most of their time (Python and bgc starting, 75 times), while what decides a call is this
+    entry point, the same code path from the client's fallback on. The process itself — the
+    shell, the interpreter starting, fd 0 and fd 1 of a real process — stays tested with every
+    served table call (same command, a process per call) and by the tests that run the hook
+    alone as a subprocess (reasons, unreadable input, failures, the deadline, plans).
+    """
+    from bgc.launch import main
+
+    with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryFile() as stdin:
+        for name, value in environ.items():
+            patch.setenv(name, value)
+        patch.chdir(cwd)
+        words = [os.path.expandvars(word) for word in shlex.split(command)]
+        starts = ([os.path.join(os.path.dirname(sys.executable), "bgc")], [sys.executable, "-m", "bgc"])  # as init writes it
+        assert any(words[: len(start)] == start for start in starts), f"not this installation's bgc: {command}"
+        arguments = words[3:] if words[1:3] == ["-m", "bgc"] else words[1:]
+        stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+        stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace", write_through=True)
+        patch.setattr(sys, "argv", ["bgc", *arguments])
+        patch.setattr(sys, "stdin", sys.stdin)  # the hook's client replaces it: put it back after
+        patch.setattr(sys, "stdout", stdout)
+        patch.setattr(sys, "stderr", stderr)
+        stdin.write(data)
+        stdin.seek(0)
+        saved = os.dup(0)
+        os.dup2(stdin.fileno(), 0)
+        try:
+            main()
+        except SystemExit as done:
+            code = done.code
+        else:
+            raise AssertionError("bgc's entry point returned instead of exiting")
+        finally:
+            os.dup2(saved, 0)
+            os.close(saved)
+        written = stdout.buffer.getvalue(), stderr.buffer.getvalue()  # type: ignore[attr-defined]
+    assert isinstance(code, int), code
+    return subprocess.CompletedProcess(["bgc", *arguments], int(code), *written)
