@@ -10,10 +10,11 @@ server served the calls, so a client that silently fell back could not pass for 
 
 from __future__ import annotations
 
-import io
+import contextlib
 import os
 import shlex
 import shutil
+import string
 import subprocess
 import sys
 import tempfile
@@ -106,37 +107,43 @@ def serving(mode: str, project: str, cache: str) -> Iterator[Server | None]:
 def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str) -> subprocess.CompletedProcess[bytes]:
     """Run a hook ``command`` as bgc's `init` writes it (this installation's ``bgc`` console
     script, or ``python -m bgc``, and its arguments; ``$VARIABLES`` expanded as the agent's shell
-    would) through the entry point both call, :func:`bgc.launch.main`, in this process: ``data``
-    on file descriptor 0 (where the hook's client reads it), ``environ`` added to the
-    environment, in ``cwd``; the exit code, stdout and stderr as :func:`subprocess.run` gives them.
+    would) through the entry point both call, :func:`bgc.launch.main`, in this process, with a
+    process's own streams: ``data`` on file descriptor 0 (where the hook's client reads it), file
+    descriptors 1 and 2 (where the client writes a server's answer, and ``sys.stdout`` and
+    ``sys.stderr`` on them) kept; ``environ`` added to the environment, in ``cwd``. The exit code,
+    stdout and stderr as :func:`subprocess.run` gives them.
 
     Why the hook tables run this way when no server runs: a process per call costs the tables
     most of their time (Python and bgc starting, 75 times), while what decides a call is this
     entry point, the same code path from the client's fallback on. The process itself — the
-    shell, the interpreter starting, fd 0 and fd 1 of a real process — stays tested with every
-    served table call (same command, a process per call) and by the tests that run the hook
-    alone as a subprocess (reasons, unreadable input, failures, the deadline, plans).
+    shell, the interpreter starting — stays tested with every served table call (same command,
+    a process per call) and by the tests that run the hook alone as a subprocess (reasons,
+    unreadable input, failures, the deadline, plans).
     """
     from bgc.launch import main
 
-    with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryFile() as stdin:
+    words = [string.Template(word).safe_substitute({**os.environ, **environ}) for word in shlex.split(command)]
+    starts = ([os.path.join(os.path.dirname(sys.executable), "bgc")], [sys.executable, "-m", "bgc"])  # as init writes it
+    assert any(words[: len(start)] == start for start in starts), f"not this installation's bgc: {command}"
+    arguments = words[3:] if words[1:3] == ["-m", "bgc"] else words[1:]
+    with contextlib.ExitStack() as stack:
+        patch = stack.enter_context(pytest.MonkeyPatch.context())
+        streams = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(3)]
         for name, value in environ.items():
             patch.setenv(name, value)
         patch.chdir(cwd)
-        words = [os.path.expandvars(word) for word in shlex.split(command)]
-        starts = ([os.path.join(os.path.dirname(sys.executable), "bgc")], [sys.executable, "-m", "bgc"])  # as init writes it
-        assert any(words[: len(start)] == start for start in starts), f"not this installation's bgc: {command}"
-        arguments = words[3:] if words[1:3] == ["-m", "bgc"] else words[1:]
-        stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
-        stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace", write_through=True)
         patch.setattr(sys, "argv", ["bgc", *arguments])
-        patch.setattr(sys, "stdin", sys.stdin)  # the hook's client replaces it: put it back after
-        patch.setattr(sys, "stdout", stdout)
-        patch.setattr(sys, "stderr", stderr)
-        stdin.write(data)
-        stdin.seek(0)
-        saved = os.dup(0)
-        os.dup2(stdin.fileno(), 0)
+        for name in ("stdin", "stdout", "stderr"):  # the hook's client replaces stdin: each is put back after
+            patch.setattr(sys, name, getattr(sys, name))
+        streams[0].write(data)
+        streams[0].seek(0)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        saved = [os.dup(fd) for fd in (0, 1, 2)]
+        for fd, stream in enumerate(streams):
+            os.dup2(stream.fileno(), fd)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - closed by the finally below
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
         try:
             main()
         except SystemExit as done:
@@ -144,8 +151,15 @@ def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str)
         else:
             raise AssertionError("bgc's entry point returned instead of exiting")
         finally:
-            os.dup2(saved, 0)
-            os.close(saved)
-        written = stdout.buffer.getvalue(), stderr.buffer.getvalue()  # type: ignore[attr-defined]
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
+            for fd, kept in enumerate(saved):
+                os.dup2(kept, fd)
+                os.close(kept)
+        written = []
+        for stream in streams[1:]:
+            stream.seek(0)
+            written.append(stream.read())
     assert isinstance(code, int), code
     return subprocess.CompletedProcess(["bgc", *arguments], int(code), *written)
