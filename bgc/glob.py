@@ -7,7 +7,9 @@ patterns are errors with a column, never silently literal. See docs/patterns.md.
 Why it is built this way:
 
 * Matching runs a lazily built DFA over the pattern's position automaton, so it is linear in
-  the text whatever the pattern (no regex built from user input can backtrack here).
+  the text whatever the pattern. One pattern is matched by ``re`` in C instead when a
+  translation that commits to the earliest place of every piece is exact and cheap
+  (:mod:`bgc._glob_regex`: atomic groups, so it cannot backtrack either).
   :class:`PatternSet` scans a text once for any number of patterns.
 * The algebra is exact. :func:`intersect` computes readable globs symbolically and prunes
   members that others cover; inclusion, emptiness and examples are decided on automata over
@@ -27,6 +29,7 @@ from functools import lru_cache
 from typing import Callable, Iterator, Protocol, Sequence, TypeVar, Union
 
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions, search
+from bgc._glob_regex import compile_matcher
 from bgc._glob_symbolic import intersect_elems
 from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render
 from bgc.budget import Budget, BudgetExhausted, CostMemo
@@ -55,6 +58,9 @@ __all__ = [
     "plainly_outside",
     "size_problem",
 ]
+
+#: "Not worked out yet" in a pattern's cache, where None is an answer.
+_UNSET = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +160,11 @@ class Pattern:
                 and text.endswith(tail)
                 and "/" not in text[len(head) : len(text) - len(tail)]
             )
+        regex = self._cache.get("regex", _UNSET)
+        if regex is _UNSET:
+            regex = self._cache["regex"] = compile_matcher(self._elems)
+        if regex is not None:
+            return regex.fullmatch(text) is not None
         return self.automaton().accepts(text)
 
     def __str__(self) -> str:

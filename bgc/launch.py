@@ -14,6 +14,7 @@ Both paths run under the one guard that keeps tracebacks from users (:func:`bgc.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections import namedtuple
 
@@ -142,6 +143,12 @@ def fast_arguments(argv: Sequence[str]) -> tuple[str, list[str], dict[str, objec
 
 def main() -> NoReturn:
     """Console-script entry point."""
+    # A bgc process builds large trees of acyclic objects (policies, plans, automata) and makes
+    # almost no cyclic garbage: a compile of 1,000 orders collected 170 objects in 1,142
+    # collections, each generation-2 pass walking a heap that grows with the policy (a third of
+    # that compile's time at N = 1,000 rules). Rarer collections keep that cost flat; the cyclic
+    # garbage left waiting is at most a few thousand objects.
+    gc.set_threshold(10_000, 10, 10)
     fast = fast_arguments(sys.argv[1:])
     if fast is None:
         from bgc.cli import main as typer_main

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import _glob_automata
+from bgc import _glob_automata, _glob_regex
+from bgc._glob_syntax import DStar, Star
 from bgc.glob import (
     AlgebraLimit,
     Pattern,
@@ -330,3 +331,72 @@ def test_inside_a_directory_pattern_agrees_with_enumeration(a: str, directory: s
     if answer:
         assert lang(a) <= lang(directory), (a, directory)
     assert answer == (example(parse(a), [parse(directory)]) is None), (a, directory)
+
+
+LONG_TOKEN = st.sampled_from(["a", "b", "ab", "ba", "aab", "?", "*", "[ab]", "[!a]"])
+LONG_SEGMENT = st.one_of(st.just("**"), st.lists(LONG_TOKEN, min_size=0, max_size=5).map("".join))
+
+
+@st.composite
+def long_patterns(draw: st.DrawFn) -> str:
+    """Patterns with many pieces per segment and chunks of several segments between ``**``s:
+    where committing to a piece's earliest place could go wrong if the argument for it did."""
+    segments = draw(st.lists(LONG_SEGMENT, min_size=1, max_size=6))
+    return (("/" if draw(st.booleans()) else "") + "/".join(segments)) or "*"
+
+
+@st.composite
+def near_misses(draw: st.DrawFn, pattern: Pattern) -> list[str]:
+    """Texts the pattern matches (its probes, wildcards spelled 'a') and, for each, edits that
+    may just miss: a character dropped, one inserted, a stretch repeated — the texts on which a
+    backtracking matcher errs or stalls."""
+    out = []
+    for probe in pattern.probes():
+        text = probe.replace("\ue000", "a")
+        out.append(text)
+        for _ in range(3):
+            i = draw(st.integers(0, len(text)))
+            j = draw(st.integers(i, len(text)))
+            out.append(text[:i] + text[i + 1 :])
+            out.append(text[:i] + draw(st.sampled_from("ab/")) + text[i:])
+            out.append(text[:i] + text[i:j] * draw(st.integers(2, 6)) + text[j:])
+    return out
+
+
+@PROPS
+@given(long_patterns(), st.lists(st.text(alphabet="ab/", max_size=30), max_size=8), st.data())
+def test_regex_matching_agrees_with_the_automaton(p: str, texts: list[str], data: st.DataObject) -> None:
+    # the automaton, checked against the reference above, is the reference for long texts
+    pattern = parse(p)
+    source = _glob_regex.translate(pattern._elems)
+    if source is None:
+        return  # past MAX_WORK: Pattern.matches uses the automaton itself
+    regex = _glob_regex.compile_matcher(pattern._elems)
+    automaton = _glob_automata.Automaton([_glob_automata.positions(pattern._elems)])
+    for text in texts + data.draw(near_misses(pattern)):
+        assert (regex.fullmatch(text) is not None) == automaton.accepts(text), (p, source, text)
+
+
+@PROPS
+@given(long_patterns())
+def test_regex_is_refused_exactly_past_its_work_bound(p: str) -> None:
+    # the work is segments per chunk times the longest piece; past the bound, no regex
+    elems = parse(p)._elems
+    worst = 0
+    chunk: list[int] = []
+    chunks = [chunk]
+    for e in elems:
+        if isinstance(e, DStar):
+            chunk = []
+            chunks.append(chunk)
+            continue
+        pieces = [0]
+        for item in e.items:
+            if isinstance(item, Star):
+                pieces.append(0)
+            else:
+                pieces[-1] += 1
+        chunk.append(max(pieces))
+    head, *searched = chunks
+    worst = max([*head, *(len(c) * max(c) for c in searched if c)], default=0)
+    assert (_glob_regex.translate(elems) is None) == (worst > _glob_regex.MAX_WORK), (p, worst)
