@@ -196,7 +196,7 @@ def _wrong_answers(kind: str) -> st.SearchStrategy[object]:
     return anything.filter(lambda value: not isinstance(value, bool))  # overlaps, covered: a boolean
 
 
-@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20, thorough=400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_answers_of_the_wrong_shape_are_misses(data: st.DataObject) -> None:
     """Entries whose envelope is sound but whose content is not an answer: a wrong group, no
