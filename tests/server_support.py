@@ -113,12 +113,13 @@ def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str)
     ``sys.stderr`` on them) kept; ``environ`` added to the environment, in ``cwd``. The exit code,
     stdout and stderr as :func:`subprocess.run` gives them.
 
-    Why the hook tables run this way when no server runs: a process per call costs the tables
-    most of their time (Python and bgc starting, 75 times), while what decides a call is this
-    entry point, the same code path from the client's fallback on. The process itself — the
-    shell, the interpreter starting — stays tested with every served table call (same command,
-    a process per call) and by the tests that run the hook alone as a subprocess (reasons,
-    unreadable input, failures, the deadline, plans).
+    Why the hook tables (and the approval flows, and the garbage a server might send) run this
+    way when the hook decides alone: a process per call cost them most of their time (Python and
+    bgc starting, 75 times a table), while what decides a call is this entry point, the same
+    code path from the client's fallback on. The process itself — the shell, the interpreter
+    starting — stays tested with every served call (the same command, a process per call) and
+    by the tests that run the hook alone as a subprocess (reasons, unreadable input, failures,
+    the deadline, plans, a stopped or killed server).
     """
     from bgc.launch import main
 
