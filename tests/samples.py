@@ -1,7 +1,7 @@
 """What several test modules share: one small policy, a valid prompt digest, the one way to run
 the CLI in-process, the one way to reach an input the repository does not carry, walking and
-editing plain data (every field of a document, mutated one at a time), and how many Hypothesis
-examples a test runs."""
+editing plain data (every field of a document, mutated one at a time), how many Hypothesis
+examples a test runs, and every character of a kind (control, format, separator)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import contextlib
 import functools
 import json
 import os
+import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +109,27 @@ def examples(n: int, *, thorough: int | None = None) -> int:
     if settings.default.max_examples > 100:
         return max(n * settings.default.max_examples // 100, thorough or 0)
     return n * settings.default.max_examples // 100
+
+
+def characters_in(*categories: str) -> tuple[str, ...]:
+    """Every code point whose Unicode general category is one of ``categories`` (of
+    :data:`CHARACTER_KINDS`), in code point order: the adversarial inputs "every character of a kind"."""
+    assert set(categories) <= set(CHARACTER_KINDS), categories
+    by_category = _characters_by_category()
+    return tuple(sorted((char for category in categories for char in by_category[category]), key=ord))
+
+
+CHARACTER_KINDS = ("Cc", "Cf", "Zl", "Zp")
+"""The categories :func:`characters_in` knows: controls, format characters, separators."""
+
+
+@functools.cache
+def _characters_by_category() -> dict[str, tuple[str, ...]]:
+    """:data:`CHARACTER_KINDS`' characters by category: one scan of all 1,114,112 code points per
+    process (four modules used to scan them each, at import, in every worker)."""
+    kept: dict[str, list[str]] = {category: [] for category in CHARACTER_KINDS}
+    for char in map(chr, range(sys.maxunicode + 1)):
+        found = kept.get(unicodedata.category(char))
+        if found is not None:
+            found.append(char)
+    return {category: tuple(chars) for category, chars in kept.items()}

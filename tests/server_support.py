@@ -1,4 +1,5 @@
-"""Run the hook tables with and without a project's decision server (`bgc serve`).
+"""Run the hook tables with and without a project's decision server (`bgc serve`), and the hook's
+command in the test's own process (:func:`run_in_process`).
 
 :func:`serving` gives a test process its own private runtime directory (``XDG_RUNTIME_DIR``,
 which every hook subprocess inherits, so no other test's or person's server is ever reached)
@@ -9,8 +10,11 @@ server served the calls, so a client that silently fell back could not pass for 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shlex
 import shutil
+import string
 import subprocess
 import sys
 import tempfile
@@ -98,3 +102,65 @@ def serving(mode: str, project: str, cache: str) -> Iterator[Server | None]:
     """:func:`server_for` in a private runtime directory of its own."""
     with private_runtime(), server_for(mode, project, cache) as server:
         yield server
+
+
+def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str) -> subprocess.CompletedProcess[bytes]:
+    """Run a hook ``command`` as bgc's `init` writes it (this installation's ``bgc`` console
+    script, or ``python -m bgc``, and its arguments; ``$VARIABLES`` expanded as the agent's shell
+    would) through the entry point both call, :func:`bgc.launch.main`, in this process, with a
+    process's own streams: ``data`` on file descriptor 0 (where the hook's client reads it), file
+    descriptors 1 and 2 (where the client writes a server's answer, and ``sys.stdout`` and
+    ``sys.stderr`` on them) kept; ``environ`` added to the environment, in ``cwd``. The exit code,
+    stdout and stderr as :func:`subprocess.run` gives them.
+
+    Why the hook tables (and the approval flows, and the garbage a server might send) run this
+    way when the hook decides alone: a process per call cost them most of their time (Python and
+    bgc starting, 75 times a table), while what decides a call is this entry point, the same
+    code path from the client's fallback on. The process itself — the shell, the interpreter
+    starting — stays tested with every served call (the same command, a process per call) and
+    by the tests that run the hook alone as a subprocess (reasons, unreadable input, failures,
+    the deadline, plans, a stopped or killed server).
+    """
+    from bgc.launch import main
+
+    words = [string.Template(word).safe_substitute({**os.environ, **environ}) for word in shlex.split(command)]
+    starts = ([os.path.join(os.path.dirname(sys.executable), "bgc")], [sys.executable, "-m", "bgc"])  # as init writes it
+    assert any(words[: len(start)] == start for start in starts), f"not this installation's bgc: {command}"
+    arguments = words[3:] if words[1:3] == ["-m", "bgc"] else words[1:]
+    with contextlib.ExitStack() as stack:
+        patch = stack.enter_context(pytest.MonkeyPatch.context())
+        streams = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(3)]
+        for name, value in environ.items():
+            patch.setenv(name, value)
+        patch.chdir(cwd)
+        patch.setattr(sys, "argv", ["bgc", *arguments])
+        for name in ("stdin", "stdout", "stderr"):  # the hook's client replaces stdin: each is put back after
+            patch.setattr(sys, name, getattr(sys, name))
+        streams[0].write(data)
+        streams[0].seek(0)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        saved = [os.dup(fd) for fd in (0, 1, 2)]
+        for fd, stream in enumerate(streams):
+            os.dup2(stream.fileno(), fd)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - closed by the finally below
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+        try:
+            main()
+        except SystemExit as done:
+            code = done.code
+        else:
+            raise AssertionError("bgc's entry point returned instead of exiting")
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
+            for fd, kept in enumerate(saved):
+                os.dup2(kept, fd)
+                os.close(kept)
+        written = []
+        for stream in streams[1:]:
+            stream.seek(0)
+            written.append(stream.read())
+    assert isinstance(code, int), code
+    return subprocess.CompletedProcess(["bgc", *arguments], int(code), *written)

@@ -6,6 +6,7 @@ is bounded."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -143,15 +144,33 @@ def _written(directory: str) -> tuple[Policy, bytes, dict[str, object]]:
     return policy, uncached, kept
 
 
+@functools.cache
+def _kept_once() -> tuple[Policy, bytes, dict[str, object], bytes, tuple[str, ...]]:
+    """:func:`_written` once per process, for the properties that damage what it kept: the policy,
+    its uncached plan, the answers kept, the entry's bytes as written, and the questions a compile
+    asks when every answer is served (checked here: the sound entry serves every one). Each
+    example puts the entry's bytes into a fresh cache directory instead of compiling twice more
+    to write them again (the bytes depend on the answers and bgc's code, not on the directory)."""
+    with tempfile.TemporaryDirectory() as directory, cache_in(directory):
+        policy, uncached, kept = _written(directory)
+        raw = _entry_path(directory).read_bytes()
+        clean = Counting(GROUP)
+        assert compiled(policy, ORDER, None, clean) == uncached and clean.served == len(clean.asked) > 0
+    with tempfile.TemporaryDirectory() as directory, cache_in(directory):  # the bytes alone serve as well
+        _entry_path(directory).write_bytes(raw)
+        again = Counting(GROUP)
+        assert compiled(policy, ORDER, None, again) == uncached and again.served == len(again.asked) == len(clean.asked)
+    return policy, uncached, kept, raw, tuple(sorted(set(clean.asked)))
+
+
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_damaged_entries_are_misses(data: st.DataObject) -> None:
     """Truncated at any length, any byte changed: the envelope's digest fails, nothing is served
     and every answer is worked out again."""
+    policy, uncached, kept, raw, _ = _kept_once()
     with tempfile.TemporaryDirectory() as directory, cache_in(directory):
-        policy, uncached, kept = _written(directory)
         path = _entry_path(directory)
-        raw = path.read_bytes()
         if data.draw(st.booleans(), label="truncate"):
             damaged = raw[: data.draw(st.integers(0, len(raw) - 1), label="length")]
         else:
@@ -177,17 +196,14 @@ def _wrong_answers(kind: str) -> st.SearchStrategy[object]:
     return anything.filter(lambda value: not isinstance(value, bool))  # overlaps, covered: a boolean
 
 
-@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20, thorough=400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_answers_of_the_wrong_shape_are_misses(data: st.DataObject) -> None:
     """Entries whose envelope is sound but whose content is not an answer: a wrong group, no
     answers table, an answer of the wrong type for its question, a cost that is not a count of
     steps. Each is a miss: the plan is the uncached one, and the answer is worked out again."""
+    policy, uncached, kept, _, asked = _kept_once()  # asked: what a compile asks when every answer is served
     with tempfile.TemporaryDirectory() as directory, cache_in(directory):
-        policy, uncached, kept = _written(directory)
-        clean = Counting(GROUP)
-        assert compiled(policy, ORDER, None, clean) == uncached and clean.served == len(clean.asked) > 0
-        asked = sorted(set(clean.asked))  # what a compile asks when every answer is served
         chosen = data.draw(st.lists(st.sampled_from(asked), min_size=1, max_size=len(asked), unique=True))
         answers = dict(kept)
         for question in chosen:

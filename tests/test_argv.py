@@ -49,7 +49,7 @@ word_pattern = st.one_of(
 )
 
 
-@settings(max_examples=examples(120), deadline=None)
+@settings(max_examples=examples(60, thorough=1200), deadline=None)
 @given(st.lists(word_pattern, min_size=1, max_size=3))
 def test_pattern_matches_exactly_the_argvs_the_word_matcher_does(words: list[str]) -> None:
     assume(words != [""])  # the empty program: no argv, no pattern
@@ -59,7 +59,7 @@ def test_pattern_matches_exactly_the_argvs_the_word_matcher_does(words: list[str
         assert pattern.matches(encode_argv(argv)) == reference(words, argv), (words, argv)
 
 
-@settings(max_examples=examples(250), deadline=None)
+@settings(max_examples=examples(125, thorough=2500), deadline=None)
 @given(st.lists(st.text(st.characters(blacklist_characters=WORD_SLASH), max_size=6), min_size=1, max_size=5))
 def test_encoding_round_trips_and_words_cannot_forge_boundaries(argv: list[str]) -> None:
     assume(argv != [""])

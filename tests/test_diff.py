@@ -101,13 +101,13 @@ def check_exact(old: Policy, new: Policy, universe: list[str], resource: str = "
     assert result.grants_new == any(change.kind == "new" for change in result.changes)
 
 
-@settings(max_examples=examples(12, thorough=300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(6, thorough=300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules, rules)
 def test_diff_is_exact_against_brute_force(old_rules: list[tuple[str, str, str]], new_rules: list[tuple[str, str, str]]) -> None:
     check_exact(load(policy_text(old_rules), "old.bgp"), load(policy_text(new_rules), "new.bgp"), UNIVERSE)
 
 
-@settings(max_examples=examples(10, thorough=250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(5, thorough=250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules, st.data())
 def test_edits_of_one_policy_are_exact(base: list[tuple[str, str, str]], data: st.DataObject) -> None:
     """Policies that differ by one rule (the common review): added, dropped or its effect changed."""
@@ -246,7 +246,7 @@ def moded_text(generated: list[tuple[str, str, bool]], default: bool) -> str:
     return "\n".join([*outside, "mode m {", *inside, "}", *(["default mode m"] if default else [])]) + "\n"
 
 
-@settings(max_examples=examples(10, thorough=250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(5, thorough=250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(moded_rules, moded_rules, st.booleans(), st.booleans())
 def test_modes_are_exact_against_brute_force(
     old_rules: list[tuple[str, str, bool]], new_rules: list[tuple[str, str, bool]], old_default: bool, new_default: bool

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from bgc.canonical import DataModelError, check_value
 from bgc.documents import DocumentError, _json_int, _json_locations, _load_json, _locator, parse_document
 from bgc.errors import Span
+from tests.samples import examples
 
 KEYS = st.sampled_from(["a", "b", "kind", "é", "\ud800", "x y"])
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.sampled_from(["t", "\udfff", "ü", ""]))
@@ -65,7 +66,7 @@ def eager(text: str, path: str) -> tuple[Any, dict[Any, Any], dict[Any, Any]] | 
     return data, locations, key_locations
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150, thorough=3000), deadline=None)
 @given(VALUES, st.booleans())
 def test_lazy_locations_agree_with_the_eager_reading(value: Any, escape: bool) -> None:
     written = render(value, escape)

@@ -1,10 +1,11 @@
 """From `ask` to a person's decision through `bgc hook claude-code`, run as Claude Code runs it.
 
-The hook is a subprocess with the hook input on stdin (as in test_hook_claude_code.py); people
-answer with `bgc approve` / `bgc reject` and their own keys. Every expected answer is written by
-hand from the policy below. Every test runs twice: the hook deciding in its own process, and the
-hook handing the call to the project's running decision server (`bgc serve`), where approvals,
-rejections and modes given meanwhile must count from the very next call.
+The hook gets the hook input on stdin (as in test_hook_claude_code.py); people answer with
+`bgc approve` / `bgc reject` and their own keys. Every expected answer is written by hand from the
+policy below. Every test runs twice: the hook deciding alone (its entry point in this process,
+tests/server_support.py ``run_in_process``), and the hook as a subprocess handing the call to the
+project's running decision server (`bgc serve`), where approvals, rejections and modes given
+meanwhile must count from the very next call.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +23,7 @@ from typing import Any
 import pytest
 
 from tests.samples import bgc
-from tests.server_support import SERVING, served, serving
+from tests.server_support import SERVING, run_in_process, served, serving
 
 TIMEOUT = 120
 
@@ -65,12 +67,14 @@ def hook(project: dict[str, Any], tool: str, tool_input: dict[str, Any], *option
     data = {"session_id": session, "transcript_path": "/dev/null", "cwd": project["root"],
             "permission_mode": "default", "hook_event_name": event, "tool_name": tool,
             "tool_input": tool_input, "tool_use_id": "toolu_1"}  # fmt: skip
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}
+    added = {"CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}
+    argv = [sys.executable, "-m", "bgc", "hook", "claude-code", "-p", project["policy"], *options]
     project["calls"] += 1
-    done = subprocess.run(
-        [sys.executable, "-m", "bgc", "hook", "claude-code", "-p", project["policy"], *options],
-        input=json.dumps(data).encode(), env=env, cwd=project["root"], capture_output=True, timeout=TIMEOUT,
-    )  # fmt: skip
+    if project["server"] is None:  # the hook alone: its entry point in this process (run_in_process says why)
+        done = run_in_process(shlex.join(argv), json.dumps(data).encode(), added, project["root"])
+    else:  # served: a process per call, as Claude Code runs the hook
+        done = subprocess.run(argv, input=json.dumps(data).encode(), env={**os.environ, **added}, cwd=project["root"],
+                              capture_output=True, timeout=TIMEOUT)  # fmt: skip
     assert b"Traceback" not in done.stderr, done.stderr
     if done.returncode == 2:
         return "block", done.stderr.decode(), done

@@ -52,7 +52,7 @@ def _parsed(texts_: list[str]) -> list[glob.Pattern]:
     return out
 
 
-@settings(max_examples=examples(50, thorough=1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25, thorough=1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(patterns, min_size=1, max_size=12), st.lists(texts, min_size=1, max_size=20), st.booleans())
 def test_lane_index_matches_exactly_what_each_pattern_matches(pattern_texts: list[str], text_list: list[str], fold: bool) -> None:
     compiled = _parsed(pattern_texts)
@@ -64,7 +64,7 @@ def test_lane_index_matches_exactly_what_each_pattern_matches(pattern_texts: lis
         assert index.hits(text) == expected, (text, [p.text for p in compiled])
 
 
-@settings(max_examples=examples(100, thorough=1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50, thorough=1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(patterns, min_size=1, max_size=12), st.lists(texts, min_size=1, max_size=20))
 def test_a_values_deepest_directory_is_its_longest_prefix_that_is_one(pattern_texts: list[str], text_list: list[str]) -> None:
     """LaneIndex.locate by dict probes against the definition: the longest of the value's
@@ -149,7 +149,7 @@ gate_values = st.sampled_from(["/p1/src/a.py", "/p1/src/secrets/k", "/p1/src/.en
                                "/p1/src//a.py", "/p1/./src/a.py", "/p1/src/../x.py", "/p12/src/a.py", "/p1", "/", "rel", "/a\x00"])  # fmt: skip
 
 
-@settings(max_examples=examples(40, thorough=800), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20, thorough=800), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(plans(), min_size=1, max_size=2), st.lists(st.tuples(st.sampled_from(["fs:write:", "fs:read:", "proc:exec:", "net:x:"]), gate_values), max_size=25))
 def test_gate_decides_as_the_plan_reads_rule_by_rule(plans_: list[Plan], atoms: list[tuple[str, str]]) -> None:
     gate = Gate(plans_)
@@ -195,14 +195,14 @@ def _pieces(alphabet: list[str]) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(alphabet), max_size=14).map("".join)
 
 
-@settings(max_examples=examples(300, thorough=10_000), deadline=None)
+@settings(max_examples=examples(150, thorough=10_000), deadline=None)
 @given(st.one_of(_pieces(URL_PIECES), urls))
 def test_a_url_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str) -> None:
     if values._ALREADY_CANONICAL["net"](text):
         assert values._read("net", text, False) == text
 
 
-@settings(max_examples=examples(200, thorough=5000), deadline=None)
+@settings(max_examples=examples(100, thorough=5000), deadline=None)
 @given(st.one_of(_pieces(FS_PIECES), paths), st.booleans())
 def test_a_path_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str, case_insensitive: bool) -> None:
     assert values.normalise("fs", text, case_insensitive=case_insensitive) == values._read("fs", text, case_insensitive)
@@ -218,7 +218,7 @@ REFERENCE_URL = (
 )
 
 
-@settings(max_examples=examples(300, thorough=10_000), deadline=None)
+@settings(max_examples=examples(150, thorough=10_000), deadline=None)
 @given(st.one_of(_pieces(URL_PIECES), urls, urls.map(lambda u: u.replace("/", "-", 3)), urls.map(lambda u: u + "-")))
 def test_the_url_shortcut_accepts_exactly_what_its_plain_backtracking_spelling_accepts(text: str) -> None:
     """Its repeats are possessive for speed; possessive must change nothing it accepts."""
@@ -269,7 +269,7 @@ def test_a_trie_too_deep_for_the_regex_compiler_is_refused_and_its_atoms_take_th
     assert gate.decide("fs:write:" + deep[-2] + "x").effect == "deny"
 
 
-@settings(max_examples=examples(500), deadline=None)
+@settings(max_examples=examples(250, thorough=5000), deadline=None)
 @given(st.one_of(_pieces(URL_PIECES), urls, _pieces(FS_PIECES), paths))
 def test_a_plain_head_and_rest_make_a_value_the_shortcut_accepts(text: str) -> None:
     """PLAIN_SPLIT against ALREADY_CANONICAL: every cut at a '/' that reads as head + rest is an
@@ -329,7 +329,7 @@ warm_atoms = st.lists(
 )
 
 
-@settings(max_examples=examples(100, thorough=1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50, thorough=1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(warm_plans(), warm_atoms)
 def test_the_warm_and_the_cold_path_decide_as_the_plan_reads_rule_by_rule(plan: Plan, atoms: list[tuple[str, str]]) -> None:
     """The same atoms through a new gate (dict probes on the atom's heads, before any regex exists)

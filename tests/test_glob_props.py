@@ -137,7 +137,7 @@ def patterns(draw: st.DrawFn) -> str:
     return text or "*"
 
 
-PROPS = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(max_examples=examples(30, thorough=600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _check_witness(a: str, excepts: list[str], found: str | None) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import fields, is_dataclass, replace
@@ -37,14 +36,10 @@ from bgc.render.machine import render
 from bgc.render.plans import explanation_lines, render_lines, render_text
 from bgc.render.test_report import report
 from bgc.testing.results import CaseResult, PolicyTestRun, RuleSite
-from tests.samples import PROMPT, bgc
+from tests.samples import PROMPT, bgc, characters_in
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-HOSTILE = tuple(
-    char
-    for char in map(chr, range(sys.maxunicode + 1))
-    if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") or char in "\ud800\udbff\udc00\udfff"
-)
+HOSTILE = tuple(sorted((*characters_in("Cc", "Cf", "Zl", "Zp"), *"\ud800\udbff\udc00\udfff"), key=ord))
 """Every character that steers a terminal or a text view, and lone surrogates (bytes that were
 not UTF-8 arrive as those)."""
 

@@ -21,13 +21,9 @@ from bgc.codes import CODES
 from bgc.policy.format import format_text
 from bgc.policy.loader import load_policy, parse_policy
 from bgc.policy.parser import PolicyError, parse_source
-from tests.samples import bgc
+from tests.samples import bgc, characters_in
 
-HIDDEN = [
-    chr(code)
-    for code in range(0x110000)
-    if unicodedata.category(chr(code)) in ("Cc", "Cf", "Zl", "Zp") and chr(code) not in "\t\n"
-]
+HIDDEN = [char for char in characters_in("Cc", "Cf", "Zl", "Zp") if char not in "\t\n"]
 """Every control, format, line separator and paragraph separator character but TAB and LF."""
 
 LINE_BREAKS = {char for char in HIDDEN if len(f"a{char}b".splitlines()) == 2}

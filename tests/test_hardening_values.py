@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-import unicodedata
 from pathlib import Path
 
 import ada_url
@@ -25,7 +24,7 @@ from bgc.model import ToolCall
 from bgc.policy.ast import Matches
 from bgc.policy.loader import parse_policy
 from bgc.values import HFS_IGNORED, Rejection, normalise
-from tests.samples import examples
+from tests.samples import characters_in, examples
 from tests.test_compiler import order, plan_for
 
 # ---- 1. URL hosts: the host ends where WHATWG ends it -------------------------------------------
@@ -300,7 +299,7 @@ def test_aliases_are_refused_only_on_case_insensitive_file_systems() -> None:
 
 # ---- 3. control characters in patterns; denies nothing can reach -----------------------------------
 
-CONTROLS = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cc"]
+CONTROLS = list(characters_in("Cc"))
 
 
 def test_every_control_character_in_a_pattern_is_an_error_with_its_column(tmp_path: Path) -> None:

@@ -9,6 +9,9 @@ JSON on stdin and a timeout, and reads the agent's answer from stdout (or the bl
   it with `bash -c` in the project directory;
 * Codex runs the command in the session's working directory (the project here).
 
+The tables of calls run served as a process per call, and alone through the hook's entry point in
+this process (tests/server_support.py ``run_in_process`` says why that proves the same).
+
 Every expected answer below is written by hand from the starter policy (policies/
 claude-code-starter.bgp, base.bgp) and the mappings (policies/gemini-cli.bgp, codex.bgp,
 agents.bgp): none is computed by bgc. The last test imports Claude Code permission rules about
@@ -30,7 +33,8 @@ from typing import Any
 
 import pytest
 
-from tests.server_support import SERVING, private_runtime, served, server_for
+from tests.samples import bgc
+from tests.server_support import SERVING, private_runtime, run_in_process, served, server_for
 from tests.test_hook_claude_code import TIMEOUT, P, _fill
 
 # (name, tool_name, tool_input, extra input fields, expected): allow, ask, deny or block (exit 2)
@@ -178,19 +182,25 @@ def codex(serving_mode: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         yield {**project, "server": server}
 
 
-def _run(project: dict[str, str], command: str, data: bytes, environ: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "BGC_CACHE_DIR": project["cache"], **environ}
-    done = subprocess.run([shutil.which("bash") or "sh", "-c", command], input=data, env=env, cwd=project["root"],
-                          capture_output=True, timeout=TIMEOUT)
+def _run(project: dict[str, str], command: str, data: bytes, environ: dict[str, str], in_process: bool) -> subprocess.CompletedProcess[bytes]:
+    """The hook ``command`` through bash in the project directory, or (``in_process``) through its
+    entry point in this process (tests/server_support.py ``run_in_process`` says why)."""
+    added = {"BGC_CACHE_DIR": project["cache"], **environ}
+    if in_process:
+        done = run_in_process(command, data, added, project["root"])
+    else:
+        done = subprocess.run([shutil.which("bash") or "sh", "-c", command], input=data, env={**os.environ, **added},
+                              cwd=project["root"], capture_output=True, timeout=TIMEOUT)  # fmt: skip
     assert b"Traceback" not in done.stderr, done.stderr
     return done
 
 
-def run_gemini(project: dict[str, str], hook_input: Any, *, raw: bytes | None = None) -> tuple[str, subprocess.CompletedProcess[bytes]]:
+def run_gemini(project: dict[str, str], hook_input: Any, *, raw: bytes | None = None,
+               in_process: bool = False) -> tuple[str, subprocess.CompletedProcess[bytes]]:  # fmt: skip
     """Run the hook as Gemini CLI does; its effect as allow/ask/deny/block."""
     command = project["command"].replace("$GEMINI_PROJECT_DIR", shlex.quote(project["root"]))
     environ = {"GEMINI_PROJECT_DIR": project["root"], "GEMINI_CWD": project["root"], "CLAUDE_PROJECT_DIR": project["root"]}
-    done = _run(project, command, raw if raw is not None else json.dumps(hook_input).encode(), environ)
+    done = _run(project, command, raw if raw is not None else json.dumps(hook_input).encode(), environ, in_process)
     if done.returncode == 2:
         assert done.stderr.startswith(b"bgc: ") and not done.stdout, (done.stdout, done.stderr)
         return "block", done
@@ -200,9 +210,9 @@ def run_gemini(project: dict[str, str], hook_input: Any, *, raw: bytes | None = 
     return answer["decision"], done
 
 
-def run_codex(project: dict[str, str], hook_input: Any) -> tuple[str, subprocess.CompletedProcess[bytes]]:
+def run_codex(project: dict[str, str], hook_input: Any, *, in_process: bool = False) -> tuple[str, subprocess.CompletedProcess[bytes]]:
     """Run the hook as Codex does; its effect as allow/ask/deny/block."""
-    done = _run(project, project["command"], json.dumps(hook_input).encode(), {})
+    done = _run(project, project["command"], json.dumps(hook_input).encode(), {}, in_process)
     if done.returncode == 2:
         assert done.stderr.startswith(b"bgc: ") and not done.stdout, (done.stdout, done.stderr)
         return "block", done
@@ -238,10 +248,15 @@ def codex_input(project: dict[str, str], event: str, tool: str, tool_input: Any)
     }
 
 
-def _wrong(cases: list[Any], inputs: list[dict[str, Any]], run: Any) -> str:
-    """Every case (its name first, its expected answer last) whose input ``run`` answers otherwise."""
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        answers = list(pool.map(run, inputs))
+def _wrong(cases: list[Any], inputs: list[dict[str, Any]], run: Any, served: bool) -> str:
+    """Every case (its name first, its expected answer last) whose input ``run(input, in_process)``
+    answers otherwise: ``served``, a process per call, as the agent runs the hook, each answered by
+    the server; else the hook deciding alone through its entry point in this process."""
+    if served:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            answers = list(pool.map(lambda hook_input: run(hook_input, in_process=False), inputs))
+    else:
+        answers = [run(hook_input, in_process=True) for hook_input in inputs]
     return "\n".join(
         f"{case[0]}: expected {case[-1]}, got {got} ({done.stdout.decode() or done.stderr.decode()})"
         for case, (got, done) in zip(cases, answers)
@@ -253,20 +268,22 @@ def test_the_tables_have_enough_calls() -> None:
     assert len(GEMINI) >= 40 and len(CODEX) >= 25
 
 
-@pytest.mark.first  # one of the longest tests: a process per call
+@pytest.mark.first  # one of the longest tests: served, a process per call
 def test_gemini_gets_the_hand_written_answers(gemini: dict[str, Any]) -> None:
     inputs = [gemini_input(gemini, tool, tool_input, extra) for _, tool, tool_input, extra, _ in GEMINI]
     before = served(gemini["server"])
-    wrong = _wrong(GEMINI, inputs, lambda hook_input: run_gemini(gemini, hook_input))
+    wrong = _wrong(GEMINI, inputs, lambda hook_input, in_process: run_gemini(gemini, hook_input, in_process=in_process),
+                   gemini["server"] is not None)  # fmt: skip
     assert served(gemini["server"]) - before == (len(inputs) if gemini["server"] else 0)  # none fell back unseen
     assert not wrong, wrong
 
 
-@pytest.mark.first  # one of the longest tests: a process per call
+@pytest.mark.first  # one of the longest tests: served, a process per call
 def test_codex_gets_the_hand_written_answers(codex: dict[str, Any]) -> None:
     inputs = [codex_input(codex, event, tool, tool_input) for _, event, tool, tool_input, _ in CODEX]
     before = served(codex["server"])
-    wrong = _wrong(CODEX, inputs, lambda hook_input: run_codex(codex, hook_input))
+    wrong = _wrong(CODEX, inputs, lambda hook_input, in_process: run_codex(codex, hook_input, in_process=in_process),
+                   codex["server"] is not None)  # fmt: skip
     assert served(codex["server"]) - before == (len(inputs) if codex["server"] else 0)  # none fell back unseen
     assert not wrong, wrong
 
@@ -327,7 +344,8 @@ MCP_IMPORTED = [
 
 
 def test_imported_mcp_rules_decide_the_hooks_calls(tmp_path: Path) -> None:
-    """import settings → policy → hook decision: one mapping of an MCP tool, mcp:call:SERVER/TOOL."""
+    """import settings → policy → hook decision: one mapping of an MCP tool, mcp:call:SERVER/TOOL
+    (each command in this process: what is tested is the translation, not the process)."""
     from importlib import resources
 
     from tests.test_hook_claude_code import _input, run_hook
@@ -337,21 +355,20 @@ def test_imported_mcp_rules_decide_the_hooks_calls(tmp_path: Path) -> None:
     settings = tmp_path / "settings.json"
     settings.write_text(json.dumps(SETTINGS))
     imported = project / "imported.bgp"
-    done = subprocess.run([sys.executable, "-m", "bgc", "import", "claude-code", str(settings), "-o", str(imported)],
-                          capture_output=True, text=True, timeout=TIMEOUT)
-    assert done.returncode == 0, done.stderr
+    done = bgc("import", "claude-code", str(settings), "-o", str(imported))
+    assert done.exit_code == 0, done.output
     assert "allow mcp:call:github/*" in imported.read_text() and "deny mcp:call:github/delete_repo" in imported.read_text()
     for name in ("claude-code.bgp", "agents.bgp"):
         (project / name).write_bytes((resources.files("bgc.policies") / name).read_bytes())
     policy = project / "policy.bgp"
     policy.write_text('include "claude-code.bgp"\ninclude "imported.bgp"\n')
-    checked = subprocess.run([sys.executable, "-m", "bgc", "check", str(policy)], capture_output=True, text=True, timeout=TIMEOUT)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    checked = bgc("check", str(policy))
+    assert checked.exit_code == 0, checked.output
     where = {"root": str(project.resolve()), "outside": str(tmp_path), "cache": str(tmp_path / "cache"),
              "command": f"{sys.executable} -m bgc hook claude-code -p {shlex.quote(str(policy))}"}
     wrong = []
     for name, tool, tool_input, expected in MCP_IMPORTED:
-        got, ran = run_hook(where, _input(where, "PreToolUse", tool, tool_input))
+        got, ran = run_hook(where, _input(where, "PreToolUse", tool, tool_input), in_process=True)
         if got != expected:
             wrong.append(f"{name}: expected {expected}, got {got} ({ran.stdout.decode() or ran.stderr.decode()})")
     assert not wrong, "\n".join(wrong)

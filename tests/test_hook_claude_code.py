@@ -7,6 +7,8 @@ set, the hook input as JSON on stdin and a timeout, and reads Claude Code's answ
 (policies/claude-code-starter.bgp, base.bgp) and the mapping (policies/claude-code.bgp): none is
 computed by bgc. Every test runs twice: the hook deciding in its own process, and the hook
 handing the call to the project's running decision server (`bgc serve`, tests/server_support.py).
+The table of calls runs served as a process per call, and alone through the hook's entry point in
+this process (tests/server_support.py ``run_in_process`` says why that proves the same).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.server_support import SERVING, served, serving
+from tests.server_support import SERVING, run_in_process, served, serving
 
 TIMEOUT = 120  # seconds for one hook process on a loaded machine; the hook's own deadline is 20 s
 
@@ -173,14 +175,16 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 
 def run_hook(project: dict[str, Any], hook_input: Any, *, raw: bytes | None = None, command: str | None = None,
-             environ: dict[str, str] | None = None) -> tuple[str, subprocess.CompletedProcess[bytes]]:
-    """Run the hook as Claude Code does; the answer as allow/ask/deny/block."""
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"], **(environ or {})}
+             environ: dict[str, str] | None = None, in_process: bool = False) -> tuple[str, subprocess.CompletedProcess[bytes]]:
+    """Run the hook as Claude Code does (``in_process``: its entry point in this process,
+    tests/server_support.py ``run_in_process``); the answer as allow/ask/deny/block."""
+    added = {"CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"], **(environ or {})}
     data = raw if raw is not None else json.dumps(hook_input).encode()
-    done = subprocess.run(
-        ["sh", "-c", command or project["command"]], input=data, env=env, cwd=project["root"], capture_output=True,
-        timeout=TIMEOUT,
-    )
+    if in_process:
+        done = run_in_process(command or project["command"], data, added, project["root"])
+    else:
+        done = subprocess.run(["sh", "-c", command or project["command"]], input=data, env={**os.environ, **added},
+                              cwd=project["root"], capture_output=True, timeout=TIMEOUT)  # fmt: skip
     assert b"Traceback" not in done.stderr, done.stderr
     if done.returncode == 2:
         assert done.stderr.startswith(b"bgc: ") and not done.stdout, (done.stdout, done.stderr)
@@ -208,13 +212,16 @@ def test_the_table_has_enough_calls() -> None:
     assert len(CASES) + len(PERMISSION_CASES) >= 60
 
 
-@pytest.mark.first  # one of the longest tests: a process per call
+@pytest.mark.first  # one of the longest tests: served, a process per call
 def test_every_call_gets_the_hand_written_answer(project: dict[str, Any]) -> None:
     runs = [(name, "PreToolUse", tool, tool_input, expected) for name, tool, tool_input, expected in CASES]
     runs += [(name, "PermissionRequest", tool, tool_input, expected) for name, tool, tool_input, expected in PERMISSION_CASES]
     before = served(project["server"])
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        answers = list(pool.map(lambda run: run_hook(project, _input(project, run[1], run[2], run[3])), runs))
+    if project["server"]:  # a process per call, as Claude Code runs the hook, each answered by the server
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            answers = list(pool.map(lambda run: run_hook(project, _input(project, run[1], run[2], run[3])), runs))
+    else:  # the hook deciding alone: its entry point in this process (run_in_process says why)
+        answers = [run_hook(project, _input(project, run[1], run[2], run[3]), in_process=True) for run in runs]
     assert served(project["server"]) - before == (len(runs) if project["server"] else 0)  # none fell back unseen
     wrong = [
         f"{name}: expected {expected}, got {got} ({done.stdout.decode() or done.stderr.decode()})"

@@ -28,6 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bgc.hooks import client
+from tests.samples import bgc
 from tests.server_support import Server, private_runtime, served, status
 from tests.test_hook_claude_code import TIMEOUT, _input, run_hook
 
@@ -57,10 +58,8 @@ def _project(tmp_path: Path) -> dict[str, Any]:
     (root / ".env").write_text("TOKEN=x\n")
     (root / "src" / "a.py").write_text("a = 1\n")
     (root / "docs" / "guide.md").write_text("# guide\n")
-    env = {**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-m", "bgc", "init", "claude-code"], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=TIMEOUT)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = bgc("init", "claude-code", cwd=root, env={"BGC_CACHE_DIR": str(tmp_path / "cache")})  # in this process: init is not tested here
+    assert done.exit_code == 0, done.output
     command = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     return {"root": str(root.resolve()), "outside": str(tmp_path), "command": command, "cache": str(tmp_path / "cache")}
 
@@ -272,10 +271,14 @@ GARBAGE: dict[str, Callable[[bytes], bytes | None]] = {
 @pytest.mark.parametrize("kind", list(GARBAGE))
 def test_a_server_answering_garbage_is_never_an_answer(shared_project: dict[str, Any], kind: str) -> None:
     project = shared_project
+    """The hook runs in this process (tests/server_support.py ``run_in_process``): the client and
+    its fallback are the same code, and a reply taken by mistake would be written to fd 1 as a
+    process would write it."""
     fake = FakeServer(project["root"], GARBAGE[kind])
     command = project["command"].replace("hook claude-code", "hook claude-code --timeout 6")
     try:
-        assert (ask(project, READ_ENV, command=command), ask(project, READ_SOURCE, command=command)) == ("deny", "allow")
+        answers = [ask(project, call, command=command, in_process=True) for call in (READ_ENV, READ_SOURCE)]
+        assert answers == ["deny", "allow"]
         assert fake.requests == 2  # it was asked, and its answer was not taken
     finally:
         fake.close()

@@ -165,7 +165,7 @@ bash_rule = st.builds(
 COMMANDS = [" ".join(c) for n in (1, 2, 3, 4) for c in itertools.product(WORDS + ("gitx",), repeat=n)]
 
 
-@settings(max_examples=examples(30), deadline=None)
+@settings(max_examples=examples(15, thorough=300), deadline=None)
 @given(st.dictionaries(st.sampled_from(["allow", "ask", "deny"]), st.lists(bash_rule, max_size=3), max_size=3))
 def test_bash_rules_decide_as_claude_code_does(rules: dict[str, list[str]]) -> None:
     imported = translate(rules, source="s.json")

@@ -22,6 +22,7 @@ bgc.hooks, bgc.mcp_proxy, bgc.claude_import), so merging them changes nothing he
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -105,9 +106,11 @@ def imports(module: str, path: Path, known: set[str]) -> set[str]:
     return {name for name in found if name != module}
 
 
-def graph() -> dict[str, set[str]]:
+@functools.cache
+def graph() -> dict[str, frozenset[str]]:
+    """Each module's bgc imports: parsed once per process (three tests read it)."""
     found = modules()
-    return {module: imports(module, path, set(found)) for module, path in found.items()}
+    return {module: frozenset(imports(module, path, set(found))) for module, path in found.items()}
 
 
 def test_every_module_has_a_layer() -> None:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from bgc import canonical
 from bgc.documents import DocumentError, load_order, parse_document
 from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
-from tests.samples import PROMPT, walk
+from tests.samples import PROMPT, examples, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDERS = ROOT / "examples" / "orders"
@@ -206,7 +206,7 @@ def shuffled(value: object, rnd: st.DataObject) -> object:
     return value
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30, thorough=600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(orders, st.data())
 def test_id_stable_across_formats_and_key_order(data: dict, rnd: st.DataObject) -> None:
     reference = WorkOrder.from_data(data).id()
@@ -246,7 +246,7 @@ def mutations(data: dict) -> list[dict]:
     return out
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(20, thorough=400), deadline=None)
 @given(orders)
 def test_id_changes_under_every_field_change(data: dict) -> None:
     reference = WorkOrder.from_data(data).id()
@@ -254,7 +254,7 @@ def test_id_changes_under_every_field_change(data: dict) -> None:
         assert WorkOrder.from_data(mutated).id() != reference
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30, thorough=600), deadline=None)
 @given(orders)
 def test_to_data_round_trips(data: dict) -> None:
     order = WorkOrder.from_data(data)
@@ -302,7 +302,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(40, thorough=800), deadline=None)
 @given(json_values, st.sampled_from([None, 0, 2]), st.booleans(), st.sampled_from([(",", ":"), (" , ", " :  ")]))
 def test_json_locations_point_at_each_value(value: object, indent: int | None, ascii_only: bool, separators: tuple) -> None:
     text = json.dumps(value, indent=indent, ensure_ascii=ascii_only, separators=separators)
@@ -319,7 +319,7 @@ def test_json_locations_point_at_each_value(value: object, indent: int | None, a
         assert found == expected and type(found) is type(expected), path
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30, thorough=600), deadline=None)
 @given(payloads, st.sampled_from([0, 1, 2, 3, 24, 32, 258, 55799, 2**32]))
 def test_cbor_tags_are_refused_at_their_offset(before: object, tag: int) -> None:
     untagged = bytes([0x82]) + cbor2.dumps(before) + cbor2.dumps(0)

@@ -18,7 +18,7 @@ from bgc.codes import CODES
 from bgc.policy.format import format_text
 from bgc.policy.loader import load_policy, parse_policy
 from bgc.policy.parser import PolicyError
-from tests.samples import bgc
+from tests.samples import bgc, examples
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "policies_bad"
@@ -80,7 +80,7 @@ _PIECES = [
 ]  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(200, thorough=4000), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=3)), max_size=30).map(" ".join))
 def test_any_text_is_a_policy_or_a_located_error(text: str) -> None:
     """Whatever the text: a Policy (which then formats idempotently) or a PolicyError with a

@@ -267,7 +267,7 @@ def source_files(draw: st.DrawFn) -> SourceFile:
     return SourceFile("gen.bgp", tuple(draw(st.permutations(statements))))
 
 
-@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(25, thorough=500), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(source_files())
 def test_generated_policies_round_trip(source: SourceFile) -> None:
     text = format_source(source)
@@ -291,7 +291,7 @@ def messy_layouts(draw: st.DrawFn) -> str:
     return "\n".join(out) + draw(st.sampled_from(["", "\n", "\n\n"]))
 
 
-@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(20, thorough=400), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(messy_layouts())
 def test_fmt_is_idempotent_and_keeps_every_comment(text: str) -> None:
     roundtrip(text)
