@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bgc.schema import DataModelError, ModelError
-from bgc.sha256 import sha256
 from bgc.schema import format_path as format_path  # re-exported: its readers import it from here
 from bgc.schema import kind_name as kind_name
+from bgc.sha256 import sha256
 
 MAX_DEPTH = 64
 """Nesting deeper than this is refused: no honest order needs it, and it bounds recursion."""

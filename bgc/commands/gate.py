@@ -43,10 +43,10 @@ def run(
     With ``ledger`` (a store), every decision is also appended to the ledger there; one that
     cannot be recorded is answered deny.
     """
-    from bgc.commands import io
     from bgc.canonical import Digest
-    from bgc.schema import ModelError
+    from bgc.commands import io
     from bgc.plan import read_plans
+    from bgc.schema import ModelError
 
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root!r} is not a directory")
