@@ -257,11 +257,11 @@ class CallDecider:
                 for placed_resource, placed in workspace.place(value):
                     if placed.__class__ is not str or 2 * len(placed) + len(suffix) > MAX_PATTERN_LENGTH:
                         return None
-                    decision = decide_value(placed_resource, action, placed + suffix)
-                    decided.append(AtomDecision(decision.atom, *worded(decision)))
+                    atom, decision = decide_value(placed_resource, action, placed + suffix)
+                    decided.append(AtomDecision(atom, *worded(decision)))
             else:
-                decision = decide_value(resource, action, value + suffix)
-                decided.append(AtomDecision(decision.atom, *worded(decision)))
+                atom, decision = decide_value(resource, action, value + suffix)
+                decided.append(AtomDecision(atom, *worded(decision)))
         return _call_decision(*key, tuple(decided))
 
     def _texts(self, slots: tuple[_Slot, ...], params: Mapping[str, Any]) -> list[tuple[str, str, str]] | None:
@@ -476,8 +476,8 @@ def _slot(need: AtomTemplate, gate: Gate) -> _Slot | None:
         text = "".join(pieces)  # type: ignore[arg-type]
         if need.resource == "fs" or _SPECIAL.search(text):
             return _Slot(_VALUE, need.resource, need.action, text, None, "", None)
-        decision = gate.decide_value(need.resource, need.action, text)
-        return _Slot(_VALUE, need.resource, need.action, text, None, "", AtomDecision(decision.atom, *worded(decision)))
+        atom, decision = gate.decide_value(need.resource, need.action, text)
+        return _Slot(_VALUE, need.resource, need.action, text, None, "", AtomDecision(atom, *worded(decision)))
     prefix, suffix = "".join(pieces[: holes[0]]), "".join(pieces[holes[0] + 1 :])  # type: ignore[arg-type]
     kind = _PATH if need.resource == "fs" and not prefix else _VALUE
     return _Slot(kind, need.resource, need.action, prefix, need.params[0], suffix, None)

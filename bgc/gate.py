@@ -35,14 +35,15 @@ from bgc.policy.templates import AtomTemplate, TemplateError
 
 
 class GateDecision(NamedTuple):
-    """The gate's answer for one concrete atom.
+    """The gate's answer for a concrete atom: allow, ask or deny, why, and the rule that decided.
 
-    A named tuple rather than a frozen dataclass, on purpose: the gate builds one per decision
-    and a frozen dataclass costs four ``object.__setattr__`` calls to build, which was the
-    largest single cost of a warm decision. It is just as immutable.
+    The atom is not in it: the caller has it (it asked), and every value that the same parts
+    hold gets the same answer, so a gate works each answer out once and hands out that one
+    object (:class:`_PartIndex`). A warm decision builds nothing; building a decision object per
+    atom was the largest cost of a warm decision after the regex. A named tuple rather than a
+    frozen dataclass: just as immutable, and cheap to build where a reason names a value.
     """
 
-    atom: str
     effect: GateEffect
     reason: str = ""
     approvals: tuple[Approvals, ...] = ()
@@ -53,20 +54,19 @@ class GateDecision(NamedTuple):
     asked_by: tuple[RuleRef, ...] = ()
     """For ``ask``: every ask rule whose requirement applies, sorted."""
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self, atom: str) -> dict[str, Any]:
+        """The JSON answer of ``bgc gate`` for ``atom``, whose decision this is."""
         return {
-            "atom": self.atom,
+            "atom": atom,
             "decision": self.effect,
             "reason": self.reason,
             "approvals": [a.to_data() for a in self.approvals],
         }
 
 
-_decision = tuple.__new__  # GateDecision's fields as one tuple: what its __new__ does, minus the call
+NOT_GRANTED = GateDecision("deny", "not granted by the plan")
+NOT_AN_ATOM = GateDecision("deny", "not an atom 'resource:action:value'")
 
-
-Outcome = tuple[GateEffect, str, tuple[Approvals, ...], "RuleRef | None", tuple["RuleRef", ...]]
-"""A decision without its atom: what every value holding the same parts gets."""
 
 #: Different outcomes (sets of parts holding a value) a resource/action's index remembers.
 MAX_OUTCOMES = 4096
@@ -106,10 +106,10 @@ class _PartIndex:
                 self._by_lane.setdefault(lane(part.pattern, False), []).append((kind, place, part, excepts))
         self._index = LaneIndex(patterns)
         self.directories, self.literals = self._index.directories, self._index.literals
-        self._outcomes: dict[int, Outcome] = {}
+        self._outcomes: dict[int, GateDecision] = {}
         # every outcome that depends only on where a value is (its deepest directory and place),
         # worked out now, so that no decision of a value no literal or pattern set sees computes one
-        eager: dict[int, Outcome] = {}
+        eager: dict[int, GateDecision] = {}
         for directory in self.directories.values():
             if not directory.others:
                 for place, hits in ((1, directory.below | directory.last), (2, directory.below)):
@@ -118,7 +118,7 @@ class _PartIndex:
                         known = eager[hits] = self._outcome(hits)
                     directory.outcomes[place] = known
 
-    def located(self, directory: Directory, place: int, value: str) -> Outcome:
+    def located(self, directory: Directory, place: int, value: str) -> GateDecision:
         """The outcome of a canonical ``value`` whose deepest directory is ``directory``, at
         ``place``: the directory's own where nothing else decides the lanes (no literal pattern is
         the value, no pattern set sees it)."""
@@ -127,7 +127,7 @@ class _PartIndex:
             return self._outcome_of(self._index.located_hits(directory, place, value))
         return known  # type: ignore[no-any-return]
 
-    def outcome(self, value: str) -> Outcome:
+    def outcome(self, value: str) -> GateDecision:
         """What the parts say about a canonical value: allow, ask (and the approvals), deny (and why)."""
         directory, place = self._index.locate(value)
         known = directory.outcomes[place]  # located(), inline: this is every cold decision's path
@@ -135,7 +135,7 @@ class _PartIndex:
             return self._outcome_of(self._index.located_hits(directory, place, value))
         return known  # type: ignore[no-any-return]
 
-    def _outcome_of(self, hits: int) -> Outcome:
+    def _outcome_of(self, hits: int) -> GateDecision:
         known = self._outcomes.get(hits)
         if known is None:
             known = self._outcome(hits)
@@ -143,7 +143,7 @@ class _PartIndex:
                 self._outcomes[hits] = known
         return known
 
-    def _outcome(self, hits: int) -> Outcome:
+    def _outcome(self, hits: int) -> GateDecision:
         holding: list[tuple[int, int, Part, int]] = []
         rest = hits
         while rest:  # a value matches few patterns: look at their parts only
@@ -153,19 +153,19 @@ class _PartIndex:
         holding.sort(key=lambda entry: entry[:2])  # the parts' order in the plans
         granted, asked, denied = ([part for kind, _, part, _ in holding if kind == wanted] for wanted in range(3))
         if granted:
-            return "allow", "", (), granted[0].rules[0] if granted[0].rules else None, ()
+            return GateDecision("allow", "", (), granted[0].rules[0] if granted[0].rules else None)
         if asked:
             approvals = tuple(dict.fromkeys(part.approvals or Approvals(1) for part in asked))
             rules = tuple(sorted({rule for part in asked for rule in part.rules}))
-            return "ask", "awaits approval", approvals, rules[0] if rules else None, rules
+            return GateDecision("ask", "awaits approval", approvals, rules[0] if rules else None, rules)
         # name a deny rule when one covers the value; the part no rule mentions comes last
         for part in sorted(denied, key=lambda part: not part.rules):
             if not part.rules:
-                return "deny", "no rule allows it", (), None, ()
+                return GateDecision("deny", "no rule allows it")
             rule = part.rules[0]
             because = f" ({rule.reason})" if rule.reason else ""
-            return "deny", f"denied by {rule}{because}", (), rule, ()
-        return "deny", "not granted by the plan", (), None, ()
+            return GateDecision("deny", f"denied by {rule}{because}", (), rule)
+        return NOT_GRANTED
 
 
 class Gate:
@@ -242,7 +242,7 @@ class Gate:
             known = outcomes.get(found[group])
             if known is None:  # a pattern set or a literal may see the value
                 known = index.located(index.directories[found[group]], found.lastindex - group + 1, atom[found.start(group) :])
-            return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
+            return known  # type: ignore[no-any-return]
         probe = self._probe
         if probe is not None:  # the cold path: the deepest directory by dict probes on the atom itself
             self._cold_decisions += 1
@@ -259,39 +259,39 @@ class Gate:
                     known = outcomes[place]
                     if known is None:  # a pattern set or a literal may see the value
                         known = index.located(directory, place, atom[start:])
-                    return _decision(GateDecision, (atom,) + known)  # type: ignore[arg-type]
+                    return known  # type: ignore[no-any-return]
         parts = atom.split(":", 2)
         if len(parts) == 3 and self._root is None:  # values read first, and those no directory holds
             resource, action, raw = parts
             index = self._indices.get(resource, _NO_ACTIONS).get(action)  # known keys are valid names
             if index is not None:
                 if index.plain(raw):
-                    return _decision(GateDecision, (atom,) + index.outcome(raw))  # type: ignore[arg-type]
+                    return index.outcome(raw)
                 value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
                 if value.__class__ is str:
-                    return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
+                    return index.outcome(value)
         if len(parts) != 3:
-            return GateDecision(atom, "deny", "not an atom 'resource:action:value'")
+            return NOT_AN_ATOM
         resource, action, raw = parts
         for what, name in (("resource", resource), ("action", action)):
             if not ATOM_NAME.fullmatch(name):
-                return GateDecision(atom, "deny", f"not an atom: the {what} must match [a-z][a-z0-9_.-]*")
+                return GateDecision("deny", f"not an atom: the {what} must match [a-z][a-z0-9_.-]*")
         value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
         if isinstance(value, values.Rejection):
-            return GateDecision(atom, "deny", f"rejected: {value.reason}")
-        return self._decide_normalised(atom, resource, action, raw, value)
+            return GateDecision("deny", f"rejected: {value.reason}")
+        return self._decide_normalised(resource, action, raw, value)
 
-    def _decide_normalised(self, atom: str, resource: str, action: str, raw: str, value: str) -> GateDecision:
+    def _decide_normalised(self, resource: str, action: str, raw: str, value: str) -> GateDecision:
         """Decide ``value`` (``raw`` normalised), and its link target under the root too."""
         if resource != "fs" or self._root is None:
-            return self._decide_value(atom, resource, action, value)
+            return self._decide_value(resource, action, value)
         resolved = self._resolve(raw)
         if isinstance(resolved, values.Rejection):
-            return GateDecision(atom, "deny", resolved.reason)
+            return GateDecision("deny", resolved.reason)
         if resolved == value:
-            return self._decide_value(atom, resource, action, value)
+            return self._decide_value(resource, action, value)
         # both the name and its target must be allowed
-        decisions = [self._decide_value(atom, resource, action, v) for v in (value, resolved)]
+        decisions = [self._decide_value(resource, action, v) for v in (value, resolved)]
         for effect in ("deny", "ask"):
             for decision in decisions:
                 if decision.effect == effect:
@@ -320,12 +320,12 @@ class Gate:
             return values.Rejection(raw, f"rejected: the link target {normalised.reason}")
         return normalised
 
-    def _decide_value(self, atom: str, resource: str, action: str, value: str) -> GateDecision:
+    def _decide_value(self, resource: str, action: str, value: str) -> GateDecision:
         """Decide a canonical ``value`` (links already resolved)."""
         index = self._indices.get(resource, _NO_ACTIONS).get(action)
         if index is None:
-            return GateDecision(atom, "deny", "not granted by the plan")
-        return _decision(GateDecision, (atom,) + index.outcome(value))  # type: ignore[arg-type]
+            return NOT_GRANTED
+        return index.outcome(value)
 
     def _terms(self, resource: str, action: str) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
         """The granted parts of a resource/action as terms ``(pattern, excepts)`` of the algebra
@@ -378,8 +378,8 @@ class Gate:
             text = normalised
         needed = glob.parse(text)
         if needed.literal is not None:
-            decision = self.decide(f"{resource}:{action}:{checked}")
-            return NeedResult(decision.atom, *worded(decision))
+            atom = f"{resource}:{action}:{checked}"
+            return NeedResult(atom, *worded(self.decide(atom)))
         if resource != "fs" and checked != probe:
             return NeedResult(
                 f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
@@ -391,19 +391,20 @@ class Gate:
     def need_value(self, resource: str, action: str, value: str) -> NeedResult:
         """Decide the concrete value a call touches (what :meth:`need` decides for pattern text
         with no wildcard of its own, its escapes resolved), as :meth:`decide_value` does."""
-        decision = self.decide_value(resource, action, value)
-        return NeedResult(decision.atom, *worded(decision))
+        atom, decision = self.decide_value(resource, action, value)
+        return NeedResult(atom, *worded(decision))
 
-    def decide_value(self, resource: str, action: str, value: str) -> GateDecision:
-        """A concrete value a call touches, canonicalised or refused (the refusal names the value
-        as given), its links resolved under the root, then decided as the gate decides an atom."""
+    def decide_value(self, resource: str, action: str, value: str) -> tuple[str, GateDecision]:
+        """A concrete value a call touches, canonicalised or refused, its links resolved under the
+        root, then decided as the gate decides an atom: the atom decided (its canonical form, or
+        the value as given when it is refused) and the decision."""
         checked = values.normalise(resource, value, case_insensitive=self._case_insensitive)
         if not isinstance(checked, str):
-            return GateDecision(f"{resource}:{action}:{value}", "deny", f"rejected: {checked.reason}")
+            return f"{resource}:{action}:{value}", GateDecision("deny", f"rejected: {checked.reason}")
         atom = f"{resource}:{action}:{checked}"
         if resource == "fs" and self._root is not None:
-            return self._decide_normalised(atom, resource, action, value, checked)
-        return self._decide_value(atom, resource, action, checked)
+            return atom, self._decide_normalised(resource, action, value, checked)
+        return atom, self._decide_value(resource, action, checked)
 
     def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""

@@ -282,8 +282,8 @@ def test_gate_values_are_concrete_and_normalised() -> None:
         "fs:write:/src/a\x00": "deny", "fs:write:/package.json": "ask", "fs:write:/src/secrets/k": "deny",
         "fs:read:/src/a": "deny", "nope": "deny",
     }
-    assert gate_line(decisions["fs:write:/package.json"]) == "ask\tfs:write:/package.json\t2 of [alice, bob, carol]"
-    assert gate_line(decisions["fs:write:/src/secrets/k"]) == "deny\tfs:write:/src/secrets/k\tdenied by p.bgp:7 (secrets)"
+    assert gate_line("fs:write:/package.json", decisions["fs:write:/package.json"]) == "ask\tfs:write:/package.json\t2 of [alice, bob, carol]"
+    assert gate_line("fs:write:/src/secrets/k", decisions["fs:write:/src/secrets/k"]) == "deny\tfs:write:/src/secrets/k\tdenied by p.bgp:7 (secrets)"
     assert "rejected" in decisions["fs:write:/../etc"].reason
 
 
@@ -547,10 +547,10 @@ def test_gate_refuses_percent_encoded_dot_segments() -> None:
 def test_gate_lines_cannot_be_forged() -> None:
     gate = Gate([plan_for(BASE, "fs:write:/**")])
     for forged in ("fs:write:/.git/x\u2028allow\tfs:write:/src/a", "fs:write:/.git/x\nallow\tfs:write:/src/a", "fs:write:/a\x85b"):
-        line = gate_line(gate.decide(forged))
+        line = gate_line(forged, gate.decide(forged))
         assert len(line.splitlines()) == 1 and line.count("\t") == 2, line
         assert line.startswith("deny\t")
-    assert gate_line(gate.decide("fs:write:/src/a\\b")) == "allow\tfs:write:/src/a\\\\b"
+    assert gate_line("fs:write:/src/a\\b", gate.decide("fs:write:/src/a\\b")) == "allow\tfs:write:/src/a\\\\b"
 
 
 def test_gate_names_malformed_atoms() -> None:
@@ -609,5 +609,6 @@ def test_url_dot_segments_cut_by_query_fragment_or_parameters_are_refused() -> N
 
 def test_gate_escapes_bytes_that_were_not_utf8() -> None:
     gate = Gate([plan_for(BASE, "fs:write:/**")])
-    line = gate_line(gate.decide("fs:write:/src/a\udc85fs:write:/.git/x"))
+    atom = "fs:write:/src/a\udc85fs:write:/.git/x"
+    line = gate_line(atom, gate.decide(atom))
     assert "a\\x85fs" in line and line.encode("utf-8", "surrogateescape").count(b"\x85") == 0

@@ -93,10 +93,10 @@ def test_overlapping_ask_rules_need_every_requirement() -> None:
         gate = Gate([plan])
         both, outside = gate.decide("fs:write:/a/b/c"), gate.decide("fs:write:/a/x")
         assert set(both.approvals) == {outer, inner}  # the data lists every requirement
-        assert json.loads(json.dumps(both.to_data()))["approvals"] == [r.to_data() for r in both.approvals]
+        assert json.loads(json.dumps(both.to_data("fs:write:/a/b/c")))["approvals"] == [r.to_data() for r in both.approvals]
         combined = approvals_text([outer, inner])
-        assert gate_line(both) == f"ask\tfs:write:/a/b/c\t{combined}"
-        assert gate_line(outside) == f"ask\tfs:write:/a/x\t{outer}"
+        assert gate_line("fs:write:/a/b/c", both) == f"ask\tfs:write:/a/b/c\t{combined}"
+        assert gate_line("fs:write:/a/x", outside) == f"ask\tfs:write:/a/x\t{outer}"
         assert plan.calls[0].needs[0].reason == f"awaits {combined} (ask p.bgp:2, p.bgp:3)"  # every rule that asks
         text = render_text([(plan, "o.yaml")], color=False)
         assert f"? fs:write:/a/b/**  ask  needs {combined}  ask p.bgp:2  ask p.bgp:3\n" in text, text

@@ -189,11 +189,11 @@ def test_explain_escapes_every_field() -> None:
 
 
 def test_gate_lines_escape_every_field() -> None:
-    decisions = [GateDecision("fs:write:/a", "allow"), GateDecision("fs:write:/a", "deny", "denied by p.bgp:3 (x)"),
-                 GateDecision("fs:write:/a", "ask", "awaits approval", (Approvals(1), Approvals(2, ("alice", "bob"))))]
-    for decision in decisions:
+    decisions = [("fs:write:/a", GateDecision("allow")), ("fs:write:/a", GateDecision("deny", "denied by p.bgp:3 (x)")),
+                 ("fs:write:/a", GateDecision("ask", "awaits approval", (Approvals(1), Approvals(2, ("alice", "bob")))))]
+    for decision in decisions:  # the atom and every text of its decision, each made hostile in turn
         for variant, twin in zip(hostile_variants(decision, TEXT_HOSTILE + "\ud800"), hostile_variants(decision, "plain")):
-            line, benign = gate_line(variant), gate_line(twin)
+            line, benign = gate_line(*variant), gate_line(*twin)
             assert line.count("\t") == benign.count("\t")  # the TABs are the line's own separators
             assert_clean(line.replace("\t", " "), benign)
 

@@ -86,18 +86,18 @@ def _decide_atoms(
     if output_format == "json":
         import json
 
-        def line(decision, _color: bool) -> str:  # type: ignore[no-untyped-def]
-            return json.dumps(decision.to_data(), sort_keys=True)
+        def line(atom: str, decision, _color: bool) -> str:  # type: ignore[no-untyped-def]
+            return json.dumps(decision.to_data(atom), sort_keys=True)
     else:
         from bgc.render.gate import gate_line as line
     worst = ExitCode.OK
     for text in texts:
         decision = checker.decide(text)
         if record is not None:
-            decision = record(decision)
+            decision = record(text, decision)
         worst = max(worst, EFFECT_CODES.get(decision.effect, ExitCode.DENIED))
         if not quiet:
-            io.write_line(line(decision, color))
+            io.write_line(line(text, decision, color))
     return worst
 
 
@@ -111,9 +111,9 @@ def _recorder(plans: Sequence[Plan], store: object):  # type: ignore[no-untyped-
 
     plan_id = ",".join(str(plan.id()) for plan in plans)
 
-    def record(decision):  # type: ignore[no-untyped-def]
+    def record(atom, decision):  # type: ignore[no-untyped-def]
         rule = str(decision.rule) if decision.rule is not None else None
-        entry = ledger.Record("gate", decision.effect, int(time.time()), plan=plan_id, atom=decision.atom, rule=rule,
+        entry = ledger.Record("gate", decision.effect, int(time.time()), plan=plan_id, atom=atom, rule=rule,
                               reason=decision.reason or None, rules=tuple(map(str, decision.asked_by)))  # fmt: skip
         try:
             ledger.append(store, entry)

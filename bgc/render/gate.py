@@ -12,12 +12,12 @@ GATE_STYLES = {"allow": "green", "ask": "cyan", "deny": "red"}
 """The colour of each answer's first field when ``bgc gate`` writes to a terminal."""
 
 
-def gate_line(decision: GateDecision, color: bool = False) -> str:
-    """The tab-separated line ``bgc gate`` prints for a decision, every field escaped; with
-    ``color``, the answer (the first field) painted (:func:`bgc.render.color.paint`)."""
+def gate_line(atom: str, decision: GateDecision, color: bool = False) -> str:
+    """The tab-separated line ``bgc gate`` prints for ``atom``'s decision, every field escaped;
+    with ``color``, the answer (the first field) painted (:func:`bgc.render.color.paint`)."""
     from bgc.render.color import paint
 
-    atom = escape_field(decision.atom)
+    atom = escape_field(atom)
     effect = paint(decision.effect, GATE_STYLES.get(decision.effect, "red")) if color else decision.effect
     if decision.effect == "allow":
         return f"{effect}\t{atom}"
