@@ -150,38 +150,42 @@ def section_gate(ctx: Context) -> list[Row]:
           f"The gate holds the plan of an order asking each project's `fs:write:/p{{g}}/**`, `fs:read:/p{{g}}/**` and "
           f"`net:connect:https://api{{g}}.example.com/**`; the peers hold the rules.")  # fmt: skip
     print(f"Requests: sets of {count:,} distinct concrete atoms (9 kinds, ~52% allowed, 10% outside every project); "
-          f"untimed warm-up sets ({-(-WARM_AFTER // count) + 1:,}: a gate builds its warm path after {WARM_AFTER:,} decisions), then {rounds} fresh sets (no atom repeats), peers interleaved; rate = median over sets. "
+          f"untimed warm-up sets ({-(-WARM_AFTER // count) + 1:,}: a gate builds its warm path after {WARM_AFTER:,} decisions), then {rounds} rounds of fresh sets (no atom repeats), every N and peer in each round, in turn; rate = median over sets. "
           f"In-process, warm: one long-lived `Gate` / peer object per N.\n")  # fmt: skip
     rows: list[Row] = []
     agreement: dict[int, dict[str, str]] = {}
     rates: dict[int, dict[str, float]] = {}
     skipped = [name for name, (_, module) in PEERS.items() if not available(module)]
+    deciders: dict[int, dict[str, Callable[[list[str]], list[bool]]]] = {}
     for n in sizes:
-        rules = workloads.w_rules(n)
-        deciders: dict[str, Callable[[list[str]], list[bool]]] = {"Gate": _gate_decider(ctx.w_plan(n))}
+        deciders[n] = {"Gate": _gate_decider(ctx.w_plan(n))}
         for name, (build, module) in PEERS.items():
             if available(module):
-                deciders[name] = build(rules)
+                deciders[n][name] = build(workloads.w_rules(n))
         for seed in range(-(-WARM_AFTER // count) + 1):  # a long-lived gate is warm after WARM_AFTER decisions
             warm = workloads.w_requests(n, count, seed=100 - seed)
-            for decide in deciders.values():
+            for decide in deciders[n].values():
                 decide(warm)
-        samples: dict[str, list[float]] = {name: [] for name in deciders}
-        first: dict[str, list[bool]] = {}
-        names = list(deciders)
-        for r in range(rounds):
+    # every size and every peer in the same rounds, so that a ratio never spans two stretches of the machine's load
+    samples: dict[int, dict[str, list[float]]] = {n: {name: [] for name in deciders[n]} for n in sizes}
+    first: dict[int, dict[str, list[bool]]] = {n: {} for n in sizes}
+    for r in range(rounds):
+        for n in sizes:
             atoms = workloads.w_requests(n, count, seed=101 + r)
+            names = list(deciders[n])
             for name in names[r % len(names):] + names[: r % len(names)]:
                 started = time.perf_counter()
-                answers = deciders[name](atoms)
-                samples[name].append(count / (time.perf_counter() - started))
+                answers = deciders[n][name](atoms)
+                samples[n][name].append(count / (time.perf_counter() - started))
                 if r == 0:
-                    first[name] = answers
+                    first[n][name] = answers
+    for n in sizes:
+        rules = workloads.w_rules(n)
         atoms = workloads.w_requests(n, count, seed=101)
         reference = reference_bgc_glob(rules)(atoms)
-        first["translation (reference 2)"] = reference_translation(rules)(atoms)
-        agreement[n] = {name: f"{sum(a == b for a, b in zip(answers, reference))}/{count}" for name, answers in first.items()}
-        rates[n] = {name: statistics.median(values) for name, values in samples.items()}
+        first[n]["translation (reference 2)"] = reference_translation(rules)(atoms)
+        agreement[n] = {name: f"{sum(a == b for a, b in zip(answers, reference))}/{count}" for name, answers in first[n].items()}
+        rates[n] = {name: statistics.median(values) for name, values in samples[n].items()}
         print(f"  N={n:,}: " + ", ".join(f"{name} {rate(value)}" for name, value in rates[n].items()), file=sys.stderr)
 
     for n in sizes:
