@@ -145,12 +145,13 @@ def section_gate(ctx: Context) -> list[Row]:
     sizes = (10, 100, 1000)
     count = 1000
     rounds = ctx.rounds
+    warm_sets = -(-WARM_AFTER // count) + 1  # more than a gate decides before it builds its warm path
     print(f"Workload W: N rules in groups of four per project g (`allow fs:write:/p{{g}}/src/**`, `deny fs:write:/p{{g}}/src/secrets/**`, "
           f"`allow fs:read:/p{{g}}/**`, `allow net:connect:https://api{{g}}.example.com/*`), N = {', '.join(map(str, sizes))}. "
           f"The gate holds the plan of an order asking each project's `fs:write:/p{{g}}/**`, `fs:read:/p{{g}}/**` and "
           f"`net:connect:https://api{{g}}.example.com/**`; the peers hold the rules.")  # fmt: skip
     print(f"Requests: sets of {count:,} distinct concrete atoms (9 kinds, ~52% allowed, 10% outside every project); "
-          f"untimed warm-up sets ({-(-WARM_AFTER // count) + 1:,}: a gate builds its warm path after {WARM_AFTER:,} decisions), then {rounds} rounds of fresh sets (no atom repeats), every N and peer in each round, in turn; rate = median over sets. "
+          f"untimed warm-up sets ({warm_sets:,}: a gate builds its warm path after {WARM_AFTER:,} decisions), then {rounds} rounds of fresh sets (no atom repeats), every N and peer in each round, in turn; rate = median over sets. "
           f"In-process, warm: one long-lived `Gate` / peer object per N.\n")  # fmt: skip
     rows: list[Row] = []
     agreement: dict[int, dict[str, str]] = {}
@@ -158,11 +159,12 @@ def section_gate(ctx: Context) -> list[Row]:
     skipped = [name for name, (_, module) in PEERS.items() if not available(module)]
     deciders: dict[int, dict[str, Callable[[list[str]], list[bool]]]] = {}
     for n in sizes:
+        rules = workloads.w_rules(n)
         deciders[n] = {"Gate": _gate_decider(ctx.w_plan(n))}
         for name, (build, module) in PEERS.items():
             if available(module):
-                deciders[n][name] = build(workloads.w_rules(n))
-        for seed in range(-(-WARM_AFTER // count) + 1):  # a long-lived gate is warm after WARM_AFTER decisions
+                deciders[n][name] = build(rules)
+        for seed in range(warm_sets):
             warm = workloads.w_requests(n, count, seed=100 - seed)
             for decide in deciders[n].values():
                 decide(warm)
