@@ -257,7 +257,14 @@ def _alternatives(resource: str, directories: Mapping[str, Directory]) -> list[s
 def _trie(words: list[str]) -> str | None:
     """A regex matching the longest of ``words`` that starts the text: a path-compressed
     character trie, each branch opening with its own character, each word's end an empty last
-    alternative (tried after going deeper). None when it nests deeper than MAX_TRIE_NESTING."""
+    alternative (tried after going deeper). None when it nests deeper than MAX_TRIE_NESTING.
+
+    Branches that go on alike are written once (``[ab]/src/`` for ``/a/src/`` and ``/b/src/``,
+    ``(?:api|web)/`` for runs): their openings still differ, so at most one can go on, and the
+    regex grows with the shapes of the directories, not their number. Its size is what a match
+    walks through: a node's branches are tried in turn, each a jump away, so a smaller regex
+    touches less memory (a plan of a thousand projects laid out alike is one project's regex).
+    """
     root: dict = {}
     for word in words:
         node = root
@@ -271,7 +278,7 @@ def _trie(words: list[str]) -> str | None:
     def written(node: dict, depth: int) -> str | None:
         if depth > MAX_TRIE_NESTING:
             return None
-        branches = []
+        openings: dict[str, list[str]] = {}  # the regex a branch goes on with -> the runs that open it
         for char, child in node.items():
             if char == "":
                 continue
@@ -282,7 +289,13 @@ def _trie(words: list[str]) -> str | None:
             rest = written(child, depth + 1)
             if rest is None:
                 return None
-            branches.append(re.escape(run) + rest)
+            openings.setdefault(rest, []).append(run)
+        branches = []
+        for rest, runs in openings.items():
+            singles = [re.escape(run) for run in runs if len(run) == 1]
+            ways = [f"[{''.join(singles)}]"] if len(singles) > 1 else singles
+            ways += [re.escape(run) for run in runs if len(run) > 1]
+            branches.append((f"(?:{'|'.join(ways)})" if len(ways) > 1 else ways[0]) + rest)
         body = "|".join(branches)
         if "" in node:  # an empty alternative, not '?': a repeat costs Python's regex engine far more
             return f"(?:{body}|)" if body else ""

@@ -255,6 +255,24 @@ def test_the_trie_finds_the_longest_word_that_starts_a_text(words: list[str], te
     assert found is not None and found.group(1) == max((w for w in {"", *words} if text.startswith(w)), key=len)
 
 
+def test_the_trie_writes_branches_that_go_on_alike_once() -> None:
+    """A thousand projects laid out alike make a regex the size of a few: the size is what a
+    match walks through (each branch a jump away), so it must not grow with the projects."""
+    import re
+
+    from bgc._gate_index import _trie
+
+    def layout(count: int) -> list[str]:
+        return sorted({"/", *(f"/p{g}/{below}" for g in range(count) for below in ("", "src/", "src/secrets/"))})
+
+    assert len(_trie(layout(1000)) or "") < 3 * len(_trie(layout(10)) or "")
+    trie = re.compile(f"(?>({_trie(layout(1000))}))")
+    for text, deepest in [("/p999/src/secrets/k", "/p999/src/secrets/"), ("/p10/src/a", "/p10/src/"), ("/p1000/src/", "/"),
+                          ("/p07/src/", "/"), ("/p5/srcx", "/p5/"), ("/p42/", "/p42/")]:  # fmt: skip
+        found = trie.match(text)
+        assert found is not None and found.group(1) == deepest, text
+
+
 def test_a_trie_too_deep_for_the_regex_compiler_is_refused_and_its_atoms_take_the_full_path() -> None:
     from bgc._gate_index import MAX_TRIE_NESTING, _trie
 
