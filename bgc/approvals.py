@@ -32,10 +32,10 @@ An approved request allows its call **once**: the enforcer consumes it in the st
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from bgc import canonical
+from bgc._dataclasses import dataclass
 
 REQUEST_TAG = "bgc.PermissionRequest"
 ANSWER_TAG = "bgc.PermissionAnswer"

@@ -1,0 +1,348 @@
+"""bgc's value classes: :func:`dataclasses.dataclass`'s classes, made at a fraction of its start-up cost.
+
+Why: a hook runs in a fresh process before every tool call an agent makes, and the modules it
+needs define some thirty frozen dataclasses. On Python 3.11 the standard decorator compiles each
+generated method with its own ``exec`` (about 0.7 ms a class) and ``import dataclasses`` loads
+``inspect`` (with ``ast``, ``dis``, ``tokenize``): together about a third of a cold hook on a
+plain install. This decorator writes the same methods as one source text per class, compiled
+with one ``exec``, and imports nothing.
+
+What a class gets is what the standard decorator gives it for the options bgc uses (``order``,
+``frozen``, ``slots``; :func:`field` with ``default``, ``default_factory``, ``repr``, ``compare``): the same ``__init__`` (with ``__post_init__``),
+``__repr__`` (recursion-safe), ``__eq__``, ordering, ``__hash__`` (by the standard table),
+``__setattr__``/``__delattr__`` raising :class:`dataclasses.FrozenInstanceError`,
+``__match_args__``, ``__slots__``, the pickling state of a frozen slotted class, and the generated
+``__doc__``. ``dataclasses.fields``, ``replace``, ``is_dataclass`` and ``asdict`` work on it: its
+``__dataclass_fields__`` and ``__dataclass_params__`` are the standard objects, built (importing
+:mod:`dataclasses`) the first time anything asks for them. Anything else (``ClassVar``,
+``InitVar``, ``KW_ONLY``, inheriting from a dataclass) is refused when the class is made, not
+half-supported. tests/test_dataclasses.py compares each with the standard decorator on generated
+classes.
+"""
+
+from __future__ import annotations
+
+import abc
+from _thread import get_ident
+
+TYPE_CHECKING = False  # not typing's: the point of this module is to import nothing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+"""No default (bgc's own marker; the standard ``dataclasses.MISSING`` stands in for it in the
+standard field objects)."""
+
+
+class _Factory:
+    """The ``__init__`` default that means "call the field's factory" (shown as ``<factory>``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_HAS_DEFAULT_FACTORY = _Factory()
+
+_UNSUPPORTED_TYPES = ("ClassVar", "InitVar", "KW_ONLY")
+
+
+class FieldSpec:
+    """What ``name: type = field(...)`` asks of one field (:func:`field`)."""
+
+    __slots__ = ("compare", "default", "default_factory", "name", "repr", "type")
+
+    def __init__(self, default: Any, default_factory: Any, repr: bool, compare: bool) -> None:
+        self.default, self.default_factory, self.repr, self.compare = default, default_factory, repr, compare
+        self.name: str = ""
+        self.type: Any = None
+
+
+def field(*, default: Any = MISSING, default_factory: Any = MISSING, repr: bool = True, compare: bool = True) -> Any:
+    """A field's default, default factory, and whether it is shown in ``repr`` and compared
+    (and hashed), as :func:`dataclasses.field`."""
+    if default is not MISSING and default_factory is not MISSING:
+        raise ValueError("cannot specify both default and default_factory")
+    return FieldSpec(default, default_factory, repr, compare)
+
+
+def dataclass(cls: type | None = None, /, *, order: bool = False, frozen: bool = False, slots: bool = False) -> Any:
+    """A class decorator making what ``dataclasses.dataclass`` with the same options makes."""
+
+    def wrap(cls: type) -> type:
+        return _process_class(cls, order, frozen, slots)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _fields_of(cls: type) -> list[FieldSpec]:
+    """The class's fields, in order, from its own annotations (and the defaults beside them)."""
+    for base in cls.__mro__[1:]:
+        if "__dataclass_fields__" in base.__dict__:
+            raise TypeError(f"{cls.__name__}: bgc._dataclasses does not support inheriting from a dataclass")
+    annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 - inspect is what this module avoids
+    specs: list[FieldSpec] = []
+    for name, annotation in annotations.items():
+        text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", repr(annotation))
+        if any(word in text for word in _UNSUPPORTED_TYPES):
+            raise TypeError(f"{cls.__name__}.{name}: bgc._dataclasses does not support {text}")
+        value = cls.__dict__.get(name, MISSING)
+        spec = value if isinstance(value, FieldSpec) else FieldSpec(value, MISSING, True, True)
+        spec.name, spec.type = name, annotation
+        if spec.default is not MISSING and type(spec.default).__hash__ is None:
+            raise ValueError(
+                f"mutable default {type(spec.default)} for field {name} is not allowed: use default_factory"
+            )
+        specs.append(spec)
+    for name, value in cls.__dict__.items():
+        if isinstance(value, FieldSpec) and name not in annotations:
+            raise TypeError(f"{name!r} is a field but has no type annotation")
+    return specs
+
+
+def _tuple(owner: str, names: list[str]) -> str:
+    return "(" + "".join(f"{owner}.{name}," for name in names) + ")"
+
+
+def _methods_source(
+    specs: list[FieldSpec], order: bool, frozen: bool, post_init: bool, hashed: bool
+) -> tuple[str, list[str]]:
+    """The source of one function returning the class's generated methods, and their names."""
+    names = [spec.name for spec in specs]
+    self_name = "__dataclass_self__" if "self" in names else "self"
+    params, body = [self_name], []
+    seen_default = False
+    for spec in specs:
+        if spec.default is MISSING and spec.default_factory is MISSING:
+            if seen_default:
+                raise TypeError(f"non-default argument {spec.name!r} follows default argument")
+            params.append(spec.name)
+            value = spec.name
+        elif spec.default_factory is MISSING:
+            seen_default = True
+            params.append(f"{spec.name}=_dflt_{spec.name}")
+            value = spec.name
+        else:
+            seen_default = True
+            params.append(f"{spec.name}=_HAS_DEFAULT_FACTORY")
+            value = f"_dflt_{spec.name}() if {spec.name} is _HAS_DEFAULT_FACTORY else {spec.name}"
+        body.append(
+            f"  __dataclass_builtins_object__.__setattr__({self_name},{spec.name!r},{value})"
+            if frozen else f"  {self_name}.{spec.name}={value}"
+        )  # fmt: skip
+    if post_init:
+        body.append(f"  {self_name}.__post_init__()")
+    shown = ", ".join(f"{spec.name}={{self.{spec.name}!r}}" for spec in specs if spec.repr)
+    lines = [f" def __init__({', '.join(params)}):", *(body or ["  pass"]),
+             " def __repr__(self):", f'  return self.__class__.__qualname__ + f"({shown})"']  # fmt: skip
+    made = ["__init__", "__repr__"]
+    compared = [spec.name for spec in specs if spec.compare]
+    mine, theirs = _tuple("self", compared), _tuple("other", compared)
+    comparisons = [("__eq__", "==")] + (
+        [("__lt__", "<"), ("__le__", "<="), ("__gt__", ">"), ("__ge__", ">=")] if order else []
+    )
+    for name, op in comparisons:
+        lines += [f" def {name}(self, other):", "  if other.__class__ is self.__class__:",
+                  f"   return {mine}{op}{theirs}", "  return NotImplemented"]  # fmt: skip
+        made.append(name)
+    if frozen:
+        every = "(" + "".join(f"{name!r}," for name in names) + ")"
+        for name, args, verb, call in (
+            ("__setattr__", "name, value", "assign to", "__setattr__(name, value)"),
+            ("__delattr__", "name", "delete", "__delattr__(name)"),
+        ):
+            lines += [f" def {name}(self, {args}):", f"  if type(self) is cls or name in {every}:",
+                      "   from dataclasses import FrozenInstanceError",
+                      f'   raise FrozenInstanceError(f"cannot {verb} field {{name!r}}")',
+                      f"  super(cls, self).{call}"]  # fmt: skip
+            made.append(name)
+    if hashed:
+        lines += [" def __hash__(self):", f"  return hash({mine})"]
+        made.append("__hash__")
+    return "def __create_fn__(cls):\n" + "\n".join(lines) + f"\n return ({', '.join(made)},)\n", made
+
+
+def _process_class(cls: type, order: bool, frozen: bool, slots: bool) -> type:
+    specs = _fields_of(cls)
+    class_hash = cls.__dict__.get("__hash__", MISSING)
+    has_explicit_hash = not (class_hash is MISSING or (class_hash is None and "__eq__" in cls.__dict__))
+    for spec in specs:  # a field() leaves its plain default as the class's attribute, as the standard decorator does
+        if isinstance(cls.__dict__.get(spec.name), FieldSpec):
+            if spec.default is MISSING:
+                delattr(cls, spec.name)
+            else:
+                setattr(cls, spec.name, spec.default)
+    hashed = frozen and not has_explicit_hash
+    source, made = _methods_source(specs, order, frozen, hasattr(cls, "__post_init__"), hashed)
+    namespace: dict[str, Any] = {
+        "__dataclass_builtins_object__": object, "_HAS_DEFAULT_FACTORY": _HAS_DEFAULT_FACTORY,
+        **{f"_dflt_{spec.name}": spec.default if spec.default_factory is MISSING else spec.default_factory
+           for spec in specs if spec.default is not MISSING or spec.default_factory is not MISSING},
+    }  # fmt: skip
+    exec(source, namespace)  # noqa: S102 - our own text, made of the fields' names (identifiers) alone
+    methods = dict(zip(made, namespace["__create_fn__"](cls), strict=True))
+    for name, method in methods.items():
+        method.__qualname__ = f"{cls.__qualname__}.{name}"
+    methods["__init__"].__annotations__ = {**{spec.name: spec.type for spec in specs}, "return": None}
+    methods["__repr__"] = _recursive_repr(methods["__repr__"])
+    for name in ("__init__", "__repr__", "__eq__"):
+        if name not in cls.__dict__:
+            setattr(cls, name, methods[name])
+    for name in ("__lt__", "__le__", "__gt__", "__ge__") if order else ():
+        if name in cls.__dict__:
+            raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}. "
+                            "Consider using functools.total_ordering")  # fmt: skip
+        setattr(cls, name, methods[name])
+    for name in ("__setattr__", "__delattr__") if frozen else ():
+        if name in cls.__dict__:
+            raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+        setattr(cls, name, methods[name])
+    if hashed:  # the standard table (eq=True, unsafe_hash=False): frozen hashes its fields, else unhashable
+        cls.__hash__ = methods["__hash__"]  # type: ignore[method-assign]
+    elif not has_explicit_hash:
+        cls.__hash__ = None  # type: ignore[assignment]
+    if not cls.__doc__:
+        cls.__doc__ = cls.__name__ + _signature_text(specs)
+    if "__match_args__" not in cls.__dict__:
+        cls.__match_args__ = tuple(spec.name for spec in specs)  # type: ignore[attr-defined]
+    views = [
+        _StandardView(attribute, specs, (order, frozen))
+        for attribute in ("__dataclass_fields__", "__dataclass_params__")
+    ]
+    for view in views:
+        setattr(cls, view.attribute, view)
+    if slots:
+        cls = _add_slots(cls, specs, frozen)
+    for view in views:
+        view.owner = cls
+    abc.update_abstractmethods(cls)
+    return cls
+
+
+def _add_slots(cls: type, specs: list[FieldSpec], frozen: bool) -> type:
+    """The class again, with a slot for each field (as the standard ``slots=True`` remakes it)."""
+    if "__slots__" in cls.__dict__:
+        raise TypeError(f"{cls.__name__} already specifies __slots__")
+    names = tuple(spec.name for spec in specs)
+    inherited: set[str] = set()
+    for base in cls.__mro__[1:-1]:
+        held = base.__dict__.get("__slots__", ())
+        inherited.update((held,) if isinstance(held, str) else held)
+    namespace = dict(cls.__dict__)
+    namespace["__slots__"] = tuple(name for name in names if name not in inherited)
+    for name in names:
+        namespace.pop(name, None)
+    namespace.pop("__dict__", None)
+    namespace.pop("__weakref__", None)
+    qualname = cls.__qualname__
+    cls = type(cls)(cls.__name__, cls.__bases__, namespace)
+    cls.__qualname__ = qualname
+    if frozen:  # pickling: the state of a frozen slotted instance is its fields' values, in order
+        getstate, setstate = _pickled_state(names)
+        if "__getstate__" not in namespace:
+            cls.__getstate__ = getstate  # type: ignore[method-assign]
+        if "__setstate__" not in namespace:
+            cls.__setstate__ = setstate  # type: ignore[attr-defined]
+    return cls
+
+
+def _pickled_state(names: tuple[str, ...]) -> tuple[Callable[[Any], list[Any]], Callable[[Any, list[Any]], None]]:
+    """``__getstate__`` and ``__setstate__`` of a frozen slotted class with fields ``names``: what
+    the standard ones pickle (the values in order), without asking ``dataclasses.fields``."""
+
+    def getstate(self: Any) -> list[Any]:
+        return [getattr(self, name) for name in names]
+
+    def setstate(self: Any, state: list[Any]) -> None:
+        for name, value in zip(names, state, strict=False):
+            object.__setattr__(self, name, value)
+
+    return getstate, setstate
+
+
+def _recursive_repr(function: Callable[[Any], str]) -> Callable[[Any], str]:
+    """``function``, returning ``...`` for an object whose repr is already being made (in this thread)."""
+    running: set[tuple[int, int]] = set()
+
+    def wrapper(self: Any) -> str:
+        key = id(self), get_ident()
+        if key in running:
+            return "..."
+        running.add(key)
+        try:
+            return function(self)
+        finally:
+            running.discard(key)
+
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(wrapper, name, getattr(function, name))
+    wrapper.__wrapped__ = function  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _signature_text(specs: list[FieldSpec]) -> str:
+    """``(name: type = default, ...)`` as ``str(inspect.signature(cls))`` writes it."""
+    parts = []
+    for spec in specs:
+        text = f"{spec.name}: {_annotation_text(spec.type)}"
+        if spec.default_factory is not MISSING:
+            text += " = <factory>"
+        elif spec.default is not MISSING:
+            text += f" = {spec.default!r}"
+        parts.append(text)
+    return f"({', '.join(parts)})"
+
+
+def _annotation_text(annotation: Any) -> str:
+    """An annotation as :func:`inspect.formatannotation` writes it."""
+    if getattr(annotation, "__module__", None) == "typing":
+        return repr(annotation).replace("typing.", "")
+    if isinstance(annotation, type) and not hasattr(annotation, "__origin__"):
+        if annotation.__module__ == "builtins":
+            return annotation.__qualname__
+        return f"{annotation.__module__}.{annotation.__qualname__}"
+    return repr(annotation)
+
+
+class _StandardView:
+    """A class's ``__dataclass_fields__`` or ``__dataclass_params__`` until first asked for: then
+    both standard objects are made (importing :mod:`dataclasses`) and replace the views on the class."""
+
+    __slots__ = ("attribute", "options", "owner", "specs")
+
+    def __init__(self, attribute: str, specs: list[FieldSpec], options: tuple[bool, ...]) -> None:
+        self.attribute, self.specs, self.options, self.owner = attribute, specs, options, None
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        import dataclasses
+
+        cls = self.owner
+        if cls is None:
+            raise AttributeError(self.attribute)
+        fields = {}
+        for spec in self.specs:
+            made = dataclasses.field(
+                default=dataclasses.MISSING if spec.default is MISSING else spec.default,
+                default_factory=dataclasses.MISSING if spec.default_factory is MISSING else spec.default_factory,
+                repr=spec.repr, compare=spec.compare,
+            )  # fmt: skip
+            made.name, made.type, made.kw_only = spec.name, spec.type, False  # type: ignore[assignment]
+            made._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+            fields[spec.name] = made
+        order, frozen = self.options
+        params = dataclasses._DataclassParams(True, True, True, order, False, frozen)  # type: ignore[attr-defined]
+        type.__setattr__(cls, "__dataclass_fields__", fields)
+        type.__setattr__(cls, "__dataclass_params__", params)
+        return fields if self.attribute == "__dataclass_fields__" else params
