@@ -171,7 +171,26 @@ def _methods_source(
     if hashed:
         lines += [" def __hash__(self):", f"  return hash({mine})"]
         made.append("__hash__")
-    return "def __create_fn__(cls):\n" + "\n".join(lines) + f"\n return ({', '.join(made)},)\n", made
+    defaults = "".join(
+        f", _dflt_{spec.name}" for spec in specs if spec.default is not MISSING or spec.default_factory is not MISSING
+    )
+    head = f"def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY{defaults}):\n"
+    return head + "\n".join(lines) + f"\n return ({', '.join(made)},)\n", made
+
+
+MADE: dict[str, None] = {}
+"""The source of every class's methods made in this process, in order (tests/dataclass_methods.py
+writes bgc/_dataclass_methods.py from them, and a test checks that it holds them all)."""
+
+
+def _precompiled() -> dict[str, Callable[..., tuple[Callable[..., Any], ...]]]:
+    """bgc's classes' methods compiled ahead (bgc/_dataclass_methods.py, whose bytecode Python
+    caches like any module's), by the exact source text this module writes for them: a class
+    whose text differs from every entry is compiled as usual, so an entry can never be used for
+    a class it was not written for; an out-of-date file only costs the time it saves."""
+    from bgc._dataclass_methods import METHODS
+
+    return METHODS
 
 
 def _process_class(cls: type, order: bool, frozen: bool, slots: bool) -> type:
@@ -186,15 +205,17 @@ def _process_class(cls: type, order: bool, frozen: bool, slots: bool) -> type:
                 setattr(cls, spec.name, spec.default)
     hashed = frozen and not has_explicit_hash
     source, made = _methods_source(specs, order, frozen, hasattr(cls, "__post_init__"), hashed)
-    namespace: dict[str, Any] = {
-        "__dataclass_builtins_object__": object, "_HAS_DEFAULT_FACTORY": _HAS_DEFAULT_FACTORY,
-        **{f"_dflt_{spec.name}": spec.default if spec.default_factory is MISSING else spec.default_factory
-           for spec in specs if spec.default is not MISSING or spec.default_factory is not MISSING},
-    }  # fmt: skip
-    exec(source, namespace)  # noqa: S102 - our own text, made of the fields' names (identifiers) alone
-    methods = dict(zip(made, namespace["__create_fn__"](cls), strict=True))
+    create = _precompiled().get(source)
+    if create is None:  # a class bgc/_dataclass_methods.py does not hold (yet): compiled here, as it always could be
+        namespace: dict[str, Any] = {}
+        exec(source, namespace)  # noqa: S102 - our own text, made of the fields' names (identifiers) alone
+        create = namespace["__create_fn__"]
+    MADE[source] = None
+    defaults = [spec.default if spec.default_factory is MISSING else spec.default_factory
+                for spec in specs if spec.default is not MISSING or spec.default_factory is not MISSING]  # fmt: skip
+    methods = dict(zip(made, create(cls, object, _HAS_DEFAULT_FACTORY, *defaults), strict=True))
     for name, method in methods.items():
-        method.__qualname__ = f"{cls.__qualname__}.{name}"
+        method.__qualname__, method.__module__ = f"{cls.__qualname__}.{name}", cls.__module__
     methods["__init__"].__annotations__ = {**{spec.name: spec.type for spec in specs}, "return": None}
     methods["__repr__"] = _recursive_repr(methods["__repr__"])
     for name in ("__init__", "__repr__", "__eq__"):
