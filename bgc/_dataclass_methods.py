@@ -19,21 +19,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return ()==()
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ():
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ():
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash(())
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self):\n  pass\n def __repr__(self):\n  return self.__class__.__qualname__ + f"()"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return ()==()\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in ():\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in ():\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash(())\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self):\n  pass\n def __repr__(self):\n  return self.__class__.__qualname__ + f"()"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return ()==()\n  return NotImplemented\n def __hash__(self):\n  return hash(())\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, agent, project_env, tool_use, answer):
@@ -47,21 +37,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.agent,self.project_env,self.tool_use,self.answer,)==(other.agent,other.project_env,other.tool_use,other.answer,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('agent','project_env','tool_use','answer',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('agent','project_env','tool_use','answer',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.agent,self.project_env,self.tool_use,self.answer,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, agent, project_env, tool_use, answer):\n  __dataclass_builtins_object__.__setattr__(self,\'agent\',agent)\n  __dataclass_builtins_object__.__setattr__(self,\'project_env\',project_env)\n  __dataclass_builtins_object__.__setattr__(self,\'tool_use\',tool_use)\n  __dataclass_builtins_object__.__setattr__(self,\'answer\',answer)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(agent={self.agent!r}, project_env={self.project_env!r}, tool_use={self.tool_use!r}, answer={self.answer!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.agent,self.project_env,self.tool_use,self.answer,)==(other.agent,other.project_env,other.tool_use,other.answer,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'agent\',\'project_env\',\'tool_use\',\'answer\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'agent\',\'project_env\',\'tool_use\',\'answer\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.agent,self.project_env,self.tool_use,self.answer,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, agent, project_env, tool_use, answer):\n  __dataclass_builtins_object__.__setattr__(self,\'agent\',agent)\n  __dataclass_builtins_object__.__setattr__(self,\'project_env\',project_env)\n  __dataclass_builtins_object__.__setattr__(self,\'tool_use\',tool_use)\n  __dataclass_builtins_object__.__setattr__(self,\'answer\',answer)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(agent={self.agent!r}, project_env={self.project_env!r}, tool_use={self.tool_use!r}, answer={self.answer!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.agent,self.project_env,self.tool_use,self.answer,)==(other.agent,other.project_env,other.tool_use,other.answer,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.agent,self.project_env,self.tool_use,self.answer,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, allow, ask, deny):
@@ -74,21 +54,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.allow,self.ask,self.deny,)==(other.allow,other.ask,other.deny,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('allow','ask','deny',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('allow','ask','deny',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.allow,self.ask,self.deny,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, allow, ask, deny):\n  __dataclass_builtins_object__.__setattr__(self,\'allow\',allow)\n  __dataclass_builtins_object__.__setattr__(self,\'ask\',ask)\n  __dataclass_builtins_object__.__setattr__(self,\'deny\',deny)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(allow={self.allow!r}, ask={self.ask!r}, deny={self.deny!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.allow,self.ask,self.deny,)==(other.allow,other.ask,other.deny,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'allow\',\'ask\',\'deny\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'allow\',\'ask\',\'deny\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.allow,self.ask,self.deny,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, allow, ask, deny):\n  __dataclass_builtins_object__.__setattr__(self,\'allow\',allow)\n  __dataclass_builtins_object__.__setattr__(self,\'ask\',ask)\n  __dataclass_builtins_object__.__setattr__(self,\'deny\',deny)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(allow={self.allow!r}, ask={self.ask!r}, deny={self.deny!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.allow,self.ask,self.deny,)==(other.allow,other.ask,other.deny,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.allow,self.ask,self.deny,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, approver, intent, time, signature):
@@ -102,21 +72,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.approver,self.intent,self.time,self.signature,)==(other.approver,other.intent,other.time,other.signature,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('approver','intent','time','signature',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('approver','intent','time','signature',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.approver,self.intent,self.time,self.signature,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, approver, intent, time, signature):\n  __dataclass_builtins_object__.__setattr__(self,\'approver\',approver)\n  __dataclass_builtins_object__.__setattr__(self,\'intent\',intent)\n  __dataclass_builtins_object__.__setattr__(self,\'time\',time)\n  __dataclass_builtins_object__.__setattr__(self,\'signature\',signature)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(approver={self.approver!r}, intent={self.intent!r}, time={self.time!r}, signature={self.signature!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.approver,self.intent,self.time,self.signature,)==(other.approver,other.intent,other.time,other.signature,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'approver\',\'intent\',\'time\',\'signature\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'approver\',\'intent\',\'time\',\'signature\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.approver,self.intent,self.time,self.signature,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, approver, intent, time, signature):\n  __dataclass_builtins_object__.__setattr__(self,\'approver\',approver)\n  __dataclass_builtins_object__.__setattr__(self,\'intent\',intent)\n  __dataclass_builtins_object__.__setattr__(self,\'time\',time)\n  __dataclass_builtins_object__.__setattr__(self,\'signature\',signature)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(approver={self.approver!r}, intent={self.intent!r}, time={self.time!r}, signature={self.signature!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.approver,self.intent,self.time,self.signature,)==(other.approver,other.intent,other.time,other.signature,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.approver,self.intent,self.time,self.signature,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, atom, mode, result, traces, other_modes):
@@ -131,21 +91,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.atom,self.mode,self.result,self.traces,self.other_modes,)==(other.atom,other.mode,other.result,other.traces,other.other_modes,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('atom','mode','result','traces','other_modes',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('atom','mode','result','traces','other_modes',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.atom,self.mode,self.result,self.traces,self.other_modes,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, atom, mode, result, traces, other_modes):\n  __dataclass_builtins_object__.__setattr__(self,\'atom\',atom)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'result\',result)\n  __dataclass_builtins_object__.__setattr__(self,\'traces\',traces)\n  __dataclass_builtins_object__.__setattr__(self,\'other_modes\',other_modes)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(atom={self.atom!r}, mode={self.mode!r}, result={self.result!r}, traces={self.traces!r}, other_modes={self.other_modes!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.atom,self.mode,self.result,self.traces,self.other_modes,)==(other.atom,other.mode,other.result,other.traces,other.other_modes,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'atom\',\'mode\',\'result\',\'traces\',\'other_modes\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'atom\',\'mode\',\'result\',\'traces\',\'other_modes\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.atom,self.mode,self.result,self.traces,self.other_modes,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, atom, mode, result, traces, other_modes):\n  __dataclass_builtins_object__.__setattr__(self,\'atom\',atom)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'result\',result)\n  __dataclass_builtins_object__.__setattr__(self,\'traces\',traces)\n  __dataclass_builtins_object__.__setattr__(self,\'other_modes\',other_modes)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(atom={self.atom!r}, mode={self.mode!r}, result={self.result!r}, traces={self.traces!r}, other_modes={self.other_modes!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.atom,self.mode,self.result,self.traces,self.other_modes,)==(other.atom,other.mode,other.result,other.traces,other.other_modes,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.atom,self.mode,self.result,self.traces,self.other_modes,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, atom, verdict, at):
@@ -158,21 +108,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.atom,self.verdict,self.at,)==(other.atom,other.verdict,other.at,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('atom','verdict','at',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('atom','verdict','at',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.atom,self.verdict,self.at,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, atom, verdict, at):\n  __dataclass_builtins_object__.__setattr__(self,\'atom\',atom)\n  __dataclass_builtins_object__.__setattr__(self,\'verdict\',verdict)\n  __dataclass_builtins_object__.__setattr__(self,\'at\',at)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(atom={self.atom!r}, verdict={self.verdict!r}, at={self.at!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.atom,self.verdict,self.at,)==(other.atom,other.verdict,other.at,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'atom\',\'verdict\',\'at\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'atom\',\'verdict\',\'at\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.atom,self.verdict,self.at,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, atom, verdict, at):\n  __dataclass_builtins_object__.__setattr__(self,\'atom\',atom)\n  __dataclass_builtins_object__.__setattr__(self,\'verdict\',verdict)\n  __dataclass_builtins_object__.__setattr__(self,\'at\',at)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(atom={self.atom!r}, verdict={self.verdict!r}, at={self.at!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.atom,self.verdict,self.at,)==(other.atom,other.verdict,other.at,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.atom,self.verdict,self.at,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, case_insensitive, span):
@@ -184,21 +124,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.case_insensitive,)==(other.case_insensitive,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('case_insensitive','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('case_insensitive','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.case_insensitive,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, case_insensitive, span):\n  __dataclass_builtins_object__.__setattr__(self,\'case_insensitive\',case_insensitive)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(case_insensitive={self.case_insensitive!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.case_insensitive,)==(other.case_insensitive,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'case_insensitive\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'case_insensitive\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.case_insensitive,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, case_insensitive, span):\n  __dataclass_builtins_object__.__setattr__(self,\'case_insensitive\',case_insensitive)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(case_insensitive={self.case_insensitive!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.case_insensitive,)==(other.case_insensitive,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.case_insensitive,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, cases, rules):
@@ -210,21 +140,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.cases,self.rules,)==(other.cases,other.rules,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('cases','rules',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('cases','rules',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.cases,self.rules,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, cases, rules):\n  __dataclass_builtins_object__.__setattr__(self,\'cases\',cases)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(cases={self.cases!r}, rules={self.rules!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.cases,self.rules,)==(other.cases,other.rules,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'cases\',\'rules\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'cases\',\'rules\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.cases,self.rules,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, cases, rules):\n  __dataclass_builtins_object__.__setattr__(self,\'cases\',cases)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(cases={self.cases!r}, rules={self.rules!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.cases,self.rules,)==(other.cases,other.rules,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.cases,self.rules,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, changes, tools, scenarios):
@@ -237,21 +157,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.changes,self.tools,self.scenarios,)==(other.changes,other.tools,other.scenarios,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('changes','tools','scenarios',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('changes','tools','scenarios',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.changes,self.tools,self.scenarios,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, changes, tools, scenarios):\n  __dataclass_builtins_object__.__setattr__(self,\'changes\',changes)\n  __dataclass_builtins_object__.__setattr__(self,\'tools\',tools)\n  __dataclass_builtins_object__.__setattr__(self,\'scenarios\',scenarios)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(changes={self.changes!r}, tools={self.tools!r}, scenarios={self.scenarios!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.changes,self.tools,self.scenarios,)==(other.changes,other.tools,other.scenarios,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'changes\',\'tools\',\'scenarios\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'changes\',\'tools\',\'scenarios\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.changes,self.tools,self.scenarios,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, changes, tools, scenarios):\n  __dataclass_builtins_object__.__setattr__(self,\'changes\',changes)\n  __dataclass_builtins_object__.__setattr__(self,\'tools\',tools)\n  __dataclass_builtins_object__.__setattr__(self,\'scenarios\',scenarios)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(changes={self.changes!r}, tools={self.tools!r}, scenarios={self.scenarios!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.changes,self.tools,self.scenarios,)==(other.changes,other.tools,other.scenarios,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.changes,self.tools,self.scenarios,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, chars):
@@ -262,21 +172,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.chars,)==(other.chars,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('chars',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('chars',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.chars,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, chars):\n  __dataclass_builtins_object__.__setattr__(self,\'chars\',chars)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(chars={self.chars!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.chars,)==(other.chars,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'chars\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'chars\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.chars,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, chars):\n  __dataclass_builtins_object__.__setattr__(self,\'chars\',chars)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(chars={self.chars!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.chars,)==(other.chars,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.chars,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, code, rule, reason):
@@ -289,21 +189,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.code,self.rule,self.reason,)==(other.code,other.rule,other.reason,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('code','rule','reason',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('code','rule','reason',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.code,self.rule,self.reason,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, code, rule, reason):\n  __dataclass_builtins_object__.__setattr__(self,\'code\',code)\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, rule={self.rule!r}, reason={self.reason!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.rule,self.reason,)==(other.code,other.rule,other.reason,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'code\',\'rule\',\'reason\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'code\',\'rule\',\'reason\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.code,self.rule,self.reason,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, code, rule, reason):\n  __dataclass_builtins_object__.__setattr__(self,\'code\',code)\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, rule={self.rule!r}, reason={self.reason!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.rule,self.reason,)==(other.code,other.rule,other.reason,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.code,self.rule,self.reason,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, count, approvers, span):
@@ -316,21 +206,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.count,self.approvers,)==(other.count,other.approvers,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('count','approvers','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('count','approvers','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.count,self.approvers,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, count, approvers, span):\n  __dataclass_builtins_object__.__setattr__(self,\'count\',count)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(count={self.count!r}, approvers={self.approvers!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.count,self.approvers,)==(other.count,other.approvers,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'count\',\'approvers\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'count\',\'approvers\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.count,self.approvers,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, count, approvers, span):\n  __dataclass_builtins_object__.__setattr__(self,\'count\',count)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(count={self.count!r}, approvers={self.approvers!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.count,self.approvers,)==(other.count,other.approvers,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.count,self.approvers,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, data, proxied, already, remote):
@@ -344,21 +224,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.data,self.proxied,self.already,self.remote,)==(other.data,other.proxied,other.already,other.remote,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('data','proxied','already','remote',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('data','proxied','already','remote',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.data,self.proxied,self.already,self.remote,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, data, proxied, already, remote):\n  __dataclass_builtins_object__.__setattr__(self,\'data\',data)\n  __dataclass_builtins_object__.__setattr__(self,\'proxied\',proxied)\n  __dataclass_builtins_object__.__setattr__(self,\'already\',already)\n  __dataclass_builtins_object__.__setattr__(self,\'remote\',remote)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(data={self.data!r}, proxied={self.proxied!r}, already={self.already!r}, remote={self.remote!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.data,self.proxied,self.already,self.remote,)==(other.data,other.proxied,other.already,other.remote,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'data\',\'proxied\',\'already\',\'remote\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'data\',\'proxied\',\'already\',\'remote\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.data,self.proxied,self.already,self.remote,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, data, proxied, already, remote):\n  __dataclass_builtins_object__.__setattr__(self,\'data\',data)\n  __dataclass_builtins_object__.__setattr__(self,\'proxied\',proxied)\n  __dataclass_builtins_object__.__setattr__(self,\'already\',already)\n  __dataclass_builtins_object__.__setattr__(self,\'remote\',remote)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(data={self.data!r}, proxied={self.proxied!r}, already={self.already!r}, remote={self.remote!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.data,self.proxied,self.already,self.remote,)==(other.data,other.proxied,other.already,other.remote,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.data,self.proxied,self.already,self.remote,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, decider, policy_id, trust, modes):
@@ -372,21 +242,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.decider,self.policy_id,self.trust,self.modes,)==(other.decider,other.policy_id,other.trust,other.modes,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('decider','policy_id','trust','modes',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('decider','policy_id','trust','modes',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.decider,self.policy_id,self.trust,self.modes,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, decider, policy_id, trust, modes):\n  __dataclass_builtins_object__.__setattr__(self,\'decider\',decider)\n  __dataclass_builtins_object__.__setattr__(self,\'policy_id\',policy_id)\n  __dataclass_builtins_object__.__setattr__(self,\'trust\',trust)\n  __dataclass_builtins_object__.__setattr__(self,\'modes\',modes)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(decider={self.decider!r}, policy_id={self.policy_id!r}, trust={self.trust!r}, modes={self.modes!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.decider,self.policy_id,self.trust,self.modes,)==(other.decider,other.policy_id,other.trust,other.modes,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'decider\',\'policy_id\',\'trust\',\'modes\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'decider\',\'policy_id\',\'trust\',\'modes\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.decider,self.policy_id,self.trust,self.modes,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, decider, policy_id, trust, modes):\n  __dataclass_builtins_object__.__setattr__(self,\'decider\',decider)\n  __dataclass_builtins_object__.__setattr__(self,\'policy_id\',policy_id)\n  __dataclass_builtins_object__.__setattr__(self,\'trust\',trust)\n  __dataclass_builtins_object__.__setattr__(self,\'modes\',modes)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(decider={self.decider!r}, policy_id={self.policy_id!r}, trust={self.trust!r}, modes={self.modes!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.decider,self.policy_id,self.trust,self.modes,)==(other.decider,other.policy_id,other.trust,other.modes,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.decider,self.policy_id,self.trust,self.modes,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, document, policy, cases):
@@ -399,21 +259,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.document,self.policy,self.cases,)==(other.document,other.policy,other.cases,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('document','policy','cases',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('document','policy','cases',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.document,self.policy,self.cases,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, document, policy, cases):\n  __dataclass_builtins_object__.__setattr__(self,\'document\',document)\n  __dataclass_builtins_object__.__setattr__(self,\'policy\',policy)\n  __dataclass_builtins_object__.__setattr__(self,\'cases\',cases)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(document={self.document!r}, policy={self.policy!r}, cases={self.cases!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.document,self.policy,self.cases,)==(other.document,other.policy,other.cases,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'document\',\'policy\',\'cases\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'document\',\'policy\',\'cases\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.document,self.policy,self.cases,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, document, policy, cases):\n  __dataclass_builtins_object__.__setattr__(self,\'document\',document)\n  __dataclass_builtins_object__.__setattr__(self,\'policy\',policy)\n  __dataclass_builtins_object__.__setattr__(self,\'cases\',cases)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(document={self.document!r}, policy={self.policy!r}, cases={self.cases!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.document,self.policy,self.cases,)==(other.document,other.policy,other.cases,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.document,self.policy,self.cases,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, effect, resource, action, patterns, source, samples):
@@ -429,21 +279,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.effect,self.resource,self.action,self.patterns,self.source,self.samples,)==(other.effect,other.resource,other.action,other.patterns,other.source,other.samples,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('effect','resource','action','patterns','source','samples',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('effect','resource','action','patterns','source','samples',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.effect,self.resource,self.action,self.patterns,self.source,self.samples,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, effect, resource, action, patterns, source, samples):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'patterns\',patterns)\n  __dataclass_builtins_object__.__setattr__(self,\'source\',source)\n  __dataclass_builtins_object__.__setattr__(self,\'samples\',samples)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, resource={self.resource!r}, action={self.action!r}, patterns={self.patterns!r}, source={self.source!r}, samples={self.samples!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.resource,self.action,self.patterns,self.source,self.samples,)==(other.effect,other.resource,other.action,other.patterns,other.source,other.samples,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'effect\',\'resource\',\'action\',\'patterns\',\'source\',\'samples\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'effect\',\'resource\',\'action\',\'patterns\',\'source\',\'samples\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.effect,self.resource,self.action,self.patterns,self.source,self.samples,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, effect, resource, action, patterns, source, samples):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'patterns\',patterns)\n  __dataclass_builtins_object__.__setattr__(self,\'source\',source)\n  __dataclass_builtins_object__.__setattr__(self,\'samples\',samples)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, resource={self.resource!r}, action={self.action!r}, patterns={self.patterns!r}, source={self.source!r}, samples={self.samples!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.resource,self.action,self.patterns,self.source,self.samples,)==(other.effect,other.resource,other.action,other.patterns,other.source,other.samples,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.effect,self.resource,self.action,self.patterns,self.source,self.samples,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, effect, rules, reason):
@@ -456,21 +296,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.effect,self.rules,self.reason,)==(other.effect,other.rules,other.reason,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('effect','rules','reason',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('effect','rules','reason',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.effect,self.rules,self.reason,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, effect, rules, reason):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, rules={self.rules!r}, reason={self.reason!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.rules,self.reason,)==(other.effect,other.rules,other.reason,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'effect\',\'rules\',\'reason\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'effect\',\'rules\',\'reason\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.effect,self.rules,self.reason,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, effect, rules, reason):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, rules={self.rules!r}, reason={self.reason!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.rules,self.reason,)==(other.effect,other.rules,other.reason,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.effect,self.rules,self.reason,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, effect, source, reason):
@@ -483,21 +313,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.effect,self.source,self.reason,)==(other.effect,other.source,other.reason,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('effect','source','reason',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('effect','source','reason',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.effect,self.source,self.reason,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, effect, source, reason):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'source\',source)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, source={self.source!r}, reason={self.reason!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.source,self.reason,)==(other.effect,other.source,other.reason,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'effect\',\'source\',\'reason\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'effect\',\'source\',\'reason\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.effect,self.source,self.reason,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, effect, source, reason):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'source\',source)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, source={self.source!r}, reason={self.reason!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.source,self.reason,)==(other.effect,other.source,other.reason,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.effect,self.source,self.reason,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, entries, head, problem):
@@ -510,21 +330,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.entries,self.head,self.problem,)==(other.entries,other.head,other.problem,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('entries','head','problem',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('entries','head','problem',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.entries,self.head,self.problem,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, entries, head, problem):\n  __dataclass_builtins_object__.__setattr__(self,\'entries\',entries)\n  __dataclass_builtins_object__.__setattr__(self,\'head\',head)\n  __dataclass_builtins_object__.__setattr__(self,\'problem\',problem)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(entries={self.entries!r}, head={self.head!r}, problem={self.problem!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.entries,self.head,self.problem,)==(other.entries,other.head,other.problem,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'entries\',\'head\',\'problem\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'entries\',\'head\',\'problem\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.entries,self.head,self.problem,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, entries, head, problem):\n  __dataclass_builtins_object__.__setattr__(self,\'entries\',entries)\n  __dataclass_builtins_object__.__setattr__(self,\'head\',head)\n  __dataclass_builtins_object__.__setattr__(self,\'problem\',problem)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(entries={self.entries!r}, head={self.head!r}, problem={self.problem!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.entries,self.head,self.problem,)==(other.entries,other.head,other.problem,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.entries,self.head,self.problem,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, event, name, params, cwd, session):
@@ -539,21 +349,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.event,self.name,self.params,self.cwd,self.session,)==(other.event,other.name,other.params,other.cwd,other.session,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('event','name','params','cwd','session',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('event','name','params','cwd','session',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.event,self.name,self.params,self.cwd,self.session,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, event, name, params, cwd, session):\n  __dataclass_builtins_object__.__setattr__(self,\'event\',event)\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'cwd\',cwd)\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(event={self.event!r}, name={self.name!r}, params={self.params!r}, cwd={self.cwd!r}, session={self.session!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.event,self.name,self.params,self.cwd,self.session,)==(other.event,other.name,other.params,other.cwd,other.session,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'event\',\'name\',\'params\',\'cwd\',\'session\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'event\',\'name\',\'params\',\'cwd\',\'session\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.event,self.name,self.params,self.cwd,self.session,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, event, name, params, cwd, session):\n  __dataclass_builtins_object__.__setattr__(self,\'event\',event)\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'cwd\',cwd)\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(event={self.event!r}, name={self.name!r}, params={self.params!r}, cwd={self.cwd!r}, session={self.session!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.event,self.name,self.params,self.cwd,self.session,)==(other.event,other.name,other.params,other.cwd,other.session,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.event,self.name,self.params,self.cwd,self.session,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, expect, finding, exercised):
@@ -566,21 +366,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.expect,self.finding,self.exercised,)==(other.expect,other.finding,other.exercised,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('expect','finding','exercised',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('expect','finding','exercised',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.expect,self.finding,self.exercised,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, expect, finding, exercised):\n  __dataclass_builtins_object__.__setattr__(self,\'expect\',expect)\n  __dataclass_builtins_object__.__setattr__(self,\'finding\',finding)\n  __dataclass_builtins_object__.__setattr__(self,\'exercised\',exercised)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(expect={self.expect!r}, finding={self.finding!r}, exercised={self.exercised!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.expect,self.finding,self.exercised,)==(other.expect,other.finding,other.exercised,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'expect\',\'finding\',\'exercised\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'expect\',\'finding\',\'exercised\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.expect,self.finding,self.exercised,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, expect, finding, exercised):\n  __dataclass_builtins_object__.__setattr__(self,\'expect\',expect)\n  __dataclass_builtins_object__.__setattr__(self,\'finding\',finding)\n  __dataclass_builtins_object__.__setattr__(self,\'exercised\',exercised)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(expect={self.expect!r}, finding={self.finding!r}, exercised={self.exercised!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.expect,self.finding,self.exercised,)==(other.expect,other.finding,other.exercised,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.expect,self.finding,self.exercised,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, field, op, value, span):
@@ -594,21 +384,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.field,self.op,self.value,)==(other.field,other.op,other.value,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('field','op','value','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('field','op','value','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.field,self.op,self.value,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, field, op, value, span):\n  __dataclass_builtins_object__.__setattr__(self,\'field\',field)\n  __dataclass_builtins_object__.__setattr__(self,\'op\',op)\n  __dataclass_builtins_object__.__setattr__(self,\'value\',value)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(field={self.field!r}, op={self.op!r}, value={self.value!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.field,self.op,self.value,)==(other.field,other.op,other.value,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'field\',\'op\',\'value\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'field\',\'op\',\'value\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.field,self.op,self.value,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, field, op, value, span):\n  __dataclass_builtins_object__.__setattr__(self,\'field\',field)\n  __dataclass_builtins_object__.__setattr__(self,\'op\',op)\n  __dataclass_builtins_object__.__setattr__(self,\'value\',value)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(field={self.field!r}, op={self.op!r}, value={self.value!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.field,self.op,self.value,)==(other.field,other.op,other.value,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.field,self.op,self.value,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, field, pattern, span):
@@ -621,21 +401,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.field,self.pattern,)==(other.field,other.pattern,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('field','pattern','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('field','pattern','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.field,self.pattern,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, field, pattern, span):\n  __dataclass_builtins_object__.__setattr__(self,\'field\',field)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(field={self.field!r}, pattern={self.pattern!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.field,self.pattern,)==(other.field,other.pattern,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'field\',\'pattern\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'field\',\'pattern\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.field,self.pattern,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, field, pattern, span):\n  __dataclass_builtins_object__.__setattr__(self,\'field\',field)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(field={self.field!r}, pattern={self.pattern!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.field,self.pattern,)==(other.field,other.pattern,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.field,self.pattern,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, field, values, span):
@@ -648,21 +418,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.field,self.values,)==(other.field,other.values,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('field','values','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('field','values','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.field,self.values,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, field, values, span):\n  __dataclass_builtins_object__.__setattr__(self,\'field\',field)\n  __dataclass_builtins_object__.__setattr__(self,\'values\',values)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(field={self.field!r}, values={self.values!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.field,self.values,)==(other.field,other.values,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'field\',\'values\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'field\',\'values\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.field,self.values,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, field, values, span):\n  __dataclass_builtins_object__.__setattr__(self,\'field\',field)\n  __dataclass_builtins_object__.__setattr__(self,\'values\',values)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(field={self.field!r}, values={self.values!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.field,self.values,)==(other.field,other.values,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.field,self.values,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, file, line, text, real):
@@ -676,21 +436,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.file,self.line,self.text,self.real,)==(other.file,other.line,other.text,other.real,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('file','line','text','real',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('file','line','text','real',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.file,self.line,self.text,self.real,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, file, line, text, real):\n  __dataclass_builtins_object__.__setattr__(self,\'file\',file)\n  __dataclass_builtins_object__.__setattr__(self,\'line\',line)\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'real\',real)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, line={self.line!r}, text={self.text!r}, real={self.real!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.text,self.real,)==(other.file,other.line,other.text,other.real,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'file\',\'line\',\'text\',\'real\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'file\',\'line\',\'text\',\'real\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.file,self.line,self.text,self.real,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, file, line, text, real):\n  __dataclass_builtins_object__.__setattr__(self,\'file\',file)\n  __dataclass_builtins_object__.__setattr__(self,\'line\',line)\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'real\',real)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, line={self.line!r}, text={self.text!r}, real={self.real!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.text,self.real,)==(other.file,other.line,other.text,other.real,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.file,self.line,self.text,self.real,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, file, name, span, seconds, findings, exercised):
@@ -706,21 +456,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.file,self.name,self.span,self.seconds,self.findings,self.exercised,)==(other.file,other.name,other.span,other.seconds,other.findings,other.exercised,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('file','name','span','seconds','findings','exercised',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('file','name','span','seconds','findings','exercised',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.file,self.name,self.span,self.seconds,self.findings,self.exercised,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, file, name, span, seconds, findings, exercised):\n  __dataclass_builtins_object__.__setattr__(self,\'file\',file)\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'seconds\',seconds)\n  __dataclass_builtins_object__.__setattr__(self,\'findings\',findings)\n  __dataclass_builtins_object__.__setattr__(self,\'exercised\',exercised)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, name={self.name!r}, span={self.span!r}, seconds={self.seconds!r}, findings={self.findings!r}, exercised={self.exercised!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.name,self.span,self.seconds,self.findings,self.exercised,)==(other.file,other.name,other.span,other.seconds,other.findings,other.exercised,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'file\',\'name\',\'span\',\'seconds\',\'findings\',\'exercised\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'file\',\'name\',\'span\',\'seconds\',\'findings\',\'exercised\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.file,self.name,self.span,self.seconds,self.findings,self.exercised,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, file, name, span, seconds, findings, exercised):\n  __dataclass_builtins_object__.__setattr__(self,\'file\',file)\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'seconds\',seconds)\n  __dataclass_builtins_object__.__setattr__(self,\'findings\',findings)\n  __dataclass_builtins_object__.__setattr__(self,\'exercised\',exercised)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, name={self.name!r}, span={self.span!r}, seconds={self.seconds!r}, findings={self.findings!r}, exercised={self.exercised!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.name,self.span,self.seconds,self.findings,self.exercised,)==(other.file,other.name,other.span,other.seconds,other.findings,other.exercised,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.file,self.name,self.span,self.seconds,self.findings,self.exercised,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, findings, policies, failed_expects, errors):
@@ -734,21 +474,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.findings,self.policies,self.failed_expects,self.errors,)==(other.findings,other.policies,other.failed_expects,other.errors,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('findings','policies','failed_expects','errors',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('findings','policies','failed_expects','errors',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.findings,self.policies,self.failed_expects,self.errors,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, findings, policies, failed_expects, errors):\n  __dataclass_builtins_object__.__setattr__(self,\'findings\',findings)\n  __dataclass_builtins_object__.__setattr__(self,\'policies\',policies)\n  __dataclass_builtins_object__.__setattr__(self,\'failed_expects\',failed_expects)\n  __dataclass_builtins_object__.__setattr__(self,\'errors\',errors)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(findings={self.findings!r}, policies={self.policies!r}, failed_expects={self.failed_expects!r}, errors={self.errors!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.findings,self.policies,self.failed_expects,self.errors,)==(other.findings,other.policies,other.failed_expects,other.errors,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'findings\',\'policies\',\'failed_expects\',\'errors\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'findings\',\'policies\',\'failed_expects\',\'errors\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.findings,self.policies,self.failed_expects,self.errors,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, findings, policies, failed_expects, errors):\n  __dataclass_builtins_object__.__setattr__(self,\'findings\',findings)\n  __dataclass_builtins_object__.__setattr__(self,\'policies\',policies)\n  __dataclass_builtins_object__.__setattr__(self,\'failed_expects\',failed_expects)\n  __dataclass_builtins_object__.__setattr__(self,\'errors\',errors)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(findings={self.findings!r}, policies={self.policies!r}, failed_expects={self.failed_expects!r}, errors={self.errors!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.findings,self.policies,self.failed_expects,self.errors,)==(other.findings,other.policies,other.failed_expects,other.errors,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.findings,self.policies,self.failed_expects,self.errors,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, id, capability_token, server_id, tool, params, governed_intent, approval_token, approval_tokens, threshold_approval_proposal, supplemental_authorization, execution_nonce):
@@ -769,21 +499,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.id,self.capability_token,self.server_id,self.tool,self.params,self.governed_intent,self.approval_token,self.approval_tokens,self.threshold_approval_proposal,self.supplemental_authorization,self.execution_nonce,)==(other.id,other.capability_token,other.server_id,other.tool,other.params,other.governed_intent,other.approval_token,other.approval_tokens,other.threshold_approval_proposal,other.supplemental_authorization,other.execution_nonce,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('id','capability_token','server_id','tool','params','governed_intent','approval_token','approval_tokens','threshold_approval_proposal','supplemental_authorization','execution_nonce',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('id','capability_token','server_id','tool','params','governed_intent','approval_token','approval_tokens','threshold_approval_proposal','supplemental_authorization','execution_nonce',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.id,self.capability_token,self.server_id,self.tool,self.params,self.governed_intent,self.approval_token,self.approval_tokens,self.threshold_approval_proposal,self.supplemental_authorization,self.execution_nonce,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, id, capability_token, server_id, tool, params, governed_intent, approval_token, approval_tokens, threshold_approval_proposal, supplemental_authorization, execution_nonce):\n  __dataclass_builtins_object__.__setattr__(self,\'id\',id)\n  __dataclass_builtins_object__.__setattr__(self,\'capability_token\',capability_token)\n  __dataclass_builtins_object__.__setattr__(self,\'server_id\',server_id)\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'governed_intent\',governed_intent)\n  __dataclass_builtins_object__.__setattr__(self,\'approval_token\',approval_token)\n  __dataclass_builtins_object__.__setattr__(self,\'approval_tokens\',approval_tokens)\n  __dataclass_builtins_object__.__setattr__(self,\'threshold_approval_proposal\',threshold_approval_proposal)\n  __dataclass_builtins_object__.__setattr__(self,\'supplemental_authorization\',supplemental_authorization)\n  __dataclass_builtins_object__.__setattr__(self,\'execution_nonce\',execution_nonce)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(id={self.id!r}, capability_token={self.capability_token!r}, server_id={self.server_id!r}, tool={self.tool!r}, params={self.params!r}, governed_intent={self.governed_intent!r}, approval_token={self.approval_token!r}, approval_tokens={self.approval_tokens!r}, threshold_approval_proposal={self.threshold_approval_proposal!r}, supplemental_authorization={self.supplemental_authorization!r}, execution_nonce={self.execution_nonce!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.id,self.capability_token,self.server_id,self.tool,self.params,self.governed_intent,self.approval_token,self.approval_tokens,self.threshold_approval_proposal,self.supplemental_authorization,self.execution_nonce,)==(other.id,other.capability_token,other.server_id,other.tool,other.params,other.governed_intent,other.approval_token,other.approval_tokens,other.threshold_approval_proposal,other.supplemental_authorization,other.execution_nonce,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'id\',\'capability_token\',\'server_id\',\'tool\',\'params\',\'governed_intent\',\'approval_token\',\'approval_tokens\',\'threshold_approval_proposal\',\'supplemental_authorization\',\'execution_nonce\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'id\',\'capability_token\',\'server_id\',\'tool\',\'params\',\'governed_intent\',\'approval_token\',\'approval_tokens\',\'threshold_approval_proposal\',\'supplemental_authorization\',\'execution_nonce\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.id,self.capability_token,self.server_id,self.tool,self.params,self.governed_intent,self.approval_token,self.approval_tokens,self.threshold_approval_proposal,self.supplemental_authorization,self.execution_nonce,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, id, capability_token, server_id, tool, params, governed_intent, approval_token, approval_tokens, threshold_approval_proposal, supplemental_authorization, execution_nonce):\n  __dataclass_builtins_object__.__setattr__(self,\'id\',id)\n  __dataclass_builtins_object__.__setattr__(self,\'capability_token\',capability_token)\n  __dataclass_builtins_object__.__setattr__(self,\'server_id\',server_id)\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'governed_intent\',governed_intent)\n  __dataclass_builtins_object__.__setattr__(self,\'approval_token\',approval_token)\n  __dataclass_builtins_object__.__setattr__(self,\'approval_tokens\',approval_tokens)\n  __dataclass_builtins_object__.__setattr__(self,\'threshold_approval_proposal\',threshold_approval_proposal)\n  __dataclass_builtins_object__.__setattr__(self,\'supplemental_authorization\',supplemental_authorization)\n  __dataclass_builtins_object__.__setattr__(self,\'execution_nonce\',execution_nonce)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(id={self.id!r}, capability_token={self.capability_token!r}, server_id={self.server_id!r}, tool={self.tool!r}, params={self.params!r}, governed_intent={self.governed_intent!r}, approval_token={self.approval_token!r}, approval_tokens={self.approval_tokens!r}, threshold_approval_proposal={self.threshold_approval_proposal!r}, supplemental_authorization={self.supplemental_authorization!r}, execution_nonce={self.execution_nonce!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.id,self.capability_token,self.server_id,self.tool,self.params,self.governed_intent,self.approval_token,self.approval_tokens,self.threshold_approval_proposal,self.supplemental_authorization,self.execution_nonce,)==(other.id,other.capability_token,other.server_id,other.tool,other.params,other.governed_intent,other.approval_token,other.approval_tokens,other.threshold_approval_proposal,other.supplemental_authorization,other.execution_nonce,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.id,self.capability_token,self.server_id,self.tool,self.params,self.governed_intent,self.approval_token,self.approval_tokens,self.threshold_approval_proposal,self.supplemental_authorization,self.execution_nonce,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, intent, calls, requests, origin):
@@ -798,21 +518,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.intent,self.calls,self.requests,self.origin,)==(other.intent,other.calls,other.requests,other.origin,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('intent','calls','requests','origin',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('intent','calls','requests','origin',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.intent,self.calls,self.requests,self.origin,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, intent, calls, requests, origin):\n  __dataclass_builtins_object__.__setattr__(self,\'intent\',intent)\n  __dataclass_builtins_object__.__setattr__(self,\'calls\',calls)\n  __dataclass_builtins_object__.__setattr__(self,\'requests\',requests)\n  __dataclass_builtins_object__.__setattr__(self,\'origin\',origin)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(intent={self.intent!r}, calls={self.calls!r}, requests={self.requests!r}, origin={self.origin!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.intent,self.calls,self.requests,self.origin,)==(other.intent,other.calls,other.requests,other.origin,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'intent\',\'calls\',\'requests\',\'origin\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'intent\',\'calls\',\'requests\',\'origin\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.intent,self.calls,self.requests,self.origin,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, intent, calls, requests, origin):\n  __dataclass_builtins_object__.__setattr__(self,\'intent\',intent)\n  __dataclass_builtins_object__.__setattr__(self,\'calls\',calls)\n  __dataclass_builtins_object__.__setattr__(self,\'requests\',requests)\n  __dataclass_builtins_object__.__setattr__(self,\'origin\',origin)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(intent={self.intent!r}, calls={self.calls!r}, requests={self.requests!r}, origin={self.origin!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.intent,self.calls,self.requests,self.origin,)==(other.intent,other.calls,other.requests,other.origin,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.intent,self.calls,self.requests,self.origin,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, item, span):
@@ -824,21 +534,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.item,)==(other.item,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('item','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('item','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.item,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, item, span):\n  __dataclass_builtins_object__.__setattr__(self,\'item\',item)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(item={self.item!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.item,)==(other.item,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'item\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'item\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.item,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, item, span):\n  __dataclass_builtins_object__.__setattr__(self,\'item\',item)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(item={self.item!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.item,)==(other.item,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.item,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, items):
@@ -849,21 +549,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.items,)==(other.items,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('items',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('items',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.items,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, items):\n  __dataclass_builtins_object__.__setattr__(self,\'items\',items)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(items={self.items!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.items,)==(other.items,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'items\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'items\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.items,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, items):\n  __dataclass_builtins_object__.__setattr__(self,\'items\',items)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(items={self.items!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.items,)==(other.items,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.items,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, items, span):
@@ -875,21 +565,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.items,)==(other.items,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('items','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('items','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.items,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, items, span):\n  __dataclass_builtins_object__.__setattr__(self,\'items\',items)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(items={self.items!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.items,)==(other.items,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'items\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'items\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.items,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, items, span):\n  __dataclass_builtins_object__.__setattr__(self,\'items\',items)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(items={self.items!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.items,)==(other.items,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.items,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, kind, tool, old_needs, new_needs, reason, span):
@@ -905,21 +585,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.kind,self.tool,self.old_needs,self.new_needs,self.reason,)==(other.kind,other.tool,other.old_needs,other.new_needs,other.reason,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('kind','tool','old_needs','new_needs','reason','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('kind','tool','old_needs','new_needs','reason','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.kind,self.tool,self.old_needs,self.new_needs,self.reason,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, kind, tool, old_needs, new_needs, reason, span):\n  __dataclass_builtins_object__.__setattr__(self,\'kind\',kind)\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'old_needs\',old_needs)\n  __dataclass_builtins_object__.__setattr__(self,\'new_needs\',new_needs)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, tool={self.tool!r}, old_needs={self.old_needs!r}, new_needs={self.new_needs!r}, reason={self.reason!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.tool,self.old_needs,self.new_needs,self.reason,)==(other.kind,other.tool,other.old_needs,other.new_needs,other.reason,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'kind\',\'tool\',\'old_needs\',\'new_needs\',\'reason\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'kind\',\'tool\',\'old_needs\',\'new_needs\',\'reason\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.kind,self.tool,self.old_needs,self.new_needs,self.reason,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, kind, tool, old_needs, new_needs, reason, span):\n  __dataclass_builtins_object__.__setattr__(self,\'kind\',kind)\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'old_needs\',old_needs)\n  __dataclass_builtins_object__.__setattr__(self,\'new_needs\',new_needs)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, tool={self.tool!r}, old_needs={self.old_needs!r}, new_needs={self.new_needs!r}, reason={self.reason!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.tool,self.old_needs,self.new_needs,self.reason,)==(other.kind,other.tool,other.old_needs,other.new_needs,other.reason,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.kind,self.tool,self.old_needs,self.new_needs,self.reason,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, label, old_mode, new_mode):
@@ -932,21 +602,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.label,self.old_mode,self.new_mode,)==(other.label,other.old_mode,other.new_mode,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('label','old_mode','new_mode',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('label','old_mode','new_mode',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.label,self.old_mode,self.new_mode,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, label, old_mode, new_mode):\n  __dataclass_builtins_object__.__setattr__(self,\'label\',label)\n  __dataclass_builtins_object__.__setattr__(self,\'old_mode\',old_mode)\n  __dataclass_builtins_object__.__setattr__(self,\'new_mode\',new_mode)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(label={self.label!r}, old_mode={self.old_mode!r}, new_mode={self.new_mode!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.label,self.old_mode,self.new_mode,)==(other.label,other.old_mode,other.new_mode,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'label\',\'old_mode\',\'new_mode\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'label\',\'old_mode\',\'new_mode\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.label,self.old_mode,self.new_mode,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, label, old_mode, new_mode):\n  __dataclass_builtins_object__.__setattr__(self,\'label\',label)\n  __dataclass_builtins_object__.__setattr__(self,\'old_mode\',old_mode)\n  __dataclass_builtins_object__.__setattr__(self,\'new_mode\',new_mode)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(label={self.label!r}, old_mode={self.old_mode!r}, new_mode={self.new_mode!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.label,self.old_mode,self.new_mode,)==(other.label,other.old_mode,other.new_mode,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.label,self.old_mode,self.new_mode,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, line, end_line, node):
@@ -959,21 +619,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.line,self.end_line,self.node,)==(other.line,other.end_line,other.node,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('line','end_line','node',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('line','end_line','node',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.line,self.end_line,self.node,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, line, end_line, node):\n  __dataclass_builtins_object__.__setattr__(self,\'line\',line)\n  __dataclass_builtins_object__.__setattr__(self,\'end_line\',end_line)\n  __dataclass_builtins_object__.__setattr__(self,\'node\',node)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(line={self.line!r}, end_line={self.end_line!r}, node={self.node!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.line,self.end_line,self.node,)==(other.line,other.end_line,other.node,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'line\',\'end_line\',\'node\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'line\',\'end_line\',\'node\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.line,self.end_line,self.node,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, line, end_line, node):\n  __dataclass_builtins_object__.__setattr__(self,\'line\',line)\n  __dataclass_builtins_object__.__setattr__(self,\'end_line\',end_line)\n  __dataclass_builtins_object__.__setattr__(self,\'node\',node)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(line={self.line!r}, end_line={self.end_line!r}, node={self.node!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.line,self.end_line,self.node,)==(other.line,other.end_line,other.node,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.line,self.end_line,self.node,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, links, proof):
@@ -985,21 +635,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.links,self.proof,)==(other.links,other.proof,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('links','proof',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('links','proof',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.links,self.proof,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, links, proof):\n  __dataclass_builtins_object__.__setattr__(self,\'links\',links)\n  __dataclass_builtins_object__.__setattr__(self,\'proof\',proof)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(links={self.links!r}, proof={self.proof!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.links,self.proof,)==(other.links,other.proof,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'links\',\'proof\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'links\',\'proof\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.links,self.proof,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, links, proof):\n  __dataclass_builtins_object__.__setattr__(self,\'links\',links)\n  __dataclass_builtins_object__.__setattr__(self,\'proof\',proof)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(links={self.links!r}, proof={self.proof!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.links,self.proof,)==(other.links,other.proof,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.links,self.proof,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, min):
@@ -1010,21 +650,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.min,)==(other.min,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('min',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('min',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.min,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, min):\n  __dataclass_builtins_object__.__setattr__(self,\'min\',min)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(min={self.min!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.min,)==(other.min,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'min\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'min\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.min,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, min):\n  __dataclass_builtins_object__.__setattr__(self,\'min\',min)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(min={self.min!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.min,)==(other.min,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.min,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, model, parents, prompt):
@@ -1038,21 +668,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.model,self.parents,self.prompt,)==(other.model,other.parents,other.prompt,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('model','parents','prompt',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('model','parents','prompt',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.model,self.parents,self.prompt,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, model, parents, prompt):\n  __dataclass_builtins_object__.__setattr__(self,\'model\',model)\n  __dataclass_builtins_object__.__setattr__(self,\'parents\',parents)\n  __dataclass_builtins_object__.__setattr__(self,\'prompt\',prompt)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(model={self.model!r}, parents={self.parents!r}, prompt={self.prompt!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.model,self.parents,self.prompt,)==(other.model,other.parents,other.prompt,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'model\',\'parents\',\'prompt\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'model\',\'parents\',\'prompt\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.model,self.parents,self.prompt,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, model, parents, prompt):\n  __dataclass_builtins_object__.__setattr__(self,\'model\',model)\n  __dataclass_builtins_object__.__setattr__(self,\'parents\',parents)\n  __dataclass_builtins_object__.__setattr__(self,\'prompt\',prompt)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(model={self.model!r}, parents={self.parents!r}, prompt={self.prompt!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.model,self.parents,self.prompt,)==(other.model,other.parents,other.prompt,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.model,self.parents,self.prompt,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, name, at, order, mode, mode_at, verdicts, calls, plan):
@@ -1070,21 +690,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.name,self.at,self.order,self.mode,self.mode_at,self.verdicts,self.calls,self.plan,)==(other.name,other.at,other.order,other.mode,other.mode_at,other.verdicts,other.calls,other.plan,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('name','at','order','mode','mode_at','verdicts','calls','plan',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('name','at','order','mode','mode_at','verdicts','calls','plan',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.name,self.at,self.order,self.mode,self.mode_at,self.verdicts,self.calls,self.plan,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, name, at, order, mode, mode_at, verdicts, calls, plan):\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'at\',at)\n  __dataclass_builtins_object__.__setattr__(self,\'order\',order)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'mode_at\',mode_at)\n  __dataclass_builtins_object__.__setattr__(self,\'verdicts\',verdicts)\n  __dataclass_builtins_object__.__setattr__(self,\'calls\',calls)\n  __dataclass_builtins_object__.__setattr__(self,\'plan\',plan)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, at={self.at!r}, order={self.order!r}, mode={self.mode!r}, mode_at={self.mode_at!r}, verdicts={self.verdicts!r}, calls={self.calls!r}, plan={self.plan!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.at,self.order,self.mode,self.mode_at,self.verdicts,self.calls,self.plan,)==(other.name,other.at,other.order,other.mode,other.mode_at,other.verdicts,other.calls,other.plan,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'name\',\'at\',\'order\',\'mode\',\'mode_at\',\'verdicts\',\'calls\',\'plan\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'name\',\'at\',\'order\',\'mode\',\'mode_at\',\'verdicts\',\'calls\',\'plan\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.name,self.at,self.order,self.mode,self.mode_at,self.verdicts,self.calls,self.plan,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, name, at, order, mode, mode_at, verdicts, calls, plan):\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'at\',at)\n  __dataclass_builtins_object__.__setattr__(self,\'order\',order)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'mode_at\',mode_at)\n  __dataclass_builtins_object__.__setattr__(self,\'verdicts\',verdicts)\n  __dataclass_builtins_object__.__setattr__(self,\'calls\',calls)\n  __dataclass_builtins_object__.__setattr__(self,\'plan\',plan)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, at={self.at!r}, order={self.order!r}, mode={self.mode!r}, mode_at={self.mode_at!r}, verdicts={self.verdicts!r}, calls={self.calls!r}, plan={self.plan!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.at,self.order,self.mode,self.mode_at,self.verdicts,self.calls,self.plan,)==(other.name,other.at,other.order,other.mode,other.mode_at,other.verdicts,other.calls,other.plan,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.name,self.at,self.order,self.mode,self.mode_at,self.verdicts,self.calls,self.plan,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, needs, needs_ask):
@@ -1096,21 +706,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.needs,self.needs_ask,)==(other.needs,other.needs_ask,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('needs','needs_ask',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('needs','needs_ask',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.needs,self.needs_ask,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, needs, needs_ask):\n  __dataclass_builtins_object__.__setattr__(self,\'needs\',needs)\n  __dataclass_builtins_object__.__setattr__(self,\'needs_ask\',needs_ask)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(needs={self.needs!r}, needs_ask={self.needs_ask!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.needs,self.needs_ask,)==(other.needs,other.needs_ask,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'needs\',\'needs_ask\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'needs\',\'needs_ask\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.needs,self.needs_ask,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, needs, needs_ask):\n  __dataclass_builtins_object__.__setattr__(self,\'needs\',needs)\n  __dataclass_builtins_object__.__setattr__(self,\'needs_ask\',needs_ask)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(needs={self.needs!r}, needs_ask={self.needs_ask!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.needs,self.needs_ask,)==(other.needs,other.needs_ask,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.needs,self.needs_ask,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, nonce, request, nbf, exp, envelope):
@@ -1125,21 +725,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.nonce,self.request,self.nbf,self.exp,self.envelope,)==(other.nonce,other.request,other.nbf,other.exp,other.envelope,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('nonce','request','nbf','exp','envelope',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('nonce','request','nbf','exp','envelope',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.nonce,self.request,self.nbf,self.exp,self.envelope,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, nonce, request, nbf, exp, envelope):\n  __dataclass_builtins_object__.__setattr__(self,\'nonce\',nonce)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'nbf\',nbf)\n  __dataclass_builtins_object__.__setattr__(self,\'exp\',exp)\n  __dataclass_builtins_object__.__setattr__(self,\'envelope\',envelope)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(nonce={self.nonce!r}, request={self.request!r}, nbf={self.nbf!r}, exp={self.exp!r}, envelope={self.envelope!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.nonce,self.request,self.nbf,self.exp,self.envelope,)==(other.nonce,other.request,other.nbf,other.exp,other.envelope,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'nonce\',\'request\',\'nbf\',\'exp\',\'envelope\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'nonce\',\'request\',\'nbf\',\'exp\',\'envelope\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.nonce,self.request,self.nbf,self.exp,self.envelope,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, nonce, request, nbf, exp, envelope):\n  __dataclass_builtins_object__.__setattr__(self,\'nonce\',nonce)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'nbf\',nbf)\n  __dataclass_builtins_object__.__setattr__(self,\'exp\',exp)\n  __dataclass_builtins_object__.__setattr__(self,\'envelope\',envelope)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(nonce={self.nonce!r}, request={self.request!r}, nbf={self.nbf!r}, exp={self.exp!r}, envelope={self.envelope!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.nonce,self.request,self.nbf,self.exp,self.envelope,)==(other.nonce,other.request,other.nbf,other.exp,other.envelope,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.nonce,self.request,self.nbf,self.exp,self.envelope,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, old, new, diff):
@@ -1152,21 +742,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.old,self.new,self.diff,)==(other.old,other.new,other.diff,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('old','new','diff',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('old','new','diff',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.old,self.new,self.diff,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, old, new, diff):\n  __dataclass_builtins_object__.__setattr__(self,\'old\',old)\n  __dataclass_builtins_object__.__setattr__(self,\'new\',new)\n  __dataclass_builtins_object__.__setattr__(self,\'diff\',diff)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(old={self.old!r}, new={self.new!r}, diff={self.diff!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.old,self.new,self.diff,)==(other.old,other.new,other.diff,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'old\',\'new\',\'diff\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'old\',\'new\',\'diff\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.old,self.new,self.diff,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, old, new, diff):\n  __dataclass_builtins_object__.__setattr__(self,\'old\',old)\n  __dataclass_builtins_object__.__setattr__(self,\'new\',new)\n  __dataclass_builtins_object__.__setattr__(self,\'diff\',diff)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(old={self.old!r}, new={self.new!r}, diff={self.diff!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.old,self.new,self.diff,)==(other.old,other.new,other.diff,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.old,self.new,self.diff,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, path, digest):
@@ -1178,21 +758,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.path,self.digest,)==(other.path,other.digest,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('path','digest',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('path','digest',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.path,self.digest,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, path, digest):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'digest\',digest)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, digest={self.digest!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.digest,)==(other.path,other.digest,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'path\',\'digest\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'path\',\'digest\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.path,self.digest,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, path, digest):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'digest\',digest)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, digest={self.digest!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.digest,)==(other.path,other.digest,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.path,self.digest,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, path, original, formatted):
@@ -1205,21 +775,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.path,self.original,self.formatted,)==(other.path,other.original,other.formatted,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('path','original','formatted',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('path','original','formatted',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.path,self.original,self.formatted,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, path, original, formatted):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'original\',original)\n  __dataclass_builtins_object__.__setattr__(self,\'formatted\',formatted)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, original={self.original!r}, formatted={self.formatted!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.original,self.formatted,)==(other.path,other.original,other.formatted,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'path\',\'original\',\'formatted\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'path\',\'original\',\'formatted\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.path,self.original,self.formatted,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, path, original, formatted):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'original\',original)\n  __dataclass_builtins_object__.__setattr__(self,\'formatted\',formatted)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, original={self.original!r}, formatted={self.formatted!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.original,self.formatted,)==(other.path,other.original,other.formatted,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.path,self.original,self.formatted,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, protected, protected_bytes, unprotected, payload, signature):
@@ -1234,21 +794,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.protected,self.protected_bytes,self.unprotected,self.payload,self.signature,)==(other.protected,other.protected_bytes,other.unprotected,other.payload,other.signature,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('protected','protected_bytes','unprotected','payload','signature',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('protected','protected_bytes','unprotected','payload','signature',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.protected,self.protected_bytes,self.unprotected,self.payload,self.signature,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, protected, protected_bytes, unprotected, payload, signature):\n  __dataclass_builtins_object__.__setattr__(self,\'protected\',protected)\n  __dataclass_builtins_object__.__setattr__(self,\'protected_bytes\',protected_bytes)\n  __dataclass_builtins_object__.__setattr__(self,\'unprotected\',unprotected)\n  __dataclass_builtins_object__.__setattr__(self,\'payload\',payload)\n  __dataclass_builtins_object__.__setattr__(self,\'signature\',signature)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(protected={self.protected!r}, protected_bytes={self.protected_bytes!r}, unprotected={self.unprotected!r}, payload={self.payload!r}, signature={self.signature!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.protected,self.protected_bytes,self.unprotected,self.payload,self.signature,)==(other.protected,other.protected_bytes,other.unprotected,other.payload,other.signature,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'protected\',\'protected_bytes\',\'unprotected\',\'payload\',\'signature\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'protected\',\'protected_bytes\',\'unprotected\',\'payload\',\'signature\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.protected,self.protected_bytes,self.unprotected,self.payload,self.signature,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, protected, protected_bytes, unprotected, payload, signature):\n  __dataclass_builtins_object__.__setattr__(self,\'protected\',protected)\n  __dataclass_builtins_object__.__setattr__(self,\'protected_bytes\',protected_bytes)\n  __dataclass_builtins_object__.__setattr__(self,\'unprotected\',unprotected)\n  __dataclass_builtins_object__.__setattr__(self,\'payload\',payload)\n  __dataclass_builtins_object__.__setattr__(self,\'signature\',signature)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(protected={self.protected!r}, protected_bytes={self.protected_bytes!r}, unprotected={self.unprotected!r}, payload={self.payload!r}, signature={self.signature!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.protected,self.protected_bytes,self.unprotected,self.payload,self.signature,)==(other.protected,other.protected_bytes,other.unprotected,other.payload,other.signature,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.protected,self.protected_bytes,self.unprotected,self.payload,self.signature,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, raw):
@@ -1260,21 +810,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.raw,)==(other.raw,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('raw',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('raw',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.raw,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, raw):\n  __dataclass_builtins_object__.__setattr__(self,\'raw\',raw)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(raw={self.raw!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.raw,)==(other.raw,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'raw\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'raw\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.raw,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, raw):\n  __dataclass_builtins_object__.__setattr__(self,\'raw\',raw)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(raw={self.raw!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.raw,)==(other.raw,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.raw,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, request, approvers):
@@ -1286,21 +826,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.request,self.approvers,)==(other.request,other.approvers,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('request','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('request','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.request,self.approvers,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, request, approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(request={self.request!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.request,self.approvers,)==(other.request,other.approvers,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'request\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'request\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.request,self.approvers,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, request, approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(request={self.request!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.request,self.approvers,)==(other.request,other.approvers,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.request,self.approvers,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, request, decision, approver, time, signature):
@@ -1315,21 +845,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.request,self.decision,self.approver,self.time,self.signature,)==(other.request,other.decision,other.approver,other.time,other.signature,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('request','decision','approver','time','signature',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('request','decision','approver','time','signature',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.request,self.decision,self.approver,self.time,self.signature,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, request, decision, approver, time, signature):\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'decision\',decision)\n  __dataclass_builtins_object__.__setattr__(self,\'approver\',approver)\n  __dataclass_builtins_object__.__setattr__(self,\'time\',time)\n  __dataclass_builtins_object__.__setattr__(self,\'signature\',signature)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(request={self.request!r}, decision={self.decision!r}, approver={self.approver!r}, time={self.time!r}, signature={self.signature!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.request,self.decision,self.approver,self.time,self.signature,)==(other.request,other.decision,other.approver,other.time,other.signature,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'request\',\'decision\',\'approver\',\'time\',\'signature\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'request\',\'decision\',\'approver\',\'time\',\'signature\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.request,self.decision,self.approver,self.time,self.signature,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, request, decision, approver, time, signature):\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'decision\',decision)\n  __dataclass_builtins_object__.__setattr__(self,\'approver\',approver)\n  __dataclass_builtins_object__.__setattr__(self,\'time\',time)\n  __dataclass_builtins_object__.__setattr__(self,\'signature\',signature)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(request={self.request!r}, decision={self.decision!r}, approver={self.approver!r}, time={self.time!r}, signature={self.signature!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.request,self.decision,self.approver,self.time,self.signature,)==(other.request,other.decision,other.approver,other.time,other.signature,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.request,self.decision,self.approver,self.time,self.signature,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, resource, action, pattern):
@@ -1359,21 +879,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.resource,self.action,self.pattern,)>=(other.resource,other.action,other.pattern,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('resource','action','pattern',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('resource','action','pattern',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.resource,self.action,self.pattern,))
- return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, resource, action, pattern):\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(resource={self.resource!r}, action={self.action!r}, pattern={self.pattern!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,)==(other.resource,other.action,other.pattern,)\n  return NotImplemented\n def __lt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,)<(other.resource,other.action,other.pattern,)\n  return NotImplemented\n def __le__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,)<=(other.resource,other.action,other.pattern,)\n  return NotImplemented\n def __gt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,)>(other.resource,other.action,other.pattern,)\n  return NotImplemented\n def __ge__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,)>=(other.resource,other.action,other.pattern,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'resource\',\'action\',\'pattern\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'resource\',\'action\',\'pattern\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.resource,self.action,self.pattern,))\n return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, resource, action, pattern):\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(resource={self.resource!r}, action={self.action!r}, pattern={self.pattern!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,)==(other.resource,other.action,other.pattern,)\n  return NotImplemented\n def __lt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,)<(other.resource,other.action,other.pattern,)\n  return NotImplemented\n def __le__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,)<=(other.resource,other.action,other.pattern,)\n  return NotImplemented\n def __gt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,)>(other.resource,other.action,other.pattern,)\n  return NotImplemented\n def __ge__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,)>=(other.resource,other.action,other.pattern,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.resource,self.action,self.pattern,))\n return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, resource, action, template, params, span):
@@ -1388,21 +898,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.resource,self.action,self.template,self.params,)==(other.resource,other.action,other.template,other.params,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('resource','action','template','params','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('resource','action','template','params','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.resource,self.action,self.template,self.params,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, resource, action, template, params, span):\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'template\',template)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(resource={self.resource!r}, action={self.action!r}, template={self.template!r}, params={self.params!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.template,self.params,)==(other.resource,other.action,other.template,other.params,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'resource\',\'action\',\'template\',\'params\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'resource\',\'action\',\'template\',\'params\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.resource,self.action,self.template,self.params,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, resource, action, template, params, span):\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'template\',template)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(resource={self.resource!r}, action={self.action!r}, template={self.template!r}, params={self.params!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.template,self.params,)==(other.resource,other.action,other.template,other.params,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.resource,self.action,self.template,self.params,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, resource, action, value, command):
@@ -1416,21 +916,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.resource,self.action,self.value,self.command,)==(other.resource,other.action,other.value,other.command,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('resource','action','value','command',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('resource','action','value','command',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.resource,self.action,self.value,self.command,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, resource, action, value, command):\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'value\',value)\n  __dataclass_builtins_object__.__setattr__(self,\'command\',command)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(resource={self.resource!r}, action={self.action!r}, value={self.value!r}, command={self.command!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.value,self.command,)==(other.resource,other.action,other.value,other.command,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'resource\',\'action\',\'value\',\'command\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'resource\',\'action\',\'value\',\'command\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.resource,self.action,self.value,self.command,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, resource, action, value, command):\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'value\',value)\n  __dataclass_builtins_object__.__setattr__(self,\'command\',command)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(resource={self.resource!r}, action={self.action!r}, value={self.value!r}, command={self.command!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.value,self.command,)==(other.resource,other.action,other.value,other.command,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.resource,self.action,self.value,self.command,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, role, name, key, span):
@@ -1444,21 +934,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.role,self.name,self.key,)==(other.role,other.name,other.key,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('role','name','key','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('role','name','key','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.role,self.name,self.key,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, role, name, key, span):\n  __dataclass_builtins_object__.__setattr__(self,\'role\',role)\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'key\',key)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(role={self.role!r}, name={self.name!r}, key={self.key!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.role,self.name,self.key,)==(other.role,other.name,other.key,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'role\',\'name\',\'key\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'role\',\'name\',\'key\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.role,self.name,self.key,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, role, name, key, span):\n  __dataclass_builtins_object__.__setattr__(self,\'role\',role)\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'key\',key)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(role={self.role!r}, name={self.name!r}, key={self.key!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.role,self.name,self.key,)==(other.role,other.name,other.key,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.role,self.name,self.key,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, root, cwd):
@@ -1470,21 +950,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.root,self.cwd,)==(other.root,other.cwd,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('root','cwd',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('root','cwd',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.root,self.cwd,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, root, cwd):\n  __dataclass_builtins_object__.__setattr__(self,\'root\',root)\n  __dataclass_builtins_object__.__setattr__(self,\'cwd\',cwd)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, cwd={self.cwd!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.cwd,)==(other.root,other.cwd,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'root\',\'cwd\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'root\',\'cwd\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.root,self.cwd,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, root, cwd):\n  __dataclass_builtins_object__.__setattr__(self,\'root\',root)\n  __dataclass_builtins_object__.__setattr__(self,\'cwd\',cwd)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, cwd={self.cwd!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.cwd,)==(other.root,other.cwd,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.root,self.cwd,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, rule, pattern, applies, why):
@@ -1498,21 +968,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.rule,self.pattern,self.applies,self.why,)==(other.rule,other.pattern,other.applies,other.why,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('rule','pattern','applies','why',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('rule','pattern','applies','why',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.rule,self.pattern,self.applies,self.why,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, rule, pattern, applies, why):\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'applies\',applies)\n  __dataclass_builtins_object__.__setattr__(self,\'why\',why)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(rule={self.rule!r}, pattern={self.pattern!r}, applies={self.applies!r}, why={self.why!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.rule,self.pattern,self.applies,self.why,)==(other.rule,other.pattern,other.applies,other.why,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'rule\',\'pattern\',\'applies\',\'why\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'rule\',\'pattern\',\'applies\',\'why\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.rule,self.pattern,self.applies,self.why,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, rule, pattern, applies, why):\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'applies\',applies)\n  __dataclass_builtins_object__.__setattr__(self,\'why\',why)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(rule={self.rule!r}, pattern={self.pattern!r}, applies={self.applies!r}, why={self.why!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.rule,self.pattern,self.applies,self.why,)==(other.rule,other.pattern,other.applies,other.why,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.rule,self.pattern,self.applies,self.why,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, rule, text, pattern, order):
@@ -1526,21 +986,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.rule,self.text,self.pattern,self.order,)==(other.rule,other.text,other.pattern,other.order,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('rule','text','pattern','order',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('rule','text','pattern','order',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.rule,self.text,self.pattern,self.order,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, rule, text, pattern, order):\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'order\',order)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(rule={self.rule!r}, text={self.text!r}, pattern={self.pattern!r}, order={self.order!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.rule,self.text,self.pattern,self.order,)==(other.rule,other.text,other.pattern,other.order,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'rule\',\'text\',\'pattern\',\'order\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'rule\',\'text\',\'pattern\',\'order\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.rule,self.text,self.pattern,self.order,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, rule, text, pattern, order):\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'order\',order)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(rule={self.rule!r}, text={self.text!r}, pattern={self.pattern!r}, order={self.order!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.rule,self.text,self.pattern,self.order,)==(other.rule,other.text,other.pattern,other.order,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.rule,self.text,self.pattern,self.order,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, seq, digest, body, data):
@@ -1554,21 +1004,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.seq,self.digest,self.body,self.data,)==(other.seq,other.digest,other.body,other.data,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('seq','digest','body','data',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('seq','digest','body','data',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.seq,self.digest,self.body,self.data,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, seq, digest, body, data):\n  __dataclass_builtins_object__.__setattr__(self,\'seq\',seq)\n  __dataclass_builtins_object__.__setattr__(self,\'digest\',digest)\n  __dataclass_builtins_object__.__setattr__(self,\'body\',body)\n  __dataclass_builtins_object__.__setattr__(self,\'data\',data)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(seq={self.seq!r}, digest={self.digest!r}, body={self.body!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.seq,self.digest,self.body,self.data,)==(other.seq,other.digest,other.body,other.data,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'seq\',\'digest\',\'body\',\'data\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'seq\',\'digest\',\'body\',\'data\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.seq,self.digest,self.body,self.data,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, seq, digest, body, data):\n  __dataclass_builtins_object__.__setattr__(self,\'seq\',seq)\n  __dataclass_builtins_object__.__setattr__(self,\'digest\',digest)\n  __dataclass_builtins_object__.__setattr__(self,\'body\',body)\n  __dataclass_builtins_object__.__setattr__(self,\'data\',data)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(seq={self.seq!r}, digest={self.digest!r}, body={self.body!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.seq,self.digest,self.body,self.data,)==(other.seq,other.digest,other.body,other.data,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.seq,self.digest,self.body,self.data,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, seq, message):
@@ -1580,21 +1020,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.seq,self.message,)==(other.seq,other.message,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('seq','message',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('seq','message',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.seq,self.message,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, seq, message):\n  __dataclass_builtins_object__.__setattr__(self,\'seq\',seq)\n  __dataclass_builtins_object__.__setattr__(self,\'message\',message)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(seq={self.seq!r}, message={self.message!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.seq,self.message,)==(other.seq,other.message,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'seq\',\'message\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'seq\',\'message\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.seq,self.message,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, seq, message):\n  __dataclass_builtins_object__.__setattr__(self,\'seq\',seq)\n  __dataclass_builtins_object__.__setattr__(self,\'message\',message)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(seq={self.seq!r}, message={self.message!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.seq,self.message,)==(other.seq,other.message,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.seq,self.message,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, session, mode, approver, time, signature):
@@ -1609,21 +1039,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.session,self.mode,self.approver,self.time,self.signature,)==(other.session,other.mode,other.approver,other.time,other.signature,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('session','mode','approver','time','signature',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('session','mode','approver','time','signature',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.session,self.mode,self.approver,self.time,self.signature,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, session, mode, approver, time, signature):\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'approver\',approver)\n  __dataclass_builtins_object__.__setattr__(self,\'time\',time)\n  __dataclass_builtins_object__.__setattr__(self,\'signature\',signature)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(session={self.session!r}, mode={self.mode!r}, approver={self.approver!r}, time={self.time!r}, signature={self.signature!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.session,self.mode,self.approver,self.time,self.signature,)==(other.session,other.mode,other.approver,other.time,other.signature,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'session\',\'mode\',\'approver\',\'time\',\'signature\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'session\',\'mode\',\'approver\',\'time\',\'signature\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.session,self.mode,self.approver,self.time,self.signature,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, session, mode, approver, time, signature):\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'approver\',approver)\n  __dataclass_builtins_object__.__setattr__(self,\'time\',time)\n  __dataclass_builtins_object__.__setattr__(self,\'signature\',signature)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(session={self.session!r}, mode={self.mode!r}, approver={self.approver!r}, time={self.time!r}, signature={self.signature!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.session,self.mode,self.approver,self.time,self.signature,)==(other.session,other.mode,other.approver,other.time,other.signature,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.session,self.mode,self.approver,self.time,self.signature,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, spans):
@@ -1634,21 +1054,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.spans,)==(other.spans,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('spans',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('spans',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.spans,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, spans):\n  __dataclass_builtins_object__.__setattr__(self,\'spans\',spans)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(spans={self.spans!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.spans,)==(other.spans,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'spans\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'spans\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.spans,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, spans):\n  __dataclass_builtins_object__.__setattr__(self,\'spans\',spans)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(spans={self.spans!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.spans,)==(other.spans,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.spans,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, state, counted, rejected_by, ignored):
@@ -1662,21 +1072,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.state,self.counted,self.rejected_by,self.ignored,)==(other.state,other.counted,other.rejected_by,other.ignored,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('state','counted','rejected_by','ignored',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('state','counted','rejected_by','ignored',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.state,self.counted,self.rejected_by,self.ignored,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, state, counted, rejected_by, ignored):\n  __dataclass_builtins_object__.__setattr__(self,\'state\',state)\n  __dataclass_builtins_object__.__setattr__(self,\'counted\',counted)\n  __dataclass_builtins_object__.__setattr__(self,\'rejected_by\',rejected_by)\n  __dataclass_builtins_object__.__setattr__(self,\'ignored\',ignored)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(state={self.state!r}, counted={self.counted!r}, rejected_by={self.rejected_by!r}, ignored={self.ignored!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.state,self.counted,self.rejected_by,self.ignored,)==(other.state,other.counted,other.rejected_by,other.ignored,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'state\',\'counted\',\'rejected_by\',\'ignored\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'state\',\'counted\',\'rejected_by\',\'ignored\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.state,self.counted,self.rejected_by,self.ignored,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, state, counted, rejected_by, ignored):\n  __dataclass_builtins_object__.__setattr__(self,\'state\',state)\n  __dataclass_builtins_object__.__setattr__(self,\'counted\',counted)\n  __dataclass_builtins_object__.__setattr__(self,\'rejected_by\',rejected_by)\n  __dataclass_builtins_object__.__setattr__(self,\'ignored\',ignored)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(state={self.state!r}, counted={self.counted!r}, rejected_by={self.rejected_by!r}, ignored={self.ignored!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.state,self.counted,self.rejected_by,self.ignored,)==(other.state,other.counted,other.rejected_by,other.ignored,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.state,self.counted,self.rejected_by,self.ignored,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, text):
@@ -1704,21 +1104,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.text,)>=(other.text,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('text',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('text',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.text,))
- return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, text):\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)==(other.text,)\n  return NotImplemented\n def __lt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)<(other.text,)\n  return NotImplemented\n def __le__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)<=(other.text,)\n  return NotImplemented\n def __gt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)>(other.text,)\n  return NotImplemented\n def __ge__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)>=(other.text,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'text\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'text\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.text,))\n return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, text):\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)==(other.text,)\n  return NotImplemented\n def __lt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)<(other.text,)\n  return NotImplemented\n def __le__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)<=(other.text,)\n  return NotImplemented\n def __gt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)>(other.text,)\n  return NotImplemented\n def __ge__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)>=(other.text,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.text,))\n return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, text, pattern, rule):
@@ -1731,21 +1121,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.text,self.pattern,self.rule,)==(other.text,other.pattern,other.rule,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('text','pattern','rule',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('text','pattern','rule',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.text,self.pattern,self.rule,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, text, pattern, rule):\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, pattern={self.pattern!r}, rule={self.rule!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.pattern,self.rule,)==(other.text,other.pattern,other.rule,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'text\',\'pattern\',\'rule\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'text\',\'pattern\',\'rule\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.text,self.pattern,self.rule,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, text, pattern, rule):\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, pattern={self.pattern!r}, rule={self.rule!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.pattern,self.rule,)==(other.text,other.pattern,other.rule,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.text,self.pattern,self.rule,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, text, rules, untranslated):
@@ -1758,21 +1138,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.text,self.rules,self.untranslated,)==(other.text,other.rules,other.untranslated,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('text','rules','untranslated',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('text','rules','untranslated',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.text,self.rules,self.untranslated,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, text, rules, untranslated):\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'untranslated\',untranslated)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, rules={self.rules!r}, untranslated={self.untranslated!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.rules,self.untranslated,)==(other.text,other.rules,other.untranslated,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'text\',\'rules\',\'untranslated\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'text\',\'rules\',\'untranslated\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.text,self.rules,self.untranslated,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, text, rules, untranslated):\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'untranslated\',untranslated)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, rules={self.rules!r}, untranslated={self.untranslated!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.rules,self.untranslated,)==(other.text,other.rules,other.untranslated,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.text,self.rules,self.untranslated,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, text, span):
@@ -1784,21 +1154,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.text,)==(other.text,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('text','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('text','span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.text,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, text, span):\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)==(other.text,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'text\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'text\',\'span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.text,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, text, span):\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, span={self.span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)==(other.text,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.text,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, threshold, approvers):
@@ -1810,21 +1170,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.threshold,self.approvers,)==(other.threshold,other.approvers,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('threshold','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('threshold','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.threshold,self.approvers,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, threshold, approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'threshold\',threshold)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(threshold={self.threshold!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.threshold,self.approvers,)==(other.threshold,other.approvers,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'threshold\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'threshold\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.threshold,self.approvers,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, threshold, approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'threshold\',threshold)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(threshold={self.threshold!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.threshold,self.approvers,)==(other.threshold,other.approvers,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.threshold,self.approvers,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, token, chain, issuer):
@@ -1837,21 +1187,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.token,self.chain,self.issuer,)==(other.token,other.chain,other.issuer,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('token','chain','issuer',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('token','chain','issuer',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.token,self.chain,self.issuer,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, token, chain, issuer):\n  __dataclass_builtins_object__.__setattr__(self,\'token\',token)\n  __dataclass_builtins_object__.__setattr__(self,\'chain\',chain)\n  __dataclass_builtins_object__.__setattr__(self,\'issuer\',issuer)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(token={self.token!r}, chain={self.chain!r}, issuer={self.issuer!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.token,self.chain,self.issuer,)==(other.token,other.chain,other.issuer,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'token\',\'chain\',\'issuer\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'token\',\'chain\',\'issuer\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.token,self.chain,self.issuer,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, token, chain, issuer):\n  __dataclass_builtins_object__.__setattr__(self,\'token\',token)\n  __dataclass_builtins_object__.__setattr__(self,\'chain\',chain)\n  __dataclass_builtins_object__.__setattr__(self,\'issuer\',issuer)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(token={self.token!r}, chain={self.chain!r}, issuer={self.issuer!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.token,self.chain,self.issuer,)==(other.token,other.chain,other.issuer,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.token,self.chain,self.issuer,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, token, parent, plan, requests, tools, audience, nbf, exp, nonce, fold_case, next):
@@ -1872,21 +1212,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.token,self.parent,self.plan,self.requests,self.tools,self.audience,self.nbf,self.exp,self.nonce,self.fold_case,self.next,)==(other.token,other.parent,other.plan,other.requests,other.tools,other.audience,other.nbf,other.exp,other.nonce,other.fold_case,other.next,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('token','parent','plan','requests','tools','audience','nbf','exp','nonce','fold_case','next',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('token','parent','plan','requests','tools','audience','nbf','exp','nonce','fold_case','next',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.token,self.parent,self.plan,self.requests,self.tools,self.audience,self.nbf,self.exp,self.nonce,self.fold_case,self.next,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, token, parent, plan, requests, tools, audience, nbf, exp, nonce, fold_case, next):\n  __dataclass_builtins_object__.__setattr__(self,\'token\',token)\n  __dataclass_builtins_object__.__setattr__(self,\'parent\',parent)\n  __dataclass_builtins_object__.__setattr__(self,\'plan\',plan)\n  __dataclass_builtins_object__.__setattr__(self,\'requests\',requests)\n  __dataclass_builtins_object__.__setattr__(self,\'tools\',tools)\n  __dataclass_builtins_object__.__setattr__(self,\'audience\',audience)\n  __dataclass_builtins_object__.__setattr__(self,\'nbf\',nbf)\n  __dataclass_builtins_object__.__setattr__(self,\'exp\',exp)\n  __dataclass_builtins_object__.__setattr__(self,\'nonce\',nonce)\n  __dataclass_builtins_object__.__setattr__(self,\'fold_case\',fold_case)\n  __dataclass_builtins_object__.__setattr__(self,\'next\',next)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(token={self.token!r}, parent={self.parent!r}, plan={self.plan!r}, requests={self.requests!r}, tools={self.tools!r}, audience={self.audience!r}, nbf={self.nbf!r}, exp={self.exp!r}, nonce={self.nonce!r}, fold_case={self.fold_case!r}, next={self.next!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.token,self.parent,self.plan,self.requests,self.tools,self.audience,self.nbf,self.exp,self.nonce,self.fold_case,self.next,)==(other.token,other.parent,other.plan,other.requests,other.tools,other.audience,other.nbf,other.exp,other.nonce,other.fold_case,other.next,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'token\',\'parent\',\'plan\',\'requests\',\'tools\',\'audience\',\'nbf\',\'exp\',\'nonce\',\'fold_case\',\'next\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'token\',\'parent\',\'plan\',\'requests\',\'tools\',\'audience\',\'nbf\',\'exp\',\'nonce\',\'fold_case\',\'next\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.token,self.parent,self.plan,self.requests,self.tools,self.audience,self.nbf,self.exp,self.nonce,self.fold_case,self.next,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, token, parent, plan, requests, tools, audience, nbf, exp, nonce, fold_case, next):\n  __dataclass_builtins_object__.__setattr__(self,\'token\',token)\n  __dataclass_builtins_object__.__setattr__(self,\'parent\',parent)\n  __dataclass_builtins_object__.__setattr__(self,\'plan\',plan)\n  __dataclass_builtins_object__.__setattr__(self,\'requests\',requests)\n  __dataclass_builtins_object__.__setattr__(self,\'tools\',tools)\n  __dataclass_builtins_object__.__setattr__(self,\'audience\',audience)\n  __dataclass_builtins_object__.__setattr__(self,\'nbf\',nbf)\n  __dataclass_builtins_object__.__setattr__(self,\'exp\',exp)\n  __dataclass_builtins_object__.__setattr__(self,\'nonce\',nonce)\n  __dataclass_builtins_object__.__setattr__(self,\'fold_case\',fold_case)\n  __dataclass_builtins_object__.__setattr__(self,\'next\',next)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(token={self.token!r}, parent={self.parent!r}, plan={self.plan!r}, requests={self.requests!r}, tools={self.tools!r}, audience={self.audience!r}, nbf={self.nbf!r}, exp={self.exp!r}, nonce={self.nonce!r}, fold_case={self.fold_case!r}, next={self.next!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.token,self.parent,self.plan,self.requests,self.tools,self.audience,self.nbf,self.exp,self.nonce,self.fold_case,self.next,)==(other.token,other.parent,other.plan,other.requests,other.tools,other.audience,other.nbf,other.exp,other.nonce,other.fold_case,other.next,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.token,self.parent,self.plan,self.requests,self.tools,self.audience,self.nbf,self.exp,self.nonce,self.fold_case,self.next,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, value, label):
@@ -1898,21 +1228,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.value,self.label,)==(other.value,other.label,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('value','label',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('value','label',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.value,self.label,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, value, label):\n  __dataclass_builtins_object__.__setattr__(self,\'value\',value)\n  __dataclass_builtins_object__.__setattr__(self,\'label\',label)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(value={self.value!r}, label={self.label!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.value,self.label,)==(other.value,other.label,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'value\',\'label\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'value\',\'label\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.value,self.label,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, value, label):\n  __dataclass_builtins_object__.__setattr__(self,\'value\',value)\n  __dataclass_builtins_object__.__setattr__(self,\'label\',label)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(value={self.value!r}, label={self.label!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.value,self.label,)==(other.value,other.label,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.value,self.label,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, value, reason):
@@ -1924,21 +1244,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.value,self.reason,)==(other.value,other.reason,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('value','reason',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('value','reason',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.value,self.reason,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, value, reason):\n  __dataclass_builtins_object__.__setattr__(self,\'value\',value)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(value={self.value!r}, reason={self.reason!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.value,self.reason,)==(other.value,other.reason,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'value\',\'reason\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'value\',\'reason\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.value,self.reason,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, value, reason):\n  __dataclass_builtins_object__.__setattr__(self,\'value\',value)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(value={self.value!r}, reason={self.reason!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.value,self.reason,)==(other.value,other.reason,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.value,self.reason,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, verified, calls):
@@ -1950,21 +1260,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.verified,self.calls,)==(other.verified,other.calls,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('verified','calls',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('verified','calls',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.verified,self.calls,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, verified, calls):\n  __dataclass_builtins_object__.__setattr__(self,\'verified\',verified)\n  __dataclass_builtins_object__.__setattr__(self,\'calls\',calls)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(verified={self.verified!r}, calls={self.calls!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.verified,self.calls,)==(other.verified,other.calls,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'verified\',\'calls\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'verified\',\'calls\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.verified,self.calls,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, verified, calls):\n  __dataclass_builtins_object__.__setattr__(self,\'verified\',verified)\n  __dataclass_builtins_object__.__setattr__(self,\'calls\',calls)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(verified={self.verified!r}, calls={self.calls!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.verified,self.calls,)==(other.verified,other.calls,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.verified,self.calls,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, written, removed):
@@ -1976,21 +1276,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
   if other.__class__ is self.__class__:
    return (self.written,self.removed,)==(other.written,other.removed,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('written','removed',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('written','removed',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.written,self.removed,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, written, removed):\n  __dataclass_builtins_object__.__setattr__(self,\'written\',written)\n  __dataclass_builtins_object__.__setattr__(self,\'removed\',removed)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(written={self.written!r}, removed={self.removed!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.written,self.removed,)==(other.written,other.removed,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'written\',\'removed\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'written\',\'removed\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.written,self.removed,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, written, removed):\n  __dataclass_builtins_object__.__setattr__(self,\'written\',written)\n  __dataclass_builtins_object__.__setattr__(self,\'removed\',removed)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(written={self.written!r}, removed={self.removed!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.written,self.removed,)==(other.written,other.removed,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.written,self.removed,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt__elems, _dflt__cache):
  def __init__(self, text, _elems=_dflt__elems, _cache=_HAS_DEFAULT_FACTORY):
@@ -2004,21 +1294,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.text,)==(other.text,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('text','_elems','_cache',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('text','_elems','_cache',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.text,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt__elems, _dflt__cache):\n def __init__(self, text, _elems=_dflt__elems, _cache=_HAS_DEFAULT_FACTORY):\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'_elems\',_elems)\n  __dataclass_builtins_object__.__setattr__(self,\'_cache\',_dflt__cache() if _cache is _HAS_DEFAULT_FACTORY else _cache)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)==(other.text,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'text\',\'_elems\',\'_cache\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'text\',\'_elems\',\'_cache\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.text,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt__elems, _dflt__cache):\n def __init__(self, text, _elems=_dflt__elems, _cache=_HAS_DEFAULT_FACTORY):\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'_elems\',_elems)\n  __dataclass_builtins_object__.__setattr__(self,\'_cache\',_dflt__cache() if _cache is _HAS_DEFAULT_FACTORY else _cache)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.text,)==(other.text,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.text,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_approvers):
  def __init__(self, count, approvers=_dflt_approvers):
@@ -2031,21 +1311,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.count,self.approvers,)==(other.count,other.approvers,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('count','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('count','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.count,self.approvers,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_approvers):\n def __init__(self, count, approvers=_dflt_approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'count\',count)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(count={self.count!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.count,self.approvers,)==(other.count,other.approvers,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'count\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'count\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.count,self.approvers,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_approvers):\n def __init__(self, count, approvers=_dflt_approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'count\',count)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(count={self.count!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.count,self.approvers,)==(other.count,other.approvers,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.count,self.approvers,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_approvers):
  def __init__(self, count, approvers=_dflt_approvers):
@@ -2057,21 +1327,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.count,self.approvers,)==(other.count,other.approvers,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('count','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('count','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.count,self.approvers,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_approvers):\n def __init__(self, count, approvers=_dflt_approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'count\',count)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(count={self.count!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.count,self.approvers,)==(other.count,other.approvers,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'count\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'count\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.count,self.approvers,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_approvers):\n def __init__(self, count, approvers=_dflt_approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'count\',count)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(count={self.count!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.count,self.approvers,)==(other.count,other.approvers,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.count,self.approvers,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_approvers):
  def __init__(self, effect, reason, request, approvers=_dflt_approvers):
@@ -2085,21 +1345,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.effect,self.reason,self.request,self.approvers,)==(other.effect,other.reason,other.request,other.approvers,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('effect','reason','request','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('effect','reason','request','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.effect,self.reason,self.request,self.approvers,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_approvers):\n def __init__(self, effect, reason, request, approvers=_dflt_approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, reason={self.reason!r}, request={self.request!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.reason,self.request,self.approvers,)==(other.effect,other.reason,other.request,other.approvers,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'effect\',\'reason\',\'request\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'effect\',\'reason\',\'request\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.effect,self.reason,self.request,self.approvers,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_approvers):\n def __init__(self, effect, reason, request, approvers=_dflt_approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, reason={self.reason!r}, request={self.request!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.reason,self.request,self.approvers,)==(other.effect,other.reason,other.request,other.approvers,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.effect,self.reason,self.request,self.approvers,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_atoms):
  def __init__(self, atoms=_dflt_atoms):
@@ -2111,21 +1361,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.atoms,)==(other.atoms,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('atoms',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('atoms',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.atoms,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_atoms):\n def __init__(self, atoms=_dflt_atoms):\n  __dataclass_builtins_object__.__setattr__(self,\'atoms\',atoms)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(atoms={self.atoms!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.atoms,)==(other.atoms,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'atoms\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'atoms\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.atoms,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_atoms):\n def __init__(self, atoms=_dflt_atoms):\n  __dataclass_builtins_object__.__setattr__(self,\'atoms\',atoms)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(atoms={self.atoms!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.atoms,)==(other.atoms,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.atoms,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_calls, _dflt_fold_case, _dflt_tools):
  def __init__(self, order, policy, mode, requests, calls=_dflt_calls, fold_case=_dflt_fold_case, tools=_dflt_tools):
@@ -2142,21 +1382,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.order,self.policy,self.mode,self.requests,self.calls,self.fold_case,self.tools,)==(other.order,other.policy,other.mode,other.requests,other.calls,other.fold_case,other.tools,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('order','policy','mode','requests','calls','fold_case','tools',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('order','policy','mode','requests','calls','fold_case','tools',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.order,self.policy,self.mode,self.requests,self.calls,self.fold_case,self.tools,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_calls, _dflt_fold_case, _dflt_tools):\n def __init__(self, order, policy, mode, requests, calls=_dflt_calls, fold_case=_dflt_fold_case, tools=_dflt_tools):\n  __dataclass_builtins_object__.__setattr__(self,\'order\',order)\n  __dataclass_builtins_object__.__setattr__(self,\'policy\',policy)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'requests\',requests)\n  __dataclass_builtins_object__.__setattr__(self,\'calls\',calls)\n  __dataclass_builtins_object__.__setattr__(self,\'fold_case\',fold_case)\n  __dataclass_builtins_object__.__setattr__(self,\'tools\',tools)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(order={self.order!r}, policy={self.policy!r}, mode={self.mode!r}, requests={self.requests!r}, calls={self.calls!r}, fold_case={self.fold_case!r}, tools={self.tools!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.order,self.policy,self.mode,self.requests,self.calls,self.fold_case,self.tools,)==(other.order,other.policy,other.mode,other.requests,other.calls,other.fold_case,other.tools,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'order\',\'policy\',\'mode\',\'requests\',\'calls\',\'fold_case\',\'tools\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'order\',\'policy\',\'mode\',\'requests\',\'calls\',\'fold_case\',\'tools\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.order,self.policy,self.mode,self.requests,self.calls,self.fold_case,self.tools,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_calls, _dflt_fold_case, _dflt_tools):\n def __init__(self, order, policy, mode, requests, calls=_dflt_calls, fold_case=_dflt_fold_case, tools=_dflt_tools):\n  __dataclass_builtins_object__.__setattr__(self,\'order\',order)\n  __dataclass_builtins_object__.__setattr__(self,\'policy\',policy)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'requests\',requests)\n  __dataclass_builtins_object__.__setattr__(self,\'calls\',calls)\n  __dataclass_builtins_object__.__setattr__(self,\'fold_case\',fold_case)\n  __dataclass_builtins_object__.__setattr__(self,\'tools\',tools)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(order={self.order!r}, policy={self.policy!r}, mode={self.mode!r}, requests={self.requests!r}, calls={self.calls!r}, fold_case={self.fold_case!r}, tools={self.tools!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.order,self.policy,self.mode,self.requests,self.calls,self.fold_case,self.tools,)==(other.order,other.policy,other.mode,other.requests,other.calls,other.fold_case,other.tools,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.order,self.policy,self.mode,self.requests,self.calls,self.fold_case,self.tools,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_comments):
  def __init__(self, path, statements, comments=_dflt_comments):
@@ -2169,21 +1399,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.path,self.statements,)==(other.path,other.statements,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('path','statements','comments',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('path','statements','comments',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.path,self.statements,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_comments):\n def __init__(self, path, statements, comments=_dflt_comments):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'statements\',statements)\n  __dataclass_builtins_object__.__setattr__(self,\'comments\',comments)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, statements={self.statements!r}, comments={self.comments!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.statements,)==(other.path,other.statements,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'path\',\'statements\',\'comments\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'path\',\'statements\',\'comments\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.path,self.statements,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_comments):\n def __init__(self, path, statements, comments=_dflt_comments):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'statements\',statements)\n  __dataclass_builtins_object__.__setattr__(self,\'comments\',comments)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, statements={self.statements!r}, comments={self.comments!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.statements,)==(other.path,other.statements,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.path,self.statements,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_contexts, _dflt_any_resource, _dflt_any_action, _dflt_undecided, _dflt_calls, _dflt_refused, _dflt_approvals):
  def __init__(self, kind, resource, action, before, after, pattern, excepts, example, old_rules, new_rules, new_spans, modes, conditions, contexts=_dflt_contexts, any_resource=_dflt_any_resource, any_action=_dflt_any_action, undecided=_dflt_undecided, calls=_dflt_calls, refused=_dflt_refused, approvals=_dflt_approvals):
@@ -2213,21 +1433,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.kind,self.resource,self.action,self.before,self.after,self.pattern,self.excepts,self.example,self.old_rules,self.new_rules,self.modes,self.conditions,self.contexts,self.any_resource,self.any_action,self.undecided,self.calls,self.refused,self.approvals,)==(other.kind,other.resource,other.action,other.before,other.after,other.pattern,other.excepts,other.example,other.old_rules,other.new_rules,other.modes,other.conditions,other.contexts,other.any_resource,other.any_action,other.undecided,other.calls,other.refused,other.approvals,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('kind','resource','action','before','after','pattern','excepts','example','old_rules','new_rules','new_spans','modes','conditions','contexts','any_resource','any_action','undecided','calls','refused','approvals',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('kind','resource','action','before','after','pattern','excepts','example','old_rules','new_rules','new_spans','modes','conditions','contexts','any_resource','any_action','undecided','calls','refused','approvals',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.kind,self.resource,self.action,self.before,self.after,self.pattern,self.excepts,self.example,self.old_rules,self.new_rules,self.modes,self.conditions,self.contexts,self.any_resource,self.any_action,self.undecided,self.calls,self.refused,self.approvals,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_contexts, _dflt_any_resource, _dflt_any_action, _dflt_undecided, _dflt_calls, _dflt_refused, _dflt_approvals):\n def __init__(self, kind, resource, action, before, after, pattern, excepts, example, old_rules, new_rules, new_spans, modes, conditions, contexts=_dflt_contexts, any_resource=_dflt_any_resource, any_action=_dflt_any_action, undecided=_dflt_undecided, calls=_dflt_calls, refused=_dflt_refused, approvals=_dflt_approvals):\n  __dataclass_builtins_object__.__setattr__(self,\'kind\',kind)\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'before\',before)\n  __dataclass_builtins_object__.__setattr__(self,\'after\',after)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'excepts\',excepts)\n  __dataclass_builtins_object__.__setattr__(self,\'example\',example)\n  __dataclass_builtins_object__.__setattr__(self,\'old_rules\',old_rules)\n  __dataclass_builtins_object__.__setattr__(self,\'new_rules\',new_rules)\n  __dataclass_builtins_object__.__setattr__(self,\'new_spans\',new_spans)\n  __dataclass_builtins_object__.__setattr__(self,\'modes\',modes)\n  __dataclass_builtins_object__.__setattr__(self,\'conditions\',conditions)\n  __dataclass_builtins_object__.__setattr__(self,\'contexts\',contexts)\n  __dataclass_builtins_object__.__setattr__(self,\'any_resource\',any_resource)\n  __dataclass_builtins_object__.__setattr__(self,\'any_action\',any_action)\n  __dataclass_builtins_object__.__setattr__(self,\'undecided\',undecided)\n  __dataclass_builtins_object__.__setattr__(self,\'calls\',calls)\n  __dataclass_builtins_object__.__setattr__(self,\'refused\',refused)\n  __dataclass_builtins_object__.__setattr__(self,\'approvals\',approvals)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, resource={self.resource!r}, action={self.action!r}, before={self.before!r}, after={self.after!r}, pattern={self.pattern!r}, excepts={self.excepts!r}, example={self.example!r}, old_rules={self.old_rules!r}, new_rules={self.new_rules!r}, new_spans={self.new_spans!r}, modes={self.modes!r}, conditions={self.conditions!r}, contexts={self.contexts!r}, any_resource={self.any_resource!r}, any_action={self.any_action!r}, undecided={self.undecided!r}, calls={self.calls!r}, refused={self.refused!r}, approvals={self.approvals!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.resource,self.action,self.before,self.after,self.pattern,self.excepts,self.example,self.old_rules,self.new_rules,self.modes,self.conditions,self.contexts,self.any_resource,self.any_action,self.undecided,self.calls,self.refused,self.approvals,)==(other.kind,other.resource,other.action,other.before,other.after,other.pattern,other.excepts,other.example,other.old_rules,other.new_rules,other.modes,other.conditions,other.contexts,other.any_resource,other.any_action,other.undecided,other.calls,other.refused,other.approvals,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'kind\',\'resource\',\'action\',\'before\',\'after\',\'pattern\',\'excepts\',\'example\',\'old_rules\',\'new_rules\',\'new_spans\',\'modes\',\'conditions\',\'contexts\',\'any_resource\',\'any_action\',\'undecided\',\'calls\',\'refused\',\'approvals\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'kind\',\'resource\',\'action\',\'before\',\'after\',\'pattern\',\'excepts\',\'example\',\'old_rules\',\'new_rules\',\'new_spans\',\'modes\',\'conditions\',\'contexts\',\'any_resource\',\'any_action\',\'undecided\',\'calls\',\'refused\',\'approvals\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.kind,self.resource,self.action,self.before,self.after,self.pattern,self.excepts,self.example,self.old_rules,self.new_rules,self.modes,self.conditions,self.contexts,self.any_resource,self.any_action,self.undecided,self.calls,self.refused,self.approvals,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_contexts, _dflt_any_resource, _dflt_any_action, _dflt_undecided, _dflt_calls, _dflt_refused, _dflt_approvals):\n def __init__(self, kind, resource, action, before, after, pattern, excepts, example, old_rules, new_rules, new_spans, modes, conditions, contexts=_dflt_contexts, any_resource=_dflt_any_resource, any_action=_dflt_any_action, undecided=_dflt_undecided, calls=_dflt_calls, refused=_dflt_refused, approvals=_dflt_approvals):\n  __dataclass_builtins_object__.__setattr__(self,\'kind\',kind)\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'before\',before)\n  __dataclass_builtins_object__.__setattr__(self,\'after\',after)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'excepts\',excepts)\n  __dataclass_builtins_object__.__setattr__(self,\'example\',example)\n  __dataclass_builtins_object__.__setattr__(self,\'old_rules\',old_rules)\n  __dataclass_builtins_object__.__setattr__(self,\'new_rules\',new_rules)\n  __dataclass_builtins_object__.__setattr__(self,\'new_spans\',new_spans)\n  __dataclass_builtins_object__.__setattr__(self,\'modes\',modes)\n  __dataclass_builtins_object__.__setattr__(self,\'conditions\',conditions)\n  __dataclass_builtins_object__.__setattr__(self,\'contexts\',contexts)\n  __dataclass_builtins_object__.__setattr__(self,\'any_resource\',any_resource)\n  __dataclass_builtins_object__.__setattr__(self,\'any_action\',any_action)\n  __dataclass_builtins_object__.__setattr__(self,\'undecided\',undecided)\n  __dataclass_builtins_object__.__setattr__(self,\'calls\',calls)\n  __dataclass_builtins_object__.__setattr__(self,\'refused\',refused)\n  __dataclass_builtins_object__.__setattr__(self,\'approvals\',approvals)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, resource={self.resource!r}, action={self.action!r}, before={self.before!r}, after={self.after!r}, pattern={self.pattern!r}, excepts={self.excepts!r}, example={self.example!r}, old_rules={self.old_rules!r}, new_rules={self.new_rules!r}, new_spans={self.new_spans!r}, modes={self.modes!r}, conditions={self.conditions!r}, contexts={self.contexts!r}, any_resource={self.any_resource!r}, any_action={self.any_action!r}, undecided={self.undecided!r}, calls={self.calls!r}, refused={self.refused!r}, approvals={self.approvals!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.resource,self.action,self.before,self.after,self.pattern,self.excepts,self.example,self.old_rules,self.new_rules,self.modes,self.conditions,self.contexts,self.any_resource,self.any_action,self.undecided,self.calls,self.refused,self.approvals,)==(other.kind,other.resource,other.action,other.before,other.after,other.pattern,other.excepts,other.example,other.old_rules,other.new_rules,other.modes,other.conditions,other.contexts,other.any_resource,other.any_action,other.undecided,other.calls,other.refused,other.approvals,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.kind,self.resource,self.action,self.before,self.after,self.pattern,self.excepts,self.example,self.old_rules,self.new_rules,self.modes,self.conditions,self.contexts,self.any_resource,self.any_action,self.undecided,self.calls,self.refused,self.approvals,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_excepts, _dflt_rules, _dflt_approvals):
  def __init__(self, resource, action, pattern, excepts=_dflt_excepts, rules=_dflt_rules, approvals=_dflt_approvals):
@@ -2243,21 +1453,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.resource,self.action,self.pattern,self.excepts,self.rules,self.approvals,)==(other.resource,other.action,other.pattern,other.excepts,other.rules,other.approvals,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('resource','action','pattern','excepts','rules','approvals',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('resource','action','pattern','excepts','rules','approvals',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.resource,self.action,self.pattern,self.excepts,self.rules,self.approvals,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_excepts, _dflt_rules, _dflt_approvals):\n def __init__(self, resource, action, pattern, excepts=_dflt_excepts, rules=_dflt_rules, approvals=_dflt_approvals):\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'excepts\',excepts)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'approvals\',approvals)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(resource={self.resource!r}, action={self.action!r}, pattern={self.pattern!r}, excepts={self.excepts!r}, rules={self.rules!r}, approvals={self.approvals!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,self.excepts,self.rules,self.approvals,)==(other.resource,other.action,other.pattern,other.excepts,other.rules,other.approvals,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'resource\',\'action\',\'pattern\',\'excepts\',\'rules\',\'approvals\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'resource\',\'action\',\'pattern\',\'excepts\',\'rules\',\'approvals\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.resource,self.action,self.pattern,self.excepts,self.rules,self.approvals,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_excepts, _dflt_rules, _dflt_approvals):\n def __init__(self, resource, action, pattern, excepts=_dflt_excepts, rules=_dflt_rules, approvals=_dflt_approvals):\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern\',pattern)\n  __dataclass_builtins_object__.__setattr__(self,\'excepts\',excepts)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'approvals\',approvals)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(resource={self.resource!r}, action={self.action!r}, pattern={self.pattern!r}, excepts={self.excepts!r}, rules={self.rules!r}, approvals={self.approvals!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.resource,self.action,self.pattern,self.excepts,self.rules,self.approvals,)==(other.resource,other.action,other.pattern,other.excepts,other.rules,other.approvals,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.resource,self.action,self.pattern,self.excepts,self.rules,self.approvals,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_filter_tools, _dflt_max_message_bytes, _dflt_shutdown_grace_seconds, _dflt_wait_seconds, _dflt_poll_seconds, _dflt_elicit, _dflt_elicit_seconds):
  def __init__(self, server, filter_tools=_dflt_filter_tools, max_message_bytes=_dflt_max_message_bytes, shutdown_grace_seconds=_dflt_shutdown_grace_seconds, wait_seconds=_dflt_wait_seconds, poll_seconds=_dflt_poll_seconds, elicit=_dflt_elicit, elicit_seconds=_dflt_elicit_seconds):
@@ -2275,21 +1475,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.server,self.filter_tools,self.max_message_bytes,self.shutdown_grace_seconds,self.wait_seconds,self.poll_seconds,self.elicit,self.elicit_seconds,)==(other.server,other.filter_tools,other.max_message_bytes,other.shutdown_grace_seconds,other.wait_seconds,other.poll_seconds,other.elicit,other.elicit_seconds,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('server','filter_tools','max_message_bytes','shutdown_grace_seconds','wait_seconds','poll_seconds','elicit','elicit_seconds',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('server','filter_tools','max_message_bytes','shutdown_grace_seconds','wait_seconds','poll_seconds','elicit','elicit_seconds',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.server,self.filter_tools,self.max_message_bytes,self.shutdown_grace_seconds,self.wait_seconds,self.poll_seconds,self.elicit,self.elicit_seconds,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_filter_tools, _dflt_max_message_bytes, _dflt_shutdown_grace_seconds, _dflt_wait_seconds, _dflt_poll_seconds, _dflt_elicit, _dflt_elicit_seconds):\n def __init__(self, server, filter_tools=_dflt_filter_tools, max_message_bytes=_dflt_max_message_bytes, shutdown_grace_seconds=_dflt_shutdown_grace_seconds, wait_seconds=_dflt_wait_seconds, poll_seconds=_dflt_poll_seconds, elicit=_dflt_elicit, elicit_seconds=_dflt_elicit_seconds):\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'filter_tools\',filter_tools)\n  __dataclass_builtins_object__.__setattr__(self,\'max_message_bytes\',max_message_bytes)\n  __dataclass_builtins_object__.__setattr__(self,\'shutdown_grace_seconds\',shutdown_grace_seconds)\n  __dataclass_builtins_object__.__setattr__(self,\'wait_seconds\',wait_seconds)\n  __dataclass_builtins_object__.__setattr__(self,\'poll_seconds\',poll_seconds)\n  __dataclass_builtins_object__.__setattr__(self,\'elicit\',elicit)\n  __dataclass_builtins_object__.__setattr__(self,\'elicit_seconds\',elicit_seconds)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(server={self.server!r}, filter_tools={self.filter_tools!r}, max_message_bytes={self.max_message_bytes!r}, shutdown_grace_seconds={self.shutdown_grace_seconds!r}, wait_seconds={self.wait_seconds!r}, poll_seconds={self.poll_seconds!r}, elicit={self.elicit!r}, elicit_seconds={self.elicit_seconds!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.server,self.filter_tools,self.max_message_bytes,self.shutdown_grace_seconds,self.wait_seconds,self.poll_seconds,self.elicit,self.elicit_seconds,)==(other.server,other.filter_tools,other.max_message_bytes,other.shutdown_grace_seconds,other.wait_seconds,other.poll_seconds,other.elicit,other.elicit_seconds,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'server\',\'filter_tools\',\'max_message_bytes\',\'shutdown_grace_seconds\',\'wait_seconds\',\'poll_seconds\',\'elicit\',\'elicit_seconds\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'server\',\'filter_tools\',\'max_message_bytes\',\'shutdown_grace_seconds\',\'wait_seconds\',\'poll_seconds\',\'elicit\',\'elicit_seconds\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.server,self.filter_tools,self.max_message_bytes,self.shutdown_grace_seconds,self.wait_seconds,self.poll_seconds,self.elicit,self.elicit_seconds,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_filter_tools, _dflt_max_message_bytes, _dflt_shutdown_grace_seconds, _dflt_wait_seconds, _dflt_poll_seconds, _dflt_elicit, _dflt_elicit_seconds):\n def __init__(self, server, filter_tools=_dflt_filter_tools, max_message_bytes=_dflt_max_message_bytes, shutdown_grace_seconds=_dflt_shutdown_grace_seconds, wait_seconds=_dflt_wait_seconds, poll_seconds=_dflt_poll_seconds, elicit=_dflt_elicit, elicit_seconds=_dflt_elicit_seconds):\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'filter_tools\',filter_tools)\n  __dataclass_builtins_object__.__setattr__(self,\'max_message_bytes\',max_message_bytes)\n  __dataclass_builtins_object__.__setattr__(self,\'shutdown_grace_seconds\',shutdown_grace_seconds)\n  __dataclass_builtins_object__.__setattr__(self,\'wait_seconds\',wait_seconds)\n  __dataclass_builtins_object__.__setattr__(self,\'poll_seconds\',poll_seconds)\n  __dataclass_builtins_object__.__setattr__(self,\'elicit\',elicit)\n  __dataclass_builtins_object__.__setattr__(self,\'elicit_seconds\',elicit_seconds)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(server={self.server!r}, filter_tools={self.filter_tools!r}, max_message_bytes={self.max_message_bytes!r}, shutdown_grace_seconds={self.shutdown_grace_seconds!r}, wait_seconds={self.wait_seconds!r}, poll_seconds={self.poll_seconds!r}, elicit={self.elicit!r}, elicit_seconds={self.elicit_seconds!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.server,self.filter_tools,self.max_message_bytes,self.shutdown_grace_seconds,self.wait_seconds,self.poll_seconds,self.elicit,self.elicit_seconds,)==(other.server,other.filter_tools,other.max_message_bytes,other.shutdown_grace_seconds,other.wait_seconds,other.poll_seconds,other.elicit,other.elicit_seconds,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.server,self.filter_tools,self.max_message_bytes,self.shutdown_grace_seconds,self.wait_seconds,self.poll_seconds,self.elicit,self.elicit_seconds,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_findings):
  def __init__(self, file, name, seconds, findings=_dflt_findings):
@@ -2303,21 +1493,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.file,self.name,self.seconds,self.findings,)==(other.file,other.name,other.seconds,other.findings,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('file','name','seconds','findings',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('file','name','seconds','findings',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.file,self.name,self.seconds,self.findings,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_findings):\n def __init__(self, file, name, seconds, findings=_dflt_findings):\n  __dataclass_builtins_object__.__setattr__(self,\'file\',file)\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'seconds\',seconds)\n  __dataclass_builtins_object__.__setattr__(self,\'findings\',findings)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, name={self.name!r}, seconds={self.seconds!r}, findings={self.findings!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.name,self.seconds,self.findings,)==(other.file,other.name,other.seconds,other.findings,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'file\',\'name\',\'seconds\',\'findings\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'file\',\'name\',\'seconds\',\'findings\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.file,self.name,self.seconds,self.findings,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_findings):\n def __init__(self, file, name, seconds, findings=_dflt_findings):\n  __dataclass_builtins_object__.__setattr__(self,\'file\',file)\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'seconds\',seconds)\n  __dataclass_builtins_object__.__setattr__(self,\'findings\',findings)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, name={self.name!r}, seconds={self.seconds!r}, findings={self.findings!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.name,self.seconds,self.findings,)==(other.file,other.name,other.seconds,other.findings,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.file,self.name,self.seconds,self.findings,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_granted, _dflt_ask, _dflt_denied, _dflt_unknown):
  def __init__(self, atom, verdict, granted=_dflt_granted, ask=_dflt_ask, denied=_dflt_denied, unknown=_dflt_unknown):
@@ -2333,21 +1513,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.atom,self.verdict,self.granted,self.ask,self.denied,self.unknown,)==(other.atom,other.verdict,other.granted,other.ask,other.denied,other.unknown,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('atom','verdict','granted','ask','denied','unknown',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('atom','verdict','granted','ask','denied','unknown',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.atom,self.verdict,self.granted,self.ask,self.denied,self.unknown,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_granted, _dflt_ask, _dflt_denied, _dflt_unknown):\n def __init__(self, atom, verdict, granted=_dflt_granted, ask=_dflt_ask, denied=_dflt_denied, unknown=_dflt_unknown):\n  __dataclass_builtins_object__.__setattr__(self,\'atom\',atom)\n  __dataclass_builtins_object__.__setattr__(self,\'verdict\',verdict)\n  __dataclass_builtins_object__.__setattr__(self,\'granted\',granted)\n  __dataclass_builtins_object__.__setattr__(self,\'ask\',ask)\n  __dataclass_builtins_object__.__setattr__(self,\'denied\',denied)\n  __dataclass_builtins_object__.__setattr__(self,\'unknown\',unknown)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(atom={self.atom!r}, verdict={self.verdict!r}, granted={self.granted!r}, ask={self.ask!r}, denied={self.denied!r}, unknown={self.unknown!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.atom,self.verdict,self.granted,self.ask,self.denied,self.unknown,)==(other.atom,other.verdict,other.granted,other.ask,other.denied,other.unknown,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'atom\',\'verdict\',\'granted\',\'ask\',\'denied\',\'unknown\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'atom\',\'verdict\',\'granted\',\'ask\',\'denied\',\'unknown\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.atom,self.verdict,self.granted,self.ask,self.denied,self.unknown,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_granted, _dflt_ask, _dflt_denied, _dflt_unknown):\n def __init__(self, atom, verdict, granted=_dflt_granted, ask=_dflt_ask, denied=_dflt_denied, unknown=_dflt_unknown):\n  __dataclass_builtins_object__.__setattr__(self,\'atom\',atom)\n  __dataclass_builtins_object__.__setattr__(self,\'verdict\',verdict)\n  __dataclass_builtins_object__.__setattr__(self,\'granted\',granted)\n  __dataclass_builtins_object__.__setattr__(self,\'ask\',ask)\n  __dataclass_builtins_object__.__setattr__(self,\'denied\',denied)\n  __dataclass_builtins_object__.__setattr__(self,\'unknown\',unknown)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(atom={self.atom!r}, verdict={self.verdict!r}, granted={self.granted!r}, ask={self.ask!r}, denied={self.denied!r}, unknown={self.unknown!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.atom,self.verdict,self.granted,self.ask,self.denied,self.unknown,)==(other.atom,other.verdict,other.granted,other.ask,other.denied,other.unknown,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.atom,self.verdict,self.granted,self.ask,self.denied,self.unknown,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_hint):
  def __init__(self, rule_id, severity, message, span, hint=_dflt_hint):
@@ -2362,21 +1532,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.rule_id,self.severity,self.message,self.span,self.hint,)==(other.rule_id,other.severity,other.message,other.span,other.hint,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('rule_id','severity','message','span','hint',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('rule_id','severity','message','span','hint',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.rule_id,self.severity,self.message,self.span,self.hint,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_hint):\n def __init__(self, rule_id, severity, message, span, hint=_dflt_hint):\n  __dataclass_builtins_object__.__setattr__(self,\'rule_id\',rule_id)\n  __dataclass_builtins_object__.__setattr__(self,\'severity\',severity)\n  __dataclass_builtins_object__.__setattr__(self,\'message\',message)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'hint\',hint)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(rule_id={self.rule_id!r}, severity={self.severity!r}, message={self.message!r}, span={self.span!r}, hint={self.hint!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.rule_id,self.severity,self.message,self.span,self.hint,)==(other.rule_id,other.severity,other.message,other.span,other.hint,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'rule_id\',\'severity\',\'message\',\'span\',\'hint\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'rule_id\',\'severity\',\'message\',\'span\',\'hint\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.rule_id,self.severity,self.message,self.span,self.hint,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_hint):\n def __init__(self, rule_id, severity, message, span, hint=_dflt_hint):\n  __dataclass_builtins_object__.__setattr__(self,\'rule_id\',rule_id)\n  __dataclass_builtins_object__.__setattr__(self,\'severity\',severity)\n  __dataclass_builtins_object__.__setattr__(self,\'message\',message)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'hint\',hint)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(rule_id={self.rule_id!r}, severity={self.severity!r}, message={self.message!r}, span={self.span!r}, hint={self.hint!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.rule_id,self.severity,self.message,self.span,self.hint,)==(other.rule_id,other.severity,other.message,other.span,other.hint,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.rule_id,self.severity,self.message,self.span,self.hint,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_id, _dflt_rules, _dflt_atoms, _dflt_counterexample, _dflt_supplemental, _dflt_capabilities, _dflt_request, _dflt_approvers):
  def __init__(self, decision, code, check, reason, id=_dflt_id, rules=_dflt_rules, atoms=_dflt_atoms, counterexample=_dflt_counterexample, supplemental=_dflt_supplemental, capabilities=_dflt_capabilities, request=_dflt_request, approvers=_dflt_approvers):
@@ -2398,21 +1558,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.decision,self.code,self.check,self.reason,self.id,self.rules,self.atoms,self.counterexample,self.supplemental,self.capabilities,self.request,self.approvers,)==(other.decision,other.code,other.check,other.reason,other.id,other.rules,other.atoms,other.counterexample,other.supplemental,other.capabilities,other.request,other.approvers,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('decision','code','check','reason','id','rules','atoms','counterexample','supplemental','capabilities','request','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('decision','code','check','reason','id','rules','atoms','counterexample','supplemental','capabilities','request','approvers',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.decision,self.code,self.check,self.reason,self.id,self.rules,self.atoms,self.counterexample,self.supplemental,self.capabilities,self.request,self.approvers,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_id, _dflt_rules, _dflt_atoms, _dflt_counterexample, _dflt_supplemental, _dflt_capabilities, _dflt_request, _dflt_approvers):\n def __init__(self, decision, code, check, reason, id=_dflt_id, rules=_dflt_rules, atoms=_dflt_atoms, counterexample=_dflt_counterexample, supplemental=_dflt_supplemental, capabilities=_dflt_capabilities, request=_dflt_request, approvers=_dflt_approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'decision\',decision)\n  __dataclass_builtins_object__.__setattr__(self,\'code\',code)\n  __dataclass_builtins_object__.__setattr__(self,\'check\',check)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'id\',id)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'atoms\',atoms)\n  __dataclass_builtins_object__.__setattr__(self,\'counterexample\',counterexample)\n  __dataclass_builtins_object__.__setattr__(self,\'supplemental\',supplemental)\n  __dataclass_builtins_object__.__setattr__(self,\'capabilities\',capabilities)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(decision={self.decision!r}, code={self.code!r}, check={self.check!r}, reason={self.reason!r}, id={self.id!r}, rules={self.rules!r}, atoms={self.atoms!r}, counterexample={self.counterexample!r}, supplemental={self.supplemental!r}, capabilities={self.capabilities!r}, request={self.request!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.decision,self.code,self.check,self.reason,self.id,self.rules,self.atoms,self.counterexample,self.supplemental,self.capabilities,self.request,self.approvers,)==(other.decision,other.code,other.check,other.reason,other.id,other.rules,other.atoms,other.counterexample,other.supplemental,other.capabilities,other.request,other.approvers,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'decision\',\'code\',\'check\',\'reason\',\'id\',\'rules\',\'atoms\',\'counterexample\',\'supplemental\',\'capabilities\',\'request\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'decision\',\'code\',\'check\',\'reason\',\'id\',\'rules\',\'atoms\',\'counterexample\',\'supplemental\',\'capabilities\',\'request\',\'approvers\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.decision,self.code,self.check,self.reason,self.id,self.rules,self.atoms,self.counterexample,self.supplemental,self.capabilities,self.request,self.approvers,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_id, _dflt_rules, _dflt_atoms, _dflt_counterexample, _dflt_supplemental, _dflt_capabilities, _dflt_request, _dflt_approvers):\n def __init__(self, decision, code, check, reason, id=_dflt_id, rules=_dflt_rules, atoms=_dflt_atoms, counterexample=_dflt_counterexample, supplemental=_dflt_supplemental, capabilities=_dflt_capabilities, request=_dflt_request, approvers=_dflt_approvers):\n  __dataclass_builtins_object__.__setattr__(self,\'decision\',decision)\n  __dataclass_builtins_object__.__setattr__(self,\'code\',code)\n  __dataclass_builtins_object__.__setattr__(self,\'check\',check)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'id\',id)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'atoms\',atoms)\n  __dataclass_builtins_object__.__setattr__(self,\'counterexample\',counterexample)\n  __dataclass_builtins_object__.__setattr__(self,\'supplemental\',supplemental)\n  __dataclass_builtins_object__.__setattr__(self,\'capabilities\',capabilities)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(decision={self.decision!r}, code={self.code!r}, check={self.check!r}, reason={self.reason!r}, id={self.id!r}, rules={self.rules!r}, atoms={self.atoms!r}, counterexample={self.counterexample!r}, supplemental={self.supplemental!r}, capabilities={self.capabilities!r}, request={self.request!r}, approvers={self.approvers!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.decision,self.code,self.check,self.reason,self.id,self.rules,self.atoms,self.counterexample,self.supplemental,self.capabilities,self.request,self.approvers,)==(other.decision,other.code,other.check,other.reason,other.id,other.rules,other.atoms,other.counterexample,other.supplemental,other.capabilities,other.request,other.approvers,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.decision,self.code,self.check,self.reason,self.id,self.rules,self.atoms,self.counterexample,self.supplemental,self.capabilities,self.request,self.approvers,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_ignores):
  def __init__(self, tool, servers, needs, ignores=_dflt_ignores):
@@ -2426,21 +1576,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.tool,self.servers,self.needs,self.ignores,)==(other.tool,other.servers,other.needs,other.ignores,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('tool','servers','needs','ignores',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('tool','servers','needs','ignores',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.tool,self.servers,self.needs,self.ignores,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_ignores):\n def __init__(self, tool, servers, needs, ignores=_dflt_ignores):\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'servers\',servers)\n  __dataclass_builtins_object__.__setattr__(self,\'needs\',needs)\n  __dataclass_builtins_object__.__setattr__(self,\'ignores\',ignores)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, servers={self.servers!r}, needs={self.needs!r}, ignores={self.ignores!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.servers,self.needs,self.ignores,)==(other.tool,other.servers,other.needs,other.ignores,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'tool\',\'servers\',\'needs\',\'ignores\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'tool\',\'servers\',\'needs\',\'ignores\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.tool,self.servers,self.needs,self.ignores,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_ignores):\n def __init__(self, tool, servers, needs, ignores=_dflt_ignores):\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'servers\',servers)\n  __dataclass_builtins_object__.__setattr__(self,\'needs\',needs)\n  __dataclass_builtins_object__.__setattr__(self,\'ignores\',ignores)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, servers={self.servers!r}, needs={self.needs!r}, ignores={self.ignores!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.servers,self.needs,self.ignores,)==(other.tool,other.servers,other.needs,other.ignores,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.tool,self.servers,self.needs,self.ignores,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_key, _dflt_store, _dflt_require_nonce, _dflt_clock, _dflt_session_tokens, _dflt_approvers, _dflt_ledger, _dflt__verified):
  def __init__(self, issuers, key=_dflt_key, store=_dflt_store, require_nonce=_dflt_require_nonce, clock=_dflt_clock, session_tokens=_dflt_session_tokens, approvers=_HAS_DEFAULT_FACTORY, ledger=_dflt_ledger, _verified=_HAS_DEFAULT_FACTORY):
@@ -2490,21 +1630,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.file,self.line,self.col,self.end_line,self.end_col,)==(other.file,other.line,other.col,other.end_line,other.end_col,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('file','line','col','end_line','end_col',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('file','line','col','end_line','end_col',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.file,self.line,self.col,self.end_line,self.end_col,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_line, _dflt_col, _dflt_end_line, _dflt_end_col):\n def __init__(self, file, line=_dflt_line, col=_dflt_col, end_line=_dflt_end_line, end_col=_dflt_end_col):\n  __dataclass_builtins_object__.__setattr__(self,\'file\',file)\n  __dataclass_builtins_object__.__setattr__(self,\'line\',line)\n  __dataclass_builtins_object__.__setattr__(self,\'col\',col)\n  __dataclass_builtins_object__.__setattr__(self,\'end_line\',end_line)\n  __dataclass_builtins_object__.__setattr__(self,\'end_col\',end_col)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, line={self.line!r}, col={self.col!r}, end_line={self.end_line!r}, end_col={self.end_col!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.col,self.end_line,self.end_col,)==(other.file,other.line,other.col,other.end_line,other.end_col,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'file\',\'line\',\'col\',\'end_line\',\'end_col\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'file\',\'line\',\'col\',\'end_line\',\'end_col\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.file,self.line,self.col,self.end_line,self.end_col,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_line, _dflt_col, _dflt_end_line, _dflt_end_col):\n def __init__(self, file, line=_dflt_line, col=_dflt_col, end_line=_dflt_end_line, end_col=_dflt_end_col):\n  __dataclass_builtins_object__.__setattr__(self,\'file\',file)\n  __dataclass_builtins_object__.__setattr__(self,\'line\',line)\n  __dataclass_builtins_object__.__setattr__(self,\'col\',col)\n  __dataclass_builtins_object__.__setattr__(self,\'end_line\',end_line)\n  __dataclass_builtins_object__.__setattr__(self,\'end_col\',end_col)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, line={self.line!r}, col={self.col!r}, end_line={self.end_line!r}, end_col={self.end_col!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.col,self.end_line,self.end_col,)==(other.file,other.line,other.col,other.end_line,other.end_col,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.file,self.line,self.col,self.end_line,self.end_col,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_loaded):
  def __init__(self, loaded=_HAS_DEFAULT_FACTORY):
@@ -2535,21 +1665,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.effect,self.resource,self.action,self.value,self.context,self.mode,)==(other.effect,other.resource,other.action,other.value,other.context,other.mode,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('effect','resource','action','value','context','mode','span','mode_span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('effect','resource','action','value','context','mode','span','mode_span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.effect,self.resource,self.action,self.value,self.context,self.mode,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_mode_span):\n def __init__(self, effect, resource, action, value, context, mode, span, mode_span=_dflt_mode_span):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'value\',value)\n  __dataclass_builtins_object__.__setattr__(self,\'context\',context)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'mode_span\',mode_span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, resource={self.resource!r}, action={self.action!r}, value={self.value!r}, context={self.context!r}, mode={self.mode!r}, span={self.span!r}, mode_span={self.mode_span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.resource,self.action,self.value,self.context,self.mode,)==(other.effect,other.resource,other.action,other.value,other.context,other.mode,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'effect\',\'resource\',\'action\',\'value\',\'context\',\'mode\',\'span\',\'mode_span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'effect\',\'resource\',\'action\',\'value\',\'context\',\'mode\',\'span\',\'mode_span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.effect,self.resource,self.action,self.value,self.context,self.mode,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_mode_span):\n def __init__(self, effect, resource, action, value, context, mode, span, mode_span=_dflt_mode_span):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'value\',value)\n  __dataclass_builtins_object__.__setattr__(self,\'context\',context)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'mode_span\',mode_span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, resource={self.resource!r}, action={self.action!r}, value={self.value!r}, context={self.context!r}, mode={self.mode!r}, span={self.span!r}, mode_span={self.mode_span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.resource,self.action,self.value,self.context,self.mode,)==(other.effect,other.resource,other.action,other.value,other.context,other.mode,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.effect,self.resource,self.action,self.value,self.context,self.mode,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name):
  def __init__(self, private, public, name=_dflt_name):
@@ -2562,21 +1682,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.private,self.public,self.name,)==(other.private,other.public,other.name,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('private','public','name',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('private','public','name',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.private,self.public,self.name,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name):\n def __init__(self, private, public, name=_dflt_name):\n  __dataclass_builtins_object__.__setattr__(self,\'private\',private)\n  __dataclass_builtins_object__.__setattr__(self,\'public\',public)\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(private={self.private!r}, public={self.public!r}, name={self.name!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.private,self.public,self.name,)==(other.private,other.public,other.name,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'private\',\'public\',\'name\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'private\',\'public\',\'name\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.private,self.public,self.name,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name):\n def __init__(self, private, public, name=_dflt_name):\n  __dataclass_builtins_object__.__setattr__(self,\'private\',private)\n  __dataclass_builtins_object__.__setattr__(self,\'public\',public)\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(private={self.private!r}, public={self.public!r}, name={self.name!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.private,self.public,self.name,)==(other.private,other.public,other.name,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.private,self.public,self.name,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name_span):
  def __init__(self, name, rules, span, name_span=_dflt_name_span):
@@ -2590,21 +1700,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.name,self.rules,)==(other.name,other.rules,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('name','rules','span','name_span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('name','rules','span','name_span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.name,self.rules,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name_span):\n def __init__(self, name, rules, span, name_span=_dflt_name_span):\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'name_span\',name_span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, rules={self.rules!r}, span={self.span!r}, name_span={self.name_span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.rules,)==(other.name,other.rules,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'name\',\'rules\',\'span\',\'name_span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'name\',\'rules\',\'span\',\'name_span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.name,self.rules,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name_span):\n def __init__(self, name, rules, span, name_span=_dflt_name_span):\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'name_span\',name_span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, rules={self.rules!r}, span={self.span!r}, name_span={self.name_span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.rules,)==(other.name,other.rules,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.name,self.rules,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name_span):
  def __init__(self, name, span, name_span=_dflt_name_span):
@@ -2617,21 +1717,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.name,)==(other.name,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('name','span','name_span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('name','span','name_span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.name,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name_span):\n def __init__(self, name, span, name_span=_dflt_name_span):\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'name_span\',name_span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, span={self.span!r}, name_span={self.name_span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.name,)==(other.name,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'name\',\'span\',\'name_span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'name\',\'span\',\'name_span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.name,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name_span):\n def __init__(self, name, span, name_span=_dflt_name_span):\n  __dataclass_builtins_object__.__setattr__(self,\'name\',name)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'name_span\',name_span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, span={self.span!r}, name_span={self.name_span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.name,)==(other.name,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.name,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name_span, _dflt_servers, _dflt_ignores):
  def __init__(self, tool, needs, span, name_span=_dflt_name_span, servers=_dflt_servers, ignores=_dflt_ignores):
@@ -2647,21 +1737,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.tool,self.needs,self.servers,self.ignores,)==(other.tool,other.needs,other.servers,other.ignores,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('tool','needs','span','name_span','servers','ignores',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('tool','needs','span','name_span','servers','ignores',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.tool,self.needs,self.servers,self.ignores,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name_span, _dflt_servers, _dflt_ignores):\n def __init__(self, tool, needs, span, name_span=_dflt_name_span, servers=_dflt_servers, ignores=_dflt_ignores):\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'needs\',needs)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'name_span\',name_span)\n  __dataclass_builtins_object__.__setattr__(self,\'servers\',servers)\n  __dataclass_builtins_object__.__setattr__(self,\'ignores\',ignores)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, needs={self.needs!r}, span={self.span!r}, name_span={self.name_span!r}, servers={self.servers!r}, ignores={self.ignores!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.needs,self.servers,self.ignores,)==(other.tool,other.needs,other.servers,other.ignores,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'tool\',\'needs\',\'span\',\'name_span\',\'servers\',\'ignores\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'tool\',\'needs\',\'span\',\'name_span\',\'servers\',\'ignores\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.tool,self.needs,self.servers,self.ignores,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_name_span, _dflt_servers, _dflt_ignores):\n def __init__(self, tool, needs, span, name_span=_dflt_name_span, servers=_dflt_servers, ignores=_dflt_ignores):\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'needs\',needs)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'name_span\',name_span)\n  __dataclass_builtins_object__.__setattr__(self,\'servers\',servers)\n  __dataclass_builtins_object__.__setattr__(self,\'ignores\',ignores)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, needs={self.needs!r}, span={self.span!r}, name_span={self.name_span!r}, servers={self.servers!r}, ignores={self.ignores!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.needs,self.servers,self.ignores,)==(other.tool,other.needs,other.servers,other.ignores,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.tool,self.needs,self.servers,self.ignores,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_needs):
  def __init__(self, tool, server, status, reason, needs=_dflt_needs):
@@ -2676,21 +1756,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.tool,self.server,self.status,self.reason,self.needs,)==(other.tool,other.server,other.status,other.reason,other.needs,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('tool','server','status','reason','needs',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('tool','server','status','reason','needs',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.tool,self.server,self.status,self.reason,self.needs,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_needs):\n def __init__(self, tool, server, status, reason, needs=_dflt_needs):\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'status\',status)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'needs\',needs)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, server={self.server!r}, status={self.status!r}, reason={self.reason!r}, needs={self.needs!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.server,self.status,self.reason,self.needs,)==(other.tool,other.server,other.status,other.reason,other.needs,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'tool\',\'server\',\'status\',\'reason\',\'needs\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'tool\',\'server\',\'status\',\'reason\',\'needs\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.tool,self.server,self.status,self.reason,self.needs,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_needs):\n def __init__(self, tool, server, status, reason, needs=_dflt_needs):\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'status\',status)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'needs\',needs)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, server={self.server!r}, status={self.status!r}, reason={self.reason!r}, needs={self.needs!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.server,self.status,self.reason,self.needs,)==(other.tool,other.server,other.status,other.reason,other.needs,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.tool,self.server,self.status,self.reason,self.needs,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_needs, _dflt_asks, _dflt_commands, _dflt_stopped, _dflt_sources):
  def __init__(self, cwd, needs=_HAS_DEFAULT_FACTORY, asks=_HAS_DEFAULT_FACTORY, commands=_dflt_commands, stopped=_dflt_stopped, sources=_HAS_DEFAULT_FACTORY):
@@ -2724,21 +1794,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.code,self.output,self.files,self.directories,self.removed,self.error,)==(other.code,other.output,other.files,other.directories,other.removed,other.error,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('code','output','files','directories','removed','error',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('code','output','files','directories','removed','error',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.code,self.output,self.files,self.directories,self.removed,self.error,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_output, _dflt_files, _dflt_directories, _dflt_removed, _dflt_error):\n def __init__(self, code, output=_dflt_output, files=_dflt_files, directories=_dflt_directories, removed=_dflt_removed, error=_dflt_error):\n  __dataclass_builtins_object__.__setattr__(self,\'code\',code)\n  __dataclass_builtins_object__.__setattr__(self,\'output\',output)\n  __dataclass_builtins_object__.__setattr__(self,\'files\',files)\n  __dataclass_builtins_object__.__setattr__(self,\'directories\',directories)\n  __dataclass_builtins_object__.__setattr__(self,\'removed\',removed)\n  __dataclass_builtins_object__.__setattr__(self,\'error\',error)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, output={self.output!r}, files={self.files!r}, directories={self.directories!r}, removed={self.removed!r}, error={self.error!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.output,self.files,self.directories,self.removed,self.error,)==(other.code,other.output,other.files,other.directories,other.removed,other.error,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'code\',\'output\',\'files\',\'directories\',\'removed\',\'error\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'code\',\'output\',\'files\',\'directories\',\'removed\',\'error\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.code,self.output,self.files,self.directories,self.removed,self.error,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_output, _dflt_files, _dflt_directories, _dflt_removed, _dflt_error):\n def __init__(self, code, output=_dflt_output, files=_dflt_files, directories=_dflt_directories, removed=_dflt_removed, error=_dflt_error):\n  __dataclass_builtins_object__.__setattr__(self,\'code\',code)\n  __dataclass_builtins_object__.__setattr__(self,\'output\',output)\n  __dataclass_builtins_object__.__setattr__(self,\'files\',files)\n  __dataclass_builtins_object__.__setattr__(self,\'directories\',directories)\n  __dataclass_builtins_object__.__setattr__(self,\'removed\',removed)\n  __dataclass_builtins_object__.__setattr__(self,\'error\',error)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, output={self.output!r}, files={self.files!r}, directories={self.directories!r}, removed={self.removed!r}, error={self.error!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.output,self.files,self.directories,self.removed,self.error,)==(other.code,other.output,other.files,other.directories,other.removed,other.error,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.code,self.output,self.files,self.directories,self.removed,self.error,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_parsed, _dflt_undecided):
  def __init__(self, policy, parsed=_HAS_DEFAULT_FACTORY, undecided=_HAS_DEFAULT_FACTORY):
@@ -2779,21 +1839,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.path,)==(other.path,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('path','span','path_span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('path','span','path_span',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.path,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_path_span):\n def __init__(self, path, span, path_span=_dflt_path_span):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'path_span\',path_span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, span={self.span!r}, path_span={self.path_span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,)==(other.path,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'path\',\'span\',\'path_span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'path\',\'span\',\'path_span\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.path,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_path_span):\n def __init__(self, path, span, path_span=_dflt_path_span):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'path_span\',path_span)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, span={self.span!r}, path_span={self.path_span!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,)==(other.path,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.path,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_pattern_spans):
  def __init__(self, effect, resource, action, patterns, when, because, approvals, mode, span, pattern_spans=_dflt_pattern_spans):
@@ -2813,21 +1863,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.effect,self.resource,self.action,self.patterns,self.when,self.because,self.approvals,self.mode,)==(other.effect,other.resource,other.action,other.patterns,other.when,other.because,other.approvals,other.mode,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('effect','resource','action','patterns','when','because','approvals','mode','span','pattern_spans',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('effect','resource','action','patterns','when','because','approvals','mode','span','pattern_spans',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.effect,self.resource,self.action,self.patterns,self.when,self.because,self.approvals,self.mode,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_pattern_spans):\n def __init__(self, effect, resource, action, patterns, when, because, approvals, mode, span, pattern_spans=_dflt_pattern_spans):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'patterns\',patterns)\n  __dataclass_builtins_object__.__setattr__(self,\'when\',when)\n  __dataclass_builtins_object__.__setattr__(self,\'because\',because)\n  __dataclass_builtins_object__.__setattr__(self,\'approvals\',approvals)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern_spans\',pattern_spans)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, resource={self.resource!r}, action={self.action!r}, patterns={self.patterns!r}, when={self.when!r}, because={self.because!r}, approvals={self.approvals!r}, mode={self.mode!r}, span={self.span!r}, pattern_spans={self.pattern_spans!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.resource,self.action,self.patterns,self.when,self.because,self.approvals,self.mode,)==(other.effect,other.resource,other.action,other.patterns,other.when,other.because,other.approvals,other.mode,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'effect\',\'resource\',\'action\',\'patterns\',\'when\',\'because\',\'approvals\',\'mode\',\'span\',\'pattern_spans\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'effect\',\'resource\',\'action\',\'patterns\',\'when\',\'because\',\'approvals\',\'mode\',\'span\',\'pattern_spans\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.effect,self.resource,self.action,self.patterns,self.when,self.because,self.approvals,self.mode,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_pattern_spans):\n def __init__(self, effect, resource, action, patterns, when, because, approvals, mode, span, pattern_spans=_dflt_pattern_spans):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'resource\',resource)\n  __dataclass_builtins_object__.__setattr__(self,\'action\',action)\n  __dataclass_builtins_object__.__setattr__(self,\'patterns\',patterns)\n  __dataclass_builtins_object__.__setattr__(self,\'when\',when)\n  __dataclass_builtins_object__.__setattr__(self,\'because\',because)\n  __dataclass_builtins_object__.__setattr__(self,\'approvals\',approvals)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'span\',span)\n  __dataclass_builtins_object__.__setattr__(self,\'pattern_spans\',pattern_spans)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, resource={self.resource!r}, action={self.action!r}, patterns={self.patterns!r}, when={self.when!r}, because={self.because!r}, approvals={self.approvals!r}, mode={self.mode!r}, span={self.span!r}, pattern_spans={self.pattern_spans!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.resource,self.action,self.patterns,self.when,self.because,self.approvals,self.mode,)==(other.effect,other.resource,other.action,other.patterns,other.when,other.because,other.approvals,other.mode,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.effect,self.resource,self.action,self.patterns,self.when,self.because,self.approvals,self.mode,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_payload):
  def __init__(self, kind, payload=_dflt_payload):
@@ -2840,21 +1880,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.kind,self.payload,)==(other.kind,other.payload,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('kind','payload',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('kind','payload',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.kind,self.payload,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_payload):\n def __init__(self, kind, payload=_dflt_payload):\n  __dataclass_builtins_object__.__setattr__(self,\'kind\',kind)\n  __dataclass_builtins_object__.__setattr__(self,\'payload\',payload)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, payload={self.payload!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.payload,)==(other.kind,other.payload,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'kind\',\'payload\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'kind\',\'payload\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.kind,self.payload,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_payload):\n def __init__(self, kind, payload=_dflt_payload):\n  __dataclass_builtins_object__.__setattr__(self,\'kind\',kind)\n  __dataclass_builtins_object__.__setattr__(self,\'payload\',payload)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, payload={self.payload!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.payload,)==(other.kind,other.payload,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.kind,self.payload,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_plan, _dflt_policy, _dflt_token, _dflt_session):
  def __init__(self, kind, plan=_dflt_plan, policy=_dflt_policy, token=_dflt_token, session=_dflt_session):
@@ -2869,21 +1899,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.kind,self.plan,self.policy,self.token,self.session,)==(other.kind,other.plan,other.policy,other.token,other.session,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('kind','plan','policy','token','session',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('kind','plan','policy','token','session',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.kind,self.plan,self.policy,self.token,self.session,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_plan, _dflt_policy, _dflt_token, _dflt_session):\n def __init__(self, kind, plan=_dflt_plan, policy=_dflt_policy, token=_dflt_token, session=_dflt_session):\n  __dataclass_builtins_object__.__setattr__(self,\'kind\',kind)\n  __dataclass_builtins_object__.__setattr__(self,\'plan\',plan)\n  __dataclass_builtins_object__.__setattr__(self,\'policy\',policy)\n  __dataclass_builtins_object__.__setattr__(self,\'token\',token)\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, plan={self.plan!r}, policy={self.policy!r}, token={self.token!r}, session={self.session!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.plan,self.policy,self.token,self.session,)==(other.kind,other.plan,other.policy,other.token,other.session,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'kind\',\'plan\',\'policy\',\'token\',\'session\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'kind\',\'plan\',\'policy\',\'token\',\'session\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.kind,self.plan,self.policy,self.token,self.session,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_plan, _dflt_policy, _dflt_token, _dflt_session):\n def __init__(self, kind, plan=_dflt_plan, policy=_dflt_policy, token=_dflt_token, session=_dflt_session):\n  __dataclass_builtins_object__.__setattr__(self,\'kind\',kind)\n  __dataclass_builtins_object__.__setattr__(self,\'plan\',plan)\n  __dataclass_builtins_object__.__setattr__(self,\'policy\',policy)\n  __dataclass_builtins_object__.__setattr__(self,\'token\',token)\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, plan={self.plan!r}, policy={self.policy!r}, token={self.token!r}, session={self.session!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.plan,self.policy,self.token,self.session,)==(other.kind,other.plan,other.policy,other.token,other.session,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.kind,self.plan,self.policy,self.token,self.session,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_plan, _dflt_token, _dflt_session, _dflt_attempt):
  def __init__(self, tool, server, params, summary, atoms, rule, requirements, created, expires, plan=_dflt_plan, token=_dflt_token, session=_dflt_session, attempt=_dflt_attempt):
@@ -2907,21 +1927,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.tool,self.server,self.params,self.summary,self.atoms,self.rule,self.requirements,self.created,self.expires,self.plan,self.token,self.session,self.attempt,)==(other.tool,other.server,other.params,other.summary,other.atoms,other.rule,other.requirements,other.created,other.expires,other.plan,other.token,other.session,other.attempt,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('tool','server','params','summary','atoms','rule','requirements','created','expires','plan','token','session','attempt',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('tool','server','params','summary','atoms','rule','requirements','created','expires','plan','token','session','attempt',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.tool,self.server,self.params,self.summary,self.atoms,self.rule,self.requirements,self.created,self.expires,self.plan,self.token,self.session,self.attempt,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_plan, _dflt_token, _dflt_session, _dflt_attempt):\n def __init__(self, tool, server, params, summary, atoms, rule, requirements, created, expires, plan=_dflt_plan, token=_dflt_token, session=_dflt_session, attempt=_dflt_attempt):\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'summary\',summary)\n  __dataclass_builtins_object__.__setattr__(self,\'atoms\',atoms)\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'requirements\',requirements)\n  __dataclass_builtins_object__.__setattr__(self,\'created\',created)\n  __dataclass_builtins_object__.__setattr__(self,\'expires\',expires)\n  __dataclass_builtins_object__.__setattr__(self,\'plan\',plan)\n  __dataclass_builtins_object__.__setattr__(self,\'token\',token)\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n  __dataclass_builtins_object__.__setattr__(self,\'attempt\',attempt)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, server={self.server!r}, params={self.params!r}, summary={self.summary!r}, atoms={self.atoms!r}, rule={self.rule!r}, requirements={self.requirements!r}, created={self.created!r}, expires={self.expires!r}, plan={self.plan!r}, token={self.token!r}, session={self.session!r}, attempt={self.attempt!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.server,self.params,self.summary,self.atoms,self.rule,self.requirements,self.created,self.expires,self.plan,self.token,self.session,self.attempt,)==(other.tool,other.server,other.params,other.summary,other.atoms,other.rule,other.requirements,other.created,other.expires,other.plan,other.token,other.session,other.attempt,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'tool\',\'server\',\'params\',\'summary\',\'atoms\',\'rule\',\'requirements\',\'created\',\'expires\',\'plan\',\'token\',\'session\',\'attempt\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'tool\',\'server\',\'params\',\'summary\',\'atoms\',\'rule\',\'requirements\',\'created\',\'expires\',\'plan\',\'token\',\'session\',\'attempt\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.tool,self.server,self.params,self.summary,self.atoms,self.rule,self.requirements,self.created,self.expires,self.plan,self.token,self.session,self.attempt,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_plan, _dflt_token, _dflt_session, _dflt_attempt):\n def __init__(self, tool, server, params, summary, atoms, rule, requirements, created, expires, plan=_dflt_plan, token=_dflt_token, session=_dflt_session, attempt=_dflt_attempt):\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'summary\',summary)\n  __dataclass_builtins_object__.__setattr__(self,\'atoms\',atoms)\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'requirements\',requirements)\n  __dataclass_builtins_object__.__setattr__(self,\'created\',created)\n  __dataclass_builtins_object__.__setattr__(self,\'expires\',expires)\n  __dataclass_builtins_object__.__setattr__(self,\'plan\',plan)\n  __dataclass_builtins_object__.__setattr__(self,\'token\',token)\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n  __dataclass_builtins_object__.__setattr__(self,\'attempt\',attempt)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, server={self.server!r}, params={self.params!r}, summary={self.summary!r}, atoms={self.atoms!r}, rule={self.rule!r}, requirements={self.requirements!r}, created={self.created!r}, expires={self.expires!r}, plan={self.plan!r}, token={self.token!r}, session={self.session!r}, attempt={self.attempt!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.server,self.params,self.summary,self.atoms,self.rule,self.requirements,self.created,self.expires,self.plan,self.token,self.session,self.attempt,)==(other.tool,other.server,other.params,other.summary,other.atoms,other.rule,other.requirements,other.created,other.expires,other.plan,other.token,other.session,other.attempt,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.tool,self.server,self.params,self.summary,self.atoms,self.rule,self.requirements,self.created,self.expires,self.plan,self.token,self.session,self.attempt,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_policy, _dflt_mode, _dflt_policies, _dflt_tests, _dflt_orders, _dflt_expectations):
  def __init__(self, path, policy=_dflt_policy, mode=_dflt_mode, policies=_dflt_policies, tests=_dflt_tests, orders=_dflt_orders, expectations=_dflt_expectations):
@@ -2938,21 +1948,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.path,self.policy,self.mode,self.policies,self.tests,self.orders,self.expectations,)==(other.path,other.policy,other.mode,other.policies,other.tests,other.orders,other.expectations,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('path','policy','mode','policies','tests','orders','expectations',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('path','policy','mode','policies','tests','orders','expectations',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.path,self.policy,self.mode,self.policies,self.tests,self.orders,self.expectations,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_policy, _dflt_mode, _dflt_policies, _dflt_tests, _dflt_orders, _dflt_expectations):\n def __init__(self, path, policy=_dflt_policy, mode=_dflt_mode, policies=_dflt_policies, tests=_dflt_tests, orders=_dflt_orders, expectations=_dflt_expectations):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'policy\',policy)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'policies\',policies)\n  __dataclass_builtins_object__.__setattr__(self,\'tests\',tests)\n  __dataclass_builtins_object__.__setattr__(self,\'orders\',orders)\n  __dataclass_builtins_object__.__setattr__(self,\'expectations\',expectations)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, policy={self.policy!r}, mode={self.mode!r}, policies={self.policies!r}, tests={self.tests!r}, orders={self.orders!r}, expectations={self.expectations!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.policy,self.mode,self.policies,self.tests,self.orders,self.expectations,)==(other.path,other.policy,other.mode,other.policies,other.tests,other.orders,other.expectations,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'path\',\'policy\',\'mode\',\'policies\',\'tests\',\'orders\',\'expectations\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'path\',\'policy\',\'mode\',\'policies\',\'tests\',\'orders\',\'expectations\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.path,self.policy,self.mode,self.policies,self.tests,self.orders,self.expectations,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_policy, _dflt_mode, _dflt_policies, _dflt_tests, _dflt_orders, _dflt_expectations):\n def __init__(self, path, policy=_dflt_policy, mode=_dflt_mode, policies=_dflt_policies, tests=_dflt_tests, orders=_dflt_orders, expectations=_dflt_expectations):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'policy\',policy)\n  __dataclass_builtins_object__.__setattr__(self,\'mode\',mode)\n  __dataclass_builtins_object__.__setattr__(self,\'policies\',policies)\n  __dataclass_builtins_object__.__setattr__(self,\'tests\',tests)\n  __dataclass_builtins_object__.__setattr__(self,\'orders\',orders)\n  __dataclass_builtins_object__.__setattr__(self,\'expectations\',expectations)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, policy={self.policy!r}, mode={self.mode!r}, policies={self.policies!r}, tests={self.tests!r}, orders={self.orders!r}, expectations={self.expectations!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.policy,self.mode,self.policies,self.tests,self.orders,self.expectations,)==(other.path,other.policy,other.mode,other.policies,other.tests,other.orders,other.expectations,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.path,self.policy,self.mode,self.policies,self.tests,self.orders,self.expectations,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_possible, _dflt_succeeded):
  def __init__(self, dirs, possible=_dflt_possible, succeeded=_dflt_succeeded):
@@ -2998,21 +1998,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.file,self.line,self.effect,self.reason,)>=(other.file,other.line,other.effect,other.reason,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('file','line','effect','reason',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('file','line','effect','reason',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.file,self.line,self.effect,self.reason,))
- return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_reason):\n def __init__(self, file, line, effect, reason=_dflt_reason):\n  __dataclass_builtins_object__.__setattr__(self,\'file\',file)\n  __dataclass_builtins_object__.__setattr__(self,\'line\',line)\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, line={self.line!r}, effect={self.effect!r}, reason={self.reason!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.effect,self.reason,)==(other.file,other.line,other.effect,other.reason,)\n  return NotImplemented\n def __lt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.effect,self.reason,)<(other.file,other.line,other.effect,other.reason,)\n  return NotImplemented\n def __le__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.effect,self.reason,)<=(other.file,other.line,other.effect,other.reason,)\n  return NotImplemented\n def __gt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.effect,self.reason,)>(other.file,other.line,other.effect,other.reason,)\n  return NotImplemented\n def __ge__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.effect,self.reason,)>=(other.file,other.line,other.effect,other.reason,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'file\',\'line\',\'effect\',\'reason\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'file\',\'line\',\'effect\',\'reason\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.file,self.line,self.effect,self.reason,))\n return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_reason):\n def __init__(self, file, line, effect, reason=_dflt_reason):\n  __dataclass_builtins_object__.__setattr__(self,\'file\',file)\n  __dataclass_builtins_object__.__setattr__(self,\'line\',line)\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, line={self.line!r}, effect={self.effect!r}, reason={self.reason!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.effect,self.reason,)==(other.file,other.line,other.effect,other.reason,)\n  return NotImplemented\n def __lt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.effect,self.reason,)<(other.file,other.line,other.effect,other.reason,)\n  return NotImplemented\n def __le__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.effect,self.reason,)<=(other.file,other.line,other.effect,other.reason,)\n  return NotImplemented\n def __gt__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.effect,self.reason,)>(other.file,other.line,other.effect,other.reason,)\n  return NotImplemented\n def __ge__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.line,self.effect,self.reason,)>=(other.file,other.line,other.effect,other.reason,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.file,self.line,self.effect,self.reason,))\n return (__init__, __repr__, __eq__, __lt__, __le__, __gt__, __ge__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_recordings):
  def __init__(self, findings, errors, text, summary, recordings=_dflt_recordings):
@@ -3027,21 +2017,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.findings,self.errors,self.text,self.summary,self.recordings,)==(other.findings,other.errors,other.text,other.summary,other.recordings,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('findings','errors','text','summary','recordings',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('findings','errors','text','summary','recordings',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.findings,self.errors,self.text,self.summary,self.recordings,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_recordings):\n def __init__(self, findings, errors, text, summary, recordings=_dflt_recordings):\n  __dataclass_builtins_object__.__setattr__(self,\'findings\',findings)\n  __dataclass_builtins_object__.__setattr__(self,\'errors\',errors)\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'summary\',summary)\n  __dataclass_builtins_object__.__setattr__(self,\'recordings\',recordings)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(findings={self.findings!r}, errors={self.errors!r}, text={self.text!r}, summary={self.summary!r}, recordings={self.recordings!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.findings,self.errors,self.text,self.summary,self.recordings,)==(other.findings,other.errors,other.text,other.summary,other.recordings,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'findings\',\'errors\',\'text\',\'summary\',\'recordings\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'findings\',\'errors\',\'text\',\'summary\',\'recordings\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.findings,self.errors,self.text,self.summary,self.recordings,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_recordings):\n def __init__(self, findings, errors, text, summary, recordings=_dflt_recordings):\n  __dataclass_builtins_object__.__setattr__(self,\'findings\',findings)\n  __dataclass_builtins_object__.__setattr__(self,\'errors\',errors)\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'summary\',summary)\n  __dataclass_builtins_object__.__setattr__(self,\'recordings\',recordings)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(findings={self.findings!r}, errors={self.errors!r}, text={self.text!r}, summary={self.summary!r}, recordings={self.recordings!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.findings,self.errors,self.text,self.summary,self.recordings,)==(other.findings,other.errors,other.text,other.summary,other.recordings,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.findings,self.errors,self.text,self.summary,self.recordings,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_request, _dflt_anyone):
  def __init__(self, effect, reason, request=_dflt_request, anyone=_dflt_anyone):
@@ -3055,21 +2035,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.effect,self.reason,self.request,self.anyone,)==(other.effect,other.reason,other.request,other.anyone,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('effect','reason','request','anyone',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('effect','reason','request','anyone',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.effect,self.reason,self.request,self.anyone,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_request, _dflt_anyone):\n def __init__(self, effect, reason, request=_dflt_request, anyone=_dflt_anyone):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'anyone\',anyone)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, reason={self.reason!r}, request={self.request!r}, anyone={self.anyone!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.reason,self.request,self.anyone,)==(other.effect,other.reason,other.request,other.anyone,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'effect\',\'reason\',\'request\',\'anyone\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'effect\',\'reason\',\'request\',\'anyone\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.effect,self.reason,self.request,self.anyone,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_request, _dflt_anyone):\n def __init__(self, effect, reason, request=_dflt_request, anyone=_dflt_anyone):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'anyone\',anyone)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, reason={self.reason!r}, request={self.request!r}, anyone={self.anyone!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.reason,self.request,self.anyone,)==(other.effect,other.reason,other.request,other.anyone,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.effect,self.reason,self.request,self.anyone,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_request, _dflt_approvers, _dflt_entry):
  def __init__(self, effect, reason, decision, request=_dflt_request, approvers=_dflt_approvers, entry=_dflt_entry):
@@ -3085,21 +2055,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.effect,self.reason,self.decision,self.request,self.approvers,self.entry,)==(other.effect,other.reason,other.decision,other.request,other.approvers,other.entry,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('effect','reason','decision','request','approvers','entry',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('effect','reason','decision','request','approvers','entry',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.effect,self.reason,self.decision,self.request,self.approvers,self.entry,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_request, _dflt_approvers, _dflt_entry):\n def __init__(self, effect, reason, decision, request=_dflt_request, approvers=_dflt_approvers, entry=_dflt_entry):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'decision\',decision)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n  __dataclass_builtins_object__.__setattr__(self,\'entry\',entry)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, reason={self.reason!r}, decision={self.decision!r}, request={self.request!r}, approvers={self.approvers!r}, entry={self.entry!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.reason,self.decision,self.request,self.approvers,self.entry,)==(other.effect,other.reason,other.decision,other.request,other.approvers,other.entry,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'effect\',\'reason\',\'decision\',\'request\',\'approvers\',\'entry\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'effect\',\'reason\',\'decision\',\'request\',\'approvers\',\'entry\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.effect,self.reason,self.decision,self.request,self.approvers,self.entry,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_request, _dflt_approvers, _dflt_entry):\n def __init__(self, effect, reason, decision, request=_dflt_request, approvers=_dflt_approvers, entry=_dflt_entry):\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'decision\',decision)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n  __dataclass_builtins_object__.__setattr__(self,\'entry\',entry)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(effect={self.effect!r}, reason={self.reason!r}, decision={self.decision!r}, request={self.request!r}, approvers={self.approvers!r}, entry={self.entry!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.effect,self.reason,self.decision,self.request,self.approvers,self.entry,)==(other.effect,other.reason,other.decision,other.request,other.approvers,other.entry,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.effect,self.reason,self.decision,self.request,self.approvers,self.entry,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_rule, _dflt_approvals, _dflt_asked_by):
  def __init__(self, atom, effect, reason, rule=_dflt_rule, approvals=_dflt_approvals, asked_by=_dflt_asked_by):
@@ -3115,21 +2075,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.atom,self.effect,self.reason,)==(other.atom,other.effect,other.reason,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('atom','effect','reason','rule','approvals','asked_by',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('atom','effect','reason','rule','approvals','asked_by',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.atom,self.effect,self.reason,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_rule, _dflt_approvals, _dflt_asked_by):\n def __init__(self, atom, effect, reason, rule=_dflt_rule, approvals=_dflt_approvals, asked_by=_dflt_asked_by):\n  __dataclass_builtins_object__.__setattr__(self,\'atom\',atom)\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'approvals\',approvals)\n  __dataclass_builtins_object__.__setattr__(self,\'asked_by\',asked_by)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(atom={self.atom!r}, effect={self.effect!r}, reason={self.reason!r}, rule={self.rule!r}, approvals={self.approvals!r}, asked_by={self.asked_by!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.atom,self.effect,self.reason,)==(other.atom,other.effect,other.reason,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'atom\',\'effect\',\'reason\',\'rule\',\'approvals\',\'asked_by\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'atom\',\'effect\',\'reason\',\'rule\',\'approvals\',\'asked_by\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.atom,self.effect,self.reason,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_rule, _dflt_approvals, _dflt_asked_by):\n def __init__(self, atom, effect, reason, rule=_dflt_rule, approvals=_dflt_approvals, asked_by=_dflt_asked_by):\n  __dataclass_builtins_object__.__setattr__(self,\'atom\',atom)\n  __dataclass_builtins_object__.__setattr__(self,\'effect\',effect)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'approvals\',approvals)\n  __dataclass_builtins_object__.__setattr__(self,\'asked_by\',asked_by)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(atom={self.atom!r}, effect={self.effect!r}, reason={self.reason!r}, rule={self.rule!r}, approvals={self.approvals!r}, asked_by={self.asked_by!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.atom,self.effect,self.reason,)==(other.atom,other.effect,other.reason,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.atom,self.effect,self.reason,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_server, _dflt_params):
  def __init__(self, tool, server=_dflt_server, params=_dflt_params):
@@ -3143,21 +2093,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.tool,self.server,self.params,)==(other.tool,other.server,other.params,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('tool','server','params',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('tool','server','params',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.tool,self.server,self.params,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_server, _dflt_params):\n def __init__(self, tool, server=_dflt_server, params=_dflt_params):\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, server={self.server!r}, params={self.params!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.server,self.params,)==(other.tool,other.server,other.params,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'tool\',\'server\',\'params\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'tool\',\'server\',\'params\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.tool,self.server,self.params,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_server, _dflt_params):\n def __init__(self, tool, server=_dflt_server, params=_dflt_params):\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, server={self.server!r}, params={self.params!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.server,self.params,)==(other.tool,other.server,other.params,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.tool,self.server,self.params,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_session, _dflt_order, _dflt_plan, _dflt_policy, _dflt_token, _dflt_atom, _dflt_tool, _dflt_server, _dflt_params, _dflt_rule, _dflt_reason, _dflt_nonce, _dflt_request, _dflt_approvers, _dflt_atoms, _dflt_rules):
  def __init__(self, kind, decision, time, session=_dflt_session, order=_dflt_order, plan=_dflt_plan, policy=_dflt_policy, token=_dflt_token, atom=_dflt_atom, tool=_dflt_tool, server=_dflt_server, params=_dflt_params, rule=_dflt_rule, reason=_dflt_reason, nonce=_dflt_nonce, request=_dflt_request, approvers=_dflt_approvers, atoms=_dflt_atoms, rules=_dflt_rules):
@@ -3187,21 +2127,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.kind,self.decision,self.time,self.session,self.order,self.plan,self.policy,self.token,self.atom,self.tool,self.server,self.params,self.rule,self.reason,self.nonce,self.request,self.approvers,self.atoms,self.rules,)==(other.kind,other.decision,other.time,other.session,other.order,other.plan,other.policy,other.token,other.atom,other.tool,other.server,other.params,other.rule,other.reason,other.nonce,other.request,other.approvers,other.atoms,other.rules,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('kind','decision','time','session','order','plan','policy','token','atom','tool','server','params','rule','reason','nonce','request','approvers','atoms','rules',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('kind','decision','time','session','order','plan','policy','token','atom','tool','server','params','rule','reason','nonce','request','approvers','atoms','rules',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.kind,self.decision,self.time,self.session,self.order,self.plan,self.policy,self.token,self.atom,self.tool,self.server,self.params,self.rule,self.reason,self.nonce,self.request,self.approvers,self.atoms,self.rules,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_session, _dflt_order, _dflt_plan, _dflt_policy, _dflt_token, _dflt_atom, _dflt_tool, _dflt_server, _dflt_params, _dflt_rule, _dflt_reason, _dflt_nonce, _dflt_request, _dflt_approvers, _dflt_atoms, _dflt_rules):\n def __init__(self, kind, decision, time, session=_dflt_session, order=_dflt_order, plan=_dflt_plan, policy=_dflt_policy, token=_dflt_token, atom=_dflt_atom, tool=_dflt_tool, server=_dflt_server, params=_dflt_params, rule=_dflt_rule, reason=_dflt_reason, nonce=_dflt_nonce, request=_dflt_request, approvers=_dflt_approvers, atoms=_dflt_atoms, rules=_dflt_rules):\n  __dataclass_builtins_object__.__setattr__(self,\'kind\',kind)\n  __dataclass_builtins_object__.__setattr__(self,\'decision\',decision)\n  __dataclass_builtins_object__.__setattr__(self,\'time\',time)\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n  __dataclass_builtins_object__.__setattr__(self,\'order\',order)\n  __dataclass_builtins_object__.__setattr__(self,\'plan\',plan)\n  __dataclass_builtins_object__.__setattr__(self,\'policy\',policy)\n  __dataclass_builtins_object__.__setattr__(self,\'token\',token)\n  __dataclass_builtins_object__.__setattr__(self,\'atom\',atom)\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'nonce\',nonce)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n  __dataclass_builtins_object__.__setattr__(self,\'atoms\',atoms)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, decision={self.decision!r}, time={self.time!r}, session={self.session!r}, order={self.order!r}, plan={self.plan!r}, policy={self.policy!r}, token={self.token!r}, atom={self.atom!r}, tool={self.tool!r}, server={self.server!r}, params={self.params!r}, rule={self.rule!r}, reason={self.reason!r}, nonce={self.nonce!r}, request={self.request!r}, approvers={self.approvers!r}, atoms={self.atoms!r}, rules={self.rules!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.decision,self.time,self.session,self.order,self.plan,self.policy,self.token,self.atom,self.tool,self.server,self.params,self.rule,self.reason,self.nonce,self.request,self.approvers,self.atoms,self.rules,)==(other.kind,other.decision,other.time,other.session,other.order,other.plan,other.policy,other.token,other.atom,other.tool,other.server,other.params,other.rule,other.reason,other.nonce,other.request,other.approvers,other.atoms,other.rules,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'kind\',\'decision\',\'time\',\'session\',\'order\',\'plan\',\'policy\',\'token\',\'atom\',\'tool\',\'server\',\'params\',\'rule\',\'reason\',\'nonce\',\'request\',\'approvers\',\'atoms\',\'rules\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'kind\',\'decision\',\'time\',\'session\',\'order\',\'plan\',\'policy\',\'token\',\'atom\',\'tool\',\'server\',\'params\',\'rule\',\'reason\',\'nonce\',\'request\',\'approvers\',\'atoms\',\'rules\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.kind,self.decision,self.time,self.session,self.order,self.plan,self.policy,self.token,self.atom,self.tool,self.server,self.params,self.rule,self.reason,self.nonce,self.request,self.approvers,self.atoms,self.rules,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_session, _dflt_order, _dflt_plan, _dflt_policy, _dflt_token, _dflt_atom, _dflt_tool, _dflt_server, _dflt_params, _dflt_rule, _dflt_reason, _dflt_nonce, _dflt_request, _dflt_approvers, _dflt_atoms, _dflt_rules):\n def __init__(self, kind, decision, time, session=_dflt_session, order=_dflt_order, plan=_dflt_plan, policy=_dflt_policy, token=_dflt_token, atom=_dflt_atom, tool=_dflt_tool, server=_dflt_server, params=_dflt_params, rule=_dflt_rule, reason=_dflt_reason, nonce=_dflt_nonce, request=_dflt_request, approvers=_dflt_approvers, atoms=_dflt_atoms, rules=_dflt_rules):\n  __dataclass_builtins_object__.__setattr__(self,\'kind\',kind)\n  __dataclass_builtins_object__.__setattr__(self,\'decision\',decision)\n  __dataclass_builtins_object__.__setattr__(self,\'time\',time)\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n  __dataclass_builtins_object__.__setattr__(self,\'order\',order)\n  __dataclass_builtins_object__.__setattr__(self,\'plan\',plan)\n  __dataclass_builtins_object__.__setattr__(self,\'policy\',policy)\n  __dataclass_builtins_object__.__setattr__(self,\'token\',token)\n  __dataclass_builtins_object__.__setattr__(self,\'atom\',atom)\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'rule\',rule)\n  __dataclass_builtins_object__.__setattr__(self,\'reason\',reason)\n  __dataclass_builtins_object__.__setattr__(self,\'nonce\',nonce)\n  __dataclass_builtins_object__.__setattr__(self,\'request\',request)\n  __dataclass_builtins_object__.__setattr__(self,\'approvers\',approvers)\n  __dataclass_builtins_object__.__setattr__(self,\'atoms\',atoms)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  self.__post_init__()\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, decision={self.decision!r}, time={self.time!r}, session={self.session!r}, order={self.order!r}, plan={self.plan!r}, policy={self.policy!r}, token={self.token!r}, atom={self.atom!r}, tool={self.tool!r}, server={self.server!r}, params={self.params!r}, rule={self.rule!r}, reason={self.reason!r}, nonce={self.nonce!r}, request={self.request!r}, approvers={self.approvers!r}, atoms={self.atoms!r}, rules={self.rules!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.decision,self.time,self.session,self.order,self.plan,self.policy,self.token,self.atom,self.tool,self.server,self.params,self.rule,self.reason,self.nonce,self.request,self.approvers,self.atoms,self.rules,)==(other.kind,other.decision,other.time,other.session,other.order,other.plan,other.policy,other.token,other.atom,other.tool,other.server,other.params,other.rule,other.reason,other.nonce,other.request,other.approvers,other.atoms,other.rules,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.kind,self.decision,self.time,self.session,self.order,self.plan,self.policy,self.token,self.atom,self.tool,self.server,self.params,self.rule,self.reason,self.nonce,self.request,self.approvers,self.atoms,self.rules,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_session, _dflt_shell):
  def __init__(self, event, tool, server, params, cwd, tool_name, session=_dflt_session, shell=_dflt_shell):
@@ -3219,21 +2149,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.event,self.tool,self.server,self.params,self.cwd,self.tool_name,self.session,self.shell,)==(other.event,other.tool,other.server,other.params,other.cwd,other.tool_name,other.session,other.shell,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('event','tool','server','params','cwd','tool_name','session','shell',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('event','tool','server','params','cwd','tool_name','session','shell',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.event,self.tool,self.server,self.params,self.cwd,self.tool_name,self.session,self.shell,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_session, _dflt_shell):\n def __init__(self, event, tool, server, params, cwd, tool_name, session=_dflt_session, shell=_dflt_shell):\n  __dataclass_builtins_object__.__setattr__(self,\'event\',event)\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'cwd\',cwd)\n  __dataclass_builtins_object__.__setattr__(self,\'tool_name\',tool_name)\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n  __dataclass_builtins_object__.__setattr__(self,\'shell\',shell)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(event={self.event!r}, tool={self.tool!r}, server={self.server!r}, params={self.params!r}, cwd={self.cwd!r}, tool_name={self.tool_name!r}, session={self.session!r}, shell={self.shell!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.event,self.tool,self.server,self.params,self.cwd,self.tool_name,self.session,self.shell,)==(other.event,other.tool,other.server,other.params,other.cwd,other.tool_name,other.session,other.shell,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'event\',\'tool\',\'server\',\'params\',\'cwd\',\'tool_name\',\'session\',\'shell\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'event\',\'tool\',\'server\',\'params\',\'cwd\',\'tool_name\',\'session\',\'shell\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.event,self.tool,self.server,self.params,self.cwd,self.tool_name,self.session,self.shell,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_session, _dflt_shell):\n def __init__(self, event, tool, server, params, cwd, tool_name, session=_dflt_session, shell=_dflt_shell):\n  __dataclass_builtins_object__.__setattr__(self,\'event\',event)\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'server\',server)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'cwd\',cwd)\n  __dataclass_builtins_object__.__setattr__(self,\'tool_name\',tool_name)\n  __dataclass_builtins_object__.__setattr__(self,\'session\',session)\n  __dataclass_builtins_object__.__setattr__(self,\'shell\',shell)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(event={self.event!r}, tool={self.tool!r}, server={self.server!r}, params={self.params!r}, cwd={self.cwd!r}, tool_name={self.tool_name!r}, session={self.session!r}, shell={self.shell!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.event,self.tool,self.server,self.params,self.cwd,self.tool_name,self.session,self.shell,)==(other.event,other.tool,other.server,other.params,other.cwd,other.tool_name,other.session,other.shell,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.event,self.tool,self.server,self.params,self.cwd,self.tool_name,self.session,self.shell,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_text, _dflt_places):
  def __init__(self, path, data, text=_dflt_text, places=_HAS_DEFAULT_FACTORY):
@@ -3247,21 +2167,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.path,self.data,self.text,)==(other.path,other.data,other.text,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('path','data','text','places',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('path','data','text','places',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.path,self.data,self.text,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_text, _dflt_places):\n def __init__(self, path, data, text=_dflt_text, places=_HAS_DEFAULT_FACTORY):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'data\',data)\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'places\',_dflt_places() if places is _HAS_DEFAULT_FACTORY else places)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, data={self.data!r}, text={self.text!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.data,self.text,)==(other.path,other.data,other.text,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'path\',\'data\',\'text\',\'places\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'path\',\'data\',\'text\',\'places\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.path,self.data,self.text,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_text, _dflt_places):\n def __init__(self, path, data, text=_dflt_text, places=_HAS_DEFAULT_FACTORY):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'data\',data)\n  __dataclass_builtins_object__.__setattr__(self,\'text\',text)\n  __dataclass_builtins_object__.__setattr__(self,\'places\',_dflt_places() if places is _HAS_DEFAULT_FACTORY else places)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, data={self.data!r}, text={self.text!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.data,self.text,)==(other.path,other.data,other.text,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.path,self.data,self.text,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_trust):
  def __init__(self, path, rules, tools, modes, default_mode, expects, files, case_insensitive, trust=_dflt_trust):
@@ -3280,21 +2190,11 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.path,self.rules,self.tools,self.modes,self.default_mode,self.expects,self.files,self.case_insensitive,self.trust,)==(other.path,other.rules,other.tools,other.modes,other.default_mode,other.expects,other.files,other.case_insensitive,other.trust,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('path','rules','tools','modes','default_mode','expects','files','case_insensitive','trust',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('path','rules','tools','modes','default_mode','expects','files','case_insensitive','trust',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.path,self.rules,self.tools,self.modes,self.default_mode,self.expects,self.files,self.case_insensitive,self.trust,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_trust):\n def __init__(self, path, rules, tools, modes, default_mode, expects, files, case_insensitive, trust=_dflt_trust):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'tools\',tools)\n  __dataclass_builtins_object__.__setattr__(self,\'modes\',modes)\n  __dataclass_builtins_object__.__setattr__(self,\'default_mode\',default_mode)\n  __dataclass_builtins_object__.__setattr__(self,\'expects\',expects)\n  __dataclass_builtins_object__.__setattr__(self,\'files\',files)\n  __dataclass_builtins_object__.__setattr__(self,\'case_insensitive\',case_insensitive)\n  __dataclass_builtins_object__.__setattr__(self,\'trust\',trust)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, rules={self.rules!r}, tools={self.tools!r}, modes={self.modes!r}, default_mode={self.default_mode!r}, expects={self.expects!r}, files={self.files!r}, case_insensitive={self.case_insensitive!r}, trust={self.trust!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.rules,self.tools,self.modes,self.default_mode,self.expects,self.files,self.case_insensitive,self.trust,)==(other.path,other.rules,other.tools,other.modes,other.default_mode,other.expects,other.files,other.case_insensitive,other.trust,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'path\',\'rules\',\'tools\',\'modes\',\'default_mode\',\'expects\',\'files\',\'case_insensitive\',\'trust\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'path\',\'rules\',\'tools\',\'modes\',\'default_mode\',\'expects\',\'files\',\'case_insensitive\',\'trust\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.path,self.rules,self.tools,self.modes,self.default_mode,self.expects,self.files,self.case_insensitive,self.trust,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_trust):\n def __init__(self, path, rules, tools, modes, default_mode, expects, files, case_insensitive, trust=_dflt_trust):\n  __dataclass_builtins_object__.__setattr__(self,\'path\',path)\n  __dataclass_builtins_object__.__setattr__(self,\'rules\',rules)\n  __dataclass_builtins_object__.__setattr__(self,\'tools\',tools)\n  __dataclass_builtins_object__.__setattr__(self,\'modes\',modes)\n  __dataclass_builtins_object__.__setattr__(self,\'default_mode\',default_mode)\n  __dataclass_builtins_object__.__setattr__(self,\'expects\',expects)\n  __dataclass_builtins_object__.__setattr__(self,\'files\',files)\n  __dataclass_builtins_object__.__setattr__(self,\'case_insensitive\',case_insensitive)\n  __dataclass_builtins_object__.__setattr__(self,\'trust\',trust)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, rules={self.rules!r}, tools={self.tools!r}, modes={self.modes!r}, default_mode={self.default_mode!r}, expects={self.expects!r}, files={self.files!r}, case_insensitive={self.case_insensitive!r}, trust={self.trust!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.rules,self.tools,self.modes,self.default_mode,self.expects,self.files,self.case_insensitive,self.trust,)==(other.path,other.rules,other.tools,other.modes,other.default_mode,other.expects,other.files,other.case_insensitive,other.trust,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.path,self.rules,self.tools,self.modes,self.default_mode,self.expects,self.files,self.case_insensitive,self.trust,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_undecided):
  def __init__(self, before, after, piece, cuts, undecided=_dflt_undecided):
@@ -3309,20 +2209,10 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
   if other.__class__ is self.__class__:
    return (self.before,self.after,self.piece,self.cuts,self.undecided,)==(other.before,other.after,other.piece,other.cuts,other.undecided,)
   return NotImplemented
- def __setattr__(self, name, value):
-  if type(self) is cls or name in ('before','after','piece','cuts','undecided',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot assign to field {name!r}")
-  super(cls, self).__setattr__(name, value)
- def __delattr__(self, name):
-  if type(self) is cls or name in ('before','after','piece','cuts','undecided',):
-   from dataclasses import FrozenInstanceError
-   raise FrozenInstanceError(f"cannot delete field {name!r}")
-  super(cls, self).__delattr__(name)
  def __hash__(self):
   return hash((self.before,self.after,self.piece,self.cuts,self.undecided,))
- return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)
+ return (__init__, __repr__, __eq__, __hash__,)
 
-METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_undecided):\n def __init__(self, before, after, piece, cuts, undecided=_dflt_undecided):\n  __dataclass_builtins_object__.__setattr__(self,\'before\',before)\n  __dataclass_builtins_object__.__setattr__(self,\'after\',after)\n  __dataclass_builtins_object__.__setattr__(self,\'piece\',piece)\n  __dataclass_builtins_object__.__setattr__(self,\'cuts\',cuts)\n  __dataclass_builtins_object__.__setattr__(self,\'undecided\',undecided)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(before={self.before!r}, after={self.after!r}, piece={self.piece!r}, cuts={self.cuts!r}, undecided={self.undecided!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.before,self.after,self.piece,self.cuts,self.undecided,)==(other.before,other.after,other.piece,other.cuts,other.undecided,)\n  return NotImplemented\n def __setattr__(self, name, value):\n  if type(self) is cls or name in (\'before\',\'after\',\'piece\',\'cuts\',\'undecided\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n def __delattr__(self, name):\n  if type(self) is cls or name in (\'before\',\'after\',\'piece\',\'cuts\',\'undecided\',):\n   from dataclasses import FrozenInstanceError\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n def __hash__(self):\n  return hash((self.before,self.after,self.piece,self.cuts,self.undecided,))\n return (__init__, __repr__, __eq__, __setattr__, __delattr__, __hash__,)\n'] = __create_fn__
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_undecided):\n def __init__(self, before, after, piece, cuts, undecided=_dflt_undecided):\n  __dataclass_builtins_object__.__setattr__(self,\'before\',before)\n  __dataclass_builtins_object__.__setattr__(self,\'after\',after)\n  __dataclass_builtins_object__.__setattr__(self,\'piece\',piece)\n  __dataclass_builtins_object__.__setattr__(self,\'cuts\',cuts)\n  __dataclass_builtins_object__.__setattr__(self,\'undecided\',undecided)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(before={self.before!r}, after={self.after!r}, piece={self.piece!r}, cuts={self.cuts!r}, undecided={self.undecided!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.before,self.after,self.piece,self.cuts,self.undecided,)==(other.before,other.after,other.piece,other.cuts,other.undecided,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.before,self.after,self.piece,self.cuts,self.undecided,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 del __create_fn__

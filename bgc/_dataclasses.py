@@ -157,17 +157,6 @@ def _methods_source(
         lines += [f" def {name}(self, other):", "  if other.__class__ is self.__class__:",
                   f"   return {mine}{op}{theirs}", "  return NotImplemented"]  # fmt: skip
         made.append(name)
-    if frozen:
-        every = "(" + "".join(f"{name!r}," for name in names) + ")"
-        for name, args, verb, call in (
-            ("__setattr__", "name, value", "assign to", "__setattr__(name, value)"),
-            ("__delattr__", "name", "delete", "__delattr__(name)"),
-        ):
-            lines += [f" def {name}(self, {args}):", f"  if type(self) is cls or name in {every}:",
-                      "   from dataclasses import FrozenInstanceError",
-                      f'   raise FrozenInstanceError(f"cannot {verb} field {{name!r}}")',
-                      f"  super(cls, self).{call}"]  # fmt: skip
-            made.append(name)
     if hashed:
         lines += [" def __hash__(self):", f"  return hash({mine})"]
         made.append("__hash__")
@@ -214,6 +203,8 @@ def _process_class(cls: type, order: bool, frozen: bool, slots: bool) -> type:
     defaults = [spec.default if spec.default_factory is MISSING else spec.default_factory
                 for spec in specs if spec.default is not MISSING or spec.default_factory is not MISSING]  # fmt: skip
     methods = dict(zip(made, create(cls, object, _HAS_DEFAULT_FACTORY, *defaults), strict=True))
+    if frozen:
+        methods.update(_frozen_methods(cls, tuple(spec.name for spec in specs)))
     for name, method in methods.items():
         method.__qualname__, method.__module__ = f"{cls.__qualname__}.{name}", cls.__module__
     methods["__init__"].__annotations__ = {**{spec.name: spec.type for spec in specs}, "return": None}
@@ -277,6 +268,27 @@ def _add_slots(cls: type, specs: list[FieldSpec], frozen: bool) -> type:
         if "__setstate__" not in namespace:
             cls.__setstate__ = setstate  # type: ignore[attr-defined]
     return cls
+
+
+def _frozen_methods(cls: type, names: tuple[str, ...]) -> dict[str, Callable[..., None]]:
+    """``__setattr__`` and ``__delattr__`` of a frozen class with fields ``names``: the standard
+    ones (which refuse a field of any instance, and any name on an instance of ``cls`` itself)."""
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    return {"__setattr__": __setattr__, "__delattr__": __delattr__}
 
 
 def _pickled_state(names: tuple[str, ...]) -> tuple[Callable[[Any], list[Any]], Callable[[Any, list[Any]], None]]:
