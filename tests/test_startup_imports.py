@@ -20,10 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
     "typer", "click", "rich", "pydantic", "lark", "yaml", "cbor2", "importlib.resources",
     "bgc.policy.ast", "bgc.policy.parser", "bgc.policy.loader", "bgc.compiler", "bgc.model", "bgc.config",
+    "dataclasses", "inspect",
 )  # fmt: skip
 """Never needed to decide one call from a cached policy: the command line (typer and what it
 brings), parsing (lark, the grammar's resources), YAML and CBOR, the policy AST, the compiler, the
-order model, the configuration."""
+order model, the configuration, and the standard ``dataclasses`` with the ``inspect`` it imports
+(bgc's value classes are made by :mod:`bgc._dataclasses`, which imports neither)."""
 
 PROBE = (
     "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
