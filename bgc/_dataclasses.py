@@ -1,23 +1,24 @@
-"""bgc's value classes: :func:`dataclasses.dataclass`'s classes, made at a fraction of its start-up cost.
+"""bgc's value classes: the classes :func:`dataclasses.dataclass` makes, without its start-up cost.
 
 Why: a hook runs in a fresh process before every tool call an agent makes, and the modules it
 needs define some thirty frozen dataclasses. On Python 3.11 the standard decorator compiles each
 generated method with its own ``exec`` (about 0.7 ms a class) and ``import dataclasses`` loads
 ``inspect`` (with ``ast``, ``dis``, ``tokenize``): together about a third of a cold hook on a
-plain install. This decorator writes the same methods as one source text per class, compiled
-with one ``exec``, and imports nothing.
+plain install. This decorator writes a class's methods as one source text and imports nothing;
+the text of every class of bgc is compiled ahead (bgc/_dataclass_methods.py, whose bytecode
+Python caches), so a cold process compiles none of them.
 
 What a class gets is what the standard decorator gives it for the options bgc uses (``order``,
-``frozen``, ``slots``; :func:`field` with ``default``, ``default_factory``, ``repr``, ``compare``): the same ``__init__`` (with ``__post_init__``),
-``__repr__`` (recursion-safe), ``__eq__``, ordering, ``__hash__`` (by the standard table),
-``__setattr__``/``__delattr__`` raising :class:`dataclasses.FrozenInstanceError`,
-``__match_args__``, ``__slots__``, the pickling state of a frozen slotted class, and the generated
-``__doc__``. ``dataclasses.fields``, ``replace``, ``is_dataclass`` and ``asdict`` work on it: its
-``__dataclass_fields__`` and ``__dataclass_params__`` are the standard objects, built (importing
-:mod:`dataclasses`) the first time anything asks for them. Anything else (``ClassVar``,
-``InitVar``, ``KW_ONLY``, inheriting from a dataclass) is refused when the class is made, not
-half-supported. tests/test_dataclasses.py compares each with the standard decorator on generated
-classes.
+``frozen``, ``slots``; :func:`field` with ``default``, ``default_factory``, ``repr``,
+``compare``): the same ``__init__`` (with ``__post_init__``), ``__repr__`` (recursion-safe),
+``__eq__``, ordering, ``__hash__`` (by the standard table), ``__setattr__``/``__delattr__``
+raising :class:`dataclasses.FrozenInstanceError`, ``__match_args__``, ``__slots__``, the
+pickled state of a frozen slotted class, and the generated ``__doc__``. ``dataclasses.fields``,
+``replace``, ``is_dataclass`` and ``asdict`` work on it: its ``__dataclass_fields__`` and
+``__dataclass_params__`` are the standard objects, made (importing :mod:`dataclasses`) the first
+time anything asks for them. Anything else (``ClassVar``, ``InitVar``, ``KW_ONLY``, inheriting
+from a dataclass) is refused when the class is made, not half-supported.
+tests/test_dataclasses.py compares the two decorators on generated classes.
 """
 
 from __future__ import annotations
@@ -28,9 +29,7 @@ from _thread import get_ident
 TYPE_CHECKING = False  # not typing's: the point of this module is to import nothing
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TypeVar
-
-    T = TypeVar("T")
+    from typing import Any
 
 
 class _Missing:
@@ -113,6 +112,7 @@ def _fields_of(cls: type) -> list[FieldSpec]:
 
 
 def _tuple(owner: str, names: list[str]) -> str:
+    """``(owner.a,owner.b,)``: the fields a method compares or hashes, as the standard one writes them."""
     return "(" + "".join(f"{owner}.{name}," for name in names) + ")"
 
 
@@ -183,6 +183,7 @@ def _precompiled() -> dict[str, Callable[..., tuple[Callable[..., Any], ...]]]:
 
 
 def _process_class(cls: type, order: bool, frozen: bool, slots: bool) -> type:
+    """``cls`` with its methods, in the standard decorator's order of steps (and its refusals)."""
     specs = _fields_of(cls)
     class_hash = cls.__dict__.get("__hash__", MISSING)
     has_explicit_hash = not (class_hash is MISSING or (class_hash is None and "__eq__" in cls.__dict__))
