@@ -481,6 +481,23 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
 METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, findings, policies, failed_expects, errors):\n  __dataclass_builtins_object__.__setattr__(self,\'findings\',findings)\n  __dataclass_builtins_object__.__setattr__(self,\'policies\',policies)\n  __dataclass_builtins_object__.__setattr__(self,\'failed_expects\',failed_expects)\n  __dataclass_builtins_object__.__setattr__(self,\'errors\',errors)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(findings={self.findings!r}, policies={self.policies!r}, failed_expects={self.failed_expects!r}, errors={self.errors!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.findings,self.policies,self.failed_expects,self.errors,)==(other.findings,other.policies,other.failed_expects,other.errors,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.findings,self.policies,self.failed_expects,self.errors,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
+ def __init__(self, first, last, owner):
+  __dataclass_builtins_object__.__setattr__(self,'first',first)
+  __dataclass_builtins_object__.__setattr__(self,'last',last)
+  __dataclass_builtins_object__.__setattr__(self,'owner',owner)
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(first={self.first!r}, last={self.last!r}, owner={self.owner!r})"
+ def __eq__(self, other):
+  if other.__class__ is self.__class__:
+   return (self.first,self.last,self.owner,)==(other.first,other.last,other.owner,)
+  return NotImplemented
+ def __hash__(self):
+  return hash((self.first,self.last,self.owner,))
+ return (__init__, __repr__, __eq__, __hash__,)
+
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, first, last, owner):\n  __dataclass_builtins_object__.__setattr__(self,\'first\',first)\n  __dataclass_builtins_object__.__setattr__(self,\'last\',last)\n  __dataclass_builtins_object__.__setattr__(self,\'owner\',owner)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(first={self.first!r}, last={self.last!r}, owner={self.owner!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.first,self.last,self.owner,)==(other.first,other.last,other.owner,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.first,self.last,self.owner,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
+
+def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, id, capability_token, server_id, tool, params, governed_intent, approval_token, approval_tokens, threshold_approval_proposal, supplemental_authorization, execution_nonce):
   __dataclass_builtins_object__.__setattr__(self,'id',id)
   __dataclass_builtins_object__.__setattr__(self,'capability_token',capability_token)
@@ -504,6 +521,24 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  return (__init__, __repr__, __eq__, __hash__,)
 
 METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, id, capability_token, server_id, tool, params, governed_intent, approval_token, approval_tokens, threshold_approval_proposal, supplemental_authorization, execution_nonce):\n  __dataclass_builtins_object__.__setattr__(self,\'id\',id)\n  __dataclass_builtins_object__.__setattr__(self,\'capability_token\',capability_token)\n  __dataclass_builtins_object__.__setattr__(self,\'server_id\',server_id)\n  __dataclass_builtins_object__.__setattr__(self,\'tool\',tool)\n  __dataclass_builtins_object__.__setattr__(self,\'params\',params)\n  __dataclass_builtins_object__.__setattr__(self,\'governed_intent\',governed_intent)\n  __dataclass_builtins_object__.__setattr__(self,\'approval_token\',approval_token)\n  __dataclass_builtins_object__.__setattr__(self,\'approval_tokens\',approval_tokens)\n  __dataclass_builtins_object__.__setattr__(self,\'threshold_approval_proposal\',threshold_approval_proposal)\n  __dataclass_builtins_object__.__setattr__(self,\'supplemental_authorization\',supplemental_authorization)\n  __dataclass_builtins_object__.__setattr__(self,\'execution_nonce\',execution_nonce)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(id={self.id!r}, capability_token={self.capability_token!r}, server_id={self.server_id!r}, tool={self.tool!r}, params={self.params!r}, governed_intent={self.governed_intent!r}, approval_token={self.approval_token!r}, approval_tokens={self.approval_tokens!r}, threshold_approval_proposal={self.threshold_approval_proposal!r}, supplemental_authorization={self.supplemental_authorization!r}, execution_nonce={self.execution_nonce!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.id,self.capability_token,self.server_id,self.tool,self.params,self.governed_intent,self.approval_token,self.approval_tokens,self.threshold_approval_proposal,self.supplemental_authorization,self.execution_nonce,)==(other.id,other.capability_token,other.server_id,other.tool,other.params,other.governed_intent,other.approval_token,other.approval_tokens,other.threshold_approval_proposal,other.supplemental_authorization,other.execution_nonce,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.id,self.capability_token,self.server_id,self.tool,self.params,self.governed_intent,self.approval_token,self.approval_tokens,self.threshold_approval_proposal,self.supplemental_authorization,self.execution_nonce,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
+
+def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
+ def __init__(self, id, severity, summary, doc):
+  __dataclass_builtins_object__.__setattr__(self,'id',id)
+  __dataclass_builtins_object__.__setattr__(self,'severity',severity)
+  __dataclass_builtins_object__.__setattr__(self,'summary',summary)
+  __dataclass_builtins_object__.__setattr__(self,'doc',doc)
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(id={self.id!r}, severity={self.severity!r}, summary={self.summary!r}, doc={self.doc!r})"
+ def __eq__(self, other):
+  if other.__class__ is self.__class__:
+   return (self.id,self.severity,self.summary,self.doc,)==(other.id,other.severity,other.summary,other.doc,)
+  return NotImplemented
+ def __hash__(self):
+  return hash((self.id,self.severity,self.summary,self.doc,))
+ return (__init__, __repr__, __eq__, __hash__,)
+
+METHODS['def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):\n def __init__(self, id, severity, summary, doc):\n  __dataclass_builtins_object__.__setattr__(self,\'id\',id)\n  __dataclass_builtins_object__.__setattr__(self,\'severity\',severity)\n  __dataclass_builtins_object__.__setattr__(self,\'summary\',summary)\n  __dataclass_builtins_object__.__setattr__(self,\'doc\',doc)\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(id={self.id!r}, severity={self.severity!r}, summary={self.summary!r}, doc={self.doc!r})"\n def __eq__(self, other):\n  if other.__class__ is self.__class__:\n   return (self.id,self.severity,self.summary,self.doc,)==(other.id,other.severity,other.summary,other.doc,)\n  return NotImplemented\n def __hash__(self):\n  return hash((self.id,self.severity,self.summary,self.doc,))\n return (__init__, __repr__, __eq__, __hash__,)\n'] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, intent, calls, requests, origin):

@@ -16,7 +16,8 @@ raising :class:`dataclasses.FrozenInstanceError`, ``__match_args__``, ``__slots_
 pickled state of a frozen slotted class, and the generated ``__doc__``. ``dataclasses.fields``,
 ``replace``, ``is_dataclass`` and ``asdict`` work on it: its ``__dataclass_fields__`` and
 ``__dataclass_params__`` are the standard objects, made (importing :mod:`dataclasses`) the first
-time anything asks for them. Anything else (``ClassVar``, ``InitVar``, ``KW_ONLY``, inheriting
+time anything asks for them; :func:`replace` here is the standard one without that import.
+Anything else (``ClassVar``, ``InitVar``, ``KW_ONLY``, inheriting
 from a dataclass) is refused when the class is made, not half-supported.
 tests/test_dataclasses.py compares the two decorators on generated classes.
 """
@@ -29,7 +30,9 @@ from _thread import get_ident
 TYPE_CHECKING = False  # not typing's: the point of this module is to import nothing
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 
 class _Missing:
@@ -84,6 +87,19 @@ def dataclass(cls: type | None = None, /, *, order: bool = False, frozen: bool =
         return _process_class(cls, order, frozen, slots)
 
     return wrap if cls is None else wrap(cls)
+
+
+def replace(obj: T, /, **changes: Any) -> T:
+    """A copy of ``obj`` with ``changes``, as :func:`dataclasses.replace` makes it for a class of
+    this module (every field is an ``__init__`` argument), without importing :mod:`dataclasses`."""
+    for klass in type(obj).__mro__:
+        declared = klass.__dict__.get("__dataclass_fields__")
+        if declared is not None:
+            break
+    else:
+        raise TypeError("replace() should be called on dataclass instances")
+    names = [spec.name for spec in declared.specs] if isinstance(declared, _StandardView) else list(declared)
+    return obj.__class__(**{**{name: getattr(obj, name) for name in names}, **changes})
 
 
 def _fields_of(cls: type) -> list[FieldSpec]:

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from bgc import glob, values
-from bgc._dataclasses import dataclass
+from bgc._dataclasses import dataclass, replace
 from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget
 from bgc.gate import NEED_STEPS, NEED_STEPS_PER_CHAR, UNDECIDED, Gate, expand_call, refuse_undeclared, worded
@@ -339,8 +339,6 @@ class CallDecider:
                 decided[index] = NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")
                 continue
             found = self.gate.need_value(resource, action, worst)  # its rule and approvals
-            from dataclasses import replace  # here: a hook that reaches no tree never imports dataclasses
-
             decided[index] = replace(found, atom=need.atom, reason=f"{found.atom} is below it: {found.reason}")
         return call_result(tool, server, decided)
 

@@ -134,6 +134,27 @@ def test_a_class_made_here_behaves_as_the_standard_decorator_makes_it(spec: dict
     assert behaviour(ours[1], spec) == behaviour(standard[1], spec)
 
 
+@settings(max_examples=200, deadline=None)
+@given(class_specs(), st.data())
+def test_replace_here_is_the_standard_replace(spec: dict[str, Any], data: st.DataObject) -> None:
+    made = outcome(make, _dataclasses, spec)
+    if made[0] != "value":
+        return
+    cls = made[1]
+    built = outcome(cls, **arguments(spec, 1))
+    if built[0] != "value":
+        return
+    names = [item["name"] for item in spec["fields"]]
+    changes = data.draw(st.dictionaries(st.sampled_from([*names, "unknown"]), VALUES, max_size=3))
+    for x in (built[1], cls):  # an instance, and a class (refused by both)
+        before = outcome(_dataclasses.replace, x, **changes)  # the standard fields not made yet
+        standard = outcome(dataclasses.replace, x, **changes)  # which makes them
+        after = outcome(_dataclasses.replace, x, **changes)
+        assert (before[0], repr(before[1])) == (standard[0], repr(standard[1])) == (after[0], repr(after[1]))
+    if not spec["explicit_eq"]:
+        assert _dataclasses.replace(built[1]) == built[1]
+
+
 def test_a_mutable_default_and_an_unannotated_field_are_refused_as_the_standard_decorator_refuses_them() -> None:
     for module in (dataclasses, _dataclasses):
         with pytest.raises(ValueError, match="mutable default"):
