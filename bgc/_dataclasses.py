@@ -247,7 +247,7 @@ def _process_class(cls: type, order: bool, frozen: bool, slots: bool) -> type:
     if "__match_args__" not in cls.__dict__:
         cls.__match_args__ = tuple(spec.name for spec in specs)  # type: ignore[attr-defined]
     views = [
-        _StandardView(attribute, specs, (order, frozen))
+        _StandardView(attribute, specs, (order, frozen, slots))
         for attribute in ("__dataclass_fields__", "__dataclass_params__")
     ]
     for view in views:
@@ -381,18 +381,20 @@ class _StandardView:
         cls = self.owner
         if cls is None:
             raise AttributeError(self.attribute)
-        fields = {}
+        # made by the standard decorator itself, on a stand-in class with the same fields and
+        # options, so that they are whatever this Python's dataclasses makes (their private
+        # constructors differ from one version to the next)
+        namespace: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                     "__annotations__": {spec.name: spec.type for spec in self.specs}}  # fmt: skip
         for spec in self.specs:
-            made = dataclasses.field(
+            namespace[spec.name] = dataclasses.field(
                 default=dataclasses.MISSING if spec.default is MISSING else spec.default,
                 default_factory=dataclasses.MISSING if spec.default_factory is MISSING else spec.default_factory,
                 repr=spec.repr, compare=spec.compare,
             )  # fmt: skip
-            made.name, made.type, made.kw_only = spec.name, spec.type, False  # type: ignore[assignment]
-            made._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
-            fields[spec.name] = made
-        order, frozen = self.options
-        params = dataclasses._DataclassParams(True, True, True, order, False, frozen)  # type: ignore[attr-defined]
+        order, frozen, slots = self.options
+        stand_in = dataclasses.dataclass(order=order, frozen=frozen, slots=slots)(type(cls.__name__, (), namespace))
+        fields, params = stand_in.__dataclass_fields__, stand_in.__dataclass_params__  # type: ignore[attr-defined]
         type.__setattr__(cls, "__dataclass_fields__", fields)
         type.__setattr__(cls, "__dataclass_params__", params)
         return fields if self.attribute == "__dataclass_fields__" else params
