@@ -10,10 +10,10 @@ algebra tries before it searches.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterator, Sequence
 
+from bgc._dataclasses import dataclass, field
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions
 from bgc._glob_regex import compile_matcher
 from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render

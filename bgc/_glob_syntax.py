@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import unicodedata
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
 from typing import Iterable, Union
 
+from bgc._dataclasses import dataclass
 from bgc.errors import BgcError, Span
 
 MAX_CP = 0x10FFFF

@@ -32,10 +32,10 @@ An approved request allows its call **once**: the enforcer consumes it in the st
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from bgc import canonical
+from bgc._dataclasses import dataclass
 
 REQUEST_TAG = "bgc.PermissionRequest"
 ANSWER_TAG = "bgc.PermissionAnswer"
@@ -431,7 +431,7 @@ def stand_ask(
 ) -> tuple[PermissionRequest, Standing]:
     """Record ``request`` (or find the live one for the same call) and where it stands; nothing
     is used up (:func:`settle_ask` uses it; the kernel uses it only after its nonce check)."""
-    from dataclasses import replace
+    from bgc._dataclasses import replace
 
     for _ in range(MAX_ATTEMPTS):
         request_id = store.put_request(

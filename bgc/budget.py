@@ -21,9 +21,9 @@ its plan.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
+from bgc._dataclasses import dataclass
 from bgc._glob_automata import AlgebraLimit
 
 V = TypeVar("V")

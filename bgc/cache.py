@@ -174,10 +174,16 @@ def load_object(namespace: str, key: str) -> Any | None:
     payload = load_bytes(namespace, key)
     if payload is None:
         return None
-    import pickle  # here, not at the top: a process with no cache (or no entry) never unpickles
+    # here, not at the top: a process with no cache (or no entry) never unpickles; and CPython's
+    # unpickler itself, whose function pickle.loads is: pickle.py (with struct) is 1-2 ms of a
+    # cold hook on a plain install, for a name
+    try:
+        from _pickle import loads
+    except ImportError:  # an interpreter without CPython's accelerator
+        from pickle import loads
 
     try:
-        return pickle.loads(payload)
+        return loads(payload)
     except Exception:  # noqa: BLE001 - verified bytes that still fail to load are just a miss
         return None
 

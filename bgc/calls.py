@@ -25,10 +25,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
 from bgc import glob, values
+from bgc._dataclasses import dataclass, replace
 from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget
 from bgc.gate import NEED_STEPS, NEED_STEPS_PER_CHAR, UNDECIDED, Gate, expand_call, refuse_undeclared, worded

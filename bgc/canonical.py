@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from bgc._dataclasses import dataclass
 from bgc.schema import DataModelError, ModelError
 from bgc.schema import format_path as format_path  # re-exported: its readers import it from here
 from bgc.schema import kind_name as kind_name

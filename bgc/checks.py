@@ -11,9 +11,9 @@ notes never fail a check.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from bgc import codes
+from bgc._dataclasses import dataclass
 from bgc.errors import BgcError, ExitCode, Span
 from bgc.findings import Finding, Severity
 from bgc.findings import exit_code as findings_exit_code

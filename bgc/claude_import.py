@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from bgc import glob
+from bgc._dataclasses import dataclass
 from bgc.argv import decode_argv, pattern_of_words
 from bgc.calls import MCP_IDENTITY
 from bgc.policy.format import atom_word, format_text, pattern_word, quote_string

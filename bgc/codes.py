@@ -8,7 +8,8 @@ SARIF rule metadata (:mod:`bgc.render.sarif`) and the docs' table (docs/codes.md
 against this module by tests/test_codes.py, which also refuses a code spelled as a bare string
 anywhere else in bgc). Defining a code twice fails at import.
 
-This module imports nothing of bgc (only ``dataclasses``), so every layer may use it.
+This module imports nothing of bgc but :mod:`bgc._dataclasses` (which imports nothing), so every
+layer may use it.
 
 Ranges (docs/codes.md):
 
@@ -23,7 +24,7 @@ Ranges (docs/codes.md):
 - ``BGC7xx`` compile results (a request not granted as asked, a call not covered)
 """
 
-from dataclasses import dataclass
+from bgc._dataclasses import dataclass
 
 ERROR = "error"
 WARNING = "warning"

@@ -30,10 +30,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from bgc import glob, values
+from bgc._dataclasses import dataclass, field
 from bgc.budget import Budget, CostMemo
 from bgc.gate import UNDECIDED, Gate, expand_call
 from bgc.limits import ORDER_BUDGET

@@ -27,10 +27,10 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from bgc._dataclasses import dataclass
 from bgc.errors import BgcError, InputError, Span, UsageError
 from bgc.schema import Fields, ModelError, format_path
 

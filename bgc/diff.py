@@ -42,9 +42,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
 
 from bgc import glob, values
+from bgc._dataclasses import dataclass, field, replace
 from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget
 from bgc.compiler import RuleIndex, applies, rule_ref

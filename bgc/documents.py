@@ -19,9 +19,9 @@ import re
 import sys
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bgc._dataclasses import dataclass, field
 from bgc.canonical import (
     INT_OUT_OF_RANGE,
     MAX_DEPTH,

@@ -22,10 +22,10 @@ that cannot be digested, or any other failure while settling or recording turns 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from bgc import canonical
+from bgc._dataclasses import dataclass
 from bgc.calls import CallDecision, CallEffect
 
 PARAMS_TAG = "bgc.CallParams"

@@ -8,9 +8,9 @@ input, and input may hold a newline or a terminal escape). No stage prints or ex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
 
+from bgc._dataclasses import dataclass
 from bgc.render.fields import escape_field
 
 

@@ -10,9 +10,9 @@ says which policy it failed in.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from bgc import codes
+from bgc._dataclasses import dataclass
 from bgc.compiler import Compiler, Decision, decide, rule_source
 from bgc.errors import BgcError
 from bgc.findings import Finding, Severity

@@ -9,9 +9,9 @@ the machine renderers (json, sarif, github) consume only this type.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from enum import Enum
 
+from bgc._dataclasses import dataclass
 from bgc.errors import ExitCode, Span
 
 

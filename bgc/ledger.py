@@ -20,10 +20,10 @@ seconds), and nothing else varies.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from bgc import canonical
+from bgc._dataclasses import dataclass, field
 from bgc.store import GENESIS
 
 ENTRY_TAG = "bgc.LedgerEntry"

@@ -46,8 +46,9 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import IO, Any
+
+from bgc._dataclasses import dataclass
 
 #: The largest message the proxy reads from the client: larger lines are drained and refused.
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024

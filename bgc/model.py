@@ -9,10 +9,10 @@ from plain data (``from_data``) reports the field path of the first problem it m
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sized
-from dataclasses import dataclass
 from typing import Any
 
 from bgc import canonical
+from bgc._dataclasses import dataclass
 from bgc.canonical import DataModelError, Digest, FrozenMap, freeze, kind_name, thaw
 from bgc.limits import MAX_CALLS, MAX_REQUEST_CHARS, MAX_REQUESTS
 from bgc.names import ATOM_NAME

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from bgc import canonical, glob
+from bgc._dataclasses import dataclass, field
 from bgc.canonical import DataModelError, Digest, kind_name
 from bgc.names import ATOM_NAME
 from bgc.policy.templates import AtomTemplate, scan_template

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from bgc import values
+from bgc._dataclasses import dataclass, field
 from bgc.argv import ArgvError, encode_argv
 
 __all__ = ["ShellAnalysis", "ShellNeed", "shell_atoms"]

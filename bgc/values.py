@@ -31,9 +31,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bgc._dataclasses import dataclass
 from bgc.argv import ARGV_RESOURCES
 
 if TYPE_CHECKING:

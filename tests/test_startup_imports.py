@@ -20,10 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
     "typer", "click", "rich", "pydantic", "lark", "yaml", "cbor2", "importlib.resources",
     "bgc.policy.ast", "bgc.policy.parser", "bgc.policy.loader", "bgc.compiler", "bgc.model", "bgc.config",
+    "dataclasses", "inspect",
 )  # fmt: skip
 """Never needed to decide one call from a cached policy: the command line (typer and what it
 brings), parsing (lark, the grammar's resources), YAML and CBOR, the policy AST, the compiler, the
-order model, the configuration."""
+order model, the configuration, and the standard ``dataclasses`` with the ``inspect`` it imports
+(bgc's value classes are made by :mod:`bgc._dataclasses`, which imports neither)."""
 
 PROBE = (
     "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
@@ -71,3 +73,17 @@ def test_a_cold_gate_loads_no_parser_compiler_or_ast(tmp_path: Path) -> None:
     done, loaded = _loaded(["gate", str(plan), "fs:write:/src/parse.py"], env)
     assert done.returncode == 0 and done.stdout.startswith("allow"), done
     assert set(loaded) == {"cbor2"}, loaded  # reading a plan derives its id (CBOR), and needs no order model
+
+
+def test_a_cold_compile_of_an_order_the_cache_has_not_seen_imports_no_dataclasses_or_command_line(
+    tmp_path: Path,
+) -> None:
+    """The policy parsed by another order's compile (no lark), the plan rendered as text (its asks
+    replace fields: bgc._dataclasses.replace, not the standard one with inspect)."""
+    env = {**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-m", "bgc", "compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp",
+                    "--fail-on", "never"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=120)  # fmt: skip
+    done, loaded = _loaded(["compile", "examples/orders/fix-bug.yaml", "-p", "policies/default.bgp"], env)
+    assert done.returncode == 1, done  # the order asks
+    assert done.stdout.startswith("examples/orders/fix-bug.yaml\n  plan sha256:"), done
+    assert not {"dataclasses", "inspect", "typer", "click", "rich", "lark"} & set(loaded), loaded

@@ -22,11 +22,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from bgc import codes
+from bgc._dataclasses import dataclass
 from bgc.commands.io import Result, machine_error
 from bgc.errors import BgcError, ExitCode, Span, UsageError
 from bgc.findings import Finding, Severity

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bgc import codes
+from bgc._dataclasses import dataclass
 from bgc.commands.io import Result
 from bgc.errors import BgcError, ExitCode, Span, UsageError
 from bgc.findings import Finding, Severity

@@ -18,9 +18,9 @@ import json
 import os
 import shutil
 import sys
-from dataclasses import dataclass
 from typing import Any
 
+from bgc._dataclasses import dataclass
 from bgc.errors import ExitCode, InputError, Span
 
 

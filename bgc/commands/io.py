@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bgc._dataclasses import dataclass
 from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ the call (every agent here treats exit code 2 as a block, the reason on stderr).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from bgc._dataclasses import dataclass
 from bgc.policy.templates import LOCAL_SERVER
 
 Effect = Literal["allow", "ask", "deny"]

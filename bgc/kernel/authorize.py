@@ -29,10 +29,10 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from bgc import canonical, codes
+from bgc._dataclasses import dataclass, field
 from bgc.calls import CallDecider
 from bgc.kernel import messages
 from bgc.kernel.keys import PublicKey, SigningKey

@@ -15,11 +15,11 @@ no other tags, no duplicate keys, and sizes bounded before anything is decoded.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 from typing import Any
 
 import cbor2
 
+from bgc._dataclasses import dataclass
 from bgc.kernel.keys import PublicKey, SigningKey
 
 ALG = 1

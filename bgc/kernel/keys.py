@@ -13,10 +13,10 @@ import base64
 import binascii
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bgc._dataclasses import dataclass
 from bgc.errors import InputError, Span, UsageError
 
 if TYPE_CHECKING:

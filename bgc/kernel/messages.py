@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from bgc import canonical, codes
+from bgc._dataclasses import dataclass
 from bgc.canonical import DataModelError
 from bgc.kernel.nonce import NonceError, read_nonce, request_digest
 

@@ -10,10 +10,10 @@ consumes it once, in the store; a second use is a replay.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from bgc import canonical
+from bgc._dataclasses import dataclass
 from bgc.canonical import DataModelError
 from bgc.kernel import cose
 from bgc.kernel.keys import PublicKey, SigningKey, b64url, from_b64url

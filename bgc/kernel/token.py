@@ -23,10 +23,10 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from bgc import canonical, codes, glob
+from bgc._dataclasses import dataclass, replace
 from bgc.canonical import DataModelError
 from bgc.kernel import cose
 from bgc.kernel.keys import PublicKey, SigningKey, b64url, from_b64url

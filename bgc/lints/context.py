@@ -4,9 +4,9 @@ containment question, whose "could not decide" becomes a note (BGC109) instead o
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from bgc import codes, glob
+from bgc._dataclasses import dataclass, field
 from bgc.errors import Span
 from bgc.findings import Finding, Severity
 from bgc.policy.ast import Policy, Rule

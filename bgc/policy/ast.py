@@ -16,9 +16,9 @@ is unknown is for the compiler to treat conservatively, not for the AST to guess
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
+from bgc._dataclasses import dataclass, field
 from bgc.errors import Span, UsageError
 from bgc.policy.templates import LOCAL_SERVER as LOCAL_SERVER
 from bgc.policy.templates import AtomTemplate as AtomTemplate

@@ -15,8 +15,8 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from bgc._dataclasses import dataclass
 from bgc.policy.ast import (
     LOCAL_SERVER,
     And,

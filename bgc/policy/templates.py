@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from bgc._dataclasses import dataclass, field
 from bgc.errors import Span
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH
 

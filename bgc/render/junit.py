@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
+from bgc._dataclasses import dataclass
 from bgc.findings import Finding
 from bgc.render.locations import shown_path
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bgc import canonical
+from bgc._dataclasses import replace
 from bgc.plan import Approvals, CallResult, Part, Plan, RequestResult, approvals_text
 from bgc.render.fields import escape_field
 

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from bgc._dataclasses import dataclass
 from bgc.errors import Span
 from bgc.findings import Finding
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bgc import codes
+from bgc._dataclasses import dataclass, field
 from bgc.errors import UsageError
 from bgc.findings import Finding, Severity
 from bgc.testing.results import CaseResult, PolicyTestRun, RuleSite

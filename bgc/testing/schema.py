@@ -9,9 +9,9 @@ line and column (``bgc test`` exits 2 on a malformed file: it is bad input, not 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bgc._dataclasses import dataclass
 from bgc.model import GrantAtom, WorkOrder
 from bgc.plan import CALL_STATUSES, VERDICTS
 from bgc.schema import Fields, ModelError
