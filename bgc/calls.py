@@ -189,6 +189,9 @@ class CallDecider:
     ) -> None:
         self.workspace = workspace
         self.gate = gate.rooted(workspace.root if workspace is not None else root)
+        self._link_free_gate = gate.rooted(None)
+        """The same grants deciding a workspace path as written: for a file proven to have no
+        link on its way (:attr:`bgc.trees.FileReached.link_free`), which lands where it reads."""
         self.specs = specs
         self.plans = plans
         self._plan_id: str | None = None
@@ -333,7 +336,8 @@ class CallDecider:
             if isinstance(files, str):
                 decided[index] = NeedResult(need.atom, need.effect, f"{need.reason}; {files}", need.rule)
                 continue
-            each = [(path, self.gate.decide(f"{resource}:{action}:{path}").effect) for path in files]  # the gate's hot path
+            link_free, rooted = self._link_free_gate.decide, self.gate.decide
+            each = [(path, (link_free if plain else rooted)(f"{resource}:{action}:{path}").effect) for path, plain in files]
             worst = next((p for p, e in each if e == "deny"), None) or next((p for p, e in each if e == "ask"), None)
             if worst is None:
                 decided[index] = NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")
