@@ -31,7 +31,16 @@ from typing import Any, Literal, NamedTuple
 from bgc import glob, values
 from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget
-from bgc.gate import NEED_STEPS, NEED_STEPS_PER_CHAR, UNDECIDED, Gate, expand_call, refuse_undeclared, worded
+from bgc.gate import (
+    NEED_STEPS,
+    NEED_STEPS_PER_CHAR,
+    UNDECIDED,
+    Gate,
+    _no_link_below,
+    expand_call,
+    refuse_undeclared,
+    worded,
+)
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
 from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, call_result, coverage, strongest
 from bgc.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
@@ -152,7 +161,9 @@ class Workspace:
         if inside is not None:
             return [("fs", inside)]  # links under the root are the gate's to resolve (Gate(root=...))
         placed: list[tuple[str, Any]] = [(HOST, lexical)]
-        real = os.path.realpath(lexical)
+        # no link on it (one lstat a segment, stopping where nothing more can be read): it is its
+        # own real path, which realpath would find at several times the cost
+        real = lexical if _no_link_below("/", lexical) else os.path.realpath(lexical)
         if real != lexical:
             placed.append((HOST, real) if self._relative(real) is None else ("fs", self._relative(real)))
         return placed
@@ -337,7 +348,9 @@ class CallDecider:
                 decided[index] = NeedResult(need.atom, need.effect, f"{need.reason}; {files}", need.rule)
                 continue
             link_free, rooted = self._link_free_gate.decide, self.gate.decide
-            each = [(path, (link_free if plain else rooted)(f"{resource}:{action}:{path}").effect) for path, plain in files]
+            each = [
+                (path, (link_free if plain else rooted)(f"{resource}:{action}:{path}").effect) for path, plain in files
+            ]
             worst = next((p for p, e in each if e == "deny"), None) or next((p for p, e in each if e == "ask"), None)
             if worst is None:
                 decided[index] = NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")
