@@ -268,6 +268,11 @@ def normalise_fs_pattern(text: str) -> str | Rejection:
     """
     if _PLAIN_FS_PATTERN.fullmatch(text):
         return text
+    return _read_fs_pattern(text)
+
+
+def _read_fs_pattern(text: str) -> str | Rejection:
+    """:func:`normalise_fs_pattern` without its shortcut for plain patterns: the full reading."""
     stack: list[tuple[str, bool]] = []  # (segment text, is it literal?)
     for seg in _pattern_segments(text)[1:] if text.startswith("/") else [None]:
         if seg is None:
