@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import lru_cache
 from typing import NamedTuple
 
 from bgc import glob
@@ -133,8 +134,10 @@ def _plain_file(entry: os.DirEntry[str]) -> bool:
     return True
 
 
+@lru_cache(maxsize=256)
 def _fixed_directory(pattern: str) -> str:
-    """The directory a pattern's leading wildcard-free segments name (``/src`` of ``/src/**/*.py``)."""
+    """The directory a pattern's leading wildcard-free segments name (``/src`` of ``/src/**/*.py``);
+    remembered, as :func:`bgc.glob.parse` remembers patterns: a session searches the same few."""
     fixed = []
     for segment in pattern.split("/")[1:]:
         if glob.parse("/" + segment).literal is None:
