@@ -22,8 +22,8 @@ ask fs:read:/**/*.log because "logs"
 """
 
 
-def decider(root: Path) -> CallDecider:
-    return CallDecider([implicit_plan(parse_policy(POLICY, "p.bgp"), None)], workspace=Workspace.at(str(root)))
+def decider(root: Path, policy: str = POLICY) -> CallDecider:
+    return CallDecider([implicit_plan(parse_policy(policy, "p.bgp"), None)], workspace=Workspace.at(str(root)))
 
 
 def grep(root: Path, path: str) -> tuple[str, str]:
@@ -206,12 +206,12 @@ def test_the_walk_lists_what_the_simple_walk_lists(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(TREE_ENTRIES)
+@given(TREE_ENTRIES, st.booleans())
 def test_a_search_decides_as_when_every_file_is_resolved_under_the_root(
-    tmp_path_factory: pytest.TempPathFactory, entries: list[tuple[str, str, tuple[str, str] | None]]
+    tmp_path_factory: pytest.TempPathFactory, entries: list[tuple[str, str, tuple[str, str] | None]], folded: bool
 ) -> None:
     root, _ = build_tree(tmp_path_factory.mktemp("search"), entries)
-    search = decider(root)
+    search = decider(root, "filesystem case-insensitive\n" + POLICY if folded else POLICY)
 
     def every_file_resolved(base: str, pattern: str) -> list[trees.FileReached] | str:
         reached = reference_files_reached(base, pattern)
