@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bgc import values
 from bgc.checks import check_paths
 from bgc.compiler import Compiler
 from bgc.gate import Gate
 from bgc.model import ToolCall
 from bgc.policy.ast import Matches
 from bgc.policy.loader import parse_policy
-from bgc import values
 from bgc.values import HFS_IGNORED, Rejection, normalise
 from tests.samples import characters_in, examples
 from tests.test_compiler import order, plan_for
