@@ -57,9 +57,10 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
     link anywhere above it, an ancestor of the project swapped for a link included, is seen),
     and one ``scandir`` a directory below, whose entry types (``d_type``) say which entries are
     links with no further call. A file with no link on its way is marked ``link_free``; a file
-    link, or a name that is not text (a lone surrogate), is left for the gate to resolve. When
-    the fixed directory cannot be proven link-free that way (a link on it, an error), it is
-    judged as before by ``os.path.realpath``.
+    link, an entry whose type cannot be read, or a name that is not text (a lone surrogate) is
+    left for the gate to resolve. When the fixed directory's path holds a link, it is judged as
+    before by ``os.path.realpath`` (a name that cannot be read ends the proof, as it ends
+    ``realpath``'s look: nothing below it can be read either).
     """
     compiled = glob.parse(pattern)
     fixed = _fixed_directory(pattern)
