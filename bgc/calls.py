@@ -31,7 +31,16 @@ from bgc import glob, values
 from bgc._dataclasses import dataclass, replace
 from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget
-from bgc.gate import NEED_STEPS, NEED_STEPS_PER_CHAR, UNDECIDED, Gate, expand_call, refuse_undeclared, worded
+from bgc.gate import (
+    NEED_STEPS,
+    NEED_STEPS_PER_CHAR,
+    UNDECIDED,
+    Gate,
+    _no_link_below,
+    expand_call,
+    refuse_undeclared,
+    worded,
+)
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
 from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, call_result, coverage, strongest
 from bgc.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
@@ -152,7 +161,9 @@ class Workspace:
         if inside is not None:
             return [("fs", inside)]  # links under the root are the gate's to resolve (Gate(root=...))
         placed: list[tuple[str, Any]] = [(HOST, lexical)]
-        real = os.path.realpath(lexical)
+        # no link on it (one lstat a segment, stopping where nothing more can be read): it is its
+        # own real path, which realpath would find at several times the cost
+        real = lexical if _no_link_below("/", lexical) else os.path.realpath(lexical)
         if real != lexical:
             placed.append((HOST, real) if self._relative(real) is None else ("fs", self._relative(real)))
         return placed
@@ -189,6 +200,9 @@ class CallDecider:
     ) -> None:
         self.workspace = workspace
         self.gate = gate.rooted(workspace.root if workspace is not None else root)
+        self._link_free_gate = gate.rooted(None)
+        """The same grants deciding a workspace path as written: for a file proven to have no
+        link on its way (:attr:`bgc.trees.FileReached.link_free`), which lands where it reads."""
         self.specs = specs
         self.plans = plans
         self._plan_id: str | None = None
@@ -333,7 +347,10 @@ class CallDecider:
             if isinstance(files, str):
                 decided[index] = NeedResult(need.atom, need.effect, f"{need.reason}; {files}", need.rule)
                 continue
-            each = [(path, self.gate.decide(f"{resource}:{action}:{path}").effect) for path in files]  # the gate's hot path
+            link_free, rooted = self._link_free_gate.decide, self.gate.decide
+            each = [
+                (path, (link_free if plain else rooted)(f"{resource}:{action}:{path}").effect) for path, plain in files
+            ]
             worst = next((p for p, e in each if e == "deny"), None) or next((p for p, e in each if e == "ask"), None)
             if worst is None:
                 decided[index] = NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")

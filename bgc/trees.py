@@ -19,11 +19,25 @@ own answer stands (fail closed).
 from __future__ import annotations
 
 import os
+import stat
+from functools import lru_cache
+from typing import NamedTuple
 
 from bgc import glob
+from bgc.gate import _no_link_below
 
 MAX_ENTRIES = 10_000
 """Directory entries walked at most for one pattern need."""
+
+
+class FileReached(NamedTuple):
+    """A file a pattern need reaches: its workspace path, and whether no symbolic link lies on
+    its way from ``/`` (then it lands where it reads, and the gate need not resolve it). A named
+    tuple rather than a frozen dataclass, as the gate's decisions are: a search builds one a
+    file, and it is just as immutable."""
+
+    path: str
+    link_free: bool
 
 
 def is_pattern(text: str) -> bool:
@@ -35,43 +49,99 @@ def is_pattern(text: str) -> bool:
         return False
 
 
-def files_reached(root: str, pattern: str) -> list[str] | str:
-    """The workspace paths (``/src/a.py``) of the files under the host directory ``root`` that
-    the workspace pattern ``pattern`` matches, or why they cannot be listed exactly."""
+def files_reached(root: str, pattern: str) -> list[FileReached] | str:
+    """The files under the host directory ``root`` that the workspace pattern ``pattern``
+    matches, by workspace path (``/src/a.py``), or why they cannot be listed exactly.
+
+    What it costs: one ``lstat`` a segment of the fixed directory's host path, from ``/`` (so a
+    link anywhere above it, an ancestor of the project swapped for a link included, is seen),
+    and one ``scandir`` a directory below, whose entry types (``d_type``) say which entries are
+    links with no further call. A file with no link on its way is marked ``link_free``; a file
+    link, an entry whose type cannot be read, or a name that is not text (a lone surrogate) is
+    left for the gate to resolve. When the fixed directory's path holds a link, it is judged as
+    before by ``os.path.realpath`` (a name that cannot be read ends the proof, as it ends
+    ``realpath``'s look: nothing below it can be read either).
+    """
     compiled = glob.parse(pattern)
     fixed = _fixed_directory(pattern)
     start = os.path.join(root, fixed.lstrip("/"))
-    if not os.path.lexists(start):
+    try:
+        top = os.lstat(start)
+    except (OSError, ValueError):
         return []
-    if os.path.realpath(start) != os.path.normpath(start):
+    proven = not stat.S_ISLNK(top.st_mode) and _no_link_below("/", os.path.dirname(start))
+    if proven:
+        is_directory = stat.S_ISDIR(top.st_mode)
+    elif os.path.realpath(start) != os.path.normpath(start):
         return f"{fixed} is a linked directory: its files are not listed"
-    if not os.path.isdir(start):
-        return [fixed] if compiled.matches(fixed) else []
-    found: list[str] = []
+    else:
+        is_directory = os.path.isdir(start)
+    if not is_directory:
+        return [FileReached(fixed, proven)] if compiled.matches(fixed) else []
+    found: list[FileReached] = []
     seen = 0
-    for directory, subdirectories, files in os.walk(start):
-        seen += len(subdirectories) + len(files)
+    pending = [(start, fixed.rstrip("/"))]  # host directory, its workspace path ("" for "/")
+    while pending:  # depth first, each directory's entries in the order listed (as os.walk)
+        directory, workspace = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # unreadable: what the search cannot read either (as os.walk)
+        subdirectories, files = [], []
+        for entry in entries:
+            (subdirectories if _is_directory(entry) else files).append(entry)
+        seen += len(entries)
         if seen > MAX_ENTRIES:
             return f"more than {MAX_ENTRIES:,} entries below {fixed}: its files are not listed one by one"
-        for name in subdirectories:
-            if os.path.islink(os.path.join(directory, name)):
-                return f"{_workspace(root, os.path.join(directory, name))} is a linked directory: its files are not listed"
-        for name in files:
-            path = _workspace(root, os.path.join(directory, name))
+        for entry in subdirectories:
+            if _is_link(entry):
+                return f"{workspace}/{entry.name} is a linked directory: its files are not listed"
+        for entry in files:
+            path = f"{workspace}/{entry.name}"
             if compiled.matches(path):
-                found.append(path)
-    return sorted(found)
+                found.append(FileReached(path, proven and _plain_file(entry)))
+        pending.extend((entry.path, f"{workspace}/{entry.name}") for entry in reversed(subdirectories))
+    found.sort()
+    return found
 
 
+def _is_directory(entry: os.DirEntry[str]) -> bool:
+    """Whether the entry is a directory or a link to one (os.walk's test: an error is not)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    """Whether the entry is a symbolic link, read from its directory entry's type when the
+    file system gives one (os.path.islink's answer: an error is not)."""
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
+def _plain_file(entry: os.DirEntry[str]) -> bool:
+    """Whether the entry is proven not a symbolic link (an error proves nothing) and its name
+    is text (not bytes a non-UTF-8 name smuggles in as lone surrogates)."""
+    try:
+        if entry.is_symlink():
+            return False
+        entry.name.encode()
+    except (OSError, UnicodeEncodeError):
+        return False
+    return True
+
+
+@lru_cache(maxsize=256)
 def _fixed_directory(pattern: str) -> str:
-    """The directory a pattern's leading wildcard-free segments name (``/src`` of ``/src/**/*.py``)."""
+    """The directory a pattern's leading wildcard-free segments name (``/src`` of ``/src/**/*.py``);
+    remembered, as :func:`bgc.glob.parse` remembers patterns: a session searches the same few."""
     fixed = []
     for segment in pattern.split("/")[1:]:
         if glob.parse("/" + segment).literal is None:
             break
         fixed.append(glob.parse("/" + segment).literal[1:])
     return "/" + "/".join(fixed)
-
-
-def _workspace(root: str, path: str) -> str:
-    return "/" + os.path.relpath(path, root)

@@ -262,7 +262,17 @@ def normalise_fs_pattern(text: str) -> str | Rejection:
     spelling. Empty and ``.`` segments drop, ``..`` removes the literal segment before it, a
     trailing ``/`` drops. A ``..`` after a wildcard segment is refused: what it climbs out of
     is not known (``/src/**/..`` can be ``/``). Escapes (``\\*``) are kept as written.
+
+    A pattern with no escape and no empty, ``.`` or ``..`` segment (what a call's need almost
+    always is) is its own normal form, and is handed back without being read segment by segment.
     """
+    if _PLAIN_FS_PATTERN.fullmatch(text):
+        return text
+    return _read_fs_pattern(text)
+
+
+def _read_fs_pattern(text: str) -> str | Rejection:
+    """:func:`normalise_fs_pattern` without its shortcut for plain patterns: the full reading."""
     stack: list[tuple[str, bool]] = []  # (segment text, is it literal?)
     for seg in _pattern_segments(text)[1:] if text.startswith("/") else [None]:
         if seg is None:
@@ -283,6 +293,9 @@ def normalise_fs_pattern(text: str) -> str | Rejection:
 
 
 _UNESCAPE = re.compile(r"\\(.)", re.S)
+_PLAIN_FS_PATTERN = re.compile(r"(?:/(?!\.\.?(?:/|\Z))[^/\\]+)+")
+"""A pattern :func:`normalise_fs_pattern` leaves as it is: ``/`` segments, none empty, ``.`` or
+``..``, no escape (so every ``/`` separates and every segment is kept as written)."""
 _WILDCARD = re.compile(r"(?<!\\)(?:\\\\)*[*?[]")
 
 

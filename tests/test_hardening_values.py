@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bgc import values
 from bgc.checks import check_paths
 from bgc.compiler import Compiler
 from bgc.gate import Gate
@@ -403,3 +404,10 @@ def test_an_allow_on_proposer_fields_alone_is_flagged(tmp_path: Path, condition:
     assert [f.rule_id for f in check_paths([str(tmp_path / "p.bgp")]).findings] == ["BGC111"]
     (tmp_path / "p.bgp").write_text(f"ask fs:write:/src/** when {condition}\nallow fs:write:/**\n", encoding="utf-8")
     assert "BGC111" not in [f.rule_id for f in check_paths([str(tmp_path / "p.bgp")]).findings]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="/.\\*?[]a\n", max_size=14), st.booleans())
+def test_a_plain_fs_pattern_is_handed_back_only_when_reading_it_gives_it_back(text: str, rooted: bool) -> None:
+    text = "/" + text if rooted else text
+    assert values.normalise_fs_pattern(text) == values._read_fs_pattern(text)
