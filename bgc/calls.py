@@ -36,7 +36,7 @@ from bgc.gate import (
     NEED_STEPS_PER_CHAR,
     UNDECIDED,
     Gate,
-    _no_link_below,
+    no_link_below,
     expand_call,
     refuse_undeclared,
     worded,
@@ -163,7 +163,7 @@ class Workspace:
         placed: list[tuple[str, Any]] = [(HOST, lexical)]
         # no link on it (one lstat a segment, stopping where nothing more can be read): it is its
         # own real path, which realpath would find at several times the cost
-        real = lexical if _no_link_below("/", lexical) else os.path.realpath(lexical)
+        real = lexical if no_link_below("/", lexical) else os.path.realpath(lexical)
         if real != lexical:
             placed.append((HOST, real) if self._relative(real) is None else ("fs", self._relative(real)))
         return placed

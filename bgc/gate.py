@@ -307,7 +307,7 @@ class Gate:
         decomposed, non-NFC file) and must stay under the root.
         """
         assert self._root is not None
-        if _no_link_below(self._root, raw):
+        if no_link_below(self._root, raw):
             target = raw  # it lands where it reads
         else:
             real = os.path.realpath(self._root + raw)
@@ -435,7 +435,7 @@ _ESCAPE = re.compile(r"\\(.)", re.S)
 _WILDCARD_OR_ESCAPE = re.compile(r"[\\*?[]")
 
 
-def _no_link_below(root: str, raw: str) -> bool:
+def no_link_below(root: str, raw: str) -> bool:
     """Whether ``raw`` (a path under the real directory ``root``) has no ``.``, ``..`` or empty
     segment and no symbolic link on its way down from ``root``: then it lands where it reads,
     as :func:`os.path.realpath` would find, with one ``lstat`` a segment below ``root`` rather

@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from bgc import glob
-from bgc.gate import _no_link_below
+from bgc.gate import no_link_below
 
 MAX_ENTRIES = 10_000
 """Directory entries walked at most for one pattern need."""
@@ -69,7 +69,7 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
         top = os.lstat(start)
     except (OSError, ValueError):
         return []
-    proven = not stat.S_ISLNK(top.st_mode) and _no_link_below("/", os.path.dirname(start))
+    proven = not stat.S_ISLNK(top.st_mode) and no_link_below("/", os.path.dirname(start))
     if proven:
         is_directory = stat.S_ISDIR(top.st_mode)
     elif os.path.realpath(start) != os.path.normpath(start):
