@@ -537,14 +537,7 @@ def _redirect(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -
         _substitutions(walk, node, scope, depth, wrapped)
         return
     if node.type == "heredoc_redirect":
-        start = node.child_by_field_name("delimiter") or next((c for c in node.named_children if c.type == "heredoc_start"), None)
-        if start is not None and not walk.text(start).isascii():
-            walk.ask("a here-document delimiter with non-ASCII characters (the parser cannot tell such delimiters apart)")
-        for child in node.named_children:
-            if child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
-                _redirect(walk, child, scope, depth, wrapped)
-            elif child.type == "heredoc_body":
-                _substitutions(walk, child, scope, depth, wrapped)
+        _heredoc(walk, node, scope, depth, wrapped)
         return
     op = "".join(walk.text(c) for c in node.children if not c.is_named)
     destination = node.child_by_field_name("destination")
@@ -572,6 +565,28 @@ def _redirect(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -
         walk.ask(f"a redirection bgc does not understand (`{_shown(walk.text(node))}`)")
         return
     _file_needs(walk, target, actions, walk.text(node), scope)
+
+
+def _heredoc(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
+    """A here-document: its other redirections, and the substitutions of its body (an unquoted
+    body's run). The grammar also puts the rest of the line the here-document starts on inside
+    it (``cat <<EOF && rm x``, ``>f <<EOF | sh``): those statements run too, each entered through
+    the operator before it."""
+    start = node.child_by_field_name("delimiter") or next((c for c in node.named_children if c.type == "heredoc_start"), None)
+    if start is not None and not walk.text(start).isascii():
+        walk.ask("a here-document delimiter with non-ASCII characters (the parser cannot tell such delimiters apart)")
+    operator = ""
+    for child in node.children:
+        if not child.is_named:
+            operator = child.type if child.type in ("&&", "||", ";", "&") else operator
+        elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+            _redirect(walk, child, scope, depth, wrapped)
+        elif child.type == "heredoc_body":
+            _substitutions(walk, child, scope, depth, wrapped)
+        elif child.type not in ("heredoc_start", "heredoc_end"):
+            scope.before(operator)
+            _statement(walk, child, scope, depth + 1, wrapped)
+            operator = ";"
 
 
 def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str, scope: _Scope) -> None:

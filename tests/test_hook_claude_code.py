@@ -128,6 +128,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("bash append to a CI workflow in a subshell", "Bash", {"command": "(echo x >> .github/workflows/ci.yml)"}, "deny"),
     ("bash sh -c writing .git", "Bash", {"command": "sh -c 'echo x > .git/HEAD'"}, "deny"),
     ("bash a command that is not text", "Bash", {"command": ["rm", "-rf", "/"]}, "ask"),
+    ("bash a command after a here-doc's operator", "Bash", {"command": ">src/x <<EOF && cat .env\nhi\nEOF"}, "ask"),
 ]
 
 # (name, event, tool_name, tool_input, expected) for PermissionRequest: ask is "no decision"

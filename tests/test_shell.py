@@ -65,6 +65,11 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("cat <<EOF\n$(rm -rf x)\nEOF", ["proc:exec:cat", "proc:exec:rm/-rf/x"], False),
     ("cat <<'EOF'\n$(not run)\nEOF", ["proc:exec:cat"], False),
     ("cat <<< \"$(rm z)\"", ["proc:exec:cat", "proc:exec:rm/z"], False),
+    # the rest of a here-doc's line runs too (the grammar puts it inside the redirection)
+    ("cat <<EOF && rm -rf x\nhi\nEOF", ["proc:exec:cat", "proc:exec:rm/-rf/x"], False),
+    (">f <<EOF; rm y\nEOF", None, True),  # `;` there is a syntax error to the grammar
+    (">f <<EOF | sh\ncat .env\nEOF", ["fs:write:/w/f", "proc:exec:sh"], True),
+    ("cat <<EOF || echo x > g\nEOF", ["proc:exec:cat", "proc:exec:echo/x", "fs:write:/w/g"], False),
     # wrappers: looked through, their own argv needed too
     ("bash -c 'cat .env'", ["proc:exec:bash/-c/cat .env", "proc:exec:cat/.env"], False),
     ("sh -ec 'a && b > f'", ["proc:exec:sh/-ec/a && b > f", "proc:exec:a", "proc:exec:b", "fs:write:/w/f"], False),
