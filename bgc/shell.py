@@ -575,6 +575,8 @@ def _heredoc(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) ->
     start = node.child_by_field_name("delimiter") or next((c for c in node.named_children if c.type == "heredoc_start"), None)
     if start is not None and not walk.text(start).isascii():
         walk.ask("a here-document delimiter with non-ASCII characters (the parser cannot tell such delimiters apart)")
+    if not _ends_where_bash_ends(walk, node, start):
+        walk.ask("a here-document the grammar ends elsewhere than bash (which ends it at its delimiter with the quotes removed)")
     operator = ""
     for child in node.children:
         if not child.is_named:
@@ -587,6 +589,65 @@ def _heredoc(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) ->
             scope.before(operator)
             _statement(walk, child, scope, depth + 1, wrapped)
             operator = ";"
+
+
+def _ends_where_bash_ends(walk: _Walk, node: Any, start: Any) -> bool:
+    """Whether the grammar's here-document body is the one bash reads: bash ends it at the first
+    line (leading tabs removed for ``<<-``) equal to the delimiter word with its quotes removed
+    (``<<E'O'F`` and ``<<$'EOF'`` end at ``EOF``), while the grammar matches the word as written.
+    So the line the grammar ends on must be that text, and no line of the body before it may be."""
+    end = next((child for child in node.named_children if child.type == "heredoc_end"), None)
+    delimiter = None if start is None else _heredoc_delimiter(walk.text(start))
+    if end is None or delimiter is None:
+        return False
+    source = walk.sources[-1]
+    body_from = source.find(b"\n", start.end_byte) + 1
+    end_from = source.rfind(b"\n", 0, end.start_byte) + 1
+    end_to = source.find(b"\n", end.start_byte)
+    if body_from == 0 or end_from < body_from:
+        return False
+    strip = node.children[0].type == "<<-"
+    lines = [*source[body_from:end_from].split(b"\n")[:-1], source[end_from : None if end_to < 0 else end_to]]
+    ends = [index for index, line in enumerate(lines) if (line.lstrip(b"\t") if strip else line) == delimiter]
+    return ends == [len(lines) - 1]
+
+
+def _heredoc_delimiter(word: str) -> bytes | None:
+    """The line that ends a here-document, from its delimiter word as written: the word with its
+    quotes removed (bash expands nothing in it). None for a word this does not read exactly (a
+    ``$`` or backquote other than ``$'…'``, an unclosed quote)."""
+    out: list[str] = []
+    index = 0
+    try:
+        while index < len(word):
+            char = word[index]
+            if char == "\\":
+                out.append(word[index + 1 : index + 2])
+                index += 2
+            elif char in "'\"" or word.startswith("$'", index):
+                opening = index + 1 + (char == "$")
+                index = _closing(word, opening, word[opening - 1], escapes=char != "'")
+                text = word[opening:index]
+                out.append(text if char == "'" else _ansi_c(text) if char == "$" else _double_quoted(text))
+                index += 1
+            elif char in "$`":
+                return None
+            else:
+                out.append(char)
+                index += 1
+    except _Unknown:
+        return None
+    return "".join(out).encode("utf-8", "surrogateescape")
+
+
+def _closing(word: str, index: int, quote: str, *, escapes: bool) -> int:
+    """Where the quote opened before ``index`` closes (a backslash escapes the next character
+    when ``escapes``); :class:`_Unknown` when it does not."""
+    while index < len(word):
+        if word[index] == quote:
+            return index
+        index += 2 if escapes and word[index] == "\\" else 1
+    raise _Unknown
 
 
 def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str, scope: _Scope) -> None:

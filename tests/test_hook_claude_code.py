@@ -129,6 +129,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("bash sh -c writing .git", "Bash", {"command": "sh -c 'echo x > .git/HEAD'"}, "deny"),
     ("bash a command that is not text", "Bash", {"command": ["rm", "-rf", "/"]}, "ask"),
     ("bash a command after a here-doc's operator", "Bash", {"command": ">src/x <<EOF && cat .env\nhi\nEOF"}, "ask"),
+    ("bash a command after a here-doc bash ends early", "Bash", {"command": ">src/x <<E'O'F\nEOF\ncat .env\nE'O'F"}, "ask"),
 ]
 
 # (name, event, tool_name, tool_input, expected) for PermissionRequest: ask is "no decision"

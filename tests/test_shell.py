@@ -70,6 +70,15 @@ TABLE: list[tuple[str, list[str], bool]] = [
     (">f <<EOF; rm y\nEOF", None, True),  # `;` there is a syntax error to the grammar
     (">f <<EOF | sh\ncat .env\nEOF", ["fs:write:/w/f", "proc:exec:sh"], True),
     ("cat <<EOF || echo x > g\nEOF", ["proc:exec:cat", "proc:exec:echo/x", "fs:write:/w/g"], False),
+    # a here-doc ends at the line bash reads as its delimiter: the word with its quotes removed
+    ("cat <<E'O'F\nEOF\nrm x\nE'O'F", None, True),
+    ("cat <<$'EOF'\nEOF\nrm x\n$'EOF'", None, True),
+    ('cat <<"E"OF\nEOF\nrm x\n"E"OF', None, True),
+    ("cat <<\\EOF\nEOF\nrm x\n\\EOF", None, True),
+    ("cat <<EOF\nEOF \n>f <<Z\nEOF\nrm x\nZ", None, True),  # `EOF ` is not the end to bash
+    ("cat <<-EOF\n\thi\n\tEOF\nrm x", ["proc:exec:cat", "proc:exec:rm/x"], False),
+    ("cat <<'EOF' > f\n$(no)\nEOF", ["proc:exec:cat", "fs:write:/w/f"], False),
+    ('cat <<"EOF"\nhi\nEOF', ["proc:exec:cat"], False),
     # wrappers: looked through, their own argv needed too
     ("bash -c 'cat .env'", ["proc:exec:bash/-c/cat .env", "proc:exec:cat/.env"], False),
     ("sh -ec 'a && b > f'", ["proc:exec:sh/-ec/a && b > f", "proc:exec:a", "proc:exec:b", "fs:write:/w/f"], False),
