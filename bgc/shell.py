@@ -141,6 +141,9 @@ _PLAIN = re.compile(r"[^\\$`*?\[~{]*")
 _BAD_CONTINUATION = re.compile(r"(?<![ \t\n;&|(])\\\n|\\\n(?![ \t\n])")
 """A line continuation inside a word (``r\\<newline>m`` is ``rm`` to bash): tree-sitter-bash
 splits the word there, so such a string is not decided from that parse."""
+_SPACES_TO_THE_GRAMMAR = re.compile(r"[\r\f\v]")
+"""Characters tree-sitter-bash skips as white space where bash reads them as word characters: a
+lone ``\\r`` is a program to bash, nothing to the grammar."""
 
 
 class _Unknown(Exception):
@@ -238,6 +241,8 @@ def _analyse(walk: _Walk, command: Any, scope: _Scope, wrapped: int) -> None:
     except UnicodeEncodeError:
         walk.ask("the command is not valid UTF-8")
         return
+    if _SPACES_TO_THE_GRAMMAR.search(command):
+        walk.ask("a carriage return, form feed or vertical tab (a space to the grammar, part of a word to bash)")
     if _BAD_CONTINUATION.search(command):
         walk.ask("a line continuation ('\\' and a newline) inside a word")
     # tree-sitter-bash 0.25 can crash the process on some characters above U+FFFF (seen: `{` and

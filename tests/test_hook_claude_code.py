@@ -130,6 +130,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("bash a command that is not text", "Bash", {"command": ["rm", "-rf", "/"]}, "ask"),
     ("bash a command after a here-doc's operator", "Bash", {"command": ">src/x <<EOF && cat .env\nhi\nEOF"}, "ask"),
     ("bash a command after a here-doc bash ends early", "Bash", {"command": ">src/x <<E'O'F\nEOF\ncat .env\nE'O'F"}, "ask"),
+    ("bash a program named CR (a space to the grammar)", "Bash", {"command": ">src/x\n\r#x"}, "ask"),
 ]
 
 # (name, event, tool_name, tool_input, expected) for PermissionRequest: ask is "no decision"

@@ -130,6 +130,10 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ('echo "unbalanced', None, True),
     ("echo (", None, True),
     ("cat .env\x00; rm -rf /", [], True),
+    # a carriage return, form feed or vertical tab is a space to the grammar, a letter to bash
+    ("\r", [], True),  # bash runs a program named CR
+    (">f\n\x0c#x", ["fs:write:/w/f"], True),  # bash runs `\f#x`, the grammar sees a comment
+    (">f\x0b", ["fs:write:/w/f"], True),  # bash writes `f\v`
     ("git commit -m 'a\nb'", [], True),  # a newline inside a word: no atom, ask
     # non-ASCII words are words (the parser sees them masked; the words are read as given)
     ("echo héllo wörld 🎉", ["proc:exec:echo/héllo/wörld/🎉"], False),
