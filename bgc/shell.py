@@ -88,6 +88,7 @@ _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _READ_OPS = frozenset({"<"})
 _DUP_OPS = frozenset({">&", "<&", ">&-", "<&-"})
 _CLOSE_OPS = frozenset({">&-", "<&-"})
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 _SHELL_FLAGS = frozenset("eulxvnfhBCEHPT")
@@ -383,6 +384,12 @@ def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int, tr
             words.append(_word(walk, child.named_children[0] if child.named_child_count == 1 else child, scope, depth, wrapped))
         else:
             words.append(_word(walk, child, scope, depth, wrapped))
+    pieces = [piece for child in (*node.named_children, *trailing) for piece in _pieces(walk, child)]
+    if any(
+        first is not None and second is not None and second[1] and _one_word_to_bash(walk, first[0], second[0])
+        for first, second in zip(pieces, pieces[1:])
+    ):
+        walk.ask(f"the grammar splits a word of `{_shown(source)}` where bash reads one (`\"--for\"\\ce` is `--force`)")
     if words and any(word is None for word in words):
         walk.ask(f"a word of `{_shown(source)}` is only known when it runs (an expansion, a glob or a substitution)")
         if words[0] is not None:
@@ -391,6 +398,31 @@ def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int, tr
         _argv(walk, [w for w in words if w is not None], source, scope, depth, wrapped)
     for child in redirects:
         _redirect(walk, child, scope, depth, wrapped)
+
+
+def _pieces(walk: _Walk, node: Any) -> list[tuple[Any, bool] | None]:
+    """A command's child as the pieces of text bash splits into words, in source order, each
+    with whether it is a word of the argv (a redirection's target is not); None where a
+    here-document's body breaks the line."""
+    if node.type == "file_redirect":
+        destinations = [child for index, child in enumerate(node.children) if node.field_name_for_child(index) == "destination"]
+        head = node.children[0] if not destinations or _operator(walk, node) in _CLOSE_OPS else destinations[0]
+        return [(head, False), *((word, True) for word in _trailing_words(walk, node))]
+    if node.type == "heredoc_redirect":
+        nested = [piece for child in node.named_children if child.type in _REDIRECTS for piece in _pieces(walk, child)]
+        return [(node.children[0], False), *nested, None]
+    return [(node, node.type not in ("variable_assignment", "herestring_redirect"))]
+
+
+def _one_word_to_bash(walk: _Walk, first: Any, second: Any) -> bool:
+    """Whether bash reads a word the grammar read apart from the node before it as part of
+    another: only blanks and line continuations separate words, and tree-sitter-bash 0.25 also
+    starts a new word right after a quote (``"--for"\\ce`` is ``--force`` to bash) and drops an
+    escaped blank before one (``'a'\\ b`` is ``a b``)."""
+    return not _SEPARATION.fullmatch(walk.sources[-1], first.end_byte, second.start_byte)
+
+
+_SEPARATION = re.compile(rb"(?:[ \t\n]|\\\n)+")
 
 
 def _argv(walk: _Walk, argv: list[str], source: str, scope: _Scope, depth: int, wrapped: int) -> None:

@@ -69,6 +69,12 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("cat <<EOF >x .env\nhi\nEOF", ["proc:exec:cat/.env", "fs:write:/w/x"], False),
     ("a >x >(rm y)", ["proc:exec:rm/y", "fs:write:/w/x"], True),
     ("{ a; } >x b", ["proc:exec:a", "fs:write:/w/x"], True),  # a syntax error to bash
+    # where the grammar splits one bash word in two, the argv is not known exactly: ask
+    ('git push "--for"\\ce', ["proc:exec:git/push/--for/ce"], True),  # bash: git push --force
+    ('cat <".e"\\nv', ["proc:exec:cat/nv", "fs:read:/w/.e"], True),  # bash: cat < .env
+    ("echo 'a'\\ b", ["proc:exec:echo/a/b"], True),  # bash: echo 'a b'
+    ("echo a \\ b", ["proc:exec:echo/a/b"], True),  # bash: echo a ' b'
+    ("echo \"a\"b 'c'\"d\" \\\n  e", ["proc:exec:echo/ab/cd/e"], False),
     ("cat < /dev/tcp/evil.test/80", ["proc:exec:cat"], True),
     # here-docs: the body is data, but an unquoted body's substitutions run
     ("cat <<EOF > notes.md\nhello\nEOF", ["proc:exec:cat", "fs:write:/w/notes.md"], False),
