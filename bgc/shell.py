@@ -726,6 +726,8 @@ def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str,
     else:
         bases = scope.dirs
     for base in bases:
+        if _may_climb_a_link(target, base, walk.cwd):
+            walk.ask(f"a '..' in a redirection target that may climb out of a symbolic link (`{_shown(source)}`)")
         path = values.normalise("fs", posixpath.join(base, target))
         if not isinstance(path, str):
             walk.ask(f"the redirection target {target!r} {path.reason}")
@@ -740,6 +742,22 @@ def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str,
             continue
         for action in actions:
             walk.need("fs", action, path, source)
+
+
+def _may_climb_a_link(target: str, base: str, cwd: str) -> bool:
+    """Whether a ``..`` of ``target`` may climb out of a symbolic link: the kernel follows a link
+    before the ``..`` after it (``src/link/../x`` with ``src/link`` -> ``../.git`` is ``/x``), and
+    bgc reads ``..`` by the text. So a ``..`` after a name of the target, or climbing a directory
+    a ``cd`` named (bash's ``cd`` is lexical, the process's directory physical), may; climbing
+    the working directory the analysis started in does not (it is taken as real)."""
+    named = 0
+    for segment in target.split("/"):
+        if segment == "..":
+            if named or base != cwd:
+                return True
+        elif segment not in ("", "."):
+            named += 1
+    return False
 
 
 def _substitutions(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:

@@ -80,6 +80,8 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("write outside via src/../..", "Write", {"file_path": f"{P}/src/../../outside/x", "content": "x"}, "deny"),
     ("write through a link leaving the project", "Write", {"file_path": f"{P}/link_out/x", "content": "x"}, "deny"),
     ("write a case variant of src", "Write", {"file_path": f"{P}/SRC/a.py", "content": "x"}, "deny"),
+    ("write .git/config through a link and ..", "Write", {"file_path": f"{P}/src/link_git/../.git/config", "content": "x"}, "deny"),
+    ("read .git/config through a link and .., relative", "Read", {"file_path": "src/link_git/../.git/config"}, "deny"),
     # ---- searches ----
     ("glob in the working directory", "Glob", {"pattern": "**/*.py"}, "allow"),
     ("glob an absolute pattern", "Glob", {"pattern": "/etc/*"}, "deny"),
@@ -131,6 +133,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("bash a command after a here-doc's operator", "Bash", {"command": ">src/x <<EOF && cat .env\nhi\nEOF"}, "ask"),
     ("bash a command after a here-doc bash ends early", "Bash", {"command": ">src/x <<E'O'F\nEOF\ncat .env\nE'O'F"}, "ask"),
     ("bash a program named CR (a space to the grammar)", "Bash", {"command": ">src/x\n\r#x"}, "ask"),
+    ("bash append to .git/config through a link and ..", "Bash", {"command": ">>src/link_git/../.git/config"}, "ask"),
 ]
 
 # (name, event, tool_name, tool_input, expected) for PermissionRequest: ask is "no decision"
@@ -165,6 +168,7 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     (outside / "secret.txt").write_text("s\n")
     (root / "link_out").symlink_to(outside)
     (root / "src" / "link_env").symlink_to("../.env")
+    (root / "src" / "link_git").symlink_to("../.git")  # `src/link_git/..` is the project root to the kernel
     env = {**os.environ, "BGC_CACHE_DIR": str(base / "cache")}
     done = subprocess.run(
         [sys.executable, "-m", "bgc", "init", "claude-code"], cwd=root, env=env, capture_output=True, text=True, timeout=TIMEOUT

@@ -55,6 +55,10 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("echo x > .git/config", ["proc:exec:echo/x", "fs:write:/w/.git/config"], False),
     ("echo x >> /tmp/log", ["proc:exec:echo/x", "fs:write:/tmp/log"], False),
     ("sort < in.txt > ../out", ["proc:exec:sort", "fs:read:/w/in.txt", "fs:write:/out"], False),
+    # the kernel follows a link before the `..` after it; bgc reads `..` by the text: ask
+    (">>src/link/../.git/config", ["fs:write:/w/src/.git/config"], True),
+    ("cd src && echo > ../x", ["proc:exec:cd/src", "proc:exec:echo", "fs:write:/w/x"], True),
+    ("cat < /w/a/../b", ["proc:exec:cat", "fs:read:/w/b"], True),
     ("make 2>/dev/null >&2 2>&1", ["proc:exec:make"], False),
     ("make &> build.log", ["proc:exec:make", "fs:write:/w/build.log"], False),
     ("make >& build.log", ["proc:exec:make", "fs:write:/w/build.log"], False),
