@@ -87,6 +87,12 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("glob an absolute pattern", "Glob", {"pattern": "/etc/*"}, "deny"),
     ("glob a climbing pattern", "Glob", {"pattern": "../**"}, "deny"),
     ("glob /etc", "Glob", {"pattern": "*", "path": "/etc"}, "deny"),
+    # braces are expanded before matching: each pattern they stand for is decided
+    ("glob a brace of extensions", "Glob", {"pattern": "**/*.{py,md}"}, "allow"),
+    ("glob a brace holding an absolute pattern", "Glob", {"pattern": "{/etc/*,src/*.py}"}, "deny"),
+    ("glob a brace that climbs", "Glob", {"pattern": "src/{..,x}/*"}, "deny"),
+    ("glob braces that make ..", "Glob", {"pattern": "{.,x}{.,y}/*"}, "deny"),
+    ("glob braces standing for too many patterns", "Glob", {"pattern": "{a,b}" * 9}, "block"),
     # Grep reads every file below its path: decided on the files there (src/link_env links to .env)
     ("grep src, which holds a link to .env", "Grep", {"pattern": "TODO", "path": f"{P}/src", "-i": True, "output_mode": "content"}, "deny"),
     ("grep docs", "Grep", {"pattern": "TODO", "path": f"{P}/docs", "glob": "*.md"}, "allow"),

@@ -35,6 +35,7 @@ from bgc.hooks.protocol import (
     read_call,
     split_mcp_name,
     with_default_path,
+    with_glob_alternatives,
 )
 from bgc.policy.templates import LOCAL_SERVER
 
@@ -43,6 +44,7 @@ EVENTS = ("PreToolUse", "PermissionRequest")
 SEARCH_TOOLS = ("Glob", "Grep", "LS")
 """Tools whose ``path`` may be left out: Claude Code then searches the working directory."""
 
+GLOB_TOOL = "Glob"
 SHELL_TOOL = "Bash"
 SHELL_PARAMS = frozenset({"command", "description", "timeout", "run_in_background"})
 """What a Bash call may carry besides its command: none of it changes what the command touches."""
@@ -58,6 +60,8 @@ def tool_use(data: Any) -> ToolUse:
     params = call.params
     if server == LOCAL_SERVER and tool in SEARCH_TOOLS:
         params = with_default_path(params, "path", call.cwd)  # Claude Code's own default
+    if server == LOCAL_SERVER and tool == GLOB_TOOL:
+        params = with_glob_alternatives(params, "pattern")
     shell = server == LOCAL_SERVER and tool == SHELL_TOOL
     if shell:
         extra = sorted(name for name in params if name not in SHELL_PARAMS and not (name == SANDBOX_OFF and params[name] is False))

@@ -139,5 +139,69 @@ def with_default_path(params: Mapping[str, Any], key: str, cwd: str | None) -> M
     return {**params, key: cwd}
 
 
+MAX_GLOB_ALTERNATIVES = 256
+"""The most patterns one glob pattern's braces may stand for (a call past it is refused)."""
+
+
+def with_glob_alternatives(params: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A glob tool's parameters with a pattern that holds braces replaced by the patterns they
+    stand for (``**/*.{ts,tsx}``: ``**/*.ts`` and ``**/*.tsx``), each then decided: the agents'
+    glob libraries expand braces before they match, so ``{/etc/*,x}`` is an absolute pattern
+    and ``{.,x}{.,y}/*`` climbs with ``..``."""
+    pattern = params.get(key)
+    if not isinstance(pattern, str) or "{" not in pattern:
+        return params
+    alternatives = glob_alternatives(pattern)
+    return params if alternatives == [pattern] else {**params, key: alternatives}
+
+
+def glob_alternatives(pattern: str) -> list[str]:
+    """The patterns ``pattern``'s braces stand for, as brace expansion (minimatch's, bash's)
+    makes them: a ``{…}`` with a comma at its top level is one pattern per part, nested braces
+    too; any other brace is a letter, and a backslash escapes the next character.
+    :class:`HookInputError` past :data:`MAX_GLOB_ALTERNATIVES`."""
+    group = _brace_group(pattern)
+    if group is None:
+        return [pattern]
+    start, parts, end = group
+    results = []
+    for part in parts:
+        for middle in glob_alternatives(part):
+            for rest in glob_alternatives(pattern[end + 1 :]):
+                results.append(pattern[:start] + middle + rest)
+                if len(results) > MAX_GLOB_ALTERNATIVES:
+                    raise HookInputError(f"the glob pattern stands for more than {MAX_GLOB_ALTERNATIVES} patterns")
+    return results
+
+
+def _brace_group(pattern: str) -> tuple[int, list[str], int] | None:
+    """The first ``{…}`` of ``pattern`` with a comma at its top level: where it opens, its parts
+    and where it closes; None when there is none."""
+    for start, char in enumerate(pattern):
+        if char != "{" or _escaped(pattern, start):
+            continue
+        depth, parts, last = 0, [], start + 1
+        for index in range(start + 1, len(pattern)):
+            if _escaped(pattern, index):
+                continue
+            if pattern[index] == "{":
+                depth += 1
+            elif pattern[index] == "}" and depth:
+                depth -= 1
+            elif pattern[index] == "}":
+                if parts:
+                    return start, [*parts, pattern[last:index]], index
+                break
+            elif pattern[index] == "," and not depth:
+                parts.append(pattern[last:index])
+                last = index + 1
+    return None
+
+
+def _escaped(text: str, index: int) -> bool:
+    backslashes = len(text[:index]) - len(text[:index].rstrip("\\"))
+    return backslashes % 2 == 1
+
+
 def prefixed(reason: str) -> str:
     return REASON_PREFIX + reason
