@@ -121,6 +121,7 @@ _OPAQUE_RUNNERS = {
     "source": "source runs the commands of a file bgc cannot see",
     ".": "'.' runs the commands of a file bgc cannot see",
     "pushd": "pushd changes the directory of later commands",
+    "coproc": "coproc runs a command (or a group) in the background, a word the grammar does not know",
     "popd": "popd changes the directory of later commands",
 }
 """Programs that run something the text does not show: their own argv is needed, and they ask."""

@@ -123,6 +123,8 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("xargs rm", ["proc:exec:xargs/rm"], True),
     ("ls | xargs -n1 rm", ["proc:exec:ls", "proc:exec:xargs/-n1/rm"], True),
     ("source .venv/bin/activate", ["proc:exec:source/.venvSbinSactivate"], True),
+    ("coproc rm -rf /", ["proc:exec:coproc/rm/-rf/S"], True),  # bash runs rm: a deny of rm/** must not be dodged
+    ("coproc { rm x; }", None, True),
     # program-specific flags are argv words, decided by the argv rules
     ("git -c core.pager=sh log", ["proc:exec:git/-c/core.pager=sh/log"], False),
     # cd: later relative targets may be under the new directory (or the old, if cd failed)
