@@ -496,7 +496,7 @@ def _after_options(walk: _Walk, name: str, argv: list[str]) -> list[str] | None:
     while index < len(argv):
         word = argv[index]
         if word == "--":
-            index += 1
+            index += 2 if name == "timeout" else 1  # timeout's duration follows the options' end
             break
         if name == "env" and "=" in word and not word.startswith("-"):
             walk.ask(f"env sets variables for the command ({word.split('=', 1)[0]}): it can change what the program does")
