@@ -517,6 +517,9 @@ def _after_options(walk: _Walk, name: str, argv: list[str]) -> list[str] | None:
         else:
             break
         index += 1
+    while name == "env" and index < len(argv) and "=" in argv[index]:  # assignments follow `--` too
+        walk.ask(f"env sets variables for the command ({argv[index].split('=', 1)[0]}): it can change what the program does")
+        index += 1
     return argv[index:] or None
 
 

@@ -106,6 +106,7 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("eval 'rm -rf x'", ["proc:exec:eval/rm -rf x", "proc:exec:rm/-rf/x"], False),
     ("env X=1 rm -rf /", ["proc:exec:env/X=1/rm/-rf/S", "proc:exec:rm/-rf/S"], True),
     ("env -i PATH=/x ls", ["proc:exec:env/-i/PATH=Sx/ls", "proc:exec:ls"], True),
+    ("env -- X=1 rm x", ["proc:exec:env/--/X=1/rm/x", "proc:exec:rm/x"], True),  # assignments follow `--` too
     ("X=1 rm -rf /", ["proc:exec:rm/-rf/S"], True),
     ("sudo -u root rm -rf /", ["proc:exec:sudo/-u/root/rm/-rf/S", "proc:exec:rm/-rf/S"], False),
     ("time nice -n 5 nohup make", ["proc:exec:time/nice/-n/5/nohup/make", "proc:exec:nice/-n/5/nohup/make",
