@@ -112,6 +112,7 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("time nice -n 5 nohup make", ["proc:exec:time/nice/-n/5/nohup/make", "proc:exec:nice/-n/5/nohup/make",
                                    "proc:exec:nohup/make", "proc:exec:make"], False),
     ("timeout 10 pytest -x", ["proc:exec:timeout/10/pytest/-x", "proc:exec:pytest/-x"], False),
+    ("time -p -p rm x", ["proc:exec:time/-p/-p/rm/x", "proc:exec:-p/rm/x"], False),  # bash runs `-p`
     ("timeout -s KILL -- 5 rm x", ["proc:exec:timeout/-s/KILL/--/5/rm/x", "proc:exec:rm/x"], False),
     ("command rm x", ["proc:exec:command/rm/x", "proc:exec:rm/x"], False),
     ("exec rm x", ["proc:exec:exec/rm/x", "proc:exec:rm/x"], False),
