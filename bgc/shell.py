@@ -88,6 +88,8 @@ _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _READ_OPS = frozenset({"<"})
 _DUP_OPS = frozenset({">&", "<&", ">&-", "<&-"})
 _CLOSE_OPS = frozenset({">&-", "<&-"})
+_NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+"""``{fd}`` glued to a redirection: bash opens a new descriptor and sets the variable to it."""
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
@@ -288,6 +290,8 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
         walk.stopped = True
         return
     kind = node.type
+    if kind in ("negated_command", "compound_statement") and _glued(walk, node.children[0]):
+        walk.ask(f"`{_shown(walk.text(node))}` starts with a word to bash ({walk.text(node.children[0])} and what follows it)")
     if kind == "command":
         _command(walk, node, scope, depth, wrapped)
         return
@@ -327,6 +331,13 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
         walk.ask(f"`{kind.replace('_', ' ')}` is not decided exactly (`{_shown(walk.text(node))}`)")
     # still walk inside: what it runs is needed, and a deny of it must still decide
     _statement_children(walk, node, _Scope(None), depth, wrapped)  # a loop may cd: where to, unknown
+
+
+def _glued(walk: _Walk, token: Any) -> bool:
+    """Whether a reserved word (``!``, ``{``) is glued to the next word, as in ``!rm`` or
+    ``{rm``: bash reads them as one word there, the grammar as the reserved word."""
+    after = walk.sources[-1][token.end_byte : token.end_byte + 1]
+    return not token.is_named and after not in (b"", *(bytes([c]) for c in b" \t\n()<>;&|"))
 
 
 def _statement_children(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
@@ -385,7 +396,13 @@ def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int, tr
             words.append(_word(walk, child.named_children[0] if child.named_child_count == 1 else child, scope, depth, wrapped))
         else:
             words.append(_word(walk, child, scope, depth, wrapped))
-    pieces = [piece for child in (*node.named_children, *trailing) for piece in _pieces(walk, child)]
+    children = (*node.named_children, *trailing)
+    if any(
+        second.type == "file_redirect" and first.end_byte == second.start_byte and _NAMED_FD.fullmatch(walk.text(first))
+        for first, second in zip(children, children[1:])
+    ):
+        walk.ask(f"a redirection that names its descriptor (`{_shown(source)}`): `{{fd}}>file` sets the variable fd")
+    pieces = [piece for child in children for piece in _pieces(walk, child)]
     if any(
         first is not None and second is not None and second[1] and _one_word_to_bash(walk, first[0], second[0])
         for first, second in zip(pieces, pieces[1:])

@@ -152,6 +152,12 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("git() { rm -rf /; }; git status", ["proc:exec:rm/-rf/S", "proc:exec:git/status"], True),
     ("export PATH=/tmp:$PATH; git status", ["proc:exec:git/status"], True),
     ("[[ -f x ]] && rm x", ["proc:exec:rm/x"], True),
+    # a reserved word glued to the next word is part of it to bash, and {fd}> names a descriptor
+    ("{rm x; }", ["proc:exec:rm/x"], True),  # bash runs `{rm x`
+    ("!rm x", ["proc:exec:!rm/x"], False),
+    ("!]", ["proc:exec:]"], True),  # bash runs `!]`
+    ("!(rm x)", ["proc:exec:rm/x"], False),
+    ("rm {fd}>x", ["proc:exec:rm/{fd}", "fs:write:/w/x"], True),  # bash runs `rm` alone
     # the lexical oddities of the issue
     ("ls \\\n  -la", ["proc:exec:ls/-la"], False),
     ("r\\\nm -rf x", None, True),  # a continuation inside a word: bash reads `rm`
