@@ -93,6 +93,8 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("glob a brace that climbs", "Glob", {"pattern": "src/{..,x}/*"}, "deny"),
     ("glob braces that make ..", "Glob", {"pattern": "{.,x}{.,y}/*"}, "deny"),
     ("glob braces standing for too many patterns", "Glob", {"pattern": "{a,b}" * 9}, "block"),
+    ("glob a list holding a brace with an absolute pattern", "Glob", {"pattern": ["*.py", "{/etc/*,x}"]}, "deny"),
+    ("glob a brace pattern longer than a pattern may be", "Glob", {"pattern": "{" * 600 + "a,b" + "}" * 600}, "deny"),
     # Grep reads every file below its path: decided on the files there (src/link_env links to .env)
     ("grep src, which holds a link to .env", "Grep", {"pattern": "TODO", "path": f"{P}/src", "-i": True, "output_mode": "content"}, "deny"),
     ("grep docs", "Grep", {"pattern": "TODO", "path": f"{P}/docs", "glob": "*.md"}, "allow"),

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bgc.limits import MAX_PATTERN_LENGTH
 from bgc.policy.templates import LOCAL_SERVER
 
 Effect = Literal["allow", "ask", "deny"]
@@ -147,60 +148,65 @@ def with_glob_alternatives(params: Mapping[str, Any], key: str) -> Mapping[str, 
     """A glob tool's parameters with a pattern that holds braces replaced by the patterns they
     stand for (``**/*.{ts,tsx}``: ``**/*.ts`` and ``**/*.tsx``), each then decided: the agents'
     glob libraries expand braces before they match, so ``{/etc/*,x}`` is an absolute pattern
-    and ``{.,x}{.,y}/*`` climbs with ``..``."""
-    pattern = params.get(key)
-    if not isinstance(pattern, str) or "{" not in pattern:
+    and ``{.,x}{.,y}/*`` climbs with ``..``. A pattern longer than any pattern may be is left
+    as it is, for the decision to refuse."""
+    given = params.get(key)
+    patterns = given if isinstance(given, list) else [given]
+    alternatives = [alternative for pattern in patterns for alternative in _expanded(pattern)]
+    if alternatives == patterns:
         return params
-    alternatives = glob_alternatives(pattern)
-    return params if alternatives == [pattern] else {**params, key: alternatives}
+    if len(alternatives) > MAX_GLOB_ALTERNATIVES:
+        raise HookInputError(f"the glob patterns stand for more than {MAX_GLOB_ALTERNATIVES} patterns")
+    return {**params, key: alternatives}
+
+
+def _expanded(pattern: Any) -> list[Any]:
+    if not isinstance(pattern, str) or "{" not in pattern or len(pattern) > MAX_PATTERN_LENGTH:
+        return [pattern]
+    return glob_alternatives(pattern)
 
 
 def glob_alternatives(pattern: str) -> list[str]:
     """The patterns ``pattern``'s braces stand for, as brace expansion (minimatch's, bash's)
     makes them: a ``{…}`` with a comma at its top level is one pattern per part, nested braces
     too; any other brace is a letter, and a backslash escapes the next character.
-    :class:`HookInputError` past :data:`MAX_GLOB_ALTERNATIVES`."""
-    group = _brace_group(pattern)
-    if group is None:
-        return [pattern]
-    start, parts, end = group
-    results = []
-    for part in parts:
-        for middle in glob_alternatives(part):
-            for rest in glob_alternatives(pattern[end + 1 :]):
-                results.append(pattern[:start] + middle + rest)
-                if len(results) > MAX_GLOB_ALTERNATIVES:
-                    raise HookInputError(f"the glob pattern stands for more than {MAX_GLOB_ALTERNATIVES} patterns")
-    return results
-
-
-def _brace_group(pattern: str) -> tuple[int, list[str], int] | None:
-    """The first ``{…}`` of ``pattern`` with a comma at its top level: where it opens, its parts
-    and where it closes; None when there is none."""
-    for start, char in enumerate(pattern):
-        if char != "{" or _escaped(pattern, start):
+    :class:`HookInputError` past :data:`MAX_GLOB_ALTERNATIVES` patterns (or as many steps)."""
+    pending, done, steps = [pattern], [], 0
+    while pending:
+        steps += 1
+        if steps > 4 * MAX_GLOB_ALTERNATIVES or len(done) + len(pending) > MAX_GLOB_ALTERNATIVES:
+            raise HookInputError(f"the glob pattern stands for more than {MAX_GLOB_ALTERNATIVES} patterns")
+        current = pending.pop()
+        group = _brace_group(current)
+        if group is None:
+            done.append(current)
             continue
-        depth, parts, last = 0, [], start + 1
-        for index in range(start + 1, len(pattern)):
-            if _escaped(pattern, index):
-                continue
-            if pattern[index] == "{":
-                depth += 1
-            elif pattern[index] == "}" and depth:
-                depth -= 1
-            elif pattern[index] == "}":
-                if parts:
-                    return start, [*parts, pattern[last:index]], index
-                break
-            elif pattern[index] == "," and not depth:
-                parts.append(pattern[last:index])
-                last = index + 1
-    return None
+        start, cuts, end = group
+        parts = [current[left + 1 : right] for left, right in zip((start, *cuts), (*cuts, end))]
+        pending.extend(current[:start] + part + current[end + 1 :] for part in reversed(parts))
+    return done
 
 
-def _escaped(text: str, index: int) -> bool:
-    backslashes = len(text[:index]) - len(text[:index].rstrip("\\"))
-    return backslashes % 2 == 1
+def _brace_group(pattern: str) -> tuple[int, list[int], int] | None:
+    """The leftmost balanced ``{…}`` of ``pattern`` with a comma at its top level: where it
+    opens, its commas and where it closes (one pass); None when there is none."""
+    found = None
+    opened: list[tuple[int, list[int]]] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 1
+        elif char == "{":
+            opened.append((index, []))
+        elif char == "," and opened:
+            opened[-1][1].append(index)
+        elif char == "}" and opened:
+            start, commas = opened.pop()
+            if commas and (found is None or start < found[0]):
+                found = (start, commas, index)
+        index += 1
+    return found
 
 
 def prefixed(reason: str) -> str:
