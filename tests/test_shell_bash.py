@@ -63,6 +63,17 @@ COMMANDS = [
     "echo héllo 🎉",
     "X=1 rm x1",
     "echo x > out; rm -f out",
+    # found by the adversarial pass (each was once allowed or read with the wrong argv)
+    "cat <<E && rm after\nhi\nE",
+    "cat <<E | rm piped\nhi\nE",
+    "cat <<E'N'D\nEND\nrm early\nE'N'D",
+    "cat <<$'END'\nEND\nrm early\n$'END'",
+    "cat 2>/dev/null .env",
+    "a >out b 2>err c",
+    "cat <<E >out .env\nhi\nE",
+    'git push "--for"\\ce',
+    "echo 'a'\\ b",
+    "coproc rm cp; wait",
 ]
 
 
