@@ -689,11 +689,37 @@ def _heredoc(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) ->
         elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
             _redirect(walk, child, scope, depth, wrapped)
         elif child.type == "heredoc_body":
+            if start is not None and not set(walk.text(start)) & set("'\"\\") and _unparsed_expansion(walk, child):
+                walk.ask("a here-document body with a substitution the grammar does not parse (a `…` command, which bash runs)")
             _substitutions(walk, child, scope, depth, wrapped)
         elif child.type not in ("heredoc_start", "heredoc_end"):
             scope.before(operator)
             _statement(walk, child, scope, depth + 1, wrapped)
             operator = ";"
+
+
+def _unparsed_expansion(walk: _Walk, body: Any) -> bool:
+    """Whether an unquoted here-document body holds a ``$(``, ``${`` or backquote (not escaped)
+    that no node of the grammar's covers: bash expands the body, running its substitutions, and
+    tree-sitter-bash 0.25 leaves backquotes there as text."""
+    source = walk.sources[-1]
+    covered = []
+    stack = list(body.named_children)
+    while stack:
+        child = stack.pop()
+        if child.type in _EXPANSIONS:
+            covered.append((child.start_byte, child.end_byte))
+        stack.extend(child.named_children)
+    for found in _EXPANSION_START.finditer(source, body.start_byte, body.end_byte):
+        at = found.start()
+        escaped = (at - len(source[:at].rstrip(b"\\"))) % 2
+        if not escaped and not any(start <= at < end for start, end in covered):
+            return True
+    return False
+
+
+_EXPANSIONS = frozenset({"command_substitution", "process_substitution", "expansion", "arithmetic_expansion"})
+_EXPANSION_START = re.compile(rb"\$[({]|`")
 
 
 def _ends_where_bash_ends(walk: _Walk, node: Any, start: Any) -> bool:

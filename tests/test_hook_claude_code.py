@@ -143,6 +143,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("bash with a parameter bgc does not read", "Bash", {"command": ">src/x", "cwd": "/etc"}, "block"),
     ("bash a command after a here-doc's operator", "Bash", {"command": ">src/x <<EOF && cat .env\nhi\nEOF"}, "ask"),
     ("bash a command after a here-doc bash ends early", "Bash", {"command": ">src/x <<E'O'F\nEOF\ncat .env\nE'O'F"}, "ask"),
+    ("bash a backquoted command in a here-doc", "Bash", {"command": ">src/x <<EOF\n`cat .env`\nEOF"}, "ask"),
     ("bash a program named CR (a space to the grammar)", "Bash", {"command": ">src/x\n\r#x"}, "ask"),
     ("bash append to .git/config through a link and ..", "Bash", {"command": ">>src/link_git/../.git/config"}, "ask"),
 ]

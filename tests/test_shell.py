@@ -84,6 +84,9 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("cat <<EOF > notes.md\nhello\nEOF", ["proc:exec:cat", "fs:write:/w/notes.md"], False),
     ("cat <<EOF\n$(rm -rf x)\nEOF", ["proc:exec:cat", "proc:exec:rm/-rf/x"], False),
     ("cat <<'EOF'\n$(not run)\nEOF", ["proc:exec:cat"], False),
+    ("cat <<EOF\n`rm -rf x`\nEOF", ["proc:exec:cat"], True),  # bash runs it; the grammar leaves it as text
+    ("cat <<'EOF'\n`not run`\nEOF", ["proc:exec:cat"], False),
+    ("cat <<EOF\n${x:-$(rm y)}\nEOF", ["proc:exec:cat", "proc:exec:rm/y"], False),
     ("cat <<< \"$(rm z)\"", ["proc:exec:cat", "proc:exec:rm/z"], False),
     # the rest of a here-doc's line runs too (the grammar puts it inside the redirection)
     ("cat <<EOF && rm -rf x\nhi\nEOF", ["proc:exec:cat", "proc:exec:rm/-rf/x"], False),

@@ -74,6 +74,7 @@ COMMANDS = [
     'git push "--for"\\ce',
     "echo 'a'\\ b",
     "coproc rm cp; wait",
+    "cat <<E\n`rm bq`\nE",
 ]
 
 
