@@ -26,6 +26,7 @@ Runtime layer: imports only core modules. The parser is imported when first need
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -88,6 +89,11 @@ _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _READ_OPS = frozenset({"<"})
 _DUP_OPS = frozenset({">&", "<&", ">&-", "<&-"})
 _CLOSE_OPS = frozenset({">&-", "<&-"})
+_RESERVED = frozenset({"for", "do", "done", "while", "until", "if", "then", "else", "elif", "fi", "case", "esac",
+                       "select", "function", "{", "}", "!", "[[", "]]", "in"})
+"""Bash's reserved words (but ``time`` and ``coproc``, decided as the commands they run): a simple
+command the grammar names so, unquoted, is one it parsed otherwise than bash (``! for i in a;
+do rm x; done`` is read as the programs ``for``, ``do`` and ``done``)."""
 _NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 """``{fd}`` glued to a redirection: bash opens a new descriptor and sets the variable to it."""
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
@@ -396,16 +402,19 @@ def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int, tr
             words.append(_word(walk, child.named_children[0] if child.named_child_count == 1 else child, scope, depth, wrapped))
         else:
             words.append(_word(walk, child, scope, depth, wrapped))
+    name = node.child_by_field_name("name")
+    if name is not None and walk.text(name) in _RESERVED:
+        walk.ask(f"`{walk.text(name)}` is a reserved word to bash, not a program (`{_shown(source)}`)")
     children = (*node.named_children, *trailing)
     if any(
         second.type == "file_redirect" and first.end_byte == second.start_byte and _NAMED_FD.fullmatch(walk.text(first))
-        for first, second in zip(children, children[1:])
+        for first, second in itertools.pairwise(children)
     ):
         walk.ask(f"a redirection that names its descriptor (`{_shown(source)}`): `{{fd}}>file` sets the variable fd")
     pieces = [piece for child in children for piece in _pieces(walk, child)]
     if any(
         first is not None and second is not None and second[1] and _one_word_to_bash(walk, first[0], second[0])
-        for first, second in zip(pieces, pieces[1:])
+        for first, second in itertools.pairwise(pieces)
     ):
         walk.ask(f"the grammar splits a word of `{_shown(source)}` where bash reads one (`\"--for\"\\ce` is `--force`)")
     if words and any(word is None for word in words):

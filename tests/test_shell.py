@@ -157,6 +157,8 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("[[ -f x ]] && rm x", ["proc:exec:rm/x"], True),
     # a reserved word glued to the next word is part of it to bash, and {fd}> names a descriptor
     ("{rm x; }", ["proc:exec:rm/x"], True),  # bash runs `{rm x`
+    ("! for i in a; do rm x; done", ["proc:exec:for/i/in/a", "proc:exec:do/rm/x", "proc:exec:done"], True),
+    ('"for" x', ["proc:exec:for/x"], False),  # quoted, it is a program
     ("!rm x", ["proc:exec:!rm/x"], False),
     ("!]", ["proc:exec:]"], True),  # bash runs `!]`
     ("!(rm x)", ["proc:exec:rm/x"], False),
