@@ -149,7 +149,9 @@ class Workspace:
 
         A value that is not text is passed on unchanged, for the template to refuse; a path
         that is not clean (``..`` above ``/``, control characters) is passed on for the gate to
-        refuse with its own reason.
+        refuse with its own reason. A ``..`` is read by the text, and also as the kernel reads
+        it, after the link before it (``src/link/../x`` with ``src/link`` -> ``../.git`` is
+        ``/x``): where the two differ, both are placed.
         """
         if not isinstance(value, str) or not value or "\0" in value:
             return [("fs", value)]
@@ -159,14 +161,24 @@ class Workspace:
             return [("fs", value)]
         inside = self._relative(lexical)
         if inside is not None:
-            return [("fs", inside)]  # links under the root are the gate's to resolve (Gate(root=...))
-        placed: list[tuple[str, Any]] = [(HOST, lexical)]
-        # no link on it (one lstat a segment, stopping where nothing more can be read): it is its
-        # own real path, which realpath would find at several times the cost
-        real = lexical if no_link_below("/", lexical) else os.path.realpath(lexical)
-        if real != lexical:
-            placed.append((HOST, real) if self._relative(real) is None else ("fs", self._relative(real)))
+            placed: list[tuple[str, Any]] = [("fs", inside)]  # links under the root: the gate's to resolve (Gate(root=...))
+        else:
+            placed = [(HOST, lexical)]
+            # no link on it (one lstat a segment, stopping where nothing more can be read): it is its
+            # own real path, which realpath would find at several times the cost
+            real = lexical if no_link_below("/", lexical) else os.path.realpath(lexical)
+            if real != lexical:
+                placed.append(self._placed_real(real))
+        if "/.." in absolute and ".." in absolute.split("/"):
+            physical = os.path.realpath(absolute)
+            if physical != os.path.realpath(lexical):
+                placed.append(self._placed_real(physical))
         return placed
+
+    def _placed_real(self, real: str) -> tuple[str, str]:
+        """A path with its links resolved: a workspace path inside the root, else a host path."""
+        inside = self._relative(real)
+        return (HOST, real) if inside is None else ("fs", inside)
 
     def _relative(self, path: str) -> str | None:
         if path == self.root:

@@ -26,6 +26,7 @@ Runtime layer: imports only core modules. The parser is imported when first need
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 from typing import Any
@@ -87,6 +88,15 @@ _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/s
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _READ_OPS = frozenset({"<"})
 _DUP_OPS = frozenset({">&", "<&", ">&-", "<&-"})
+_CLOSE_OPS = frozenset({">&-", "<&-"})
+_RESERVED = frozenset({"for", "do", "done", "while", "until", "if", "then", "else", "elif", "fi", "case", "esac",
+                       "select", "function", "{", "}", "!", "[[", "]]", "in"})
+"""Bash's reserved words (but ``time`` and ``coproc``, decided as the commands they run): a simple
+command the grammar names so, unquoted, is one it parsed otherwise than bash (``! for i in a;
+do rm x; done`` is read as the programs ``for``, ``do`` and ``done``)."""
+_NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+"""``{fd}`` glued to a redirection: bash opens a new descriptor and sets the variable to it."""
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 _SHELL_FLAGS = frozenset("eulxvnfhBCEHPT")
@@ -119,6 +129,7 @@ _OPAQUE_RUNNERS = {
     "source": "source runs the commands of a file bgc cannot see",
     ".": "'.' runs the commands of a file bgc cannot see",
     "pushd": "pushd changes the directory of later commands",
+    "coproc": "coproc runs a command (or a group) in the background, a word the grammar does not know",
     "popd": "popd changes the directory of later commands",
 }
 """Programs that run something the text does not show: their own argv is needed, and they ask."""
@@ -138,9 +149,14 @@ _BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _GLOB_CHARS = frozenset("*?[")
 _PLAIN = re.compile(r"[^\\$`*?\[~{]*")
 """Text with no character that quoting, escaping or expansion gives a meaning (read as is)."""
+_PLAIN_WORD = re.compile(r"[^\\$`*?\[~{ \t\n]*")
+"""An unquoted word read as is: no such character, and no blank (which would end it to bash)."""
 _BAD_CONTINUATION = re.compile(r"(?<![ \t\n;&|(])\\\n|\\\n(?![ \t\n])")
 """A line continuation inside a word (``r\\<newline>m`` is ``rm`` to bash): tree-sitter-bash
 splits the word there, so such a string is not decided from that parse."""
+_SPACES_TO_THE_GRAMMAR = re.compile(r"[\r\f\v]")
+"""Characters tree-sitter-bash skips as white space where bash reads them as word characters: a
+lone ``\\r`` is a program to bash, nothing to the grammar."""
 
 
 class _Unknown(Exception):
@@ -238,6 +254,8 @@ def _analyse(walk: _Walk, command: Any, scope: _Scope, wrapped: int) -> None:
     except UnicodeEncodeError:
         walk.ask("the command is not valid UTF-8")
         return
+    if _SPACES_TO_THE_GRAMMAR.search(command):
+        walk.ask("a carriage return, form feed or vertical tab (a space to the grammar, part of a word to bash)")
     if _BAD_CONTINUATION.search(command):
         walk.ask("a line continuation ('\\' and a newline) inside a word")
     # tree-sitter-bash 0.25 can crash the process on some characters above U+FFFF (seen: `{` and
@@ -247,12 +265,38 @@ def _analyse(walk: _Walk, command: Any, scope: _Scope, wrapped: int) -> None:
     tree = _parser().parse(source.translate(_ASCII_MASK))
     if tree.root_node.has_error:
         walk.ask("the shell grammar cannot parse all of it (unbalanced quotes or brackets, or syntax it does not know)")
+    if _dropped_escaped_blank(tree.root_node, source):
+        walk.ask("an escaped blank the grammar reads as a space (bash reads it as part of a word)")
     walk.sources.append(source)
     try:
         _statement(walk, tree.root_node, scope, 0, wrapped)
     finally:
         walk.sources.pop()
 
+
+def _dropped_escaped_blank(root: Any, source: bytes) -> bool:
+    """Whether a backslash and a blank (``\\ ``) lies outside every piece of text the grammar
+    read: tree-sitter-bash 0.25 skips one as space before or after a quoted or redirected word
+    (``'a'\\ b``, ``\\ rm``), where bash reads it as a character of the word."""
+    found = [match.end() - 2 for match in _ESCAPED_BLANK.finditer(source)]
+    if not found:
+        return False
+    spans = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _TEXT_NODES:
+            spans.append((node.start_byte, node.end_byte))
+        else:
+            stack.extend(node.children)
+    return any(not any(start <= at < end for start, end in spans) for at in found)
+
+
+_ESCAPED_BLANK = re.compile(rb"(?<!\\)(?:\\\\)*\\[ \t]")
+_TEXT_NODES = frozenset({"word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation", "number",
+                         "comment", "heredoc_body", "heredoc_content", "heredoc_start", "heredoc_end", "extglob_pattern",
+                         "regex"})
+"""Nodes that are text as written (a word, a string, a comment, a here-document's body)."""
 
 _PARSER: Any = None
 _ASCII_MASK = bytes(range(128)) + b"Z" * 128
@@ -280,6 +324,8 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
         walk.stopped = True
         return
     kind = node.type
+    if kind in ("negated_command", "compound_statement") and _glued(walk, node.children[0]):
+        walk.ask(f"`{_shown(walk.text(node))}` starts with a word to bash ({walk.text(node.children[0])} and what follows it)")
     if kind == "command":
         _command(walk, node, scope, depth, wrapped)
         return
@@ -295,7 +341,14 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
             _statement(walk, child, _Scope(scope.dirs), depth + 1, wrapped)
         return
     if kind == "redirected_statement":
+        body = node.child_by_field_name("body")
+        redirects = tuple(child for child in node.named_children if child != body)
+        if body is not None and body.type == "command":  # `cat 2>/dev/null .env`: .env is cat's
+            _command(walk, body, scope, depth + 1, wrapped, redirects)
+            return
         for child in node.named_children:  # the body and its redirections: one place, one directory
+            if _trailing_words(walk, child):
+                walk.ask(f"words after the redirection of a compound command (`{_shown(walk.text(node))}`)")
             _statement(walk, child, scope, depth + 1, wrapped)
         return
     if kind == "list" or kind in _STRUCTURE:
@@ -312,6 +365,13 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
         walk.ask(f"`{kind.replace('_', ' ')}` is not decided exactly (`{_shown(walk.text(node))}`)")
     # still walk inside: what it runs is needed, and a deny of it must still decide
     _statement_children(walk, node, _Scope(None), depth, wrapped)  # a loop may cd: where to, unknown
+
+
+def _glued(walk: _Walk, token: Any) -> bool:
+    """Whether a reserved word (``!``, ``{``) is glued to the next word, as in ``!rm`` or
+    ``{rm``: bash reads them as one word there, the grammar as the reserved word."""
+    after = walk.sources[-1][token.end_byte : token.end_byte + 1]
+    return not token.is_named and after not in (b"", *(bytes([c]) for c in b" \t\n()<>;&|"))
 
 
 def _statement_children(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
@@ -347,26 +407,44 @@ def _sequence(node: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
-    """One simple command: its substitutions, its redirections, its argv and what it wraps."""
+def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int, trailing: tuple[Any, ...] = ()) -> None:
+    """One simple command: its substitutions, its redirections, its argv and what it wraps.
+    ``trailing``: the redirections the grammar puts after it (in a ``redirected_statement``),
+    whose words after the first are the command's arguments (:func:`_trailing_words`)."""
     walk.commands += 1
     if walk.commands > MAX_SIMPLE_COMMANDS:
         walk.ask(f"more than {MAX_SIMPLE_COMMANDS} simple commands")
         walk.stopped = True
         return
-    source = walk.text(node)
+    source = walk.text(node) if not trailing else walk.sources[-1][node.start_byte : trailing[-1].end_byte].decode("utf-8", "surrogateescape")
     words: list[str | None] = []
     redirects = []
-    for child in node.named_children:
+    for child in (*node.named_children, *trailing):
         if child.type == "variable_assignment":
             walk.ask(f"sets a variable for the command (`{_shown(source)}`): it can change what the program does")
             _substitutions(walk, child, scope, depth, wrapped)
         elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
             redirects.append(child)
+            words.extend(_word(walk, word, scope, depth, wrapped) for word in _trailing_words(walk, child))
         elif child.type == "command_name":
             words.append(_word(walk, child.named_children[0] if child.named_child_count == 1 else child, scope, depth, wrapped))
         else:
             words.append(_word(walk, child, scope, depth, wrapped))
+    name = node.child_by_field_name("name")
+    if name is not None and walk.text(name) in _RESERVED:
+        walk.ask(f"`{walk.text(name)}` is a reserved word to bash, not a program (`{_shown(source)}`)")
+    children = (*node.named_children, *trailing)
+    if any(
+        second.type == "file_redirect" and first.end_byte == second.start_byte and _NAMED_FD.fullmatch(walk.text(first))
+        for first, second in itertools.pairwise(children)
+    ):
+        walk.ask(f"a redirection that names its descriptor (`{_shown(source)}`): `{{fd}}>file` sets the variable fd")
+    pieces = [piece for child in children for piece in _pieces(walk, child)]
+    if any(
+        first is not None and second is not None and second[1] and _one_word_to_bash(walk, first[0], second[0])
+        for first, second in itertools.pairwise(pieces)
+    ):
+        walk.ask(f"the grammar splits a word of `{_shown(source)}` where bash reads one (`\"--for\"\\ce` is `--force`)")
     if words and any(word is None for word in words):
         walk.ask(f"a word of `{_shown(source)}` is only known when it runs (an expansion, a glob or a substitution)")
         if words[0] is not None:
@@ -375,6 +453,31 @@ def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) ->
         _argv(walk, [w for w in words if w is not None], source, scope, depth, wrapped)
     for child in redirects:
         _redirect(walk, child, scope, depth, wrapped)
+
+
+def _pieces(walk: _Walk, node: Any) -> list[tuple[Any, bool] | None]:
+    """A command's child as the pieces of text bash splits into words, in source order, each
+    with whether it is a word of the argv (a redirection's target is not); None where a
+    here-document's body breaks the line."""
+    if node.type == "file_redirect":
+        destinations = [child for index, child in enumerate(node.children) if node.field_name_for_child(index) == "destination"]
+        head = node.children[0] if not destinations or _operator(walk, node) in _CLOSE_OPS else destinations[0]
+        return [(head, False), *((word, True) for word in _trailing_words(walk, node))]
+    if node.type == "heredoc_redirect":
+        nested = [piece for child in node.named_children if child.type in _REDIRECTS for piece in _pieces(walk, child)]
+        return [(node.children[0], False), *nested, None]
+    return [(node, node.type not in ("variable_assignment", "herestring_redirect"))]
+
+
+def _one_word_to_bash(walk: _Walk, first: Any, second: Any) -> bool:
+    """Whether bash reads a word the grammar read apart from the node before it as part of
+    another: only blanks and line continuations separate words, and tree-sitter-bash 0.25 also
+    starts a new word right after a quote (``"--for"\\ce`` is ``--force`` to bash) and drops an
+    escaped blank before one (``'a'\\ b`` is ``a b``)."""
+    return not _SEPARATION.fullmatch(walk.sources[-1], first.end_byte, second.start_byte)
+
+
+_SEPARATION = re.compile(rb"(?:[ \t\n]|\\\n)+")
 
 
 def _argv(walk: _Walk, argv: list[str], source: str, scope: _Scope, depth: int, wrapped: int) -> None:
@@ -447,10 +550,12 @@ def _after_options(walk: _Walk, name: str, argv: list[str]) -> list[str] | None:
     while index < len(argv):
         word = argv[index]
         if word == "--":
-            index += 1
+            index += 2 if name == "timeout" else 1  # timeout's duration follows the options' end
             break
         if name == "env" and "=" in word and not word.startswith("-"):
             walk.ask(f"env sets variables for the command ({word.split('=', 1)[0]}): it can change what the program does")
+        elif name == "time" and index > 1:
+            break  # bash's `time` takes one `-p`: a second is the program (`time -p -p x` runs `-p`)
         elif name == "nice" and re.fullmatch(r"-[0-9]+", word):
             pass
         elif name == "timeout" and not word.startswith("-"):
@@ -468,6 +573,9 @@ def _after_options(walk: _Walk, name: str, argv: list[str]) -> list[str] | None:
         else:
             break
         index += 1
+    while name == "env" and index < len(argv) and "=" in argv[index]:  # assignments follow `--` too
+        walk.ask(f"env sets variables for the command ({argv[index].split('=', 1)[0]}): it can change what the program does")
+        index += 1
     return argv[index:] or None
 
 
@@ -480,15 +588,30 @@ def _shell_c(walk: _Walk, argv: list[str], scope: _Scope, wrapped: int) -> None:
                 break
             if "l" in word[1:]:
                 walk.ask("a login shell (-l) first runs profile files bgc cannot see")
-            if index + 1 >= len(argv):
-                walk.ask(f"{argv[0]} -c without a command string")
+            string = _after_shell_options(argv, index + 1)
+            if string is None:
+                walk.ask(f"{argv[0]} -c with an option bgc does not know, or without a command string")
                 return
-            _nested(walk, argv[index + 1], _Scope(scope.dirs), wrapped, argv[0])
+            _nested(walk, argv[string], _Scope(scope.dirs), wrapped, argv[0])
             return
         if word.startswith("-") and len(word) > 1 and not set(word[1:]) - _SHELL_FLAGS:
             continue
         break
     walk.ask(f"{posixpath.basename(argv[0])} runs a script (a file or its input) that bgc cannot see")
+
+
+def _after_shell_options(argv: list[str], index: int) -> int | None:
+    """Where the command string of ``sh -c`` is: the first word after the options, which may
+    follow ``-c`` too (``bash -c -e 'rm x'``, ``bash -c -- 'rm x'``: ``-``/``--`` end them);
+    None when an option is one bgc does not know or no word is left."""
+    while index < len(argv) and argv[index][:1] in ("-", "+"):
+        if argv[index] in ("-", "--"):
+            index += 1
+            break
+        if set(argv[index][1:]) - _SHELL_FLAGS:
+            return None
+        index += 1
+    return index if index < len(argv) else None
 
 
 def _nested(walk: _Walk, text: str, scope: _Scope, wrapped: int, how: str) -> None:
@@ -537,16 +660,11 @@ def _redirect(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -
         _substitutions(walk, node, scope, depth, wrapped)
         return
     if node.type == "heredoc_redirect":
-        start = node.child_by_field_name("delimiter") or next((c for c in node.named_children if c.type == "heredoc_start"), None)
-        if start is not None and not walk.text(start).isascii():
-            walk.ask("a here-document delimiter with non-ASCII characters (the parser cannot tell such delimiters apart)")
-        for child in node.named_children:
-            if child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
-                _redirect(walk, child, scope, depth, wrapped)
-            elif child.type == "heredoc_body":
-                _substitutions(walk, child, scope, depth, wrapped)
+        _heredoc(walk, node, scope, depth, wrapped)
         return
-    op = "".join(walk.text(c) for c in node.children if not c.is_named)
+    op = _operator(walk, node)
+    if op in _CLOSE_OPS:
+        return  # closes a descriptor
     destination = node.child_by_field_name("destination")
     if destination is None:
         walk.ask(f"a redirection bgc does not understand (`{_shown(walk.text(node))}`)")
@@ -574,6 +692,132 @@ def _redirect(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -
     _file_needs(walk, target, actions, walk.text(node), scope)
 
 
+def _operator(walk: _Walk, node: Any) -> str:
+    return "".join(walk.text(child) for child in node.children if not child.is_named)
+
+
+def _trailing_words(walk: _Walk, node: Any) -> list[Any]:
+    """The words the grammar puts in a file redirection after its target: it reads every word
+    after ``2>/dev/null`` as a destination (``cat 2>/dev/null .env``), bash only the first, and
+    none after ``<&-``; the others are arguments of the command. A here-document holds the
+    redirections after it on its line (``cat <<EOF >x .env``): theirs count too."""
+    if node.type == "heredoc_redirect":
+        return [word for child in node.named_children for word in _trailing_words(walk, child)]
+    if node.type != "file_redirect":
+        return []
+    destinations = [child for index, child in enumerate(node.children) if node.field_name_for_child(index) == "destination"]
+    return destinations if _operator(walk, node) in _CLOSE_OPS else destinations[1:]
+
+
+def _heredoc(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
+    """A here-document: its other redirections, and the substitutions of its body (an unquoted
+    body's run). The grammar also puts the rest of the line the here-document starts on inside
+    it (``cat <<EOF && rm x``, ``>f <<EOF | sh``): those statements run too, each entered through
+    the operator before it."""
+    start = node.child_by_field_name("delimiter") or next((c for c in node.named_children if c.type == "heredoc_start"), None)
+    if start is not None and not walk.text(start).isascii():
+        walk.ask("a here-document delimiter with non-ASCII characters (the parser cannot tell such delimiters apart)")
+    if not _ends_where_bash_ends(walk, node, start):
+        walk.ask("a here-document the grammar ends elsewhere than bash (which ends it at its delimiter with the quotes removed)")
+    operator = ""
+    for child in node.children:
+        if not child.is_named:
+            operator = child.type if child.type in ("&&", "||", ";", "&") else operator
+        elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+            _redirect(walk, child, scope, depth, wrapped)
+        elif child.type == "heredoc_body":
+            if start is not None and not set(walk.text(start)) & set("'\"\\") and _unparsed_expansion(walk, child):
+                walk.ask("a here-document body with a substitution the grammar does not parse (a `…` command, which bash runs)")
+            _substitutions(walk, child, scope, depth, wrapped)
+        elif child.type not in ("heredoc_start", "heredoc_end"):
+            scope.before(operator)
+            _statement(walk, child, scope, depth + 1, wrapped)
+            operator = ";"
+
+
+def _unparsed_expansion(walk: _Walk, body: Any) -> bool:
+    """Whether an unquoted here-document body holds a ``$(``, ``${`` or backquote (not escaped)
+    that no node of the grammar's covers: bash expands the body, running its substitutions, and
+    tree-sitter-bash 0.25 leaves backquotes there as text."""
+    source = walk.sources[-1]
+    covered = []
+    stack = list(body.named_children)
+    while stack:
+        child = stack.pop()
+        if child.type in _EXPANSIONS:
+            covered.append((child.start_byte, child.end_byte))
+        stack.extend(child.named_children)
+    for found in _EXPANSION_START.finditer(source, body.start_byte, body.end_byte):
+        at = found.start()
+        escaped = (at - len(source[:at].rstrip(b"\\"))) % 2
+        if not escaped and not any(start <= at < end for start, end in covered):
+            return True
+    return False
+
+
+_EXPANSIONS = frozenset({"command_substitution", "process_substitution", "expansion", "arithmetic_expansion"})
+_EXPANSION_START = re.compile(rb"\$[({]|`")
+
+
+def _ends_where_bash_ends(walk: _Walk, node: Any, start: Any) -> bool:
+    """Whether the grammar's here-document body is the one bash reads: bash ends it at the first
+    line (leading tabs removed for ``<<-``) equal to the delimiter word with its quotes removed
+    (``<<E'O'F`` and ``<<$'EOF'`` end at ``EOF``), while the grammar matches the word as written.
+    So the line the grammar ends on must be that text, and no line of the body before it may be."""
+    end = next((child for child in node.named_children if child.type == "heredoc_end"), None)
+    delimiter = None if start is None else _heredoc_delimiter(walk.text(start))
+    if end is None or delimiter is None:
+        return False
+    source = walk.sources[-1]
+    body_from = source.find(b"\n", start.end_byte) + 1
+    end_from = source.rfind(b"\n", 0, end.start_byte) + 1
+    end_to = source.find(b"\n", end.start_byte)
+    if body_from == 0 or end_from < body_from:
+        return False
+    strip = node.children[0].type == "<<-"
+    lines = [*source[body_from:end_from].split(b"\n")[:-1], source[end_from : None if end_to < 0 else end_to]]
+    ends = [index for index, line in enumerate(lines) if (line.lstrip(b"\t") if strip else line) == delimiter]
+    return ends == [len(lines) - 1]
+
+
+def _heredoc_delimiter(word: str) -> bytes | None:
+    """The line that ends a here-document, from its delimiter word as written: the word with its
+    quotes removed (bash expands nothing in it). None for a word this does not read exactly (a
+    ``$`` or backquote other than ``$'…'``, an unclosed quote)."""
+    out: list[str] = []
+    index = 0
+    try:
+        while index < len(word):
+            char = word[index]
+            if char == "\\":
+                out.append(word[index + 1 : index + 2])
+                index += 2
+            elif char in "'\"" or word.startswith("$'", index):
+                opening = index + 1 + (char == "$")
+                index = _closing(word, opening, word[opening - 1], escapes=char != "'")
+                text = word[opening:index]
+                out.append(text if char == "'" else _ansi_c(text) if char == "$" else _double_quoted(text))
+                index += 1
+            elif char in "$`":
+                return None
+            else:
+                out.append(char)
+                index += 1
+    except _Unknown:
+        return None
+    return "".join(out).encode("utf-8", "surrogateescape")
+
+
+def _closing(word: str, index: int, quote: str, *, escapes: bool) -> int:
+    """Where the quote opened before ``index`` closes (a backslash escapes the next character
+    when ``escapes``); :class:`_Unknown` when it does not."""
+    while index < len(word):
+        if word[index] == quote:
+            return index
+        index += 2 if escapes and word[index] == "\\" else 1
+    raise _Unknown
+
+
 def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str, scope: _Scope) -> None:
     if target.startswith("/"):
         bases: tuple[str, ...] = ("/",)
@@ -583,6 +827,8 @@ def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str,
     else:
         bases = scope.dirs
     for base in bases:
+        if _may_climb_a_link(target, base, walk.cwd):
+            walk.ask(f"a '..' in a redirection target that may climb out of a symbolic link (`{_shown(source)}`)")
         path = values.normalise("fs", posixpath.join(base, target))
         if not isinstance(path, str):
             walk.ask(f"the redirection target {target!r} {path.reason}")
@@ -597,6 +843,22 @@ def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str,
             continue
         for action in actions:
             walk.need("fs", action, path, source)
+
+
+def _may_climb_a_link(target: str, base: str, cwd: str) -> bool:
+    """Whether a ``..`` of ``target`` may climb out of a symbolic link: the kernel follows a link
+    before the ``..`` after it (``src/link/../x`` with ``src/link`` -> ``../.git`` is ``/x``), and
+    bgc reads ``..`` by the text. So a ``..`` after a name of the target, or climbing a directory
+    a ``cd`` named (bash's ``cd`` is lexical, the process's directory physical), may; climbing
+    the working directory the analysis started in does not (it is taken as real)."""
+    named = 0
+    for segment in target.split("/"):
+        if segment == "..":
+            if named or base != cwd:
+                return True
+        elif segment not in ("", "."):
+            named += 1
+    return False
 
 
 def _substitutions(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:
@@ -648,8 +910,9 @@ def _word_text(walk: _Walk, node: Any) -> str:
 
 
 def _unquoted(raw: str) -> str:
-    """An unquoted word: backslash escapes removed; a glob, tilde, brace or ``$`` is not known."""
-    if _PLAIN.fullmatch(raw):
+    """An unquoted word: backslash escapes removed; a glob, tilde, brace or ``$`` is not known,
+    nor a word the grammar read with a blank in it (``] }`` is two words to bash)."""
+    if _PLAIN_WORD.fullmatch(raw):
         return raw  # the common case: nothing to remove, nothing that expands
     out: list[str] = []
     index = 0
@@ -660,7 +923,7 @@ def _unquoted(raw: str) -> str:
                 out.append(raw[index + 1])
             index += 2
             continue
-        if char in _GLOB_CHARS or char == "$" or char == "`" or (char == "~" and (index == 0 or raw[index - 1] in "=:")):
+        if char in _GLOB_CHARS or char in "$` \t\n" or (char == "~" and (index == 0 or raw[index - 1] in "=:")):
             raise _Unknown
         out.append(char)
         index += 1

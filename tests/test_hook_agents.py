@@ -60,6 +60,7 @@ GEMINI: list[tuple[str, str, Any, dict[str, Any], str]] = [
     ("glob the project", "glob", {"pattern": "**/*.py"}, {}, "allow"),
     ("glob an absolute pattern", "glob", {"pattern": "/etc/*"}, {}, "deny"),
     ("glob a climbing pattern", "glob", {"pattern": "../**"}, {}, "deny"),
+    ("glob a brace holding an absolute pattern", "glob", {"pattern": "{/etc/*,*.py}"}, {}, "deny"),
     ("grep src", "grep_search", {"pattern": "TODO", "dir_path": "src", "include_pattern": "*.py"}, {}, "allow"),
     ("grep lib, which holds a secrets directory", "grep_search", {"pattern": "TODO", "dir_path": "lib"}, {}, "deny"),
     ("grep data, which holds a linked directory", "grep_search", {"pattern": "TODO", "dir_path": "data"}, {}, "deny"),

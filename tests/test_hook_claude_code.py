@@ -80,11 +80,21 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("write outside via src/../..", "Write", {"file_path": f"{P}/src/../../outside/x", "content": "x"}, "deny"),
     ("write through a link leaving the project", "Write", {"file_path": f"{P}/link_out/x", "content": "x"}, "deny"),
     ("write a case variant of src", "Write", {"file_path": f"{P}/SRC/a.py", "content": "x"}, "deny"),
+    ("write .git/config through a link and ..", "Write", {"file_path": f"{P}/src/link_git/../.git/config", "content": "x"}, "deny"),
+    ("read .git/config through a link and .., relative", "Read", {"file_path": "src/link_git/../.git/config"}, "deny"),
     # ---- searches ----
     ("glob in the working directory", "Glob", {"pattern": "**/*.py"}, "allow"),
     ("glob an absolute pattern", "Glob", {"pattern": "/etc/*"}, "deny"),
     ("glob a climbing pattern", "Glob", {"pattern": "../**"}, "deny"),
     ("glob /etc", "Glob", {"pattern": "*", "path": "/etc"}, "deny"),
+    # braces are expanded before matching: each pattern they stand for is decided
+    ("glob a brace of extensions", "Glob", {"pattern": "**/*.{py,md}"}, "allow"),
+    ("glob a brace holding an absolute pattern", "Glob", {"pattern": "{/etc/*,src/*.py}"}, "deny"),
+    ("glob a brace that climbs", "Glob", {"pattern": "src/{..,x}/*"}, "deny"),
+    ("glob braces that make ..", "Glob", {"pattern": "{.,x}{.,y}/*"}, "deny"),
+    ("glob braces standing for too many patterns", "Glob", {"pattern": "{a,b}" * 9}, "block"),
+    ("glob a list holding a brace with an absolute pattern", "Glob", {"pattern": ["*.py", "{/etc/*,x}"]}, "deny"),
+    ("glob a brace pattern longer than a pattern may be", "Glob", {"pattern": "{" * 600 + "a,b" + "}" * 600}, "deny"),
     # Grep reads every file below its path: decided on the files there (src/link_env links to .env)
     ("grep src, which holds a link to .env", "Grep", {"pattern": "TODO", "path": f"{P}/src", "-i": True, "output_mode": "content"}, "deny"),
     ("grep docs", "Grep", {"pattern": "TODO", "path": f"{P}/docs", "glob": "*.md"}, "allow"),
@@ -128,6 +138,14 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("bash append to a CI workflow in a subshell", "Bash", {"command": "(echo x >> .github/workflows/ci.yml)"}, "deny"),
     ("bash sh -c writing .git", "Bash", {"command": "sh -c 'echo x > .git/HEAD'"}, "deny"),
     ("bash a command that is not text", "Bash", {"command": ["rm", "-rf", "/"]}, "ask"),
+    ("bash with its own parameters", "Bash", {"command": ">src/x", "description": "d", "timeout": 5000, "run_in_background": True, "dangerouslyDisableSandbox": False}, "allow"),
+    ("bash outside the sandbox (an escalation bgc does not decide)", "Bash", {"command": ">src/x", "dangerouslyDisableSandbox": True}, "block"),
+    ("bash with a parameter bgc does not read", "Bash", {"command": ">src/x", "cwd": "/etc"}, "block"),
+    ("bash a command after a here-doc's operator", "Bash", {"command": ">src/x <<EOF && cat .env\nhi\nEOF"}, "ask"),
+    ("bash a command after a here-doc bash ends early", "Bash", {"command": ">src/x <<E'O'F\nEOF\ncat .env\nE'O'F"}, "ask"),
+    ("bash a backquoted command in a here-doc", "Bash", {"command": ">src/x <<EOF\n`cat .env`\nEOF"}, "ask"),
+    ("bash a program named CR (a space to the grammar)", "Bash", {"command": ">src/x\n\r#x"}, "ask"),
+    ("bash append to .git/config through a link and ..", "Bash", {"command": ">>src/link_git/../.git/config"}, "ask"),
 ]
 
 # (name, event, tool_name, tool_input, expected) for PermissionRequest: ask is "no decision"
@@ -162,6 +180,7 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     (outside / "secret.txt").write_text("s\n")
     (root / "link_out").symlink_to(outside)
     (root / "src" / "link_env").symlink_to("../.env")
+    (root / "src" / "link_git").symlink_to("../.git")  # `src/link_git/..` is the project root to the kernel
     env = {**os.environ, "BGC_CACHE_DIR": str(base / "cache")}
     done = subprocess.run(
         [sys.executable, "-m", "bgc", "init", "claude-code"], cwd=root, env=env, capture_output=True, text=True, timeout=TIMEOUT

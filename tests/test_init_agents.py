@@ -142,3 +142,26 @@ def test_session_hooks_start_and_stop_the_decision_server(
         assert "matcher" not in hooks[event][0]  # every source: startup, resume, clear, compact
         command = hooks[event][0]["hooks"][0]["command"]
         assert command.endswith(f" serve {option} --quiet --dir {where}"), command
+
+
+def test_the_starter_declares_a_case_insensitive_file_system_where_the_project_has_one(tmp_path: Path) -> None:
+    """On a case-insensitive file system (macOS, Windows) `/.ENV` opens `/.env`: the starter
+    `bgc init` writes there declares it, so the secrets rule stops `.ENV` too."""
+    from bgc.calls import policy_decider
+    from bgc.commands.init import AGENTS as SETUPS
+    from bgc.commands.init import _starter, case_insensitive
+
+    (tmp_path / "probe").write_text("x")
+    assert case_insensitive(str(tmp_path)) == (tmp_path / "PROBE").exists()  # this machine's answer, either way
+    assert list(tmp_path.iterdir()) == [tmp_path / "probe"]  # the probe left nothing behind
+    folded = tmp_path / "folded"
+    folded.mkdir()
+    for name in ("base.bgp", "claude-code.bgp", "agents.bgp"):
+        (folded / name).write_text((Path(__file__).parent.parent / "policies" / name).read_text())
+    for insensitive, env_upper in ((True, "deny"), (False, "allow")):
+        (folded / "policy.bgp").write_bytes(_starter(SETUPS["claude-code"], insensitive))
+        gate = policy_decider(str(folded / "policy.bgp")).gate
+        assert gate.decide("fs:read:/.ENV").effect == env_upper
+        assert gate.decide("fs:read:/.env").effect == "deny"
+        assert gate.decide("fs:read:/SRC/A.py").effect == "allow"  # an allow never folds
+        assert gate.decide("fs:write:/SRC/a.py").effect == "deny"

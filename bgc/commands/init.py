@@ -127,10 +127,38 @@ def serve_command(agent: str, option: str, directory: str = ".") -> str:
     return f"{_bgc_command()} serve {option} --quiet --dir {where}"
 
 
-def _starter(setup: AgentSetup) -> bytes:
-    """The starter policy for an agent: the bundled one, including that agent's tool mapping."""
+CASE_INSENSITIVE = (
+    "\n# this project's file system is case-insensitive (`bgc init` found it so): deny and ask rules\n"
+    "# also catch /.ENV, /.Git/config\nfilesystem case-insensitive\n"
+)
+"""Added after the starter's includes on a case-insensitive file system (macOS, Windows), where
+``/.ENV`` opens ``/.env``: without it, ``deny fs:*:/**/.env`` would not stop that read."""
+
+
+def _starter(setup: AgentSetup, case_insensitive: bool = False) -> bytes:
+    """The starter policy for an agent: the bundled one, including that agent's tool mapping,
+    declaring a case-insensitive file system when the project's is one."""
     text = (resources.files("bgc.policies") / STARTER).read_text(encoding="utf-8")
-    return text.replace(STARTER_INCLUDE, f'include "{setup.mapping}"', 1).encode("utf-8")
+    include = f'include "{setup.mapping}"'
+    return text.replace(STARTER_INCLUDE, include + (CASE_INSENSITIVE if case_insensitive else ""), 1).encode("utf-8")
+
+
+def case_insensitive(directory: str) -> bool:
+    """Whether file names in ``directory`` are case-insensitive: a new file is found by its
+    name's other case. When that cannot be found out, it is taken as case-insensitive (a
+    declaration that only makes deny and ask rules stricter)."""
+    import tempfile
+
+    try:
+        handle, path = tempfile.mkstemp(prefix="bgc-case-probe-", dir=directory)
+    except OSError:
+        return True
+    try:
+        os.close(handle)
+        folder, name = os.path.split(path)
+        return os.path.exists(os.path.join(folder, name.swapcase()))
+    finally:
+        os.unlink(path)
 
 
 def _write_policies(directory: str, setup: AgentSetup) -> list[str]:
@@ -142,7 +170,7 @@ def _write_policies(directory: str, setup: AgentSetup) -> list[str]:
     files = {"policy.bgp": None, "base.bgp": "base.bgp", setup.mapping: setup.mapping, "agents.bgp": "agents.bgp"}
     lines = []
     for name, source in files.items():
-        data = _starter(setup) if source is None else (bundled / source).read_bytes()
+        data = _starter(setup, case_insensitive(target_dir)) if source is None else (bundled / source).read_bytes()
         source = source or STARTER
         path = os.path.join(target_dir, name)
         shown = os.path.relpath(path, directory)

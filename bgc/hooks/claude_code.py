@@ -26,7 +26,17 @@ from __future__ import annotations
 from typing import Any
 
 from bgc.hooks.client import PROJECT_ENV
-from bgc.hooks.protocol import Adapter, Effect, ToolUse, prefixed, read_call, split_mcp_name, with_default_path
+from bgc.hooks.protocol import (
+    Adapter,
+    Effect,
+    HookInputError,
+    ToolUse,
+    prefixed,
+    read_call,
+    split_mcp_name,
+    with_default_path,
+    with_glob_alternatives,
+)
 from bgc.policy.templates import LOCAL_SERVER
 
 EVENTS = ("PreToolUse", "PermissionRequest")
@@ -34,7 +44,13 @@ EVENTS = ("PreToolUse", "PermissionRequest")
 SEARCH_TOOLS = ("Glob", "Grep", "LS")
 """Tools whose ``path`` may be left out: Claude Code then searches the working directory."""
 
+GLOB_TOOL = "Glob"
 SHELL_TOOL = "Bash"
+SHELL_PARAMS = frozenset({"command", "description", "timeout", "run_in_background"})
+"""What a Bash call may carry besides its command: none of it changes what the command touches."""
+SANDBOX_OFF = "dangerouslyDisableSandbox"
+"""Runs the command outside Claude Code's sandbox, which Claude Code asks the user for: an allow
+from bgc would skip that question, so only ``false`` passes."""
 
 
 def tool_use(data: Any) -> ToolUse:
@@ -44,7 +60,14 @@ def tool_use(data: Any) -> ToolUse:
     params = call.params
     if server == LOCAL_SERVER and tool in SEARCH_TOOLS:
         params = with_default_path(params, "path", call.cwd)  # Claude Code's own default
-    return call.use(tool, server, params, shell=server == LOCAL_SERVER and tool == SHELL_TOOL)
+    if server == LOCAL_SERVER and tool == GLOB_TOOL:
+        params = with_glob_alternatives(params, "pattern")
+    shell = server == LOCAL_SERVER and tool == SHELL_TOOL
+    if shell:
+        extra = sorted(name for name in params if name not in SHELL_PARAMS and not (name == SANDBOX_OFF and params[name] is False))
+        if extra:  # a working directory, a sandbox escalation: never left unchecked
+            raise HookInputError(f"{SHELL_TOOL}: parameter {extra[0]!r} is not one bgc reads or may ignore")
+    return call.use(tool, server, params, shell=shell)
 
 
 def answer(event: str, effect: Effect, reason: str) -> dict[str, Any]:

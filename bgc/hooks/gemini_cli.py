@@ -42,6 +42,7 @@ from bgc.hooks.protocol import (
     prefixed,
     read_call,
     with_default_path,
+    with_glob_alternatives,
 )
 from bgc.policy.templates import LOCAL_SERVER
 
@@ -52,6 +53,7 @@ SHELL_PARAMS = frozenset({"command", "description", "dir_path", "is_background"}
 """What a shell call may carry; anything else (``additional_permissions``, a sandbox
 escalation) is refused rather than left unchecked."""
 
+GLOB_TOOL = "glob"
 SEARCH_TOOLS = ("glob", "grep_search", "search_file_content")
 """Tools whose ``dir_path`` may be left out: Gemini CLI then searches the project."""
 
@@ -72,7 +74,8 @@ def tool_use(data: Any) -> ToolUse:
     if name == SHELL_TOOL:
         return call.use(name, LOCAL_SERVER, cwd=_shell_dir(call.params, call.cwd), shell=True)
     if name in SEARCH_TOOLS:
-        return call.use(name, LOCAL_SERVER, with_default_path(call.params, "dir_path", call.cwd))
+        params = with_default_path(call.params, "dir_path", call.cwd)
+        return call.use(name, LOCAL_SERVER, with_glob_alternatives(params, "pattern") if name == GLOB_TOOL else params)
     return call.use(name, LOCAL_SERVER)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from bgc._dataclasses import dataclass
+from bgc.limits import MAX_PATTERN_LENGTH
 from bgc.policy.templates import LOCAL_SERVER
 
 Effect = Literal["allow", "ask", "deny"]
@@ -137,6 +138,75 @@ def with_default_path(params: Mapping[str, Any], key: str, cwd: str | None) -> M
     if key in params or cwd is None:
         return params
     return {**params, key: cwd}
+
+
+MAX_GLOB_ALTERNATIVES = 256
+"""The most patterns one glob pattern's braces may stand for (a call past it is refused)."""
+
+
+def with_glob_alternatives(params: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A glob tool's parameters with a pattern that holds braces replaced by the patterns they
+    stand for (``**/*.{ts,tsx}``: ``**/*.ts`` and ``**/*.tsx``), each then decided: the agents'
+    glob libraries expand braces before they match, so ``{/etc/*,x}`` is an absolute pattern
+    and ``{.,x}{.,y}/*`` climbs with ``..``. A pattern longer than any pattern may be is left
+    as it is, for the decision to refuse."""
+    given = params.get(key)
+    patterns = given if isinstance(given, list) else [given]
+    alternatives = [alternative for pattern in patterns for alternative in _expanded(pattern)]
+    if alternatives == patterns:
+        return params
+    if len(alternatives) > MAX_GLOB_ALTERNATIVES:
+        raise HookInputError(f"the glob patterns stand for more than {MAX_GLOB_ALTERNATIVES} patterns")
+    return {**params, key: alternatives}
+
+
+def _expanded(pattern: Any) -> list[Any]:
+    if not isinstance(pattern, str) or "{" not in pattern or len(pattern) > MAX_PATTERN_LENGTH:
+        return [pattern]
+    return glob_alternatives(pattern)
+
+
+def glob_alternatives(pattern: str) -> list[str]:
+    """The patterns ``pattern``'s braces stand for, as brace expansion (minimatch's, bash's)
+    makes them: a ``{…}`` with a comma at its top level is one pattern per part, nested braces
+    too; any other brace is a letter, and a backslash escapes the next character.
+    :class:`HookInputError` past :data:`MAX_GLOB_ALTERNATIVES` patterns (or as many steps)."""
+    pending, done, steps = [pattern], [], 0
+    while pending:
+        steps += 1
+        if steps > 4 * MAX_GLOB_ALTERNATIVES or len(done) + len(pending) > MAX_GLOB_ALTERNATIVES:
+            raise HookInputError(f"the glob pattern stands for more than {MAX_GLOB_ALTERNATIVES} patterns")
+        current = pending.pop()
+        group = _brace_group(current)
+        if group is None:
+            done.append(current)
+            continue
+        start, cuts, end = group
+        parts = [current[left + 1 : right] for left, right in zip((start, *cuts), (*cuts, end))]
+        pending.extend(current[:start] + part + current[end + 1 :] for part in reversed(parts))
+    return done
+
+
+def _brace_group(pattern: str) -> tuple[int, list[int], int] | None:
+    """The leftmost balanced ``{…}`` of ``pattern`` with a comma at its top level: where it
+    opens, its commas and where it closes (one pass); None when there is none."""
+    found = None
+    opened: list[tuple[int, list[int]]] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 1
+        elif char == "{":
+            opened.append((index, []))
+        elif char == "," and opened:
+            opened[-1][1].append(index)
+        elif char == "}" and opened:
+            start, commas = opened.pop()
+            if commas and (found is None or start < found[0]):
+                found = (start, commas, index)
+        index += 1
+    return found
 
 
 def prefixed(reason: str) -> str:
