@@ -28,12 +28,13 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from itertools import chain
-from typing import TYPE_CHECKING, Callable, Hashable, Iterable, Iterator, Sequence
 
 from bgc._glob_syntax import ANY, NOSLASH, SLASH, SLASH_SET, CharSet, Elems, Segment, Star
 from bgc.errors import BgcError
 
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
+    from typing import Callable, Hashable, Iterable, Iterator, Sequence
     from bgc.budget import Budget
 
 #: Cached DFA states per automaton; a matcher that needs more goes on without caching. A decision

@@ -11,13 +11,16 @@ algebra tries before it searches.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, Iterator, Sequence
 
 from bgc._dataclasses import dataclass, field
 from bgc._glob_automata import AlgebraLimit, Automaton, Matcher, Position, positions
 from bgc._glob_regex import compile_matcher
 from bgc._glob_syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render
 from bgc.limits import MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Callable, Iterator, Sequence
 
 #: "Not worked out yet" in a pattern's cache, where None is an answer.
 _UNSET = object()

@@ -19,11 +19,12 @@ exactly the intersection; subsumed members are pruned afterwards with the automa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Hashable
+from collections.abc import Callable, Hashable
 
 from bgc._glob_automata import AlgebraLimit
 from bgc._glob_syntax import D0, D1, STAR, DStar, Elems, Item, One, Segment, Star, canonical, merge_stars
 
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
     from bgc.budget import Budget
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import unicodedata
 from bisect import bisect_left, bisect_right
-from typing import Iterable, Union
+from collections.abc import Iterable
 
 from bgc._dataclasses import dataclass
 from bgc.errors import BgcError, Span
@@ -196,7 +196,7 @@ class Star:
 
 
 STAR = Star()
-Item = Union[One, Star]
+Item = One | Star
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +218,7 @@ class DStar:
 
 
 D0, D1 = DStar(0), DStar(1)
-Elem = Union[Segment, DStar]
+Elem = Segment | DStar
 Elems = tuple[Elem, ...]
 ANY_SEGMENT = Segment((STAR,))
 

@@ -21,12 +21,19 @@ its plan.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Generic, Protocol, TypeVar
 
 from bgc._dataclasses import dataclass
 from bgc._glob_automata import AlgebraLimit
 
-V = TypeVar("V")
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Generic, Protocol, TypeVar
+
+    V = TypeVar("V")
+    _Memo = Generic[V]
+    _Recall = Protocol[V]
+else:  # the generic and protocol bases at run time (a type checker reads typing's)
+    _Memo = _Recall = object
 
 
 class BudgetExhausted(AlgebraLimit):
@@ -71,7 +78,7 @@ class Budget:
         return self.limit is not None and self.spent > self.limit
 
 
-class Recall(Protocol[V]):
+class Recall(_Recall):
     """Answers kept outside a memo (bgc's verified on-disk cache: :mod:`bgc.answer_cache`),
     each with the steps it took: consulted when the memo misses, told every answer it keeps."""
 
@@ -82,7 +89,7 @@ class Recall(Protocol[V]):
         """An answer just worked out, with its cost."""
 
 
-class CostMemo(Generic[V]):
+class CostMemo(_Memo):
     """Answers remembered with the steps they took; a hit charges exactly those steps.
 
     So an answer costs the same whether it was computed now or remembered, and a plan does not

@@ -17,13 +17,20 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from bgc._dataclasses import dataclass
 from bgc.schema import DataModelError, ModelError
 from bgc.schema import format_path as format_path  # re-exported: its readers import it from here
 from bgc.schema import kind_name as kind_name
 from bgc.sha256 import sha256
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    _TextKeyed = Mapping[str, Any]
+else:  # the base at run time (a type checker reads the parametrised one)
+    _TextKeyed = Mapping
 
 MAX_DEPTH = 64
 """Nesting deeper than this is refused: no honest order needs it, and it bounds recursion."""
@@ -85,7 +92,7 @@ def check_value(value: Any, path: tuple[str | int, ...] = (), depth: int = 0) ->
     raise DataModelError(f"a {kind.__name__} value is not allowed here", path)
 
 
-class FrozenMap(Mapping[str, Any]):
+class FrozenMap(_TextKeyed):
     """An immutable, hashable map with text keys, so values can hold maps and stay frozen."""
 
     __slots__ = ("_items", "_hash")

@@ -19,7 +19,6 @@ import re
 import sys
 from bisect import bisect_right
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from bgc._dataclasses import dataclass, field
 from bgc.canonical import (
@@ -35,8 +34,13 @@ from bgc.canonical import (
 from bgc.errors import InputError, Span
 from bgc.files import read_bounded
 
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from bgc.model import WorkOrder
+
+    T = TypeVar("T")
 
 MAX_NODES = 200_000
 """Bound on values after alias expansion (the 'billion laughs' guard)."""
@@ -45,7 +49,6 @@ FORMATS = ("yaml", "json", "cbor")
 _EXTENSIONS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".cbor": "cbor"}
 
 Location = tuple[int, int]
-T = TypeVar("T")
 
 
 class DocumentError(InputError):

@@ -9,11 +9,12 @@ must not pay for importing the document readers (cbor2, the canonical data model
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, BinaryIO
 
 from bgc.errors import InputError, Span
 
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
+    from typing import BinaryIO
     from pathlib import Path
 
 MAX_BYTES = 8 * 1024 * 1024

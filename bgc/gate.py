@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections import namedtuple
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
 
 from bgc import glob, values
 from bgc._gate_index import Directory, LaneIndex, WarmPath
@@ -23,7 +23,6 @@ from bgc.names import ATOM_NAME
 from bgc.plan import (
     Approvals,
     CallResult,
-    GateEffect,
     NeedResult,
     Part,
     Plan,
@@ -33,26 +32,34 @@ from bgc.plan import (
 )
 from bgc.policy.templates import AtomTemplate, TemplateError
 
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any
 
-class GateDecision(NamedTuple):
-    """The gate's answer for a concrete atom: allow, ask or deny, why, and the rule that decided.
+    from bgc.plan import GateEffect
+
+
+class GateDecision(namedtuple("GateDecision", ("effect", "reason", "approvals", "rule", "asked_by"), defaults=("", (), None, ()))):
+    """The gate's answer for a concrete atom: ``effect`` (allow, ask or deny), ``reason`` (why),
+    ``approvals`` (for ask: the requirement of every ask part holding the value; all of them
+    apply), ``rule`` (the rule that decided it: an allow's or ask's part names the rule it came
+    from; a deny names the deny rule, or none when no rule allows the value) and ``asked_by``
+    (for ask: every ask rule whose requirement applies, sorted).
 
     The atom is not in it: the caller has it (it asked), and every value that the same parts
     hold gets the same answer, so a gate works each answer out once and hands out that one
     object (:class:`_PartIndex`). A warm decision builds nothing; building a decision object per
     atom was the largest cost of a warm decision after the regex. A named tuple rather than a
-    frozen dataclass: just as immutable, and cheap to build where a reason names a value.
+    frozen dataclass: just as immutable, and cheap to build where a reason names a value; made
+    by :func:`collections.namedtuple`, as ``typing.NamedTuple`` would, without importing typing.
     """
 
+    __slots__ = ()
     effect: GateEffect
-    reason: str = ""
-    approvals: tuple[Approvals, ...] = ()
-    """For ``ask``: the requirement of every ask part holding the value; all of them apply."""
-    rule: RuleRef | None = None
-    """The rule that decided it (an allow's or ask's part names the rule it came from; a deny
-    names the deny rule, or none when no rule allows the value)."""
-    asked_by: tuple[RuleRef, ...] = ()
-    """For ``ask``: every ask rule whose requirement applies, sorted."""
+    reason: str
+    approvals: tuple[Approvals, ...]
+    rule: RuleRef | None
+    asked_by: tuple[RuleRef, ...]
 
     def to_data(self, atom: str) -> dict[str, Any]:
         """The JSON answer of ``bgc gate`` for ``atom``, whose decision this is."""

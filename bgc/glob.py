@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Callable, Iterator, Protocol, Sequence, TypeVar, Union
 
 from bgc._glob_automata import AlgebraLimit, Automaton, search
 from bgc._glob_pattern import (
@@ -44,6 +43,14 @@ from bgc._glob_pattern import (
 from bgc._glob_symbolic import intersect_elems
 from bgc._glob_syntax import PatternError, Segment
 from bgc.budget import Budget, BudgetExhausted, CostMemo
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Callable, Iterator, Protocol, Sequence, TypeVar
+
+    _T = TypeVar("_T")
+else:  # the protocols' base at run time (a type checker reads typing's)
+    Protocol = object
 
 __all__ = [
     "AlgebraLimit",
@@ -71,9 +78,6 @@ __all__ = [
 
 # ---------------------------------------------------------------------------------------------
 # Algebra
-
-
-_T = TypeVar("_T")
 
 
 #: Steps charged for asking a question at all (the fast paths, the memo, Python's calls).
@@ -173,7 +177,7 @@ def _disjoint_ends(a: Pattern, b: Pattern) -> bool:
     return not (pa.startswith(pb) or pb.startswith(pa)) or not (sa.endswith(sb) or sb.endswith(sa))
 
 
-PatternLike = Union[Pattern, str]
+PatternLike = Pattern | str
 """The algebra takes parsed patterns or pattern text (parsed, and so validated, on the way in)."""
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from bgc import canonical, glob
 from bgc._dataclasses import dataclass, field
@@ -24,8 +23,17 @@ from bgc.policy.templates import AtomTemplate, scan_template
 from bgc.schema import Fields, ModelError, dotted_name, visible_name
 from bgc.sha256 import sha256
 
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
+    from typing import Any, Literal, Protocol
+
     from bgc.policy.ast import ToolDecl
+
+    Verdict = Literal["granted", "narrowed", "ask", "denied"]
+    CallStatus = Literal["covered", "pending", "uncovered"]
+    GateEffect = Literal["allow", "ask", "deny"]
+else:  # the protocols' base at run time (a type checker reads typing's)
+    Protocol = object
 
 # Not bgc.model: reading a plan checks tool and server names as an order names them (the same
 # checks, from bgc.schema) and needs none of the work-order classes.
@@ -33,9 +41,6 @@ if TYPE_CHECKING:
 PLAN_TAG = "bgc.Plan"
 PLAN_VERSION = 1
 
-Verdict = Literal["granted", "narrowed", "ask", "denied"]
-CallStatus = Literal["covered", "pending", "uncovered"]
-GateEffect = Literal["allow", "ask", "deny"]
 VERDICTS: tuple[Verdict, ...] = ("granted", "narrowed", "ask", "denied")
 FAIL_ON: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "denied": (frozenset({"denied"}), frozenset({"uncovered"})),

@@ -31,11 +31,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from bgc._dataclasses import dataclass
 from bgc.argv import ARGV_RESOURCES
 
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
     from bgc.glob import Pattern
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
 from bgc._dataclasses import dataclass
 from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
+    from typing import Any
     from bgc.plan import Plan
     from bgc.policy.ast import Policy
 

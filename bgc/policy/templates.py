@@ -11,11 +11,14 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from bgc._dataclasses import dataclass, field
 from bgc.errors import Span
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class TemplateError(ValueError):
