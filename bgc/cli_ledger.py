@@ -141,7 +141,9 @@ def _answer(decision: str, request: str, key: str, approver: str | None, store: 
     )
 
 
-KeyFileOption = Annotated[str, typer.Option("--key", metavar="FILE", help="Your private key (bgc key new NAME).")]
+KeyFileOption = Annotated[
+    str, typer.Option("--key", metavar="KEY", help="Your private key: a name in .bgc/keys (bgc key new NAME) or a .key file.")
+]
 AsOption = Annotated[
     Optional[str], typer.Option("--as", metavar="NAME", help="Your approver name (default: the key file's name).")
 ]

@@ -269,6 +269,37 @@ def test_pending_approve_and_the_ledger_from_the_command_line(tmp_path: Path) ->
     assert os.path.exists(store_path)
 
 
+def test_approve_reject_and_mode_set_take_a_key_by_its_name_as_bgc_key_new_made_it(tmp_path: Path) -> None:
+    """`bgc key new alice` writes .bgc/keys/alice.key; `--key alice` names it, as it does for
+    `bgc token issue` (docs/kernel.md, "Keys"), so a person answers with the name they chose."""
+    import time
+
+    assert bgc("key", "new", "alice", cwd=tmp_path).exit_code == 0
+    alice_public = (tmp_path / ".bgc" / "keys" / "alice.pub").read_text().strip()
+    (tmp_path / "p.bgp").write_text(
+        f"trust approver alice {alice_public}\nmode release {{\n  allow fs:write:/dist/**\n}}\n"
+        "ask fs:write:/src/release/** approvals 1 of [alice]\n"
+    )
+    now = int(time.time())
+    store = open_store(str(tmp_path / "s.db"))
+    approved, rejected = (
+        request(params="sha256:" + digit * 64, requirements=(Requirement(1, ("alice",)),), created=now, expires=now + 600)
+        for digit in "45"
+    )
+    for target in (approved, rejected):
+        settle_ask(store, target, {}, now=now)
+    store.close()
+
+    answered = bgc("approve", approved.id, "--key", "alice", "--store", "s.db", "-p", "p.bgp", cwd=tmp_path)
+    assert answered.exit_code == 0 and "approved by alice" in answered.stdout, answered.output
+    refused = bgc("reject", rejected.id, "--key", "alice", "--store", "s.db", "-p", "p.bgp", cwd=tmp_path)
+    assert refused.exit_code == 0 and "rejected" in refused.stdout, refused.output
+    mode = bgc("mode", "set", "s1", "release", "--key", "alice", "--store", "s.db", "-p", "p.bgp", cwd=tmp_path)
+    assert mode.exit_code == 0, mode.output
+    missing = bgc("approve", approved.id, "--key", "bob", "--store", "s.db", "-p", "p.bgp", cwd=tmp_path)
+    assert missing.exit_code == 2 and "no such key file" in missing.output
+
+
 def test_overlapping_requirements_are_all_met_by_one_set_of_people() -> None:
     """`1 of [alice]` and `1 of [bob, carol]` (two ask rules): alice alone is not enough."""
     target = request(requirements=(Requirement(1, ("alice",)), Requirement(1, ("bob", "carol"))))

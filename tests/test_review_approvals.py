@@ -11,7 +11,7 @@ import pytest
 from tests.test_enforce_hook import answer, hook, project, request_id  # noqa: F401, F811 - `project` is a fixture
 
 
-def test_an_approval_given_for_one_session_never_allows_the_same_call_in_another(project: dict[str, Any]) -> None:
+def test_an_approval_given_for_one_session_never_allows_the_same_call_in_another(project: dict[str, Any]) -> None:  # noqa: F811
     write = {"file_path": f"{project['root']}/migrations/010.sql", "content": "create table t();"}
     effect, reason, _ = hook(project, "Write", write, session="sess-A")
     assert effect == "deny"

@@ -67,9 +67,10 @@ def answer(location: str, request_id: str, decision: str, *, key_path: str, appr
     ``carry``, also print it as the approval token an agent carries to the kernel."""
     from bgc import ledger
     from bgc.approvals import encode_answer, sign_answer, stored_standing, suggest_rule
+    from bgc.commands.key import resolve
     from bgc.kernel.keys import load_private
 
-    key = load_private(key_path)
+    key = load_private(resolve(key_path, private=True))
     name = approver or key.name
     trusted = _trusted(policy)
     if trusted.get(name) is None or trusted[name].text != key.public.text:
@@ -130,9 +131,10 @@ def set_mode(
     from bgc import ledger
     from bgc.approvals import sign_mode
     from bgc.commands import io
+    from bgc.commands.key import resolve
     from bgc.kernel.keys import load_private
 
-    key = load_private(key_path)
+    key = load_private(resolve(key_path, private=True))
     name = approver or key.name
     loaded, _ = io.load_policy(policy, None)
     from bgc.approvals import trusted_approvers
