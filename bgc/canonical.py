@@ -4,7 +4,11 @@ Every value with an id is encoded as ``[type-tag, version, body]`` (so two types
 digest) in deterministic CBOR (RFC 8949 §4.2: shortest-form integers and floats, definite
 lengths, no tags, map keys sorted by their encoded bytes). Because the data model only allows
 *text* map keys, cbor2's ``canonical=True`` (length-first) key order is the same as RFC 8949's
-bytewise order, so cbor2 does the encoding and this module guards the data model around it.
+bytewise order. The encoding of this small data model is written here (:func:`encode`), byte for
+byte what ``cbor2.dumps(value, canonical=True)`` writes (tests/test_canonical_cbor.py holds the
+two equal on generated values): a cold ``bgc gate`` derives its plan's id on every call, and
+importing cbor2 (which imports typing) cost it more than the rest of its decision; cbor2 still
+reads CBOR documents and ledger entries and checks them.
 
 The data model is: int in the range of CBOR major types 0/1 (``-2**64 .. 2**64-1``), finite
 float, text of Unicode scalar values, bytes, bool, null, list, and maps with text keys. ``1`` and
@@ -143,12 +147,74 @@ def thaw(value: Any) -> Any:
 
 
 def encode(value: Any) -> bytes:
-    """Deterministic CBOR of a data-model value (frozen or plain)."""
-    import cbor2  # here, not at the top: reading JSON or deciding with a cached plan encodes nothing
-
+    """Deterministic CBOR of a data-model value (frozen or plain): RFC 8949 §4.2, as cbor2's
+    ``canonical=True`` writes it."""
     plain = thaw(value)
     check_value(plain)
-    return cbor2.dumps(plain, canonical=True)
+    out: list[bytes] = []
+    _encode_into(plain, out)
+    return b"".join(out)
+
+
+def _head(major: int, argument: int) -> bytes:
+    """A data item's head: its major type and the shortest form of its argument."""
+    if argument < 24:
+        return bytes((major << 5 | argument,))
+    for info, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
+        if argument < 1 << (8 * size):
+            return bytes((major << 5 | info,)) + argument.to_bytes(size, "big")
+    raise ValueError(INT_OUT_OF_RANGE)  # check_value refused it first
+
+
+def _encode_into(value: Any, out: list[bytes]) -> None:
+    """Append the encoding of a checked, thawed value (lists, dicts, scalars) to ``out``."""
+    kind = type(value)
+    if kind is str:
+        data = value.encode("utf-8")
+        out += (_head(3, len(data)), data)
+    elif kind is int:
+        out.append(_head(0, value) if value >= 0 else _head(1, -1 - value))
+    elif value is None:
+        out.append(b"\xf6")
+    elif kind is bool:
+        out.append(b"\xf5" if value else b"\xf4")
+    elif kind is list:
+        out.append(_head(4, len(value)))
+        for item in value:
+            _encode_into(item, out)
+    elif kind is dict:
+        keyed = []
+        for key, item in value.items():
+            data = key.encode("utf-8")
+            keyed.append((_head(3, len(data)) + data, item))
+        keyed.sort(key=lambda pair: (len(pair[0]), pair[0]))  # canonical: length first, then bytewise
+        out.append(_head(5, len(keyed)))
+        for key_bytes, item in keyed:
+            out.append(key_bytes)
+            _encode_into(item, out)
+    elif kind is bytes:
+        out += (_head(2, len(value)), value)
+    elif kind is float:
+        out.append(_minimal_float(value))
+    else:
+        raise DataModelError(f"a {kind.__name__} value is not allowed here", ())  # check_value refused it first
+
+
+def _minimal_float(value: float) -> bytes:
+    """The shortest of double, single and half precision that holds ``value`` exactly (tried in
+    that order, stopping at the first that does not), as cbor2 does."""
+    import struct  # floats are rare in bgc's values: only what encodes one pays for it
+
+    encoded = struct.pack(">Bd", 0xFB, value)
+    for layout, initial in ((">Bf", 0xFA), (">Be", 0xF9)):
+        try:
+            shorter = struct.pack(layout, initial, value)
+        except OverflowError:
+            break
+        if struct.unpack(layout, shorter)[1] != value:
+            break
+        encoded = shorter
+    return encoded
 
 
 def envelope(type_tag: str, version: int, body: Any) -> bytes:

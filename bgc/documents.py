@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import codecs
 import io
-import json
 import os
 import re
 import sys
@@ -306,6 +305,8 @@ def _json_locations(
     are checked here, before they join a path: duplicates (which ``json.loads`` would silently
     merge) are refused at the second key, and keys that are not valid Unicode at the key.
     """
+    import json  # here: a plan served from the cache never reads JSON
+
     scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
     locations: Locations = {}
     key_locations: KeyLocations = {}
@@ -379,6 +380,7 @@ def _valid_text(text: str) -> bool:
 def _load_json(text: str, path: str) -> Document:
     """JSON text as a document. Duplicate and invalid keys are refused while parsing (in C, but
     for one call per map); where values are written is worked out only if asked (:class:`_Places`)."""
+    import json  # here: a plan served from the cache never reads JSON
 
     def fail(message: str, offset: int) -> DocumentError:
         lines = text.splitlines()

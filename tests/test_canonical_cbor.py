@@ -1,0 +1,61 @@
+"""bgc's canonical encoding is byte for byte cbor2's ``canonical=True`` (bgc.canonical.encode).
+
+bgc writes the encoding of its small data model itself so that a cold ``bgc gate`` need not
+import cbor2 to derive a plan's id; cbor2 stays the reference it is held to, on values generated
+by class: integers at every head boundary, text of any length and script (map keys sorted
+length first), floats that fit half, single or only double precision, nested lists and maps,
+frozen values."""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+import cbor2
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bgc.canonical import MAX_INT, MIN_INT, encode, freeze
+from tests.samples import examples
+
+BOUNDARIES = sorted({edge + delta for edge in (0, 23, 24, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1)
+                     for delta in (-1, 0, 1)} | {MIN_INT, MAX_INT})  # fmt: skip
+INTEGERS = st.one_of(
+    st.sampled_from(BOUNDARIES).flatmap(lambda edge: st.sampled_from([edge, -edge - 1])).filter(lambda n: MIN_INT <= n <= MAX_INT),
+    st.integers(min_value=MIN_INT, max_value=MAX_INT),
+)
+TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=300)
+FLOATS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(width=16, allow_nan=False, allow_infinity=False),
+    st.floats(width=32, allow_nan=False, allow_infinity=False),
+)
+SCALARS = st.one_of(st.none(), st.booleans(), INTEGERS, TEXT, st.binary(max_size=300), FLOATS)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=30), st.dictionaries(TEXT, inner, max_size=30)),
+    max_leaves=60,
+)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(VALUES)
+def test_the_encoding_is_cbor2s_canonical_encoding(value: Any) -> None:
+    assert encode(value) == cbor2.dumps(value, canonical=True)
+    assert encode(freeze(value)) == encode(value)  # frozen values (tuples, FrozenMap) encode as the plain ones
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.dictionaries(st.text(st.sampled_from("aé\U0001f600"), max_size=40), st.integers(0, 3), min_size=2, max_size=40))
+def test_map_keys_are_ordered_as_cbor2_orders_them(value: dict[str, int]) -> None:
+    """Keys whose text and encoded lengths disagree (multi-byte characters), around 23/24 bytes."""
+    assert encode(value) == cbor2.dumps(value, canonical=True)
+
+
+def test_each_float_takes_the_shortest_exact_width() -> None:
+    assert encode(1.5) == b"\xf9\x3e\x00"  # half
+    assert encode(100000.0) == b"\xfa\x47\xc3\x50\x00"  # single: too large for half
+    assert encode(0.1) == b"\xfb" + struct.pack(">d", 0.1)  # double: neither narrower holds it
+    assert encode(-0.0) == b"\xf9\x80\x00"
+    assert math.isfinite(65504.0) and encode(65504.0) == b"\xf9\x7b\xff"  # the largest half
