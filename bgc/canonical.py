@@ -159,11 +159,15 @@ def encode(value: Any) -> bytes:
 def _head(major: int, argument: int) -> bytes:
     """A data item's head: its major type and the shortest form of its argument."""
     if argument < 24:
-        return bytes((major << 5 | argument,))
+        return _SMALL_HEADS[major][argument]
     for info, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
         if argument < 1 << (8 * size):
             return bytes((major << 5 | info,)) + argument.to_bytes(size, "big")
     raise ValueError(INT_OUT_OF_RANGE)  # check_value refused it first
+
+
+_SMALL_HEADS = [[bytes((major << 5 | argument,)) for argument in range(24)] for major in range(8)]
+"""Every one-byte head (an argument below 24), made once: most of a plan's items have one."""
 
 
 def _encode_into(value: Any, out: list[bytes]) -> None:
@@ -172,32 +176,37 @@ def _encode_into(value: Any, out: list[bytes]) -> None:
     if kind is str:
         data = value.encode("utf-8")
         out += (_head(3, len(data)), data)
+    elif kind is dict:
+        keyed = []
+        for key, item in value.items():
+            data = key.encode("utf-8")
+            keyed.append((_head(3, len(data)) + data, item))
+        keyed.sort(key=_canonical_key_order)
+        out.append(_head(5, len(keyed)))
+        for key_bytes, item in keyed:
+            out.append(key_bytes)
+            _encode_into(item, out)
+    elif kind is list:
+        out.append(_head(4, len(value)))
+        for item in value:
+            _encode_into(item, out)
     elif kind is int:
         out.append(_head(0, value) if value >= 0 else _head(1, -1 - value))
     elif value is None:
         out.append(b"\xf6")
     elif kind is bool:
         out.append(b"\xf5" if value else b"\xf4")
-    elif kind is list:
-        out.append(_head(4, len(value)))
-        for item in value:
-            _encode_into(item, out)
-    elif kind is dict:
-        keyed = []
-        for key, item in value.items():
-            data = key.encode("utf-8")
-            keyed.append((_head(3, len(data)) + data, item))
-        keyed.sort(key=lambda pair: (len(pair[0]), pair[0]))  # canonical: length first, then bytewise
-        out.append(_head(5, len(keyed)))
-        for key_bytes, item in keyed:
-            out.append(key_bytes)
-            _encode_into(item, out)
     elif kind is bytes:
         out += (_head(2, len(value)), value)
     elif kind is float:
         out.append(_minimal_float(value))
     else:
         raise DataModelError(f"a {kind.__name__} value is not allowed here", ())  # check_value refused it first
+
+
+def _canonical_key_order(pair: tuple[bytes, Any]) -> tuple[int, bytes]:
+    """cbor2's canonical order of encoded map keys: length first, then bytewise."""
+    return len(pair[0]), pair[0]
 
 
 def _minimal_float(value: float) -> bytes:

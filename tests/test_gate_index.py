@@ -198,7 +198,7 @@ def _pieces(alphabet: list[str]) -> st.SearchStrategy[str]:
 @settings(max_examples=examples(150, thorough=10_000), deadline=None)
 @given(st.one_of(_pieces(URL_PIECES), urls))
 def test_a_url_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str) -> None:
-    if values._ALREADY_CANONICAL["net"](text):
+    if values.plain_form("net")(text):
         assert values._read("net", text, False) == text
 
 
@@ -224,7 +224,7 @@ def test_the_url_shortcut_accepts_exactly_what_its_plain_backtracking_spelling_a
     """Its repeats are possessive for speed; possessive must change nothing it accepts."""
     import re
 
-    assert bool(values._ALREADY_CANONICAL["net"](text)) == bool(re.fullmatch(REFERENCE_URL, text)), text
+    assert bool(values.plain_form("net")(text)) == bool(re.fullmatch(REFERENCE_URL, text)), text
 
 
 def test_the_shortcut_takes_the_plain_canonical_values() -> None:
@@ -232,7 +232,7 @@ def test_the_shortcut_takes_the_plain_canonical_values() -> None:
     plain = ["/p7/src/util4/f1.py", "/a b/c~d-e.py", "https://api7.example.com/f1", "https://h.example.com:8443/a/b/?q=1&r=x",
              "http://localhost/", "wss://a-1.b2.example/x"]  # fmt: skip
     for text in plain:
-        assert values._ALREADY_CANONICAL["fs" if text.startswith("/") else "net"](text), text
+        assert values.plain_form("fs" if text.startswith("/") else "net")(text), text  # type: ignore[misc]
         assert values._read("fs" if text.startswith("/") else "net", text, False) == text
 
 
@@ -300,7 +300,7 @@ def test_a_plain_head_and_rest_make_a_value_the_shortcut_accepts(text: str) -> N
         for cut in cuts:
             if not (re.fullmatch(head, text[:cut]) and (tail := re.fullmatch(rest, text[cut:]))):
                 continue
-            assert values._ALREADY_CANONICAL[resource](text), (resource, text, cut)
+            assert values.plain_form(resource)(text), (resource, text, cut)
             assert (tail.lastindex == 1) == ("/" in text[cut:]), (resource, text, cut)
             assert all(re.fullmatch(head, text[:longer]) for longer in cuts if longer > cut), (resource, text, cut)
 
