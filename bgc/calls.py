@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections import namedtuple
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, NamedTuple
 
 from bgc import glob, values
 from bgc._dataclasses import dataclass, replace
@@ -36,8 +36,8 @@ from bgc.gate import (
     NEED_STEPS_PER_CHAR,
     UNDECIDED,
     Gate,
-    no_link_below,
     expand_call,
+    no_link_below,
     refuse_undeclared,
     worded,
 )
@@ -45,7 +45,13 @@ from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
 from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, call_result, coverage, strongest
 from bgc.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
 
-CallEffect = Literal["allow", "ask", "deny"]
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    CallEffect = Literal["allow", "ask", "deny"]
+else:  # at run time only a name to import (a type checker reads the Literal)
+    CallEffect = str
 
 HOST = "host"
 """The resource of a path outside the workspace: ``host:read:/etc/passwd``."""
@@ -61,7 +67,9 @@ IMPLICIT_MODEL = "unknown"
 _EFFECTS: dict[str, CallEffect] = {"covered": "allow", "pending": "ask", "uncovered": "deny"}
 
 
-class AtomDecision(NamedTuple):
+class AtomDecision(
+    namedtuple("AtomDecision", ("atom", "effect", "reason", "rule", "approvals", "asked_by"), defaults=(None, (), ()))
+):
     """One atom a call needs, and what decided it.
 
     A named tuple rather than a frozen dataclass, as :class:`~bgc.gate.GateDecision` is: every
@@ -69,13 +77,14 @@ class AtomDecision(NamedTuple):
     to build, more than deciding a plain value. It is just as immutable.
     """
 
+    __slots__ = ()
     atom: str
     effect: CallEffect
     reason: str
-    rule: RuleRef | None = None
-    approvals: tuple[Approvals, ...] = ()
+    rule: RuleRef | None
+    approvals: tuple[Approvals, ...]
     """For ``ask``: every requirement that applies to the atom; all must be met."""
-    asked_by: tuple[RuleRef, ...] = ()
+    asked_by: tuple[RuleRef, ...]
     """For ``ask``: every ask rule whose requirement applies."""
 
     @classmethod
@@ -92,19 +101,24 @@ class AtomDecision(NamedTuple):
         return data
 
 
-class CallDecision(NamedTuple):
+class CallDecision(
+    namedtuple(
+        "CallDecision", ("tool", "server", "effect", "reason", "atoms", "declared", "understood"), defaults=((), True, True)
+    )
+):
     """The answer for one call: ``allow`` (every atom granted), ``ask`` (some await a person),
     ``deny`` (something denied, refused, or no declaration covers the call). A named tuple for
     the reason :class:`AtomDecision` is one (``_replace`` makes a changed copy)."""
 
+    __slots__ = ()
     tool: str
     server: str
     effect: CallEffect
     reason: str
-    atoms: tuple[AtomDecision, ...] = ()
-    declared: bool = True
+    atoms: tuple[AtomDecision, ...]
+    declared: bool
     """False when no declaration covers the tool on its server (an adapter may ask instead)."""
-    understood: bool = True
+    understood: bool
     """False when some of the call was not understood exactly (a shell command bgc cannot read
     fully): its atoms may be incomplete, so no approval of them can settle the ask."""
 
@@ -450,12 +464,13 @@ class CallDecider:
 _VALUE, _PATH = "value", "path"
 
 
-class _Slot(NamedTuple):
+class _Slot(namedtuple("_Slot", ("kind", "resource", "action", "prefix", "param", "suffix", "fixed"))):
     """One atom template of a compiled declaration: ``prefix``, the parameter ``param`` (none:
     the template has no parameter) and ``suffix``, as written; ``fixed``, its decision when
     that cannot change (no parameter, not a file, nothing but its literal value); a ``_PATH``
     slot's parameter is a host path when the decider has a workspace."""
 
+    __slots__ = ()
     kind: str
     resource: str
     action: str
@@ -568,10 +583,11 @@ def implicit_plan(policy: Any, mode: str | None) -> Plan:
     return Compiler(policy).compile(order, mode)
 
 
-class TrustLine(NamedTuple):
+class TrustLine(namedtuple("TrustLine", ("role", "name", "key"))):
     """A policy's ``trust ROLE NAME KEY`` line as plain text (what :func:`compiled_policy` keeps:
     reading it back needs none of the policy AST)."""
 
+    __slots__ = ()
     role: str
     name: str
     key: str

@@ -29,11 +29,14 @@ from __future__ import annotations
 import itertools
 import posixpath
 import re
-from typing import Any
 
 from bgc import values
 from bgc._dataclasses import dataclass, field
 from bgc.argv import ArgvError, encode_argv
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ShellAnalysis", "ShellNeed", "shell_atoms"]
 

@@ -61,10 +61,9 @@ def test_a_cold_hook_on_a_cached_policy_loads_no_parser_compiler_or_ast(tmp_path
     for done in (cold, warm, unrecorded):
         assert done.returncode == 0 and '"permissionDecision": "allow"' in done.stdout, done
     assert {"lark", "bgc.compiler", "bgc.policy.ast", "bgc.policy.parser"} <= set(cold_loaded), cold_loaded
-    # the ledger's entry and the call's digest are canonical CBOR, written without cbor2; the hook's
-    # own modules (bgc.calls' named tuples, the hook adapters, the store) still import typing
-    assert warm_loaded == ["typing"], warm_loaded
-    assert unrecorded_loaded == ["typing"], unrecorded_loaded
+    # the ledger's entry and the call's digest are canonical CBOR, written without cbor2
+    assert warm_loaded == [], warm_loaded
+    assert unrecorded_loaded == [], unrecorded_loaded
 
 
 def test_a_cold_gate_loads_no_parser_compiler_or_ast(tmp_path: Path) -> None:

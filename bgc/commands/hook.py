@@ -26,14 +26,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Protocol
 
 from bgc.errors import ExitCode, UsageError
 from bgc.hooks.client import DEFAULT_TIMEOUT, MAX_INPUT
 
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from bgc.calls import CompiledPolicy
     from bgc.store import Store
+else:  # the protocol's base at run time (a type checker reads typing's)
+    Protocol = object
 
 ADAPTERS = {"claude-code": "bgc.hooks.claude_code", "gemini-cli": "bgc.hooks.gemini_cli", "codex": "bgc.hooks.codex"}
 """Each agent's adapter module (imported only when its hook runs), holding its ``ADAPTER``."""

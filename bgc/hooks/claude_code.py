@@ -23,7 +23,6 @@ Tool names: Claude Code's built-in tools are tools of server ``local``; an MCP t
 
 from __future__ import annotations
 
-from typing import Any
 
 from bgc.hooks.client import PROJECT_ENV
 from bgc.hooks.protocol import (
@@ -38,6 +37,10 @@ from bgc.hooks.protocol import (
     with_glob_alternatives,
 )
 from bgc.policy.templates import LOCAL_SERVER
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENTS = ("PreToolUse", "PermissionRequest")
 

@@ -33,12 +33,15 @@ alone, as Codex splits them. A patch that names no file is refused.
 
 from __future__ import annotations
 
-from typing import Any
 
 from bgc.hooks.claude_code import permission_request_answer
 from bgc.hooks.client import PROJECT_ENV
 from bgc.hooks.protocol import Adapter, Effect, HookInputError, ToolUse, prefixed, read_call, split_mcp_name
 from bgc.policy.templates import LOCAL_SERVER
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENTS = ("PreToolUse", "PermissionRequest")
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from typing import Any
 
 from bgc.hooks.client import PROJECT_ENV
 from bgc.hooks.protocol import (
@@ -45,6 +44,10 @@ from bgc.hooks.protocol import (
     with_glob_alternatives,
 )
 from bgc.policy.templates import LOCAL_SERVER
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENTS = ("BeforeTool",)
 

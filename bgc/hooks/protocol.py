@@ -14,13 +14,18 @@ the call (every agent here treats exit code 2 as a block, the reason on stderr).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
 
 from bgc._dataclasses import dataclass
 from bgc.limits import MAX_PATTERN_LENGTH
 from bgc.policy.templates import LOCAL_SERVER
 
-Effect = Literal["allow", "ask", "deny"]
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Effect = Literal["allow", "ask", "deny"]
+else:  # at run time only a name to import (a type checker reads the Literal)
+    Effect = str
 
 REASON_PREFIX = "bgc: "
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import TypeVar
 
 from bgc.store.base import StoreError
 from bgc.store.sql import SqlStore
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
 BUSY_TIMEOUT_MS = 5000
 
 
