@@ -81,3 +81,34 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+STATE_DIRECTORY = ".bgc"
+"""Where bgc keeps a project's state: the store (permission requests, the ledger) and private keys."""
+
+STATE_IGNORE = "# bgc's state: the store, the ledger and private keys (never committed)\n*\n"
+"""The ``.gitignore`` bgc writes into a state directory it makes: everything in it is ignored."""
+
+
+def make_directories(path: str, mode: int = 0o777) -> None:
+    """``os.makedirs(path, mode, exist_ok=True)``; a :data:`STATE_DIRECTORY` it creates on the way
+    gets a ``.gitignore`` of ``*`` first thing (:func:`ignore_state`), so that a ``git add .`` in
+    the project never commits a private key or the ledger."""
+    parts = os.path.normpath(path).split(os.sep)
+    states = [os.sep.join(parts[: index + 1]) for index, part in enumerate(parts) if part == STATE_DIRECTORY]
+    created = [state for state in states if not os.path.lexists(state)]
+    os.makedirs(path, mode=mode, exist_ok=True)
+    for state in created:
+        ignore_state(state)
+
+
+def ignore_state(directory: str) -> bool:
+    """Write ``directory/.gitignore`` (:data:`STATE_IGNORE`) unless a file of that name is there
+    (one a person wrote is theirs); whether it was written."""
+    try:
+        handle = os.open(os.path.join(directory, ".gitignore"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(handle, "w", encoding="utf-8") as written:
+        written.write(STATE_IGNORE)
+    return True

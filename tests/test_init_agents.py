@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,32 @@ def test_the_starter_declares_a_case_insensitive_file_system_where_the_project_h
         assert gate.decide("fs:read:/.env").effect == "deny"
         assert gate.decide("fs:read:/SRC/A.py").effect == "allow"  # an allow never folds
         assert gate.decide("fs:write:/SRC/a.py").effect == "deny"
+
+
+def test_bgcs_state_is_never_committed(tmp_path: Path) -> None:
+    """The hook's store and ledger and `bgc key new`'s private keys live in the project's `.bgc/`:
+    whatever makes that directory gives it a `.gitignore` of `*`, so `git add .` leaves it out
+    (checked by real git), and a `.gitignore` someone wrote there is theirs."""
+    import subprocess
+
+    project = tmp_path / "p"
+    project.mkdir()
+    assert init(project).exit_code == 0
+    assert (project / ".bgc" / ".gitignore").read_text().endswith("\n*\n")
+    again = init(project)
+    assert "unchanged .bgc/.gitignore" in again.stdout
+    # the key directory made by `bgc key new` in a project bgc init never saw
+    other = tmp_path / "q"
+    other.mkdir()
+    subprocess.run([sys.executable, "-m", "bgc", "key", "new", "alice"], cwd=other, check=True, capture_output=True, timeout=60)
+    assert (other / ".bgc" / "keys" / "alice.key").exists()
+    (other / "src.py").write_text("x = 1\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=other, check=True, timeout=60)
+    subprocess.run([*git, "add", "."], cwd=other, check=True, timeout=60)
+    staged = subprocess.run([*git, "diff", "--cached", "--name-only"], cwd=other, check=True, capture_output=True, text=True, timeout=60)
+    assert staged.stdout.split() == ["src.py"], staged.stdout
+    # one a person wrote is kept
+    (other / ".bgc" / ".gitignore").write_text("keys/\n")
+    kept = init(other)
+    assert "kept .bgc/.gitignore (yours)" in kept.stdout and (other / ".bgc" / ".gitignore").read_text() == "keys/\n"

@@ -43,7 +43,9 @@ def kernel(
         from bgc.store import open_store
 
         if store == DEFAULT_STORE:
-            os.makedirs(os.path.dirname(store), mode=0o700, exist_ok=True)
+            from bgc.files import make_directories
+
+            make_directories(os.path.dirname(store), mode=0o700)
         opened = open_store(store)  # a SQLite file, or a postgresql:// database shared by a fleet
     return Kernel(trusted, key, opened, require_nonce, session_tokens=[read_token_text(path) for path in tokens],
                   approvers=approvers, ledger=opened is not None)  # fmt: skip

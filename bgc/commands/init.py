@@ -3,7 +3,8 @@
 Writes a starter policy into the agent's directory (``.claude/bgc/``, ``.gemini/bgc/``,
 ``.codex/bgc/``: ``policy.bgp``, which includes the bundled ``base.bgp`` and the agent's tool
 mapping, copied beside it with the ``agents.bgp`` they share) and merges ``bgc hook AGENT`` into
-the agent's hook settings (:data:`AGENTS`) as a hook for every tool.
+the agent's hook settings (:data:`AGENTS`) as a hook for every tool. The project's state
+directory ``.bgc/`` (the hook's store and ledger, private keys) gets a ``.gitignore`` of ``*``.
 
 Safe to run again: a file that already holds what would be written is left alone, a policy file
 someone edited is kept (and said so), and the hook is added only when no hook runs that command
@@ -85,9 +86,27 @@ def run(agent: str, *, directory: str = ".") -> ExitCode:
     settings, original = _read_settings(settings_path, (setup.event, *(event for event, _ in setup.lifecycle)))
     for line in _write_policies(directory, setup):
         io.write_line(line)
+    io.write_line(_ignore_state(directory))
     io.write_line(_merge_hook(directory, settings_path, settings, original, agent))
     io.write_line(_warm(directory, setup))
     return ExitCode.OK
+
+
+def _ignore_state(directory: str) -> str:
+    """Make the project's state directory (``.bgc/``: the hook's store and ledger, ``bgc key
+    new``'s private keys) with its ``.gitignore`` of ``*``, or add that file to one made before;
+    a ``.gitignore`` already there is kept as it is."""
+    from bgc.files import STATE_DIRECTORY, STATE_IGNORE, ignore_state, make_directories
+
+    state = os.path.join(directory, STATE_DIRECTORY)
+    shown = os.path.join(STATE_DIRECTORY, ".gitignore")
+    existed = os.path.lexists(os.path.join(state, ".gitignore"))
+    make_directories(state)
+    ignore_state(state)
+    if not existed:
+        return f"wrote {shown} (bgc's state there, private keys too, is never committed)"
+    with open(os.path.join(state, ".gitignore"), encoding="utf-8", errors="replace") as handle:
+        return f"unchanged {shown}" if handle.read() == STATE_IGNORE else f"kept {shown} (yours)"
 
 
 def _warm(directory: str, setup: AgentSetup) -> str:

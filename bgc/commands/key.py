@@ -26,7 +26,9 @@ def new(name: str, directory: str = DEFAULT_DIR) -> Result:
 
     key_paths(name, directory)  # the name is checked before anything is made
     if directory == DEFAULT_DIR and not os.path.isdir(directory):
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        from bgc.files import make_directories
+
+        make_directories(directory, mode=0o700)
     key = new_key(name, directory)
     private_path, public_path = key_paths(name, directory)
     return Result(

@@ -33,6 +33,7 @@ def open_store(location: str, *, create: bool = True, durable: bool = False) -> 
         return PostgresStore(location)
     import os
 
+    from bgc.files import make_directories
     from bgc.store.sqlite import SqliteStore
 
     if not create and not store_exists(location):
@@ -40,7 +41,7 @@ def open_store(location: str, *, create: bool = True, durable: bool = False) -> 
     directory = os.path.dirname(location)
     if directory:
         try:
-            os.makedirs(directory, exist_ok=True)
+            make_directories(directory)
         except OSError as error:
             raise StoreError(f"cannot create the store's directory {directory}: {error.strerror or error}") from None
     return SqliteStore(location, durable=durable)
