@@ -144,6 +144,8 @@ def _decide(
             decision = decider.decide_call(use.tool, use.server, use.params)
         if not decision.declared and unknown == "ask":
             decision = decision._replace(effect="ask")
+        if use.asks_anyway and decision.effect == "allow":  # the agent asks its person; no approval of atoms settles it
+            decision = decision._replace(effect="ask", reason=f"{use.asks_anyway}; {decision.reason}", understood=False)
         from bgc.enforce import Context, Enforcer
 
         context = Context("hook", decider.plan_id, policy_id, None, use.session)

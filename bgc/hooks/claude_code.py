@@ -53,7 +53,8 @@ SHELL_PARAMS = frozenset({"command", "description", "timeout", "run_in_backgroun
 """What a Bash call may carry besides its command: none of it changes what the command touches."""
 SANDBOX_OFF = "dangerouslyDisableSandbox"
 """Runs the command outside Claude Code's sandbox, which Claude Code asks the user for: an allow
-from bgc would skip that question, so only ``false`` passes."""
+from bgc would skip that question, so with ``true`` the command is decided as ever and an allow
+becomes an ask (:attr:`~bgc.hooks.protocol.ToolUse.asks_anyway`); anything but a boolean blocks."""
 
 
 def tool_use(data: Any) -> ToolUse:
@@ -66,11 +67,14 @@ def tool_use(data: Any) -> ToolUse:
     if server == LOCAL_SERVER and tool == GLOB_TOOL:
         params = with_glob_alternatives(params, "pattern")
     shell = server == LOCAL_SERVER and tool == SHELL_TOOL
+    asks_anyway = None
     if shell:
-        extra = sorted(name for name in params if name not in SHELL_PARAMS and not (name == SANDBOX_OFF and params[name] is False))
-        if extra:  # a working directory, a sandbox escalation: never left unchecked
+        extra = sorted(name for name in params if name not in SHELL_PARAMS and not (name == SANDBOX_OFF and type(params[name]) is bool))
+        if extra:  # a working directory, a sandbox flag that is not a boolean: never left unchecked
             raise HookInputError(f"{SHELL_TOOL}: parameter {extra[0]!r} is not one bgc reads or may ignore")
-    return call.use(tool, server, params, shell=shell)
+        if params.get(SANDBOX_OFF) is True:
+            asks_anyway = "runs outside Claude Code's sandbox (dangerouslyDisableSandbox)"
+    return call.use(tool, server, params, shell=shell, asks_anyway=asks_anyway)
 
 
 def answer(event: str, effect: Effect, reason: str) -> dict[str, Any]:

@@ -54,6 +54,10 @@ class ToolUse:
     shell: bool = False
     """A shell command string in ``params["command"]``, decided command by command
     (:meth:`bgc.calls.CallDecider.decide_shell`), rather than a declared tool."""
+    asks_anyway: str | None = None
+    """Why this call must not be allowed without the person however its atoms are decided (a
+    command to run outside the agent's sandbox, which the agent asks about itself): an allow
+    becomes an ask the agent puts to them; a deny stays a deny."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +90,10 @@ class HookCall:
     """``session_id``"""
 
     def use(self, tool: str, server: str, params: Mapping[str, Any] | None = None, *, cwd: str | None = None,
-            shell: bool = False) -> ToolUse:  # fmt: skip
+            shell: bool = False, asks_anyway: str | None = None) -> ToolUse:  # fmt: skip
         """This call as ``tool`` on ``server`` (with other parameters, or run in another directory)."""
         return ToolUse(self.event, tool, server, self.params if params is None else params, cwd or self.cwd, self.name,
-                       self.session, shell)  # fmt: skip
+                       self.session, shell, asks_anyway)  # fmt: skip
 
 
 def read_call(data: Any, events: tuple[str, ...]) -> HookCall:
