@@ -40,7 +40,6 @@ from bgc._glob_pattern import (
     parse,
     size_problem,
 )
-from bgc._glob_symbolic import intersect_elems
 from bgc._glob_syntax import PatternError, Segment
 from bgc.budget import Budget, BudgetExhausted, CostMemo
 
@@ -214,6 +213,8 @@ def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
         return (a,)
     if is_subset(b, [a], budget=budget):
         return (b,)
+    from bgc._glob_symbolic import intersect_elems  # here: deciding values (a gate, a hook) never intersects
+
     found: dict[str, Pattern] = {}
     empty_text = False  # the term matching only "": no pattern spells it (the empty pattern is an error)
     for elems in intersect_elems(a._elems, b._elems, budget):
