@@ -63,6 +63,26 @@ def test_links_and_bounds_keep_the_patterns_answer(tmp_path: Path, monkeypatch: 
     assert effect == "deny" and "not listed one by one" in why
 
 
+def test_a_directory_too_deep_to_list_keeps_the_patterns_answer(tmp_path: Path) -> None:
+    """Below PATH_MAX (4096 bytes) of host path the walk cannot list a directory by its path
+    (ENAMETOOLONG), but a search walking by directory handles (grep -r) reads it: a secret there
+    must not let the search through as "0 files"."""
+    make(tmp_path, ["src/a.py"])
+    here = os.open(tmp_path / "src", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(25):  # 25 x 201 bytes
+            os.mkdir("d" * 200, dir_fd=here)
+            below = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
+            os.close(here)
+            here = below
+        os.close(os.open(".env", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=here))
+    finally:
+        os.close(here)
+    effect, why = grep(tmp_path, "src")
+    assert effect == "deny"
+    assert why.endswith("fs:read:/src/**: not granted by the plan; a directory below /src cannot be listed (File name too long): its files are not listed")
+
+
 NAMES = st.sampled_from(["a.py", ".env", "secrets", "x.log", "b", "c.txt"])
 
 
