@@ -63,6 +63,15 @@ def test_links_and_bounds_keep_the_patterns_answer(tmp_path: Path, monkeypatch: 
     assert effect == "deny" and "not listed one by one" in why
 
 
+def test_a_directory_whose_name_a_pattern_escapes_is_walked(tmp_path: Path) -> None:
+    """The search's directory is the pattern's fixed part unescaped: ``c\\d/[b]`` is the need
+    ``/c\\\\d/\\[b]/**``, and its files are those of the directory named ``c\\d/[b]`` (read
+    as the escaped text, it names nothing, and a secret there would pass as "0 files")."""
+    make(tmp_path, ["c\\d/[b]/a.py", "c\\d/[b]/.env"])
+    effect, why = grep(tmp_path, "c\\d/[b]")
+    assert (effect, why) == ("deny", "fs:read:/c\\\\d/\\[b]/**: fs:read:/c\\d/[b]/.env is below it: denied by p.bgp:3 (secrets)")
+
+
 def test_a_directory_too_deep_to_list_keeps_the_patterns_answer(tmp_path: Path) -> None:
     """Below PATH_MAX (4096 bytes) of host path the walk cannot list a directory by its path
     (ENAMETOOLONG), but a search walking by directory handles (grep -r) reads it: a secret there
@@ -158,7 +167,7 @@ def reference_place(workspace: Workspace, value: str) -> list[tuple[str, str]]:
     return placed
 
 
-TREE_NAMES = st.sampled_from(["a.py", ".env", "secrets", "x.log", "b"])
+TREE_NAMES = st.sampled_from(["a.py", ".env", "secrets", "x.log", "b", "[b]", "c\\d"])  # names a pattern escapes
 TREE_PATHS = st.lists(TREE_NAMES, min_size=1, max_size=3).map("/".join)
 LINK_TARGETS = st.one_of(
     TREE_PATHS.map(lambda path: ("inside", path)),  # a file or directory of the tree, or nothing yet
