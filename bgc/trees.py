@@ -69,8 +69,10 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
     start = os.path.join(root, fixed.lstrip("/"))
     try:
         top = os.lstat(start)
-    except (OSError, ValueError):
-        return []
+    except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError):
+        return []  # nothing there, or nothing the search may open either
+    except OSError as error:  # past PATH_MAX: a search run in the project reads it by a relative path
+        return f"{fixed} cannot be listed ({error.strerror}): its files are not listed"
     proven = not stat.S_ISLNK(top.st_mode) and no_link_below("/", os.path.dirname(start))
     if proven:
         is_directory = stat.S_ISDIR(top.st_mode)
