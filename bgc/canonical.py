@@ -171,12 +171,14 @@ _SMALL_HEADS = [[bytes((major << 5 | argument,)) for argument in range(24)] for 
 
 
 def _encode_into(value: Any, out: list[bytes]) -> None:
-    """Append the encoding of a checked, thawed value (lists, dicts, scalars) to ``out``."""
+    """Append the encoding of a checked value to ``out``. Thawed at the top only (:func:`thaw`
+    leaves a plain list's items as they are): a tuple or FrozenMap inside a plain list, as in
+    every envelope of a frozen body, is an array or map as for cbor2."""
     kind = type(value)
     if kind is str:
         data = value.encode("utf-8")
         out += (_head(3, len(data)), data)
-    elif kind is dict:
+    elif kind is dict or kind is FrozenMap:
         keyed = []
         for key, item in value.items():
             data = key.encode("utf-8")
@@ -186,7 +188,7 @@ def _encode_into(value: Any, out: list[bytes]) -> None:
         for key_bytes, item in keyed:
             out.append(key_bytes)
             _encode_into(item, out)
-    elif kind is list:
+    elif kind is list or kind is tuple:
         out.append(_head(4, len(value)))
         for item in value:
             _encode_into(item, out)

@@ -13,7 +13,9 @@ link to ``.env`` is ``.env``). The call reads nothing denied only if none of the
 Exact for the tree as it is when the hook runs (a file created between the decision and the
 search is not seen, as for any path), and bounded: past :data:`MAX_ENTRIES` entries, or at a
 linked directory (a search may follow it anywhere), the files are not listed and the pattern's
-own answer stands (fail closed).
+own answer stands (fail closed). So it does at a directory that cannot be listed for a reason
+other than permission (a path past PATH_MAX, which a search walking by directory handles still
+reads); one the user may not read the search cannot read either, and is passed over.
 """
 
 from __future__ import annotations
@@ -68,8 +70,10 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
     start = os.path.join(root, fixed.lstrip("/"))
     try:
         top = os.lstat(start)
-    except (OSError, ValueError):
-        return []
+    except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError):
+        return []  # nothing there, or nothing the search may open either
+    except OSError as error:  # past PATH_MAX: a search run in the project reads it by a relative path
+        return f"{fixed} cannot be listed ({error.strerror}): its files are not listed"
     proven = not stat.S_ISLNK(top.st_mode) and no_link_below("/", os.path.dirname(start))
     if proven:
         is_directory = stat.S_ISDIR(top.st_mode)
@@ -87,8 +91,10 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
         try:
             with os.scandir(directory) as listing:
                 entries = list(listing)
-        except OSError:
+        except PermissionError:
             continue  # unreadable: what the search cannot read either (as os.walk)
+        except OSError as error:  # too deep to list by its path (grep -r lists it by handle), gone, ...
+            return f"a directory below {fixed} cannot be listed ({error.strerror}): its files are not listed"
         subdirectories, files = [], []
         for entry in entries:
             (subdirectories if _is_directory(entry) else files).append(entry)

@@ -16,7 +16,7 @@ import cbor2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.canonical import MAX_INT, MIN_INT, encode, freeze
+from bgc.canonical import MAX_INT, MIN_INT, FrozenMap, encode, envelope, freeze
 from tests.samples import examples
 
 BOUNDARIES = sorted({edge + delta for edge in (0, 23, 24, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1)
@@ -44,6 +44,33 @@ VALUES = st.recursive(
 def test_the_encoding_is_cbor2s_canonical_encoding(value: Any) -> None:
     assert encode(value) == cbor2.dumps(value, canonical=True)
     assert encode(freeze(value)) == encode(value)  # frozen values (tuples, FrozenMap) encode as the plain ones
+
+
+FROZEN_INSIDE_PLAIN = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.lists(inner, max_size=5).map(tuple),
+        st.dictionaries(TEXT, inner, max_size=5),
+        st.dictionaries(TEXT, inner, max_size=5).map(FrozenMap),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(FROZEN_INSIDE_PLAIN)
+def test_frozen_values_inside_plain_lists_encode_as_cbor2_encodes_them(value: Any) -> None:
+    """A plain list holding a tuple or a FrozenMap (what every envelope is: ``[tag, version,
+    body]`` with a frozen body, or a kernel request's params built in Python): the data model
+    admits it (check_value), cbor2 wrote it, and so must the encoder."""
+    assert encode(value) == cbor2.dumps(value, canonical=True)
+
+
+def test_an_envelope_of_a_frozen_body_is_encoded() -> None:
+    body = FrozenMap({"b": (1, 2), "aa": [FrozenMap({"z": ()})]})
+    assert envelope("t", 1, body) == cbor2.dumps(["t", 1, body], canonical=True)
+    assert encode([(), ("x",)]) == bytes.fromhex("82 80 81 61 78")
 
 
 @settings(max_examples=examples(200), deadline=None)

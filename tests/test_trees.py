@@ -63,6 +63,52 @@ def test_links_and_bounds_keep_the_patterns_answer(tmp_path: Path, monkeypatch: 
     assert effect == "deny" and "not listed one by one" in why
 
 
+def test_a_directory_whose_name_a_pattern_escapes_is_walked(tmp_path: Path) -> None:
+    """The search's directory is the pattern's fixed part unescaped: ``c\\d/[b]`` is the need
+    ``/c\\\\d/\\[b]/**``, and its files are those of the directory named ``c\\d/[b]`` (read
+    as the escaped text, it names nothing, and a secret there would pass as "0 files")."""
+    make(tmp_path, ["c\\d/[b]/a.py", "c\\d/[b]/.env"])
+    effect, why = grep(tmp_path, "c\\d/[b]")
+    assert (effect, why) == ("deny", "fs:read:/c\\\\d/\\[b]/**: fs:read:/c\\d/[b]/.env is below it: denied by p.bgp:3 (secrets)")
+
+
+def make_deep(top: Path, levels: int, secret: str = ".env") -> str:
+    """``levels`` directories of 200 bytes below ``top`` and ``secret`` at the bottom, made by
+    directory handle (their host path may pass PATH_MAX, 4096 bytes); their path from ``top``."""
+    here = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            os.mkdir("d" * 200, dir_fd=here)
+            below = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
+            os.close(here)
+            here = below
+        os.close(os.open(secret, os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=here))
+    finally:
+        os.close(here)
+    return "/".join(["d" * 200] * levels)
+
+
+def test_a_directory_too_deep_to_list_keeps_the_patterns_answer(tmp_path: Path) -> None:
+    """Below PATH_MAX of host path the walk cannot list a directory by its path (ENAMETOOLONG),
+    but a search walking by directory handles (grep -r) reads it: a secret there must not let
+    the search through as "0 files"."""
+    make(tmp_path, ["src/a.py"])
+    make_deep(tmp_path / "src", 25)
+    effect, why = grep(tmp_path, "src")
+    assert effect == "deny"
+    assert why.endswith("fs:read:/src/**: not granted by the plan; a directory below /src cannot be listed (File name too long): its files are not listed")
+
+
+def test_a_search_directory_past_path_max_keeps_the_patterns_answer(tmp_path: Path) -> None:
+    """A project 3.4 KB deep and a search 0.8 KB below it: the directory's host path passes
+    PATH_MAX, so it cannot even be looked at, but a search run in the project reads it by its
+    relative path. Not "0 files": the pattern's own answer."""
+    root = tmp_path / make_deep(tmp_path, 17, "a.py")
+    below = make_deep(root, 4)
+    effect, why = grep(root, below)
+    assert effect == "deny"
+    assert why.endswith(f"/**: not granted by the plan; /{below} cannot be listed (File name too long): its files are not listed")
+
 NAMES = st.sampled_from(["a.py", ".env", "secrets", "x.log", "b", "c.txt"])
 
 
@@ -138,7 +184,7 @@ def reference_place(workspace: Workspace, value: str) -> list[tuple[str, str]]:
     return placed
 
 
-TREE_NAMES = st.sampled_from(["a.py", ".env", "secrets", "x.log", "b"])
+TREE_NAMES = st.sampled_from(["a.py", ".env", "secrets", "x.log", "b", "[b]", "c\\d"])  # names a pattern escapes
 TREE_PATHS = st.lists(TREE_NAMES, min_size=1, max_size=3).map("/".join)
 LINK_TARGETS = st.one_of(
     TREE_PATHS.map(lambda path: ("inside", path)),  # a file or directory of the tree, or nothing yet
