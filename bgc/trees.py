@@ -20,6 +20,7 @@ reads); one the user may not read the search cannot read either, and is passed o
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections import namedtuple
@@ -72,7 +73,10 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
         top = os.lstat(start)
     except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError):
         return []  # nothing there, or nothing the search may open either
-    except OSError as error:  # past PATH_MAX: a search run in the project reads it by a relative path
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # a link loop on the way: the search cannot open it either
+            return []
+        # past PATH_MAX: a search run in the project reads it by a relative path
         return f"{fixed} cannot be listed ({error.strerror}): its files are not listed"
     proven = not stat.S_ISLNK(top.st_mode) and no_link_below("/", os.path.dirname(start))
     if proven:

@@ -112,6 +112,15 @@ def test_a_search_directory_past_path_max_keeps_the_patterns_answer(tmp_path: Pa
 NAMES = st.sampled_from(["a.py", ".env", "secrets", "x.log", "b", "c.txt"])
 
 
+def test_a_search_through_a_link_loop_reaches_nothing(tmp_path: Path) -> None:
+    """A link to itself on the searched path: the search cannot open it (ELOOP) any more than a
+    missing directory, so no file is reached, as the simple walk says; unlike a path too long
+    to list, which a search does read."""
+    (tmp_path / "b").symlink_to("b")
+    assert trees.files_reached(str(tmp_path), "/b/b/**") == []
+    assert trees.files_reached(str(tmp_path), "/b/b/**") == reference_files_reached(str(tmp_path), "/b/b/**")
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(NAMES, min_size=1, max_size=3), max_size=6))
 def test_the_answer_is_the_worst_file_below(tmp_path_factory: pytest.TempPathFactory, paths: list[list[str]]) -> None:
