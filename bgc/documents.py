@@ -236,14 +236,12 @@ def parse_document(data: bytes, path: str, fmt: str) -> Document:
 
 # --- JSON -------------------------------------------------------------------------------------
 
-_JSON_SPACE = re.compile(r"[ \t\n\r]*")
-_JSON_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|NaN|-?Infinity")
-"""Every scalar token json.loads accepts except strings (NaN and Infinity are Python extensions)."""
-
-
-def _skip_space(text: str, pos: int) -> int:
-    """The offset of the first non-space character at or after ``pos`` (JSON's four whitespace characters)."""
-    return _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]  # '*' matches anywhere
+_JSON_SPACE = r"[ \t\n\r]*"
+"""JSON's four whitespace characters."""
+_JSON_SCALAR = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|NaN|-?Infinity"
+"""Every scalar token json.loads accepts except strings (NaN and Infinity are Python extensions).
+Both are compiled by :func:`_json_locations`, the only reader, which runs only when a document's
+places are asked for (an error to locate): reading a well-formed plan compiles neither."""
 
 
 def _locator(text: str) -> Callable[[int], Location]:
@@ -308,6 +306,12 @@ def _json_locations(
     import json  # here: a plan served from the cache never reads JSON
 
     scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+    space, scalar = re.compile(_JSON_SPACE).match, re.compile(_JSON_SCALAR).match
+
+    def skip(pos: int) -> int:
+        """The offset of the first non-space character at or after ``pos``."""
+        return space(text, pos).end()  # type: ignore[union-attr]  # '*' matches anywhere
+
     locations: Locations = {}
     key_locations: KeyLocations = {}
     stack: list[tuple[tuple[str | int, ...], set[str] | None, list[int]]] = []  # path, keys seen, count
@@ -327,16 +331,16 @@ def _json_locations(
             raise fail(f"{format_path((*container, key))}: duplicate key {key!r}", pos)
         keys.add(key)
         key_locations[(*container, key)] = (locate(pos), locate(end))
-        colon = _skip_space(text, end)
-        return (*container, key), _skip_space(text, colon + 1)
+        colon = skip(end)
+        return (*container, key), skip(colon + 1)
 
     where: tuple[str | int, ...] = ()
-    pos = _skip_space(text, 0)
+    pos = skip(0)
     while True:
         locations[where] = locate(pos)
         opener = text[pos]
         if opener in "{[":
-            pos = _skip_space(text, pos + 1)
+            pos = skip(pos + 1)
             if text[pos] not in "}]":
                 stack.append((where, set() if opener == "{" else None, [0]))
                 where, pos = member(pos)
@@ -345,14 +349,14 @@ def _json_locations(
         elif opener == '"':
             pos = scanstring(text, pos + 1)[1]
         else:
-            pos = _JSON_SCALAR.match(text, pos).end()  # type: ignore[union-attr]  # json.loads accepted it
-        pos = _skip_space(text, pos)
+            pos = scalar(text, pos).end()  # type: ignore[union-attr]  # json.loads accepted it
+        pos = skip(pos)
         while stack and text[pos] in "}]":
             stack.pop()
-            pos = _skip_space(text, pos + 1)
+            pos = skip(pos + 1)
         if not stack:
             return locations, key_locations
-        where, pos = member(_skip_space(text, pos + 1))  # past the ','
+        where, pos = member(skip(pos + 1))  # past the ','
 
 
 class _IrregularKeys(Exception):
