@@ -327,3 +327,79 @@ def test_decisions_from_a_plan(project: dict[str, Any], tmp_path: Path) -> None:
     for path, expected in ((f"{P}/src/a.py", "allow"), (f"{P}/tests/t.py", "deny"), ("/etc/passwd", "deny")):
         got, _ = run_hook(project, _input(project, "PreToolUse", "Read", {"file_path": path}), command=command)
         assert got == expected, path
+
+
+# ---- the sandbox flag, by class ------------------------------------------------------------------
+
+
+def _sandbox_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.samples import bgc
+
+    root = tmp_path_factory.mktemp("sandbox")
+    (root / "src").mkdir()
+    assert bgc("init", "claude-code", "--dir", str(root)).exit_code == 0
+    return root
+
+
+def test_the_sandbox_flag_is_read_by_its_type_alone() -> None:
+    """`dangerouslyDisableSandbox`: `true` marks the call to be asked at least, `false` marks
+    nothing, and every other JSON value (numbers equal to a boolean, text, null, lists, maps)
+    blocks: generated values, not a list of examples."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from bgc.hooks import claude_code
+    from bgc.hooks.protocol import HookInputError
+
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8))
+    values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)), max_leaves=6)
+
+    @settings(max_examples=300, deadline=None)
+    @given(values)
+    def check(flag: Any) -> None:
+        data = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": "/p",
+                "tool_input": {"command": ">src/x", "dangerouslyDisableSandbox": flag}}  # fmt: skip
+        if flag is True or flag is False:
+            use = claude_code.tool_use(data)
+            assert (use.asks_anyway is not None) == flag
+        else:
+            with pytest.raises(HookInputError):
+                claude_code.tool_use(data)
+
+    check()
+
+
+def test_outside_the_sandbox_an_allow_is_asked_and_nothing_else_changes(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For generated commands (allowed, asked and denied ones, over generated file names), the
+    answer with `dangerouslyDisableSandbox: true` is the answer without it, an allow made an ask."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from bgc.commands.hook import _decide
+
+    root = _sandbox_project(tmp_path_factory)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(root))
+    policy = str(root / ".claude" / "bgc" / "policy.bgp")
+    shapes = [">src/{n}", ">>tests/{n}", "cat src/{n}", "echo x > .git/{n}", "cat .env > src/{n}", "rm -rf {n}",
+              "ls src && >src/{n}", ">.github/workflows/{n}", "git status", ">/etc/{n}"]  # fmt: skip
+
+    def effect(command: str, sandbox_off: bool) -> str:
+        tool_input = {"command": command, "dangerouslyDisableSandbox": sandbox_off}
+        data = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(root), "tool_input": tool_input})
+        answer = _decide("claude-code", data.encode(), policy, None, None, "ask", "none", "agent", None)
+        return answer["hookSpecificOutput"]["permissionDecision"]  # type: ignore[index]
+
+    seen: set[str] = set()
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.sampled_from(shapes), st.from_regex(r"[a-z][a-z0-9_.]{0,8}", fullmatch=True))
+    def check(shape: str, name: str) -> None:
+        command = shape.format(n=name)
+        inside = effect(command, False)
+        seen.add(inside)
+        assert effect(command, True) == ("ask" if inside == "allow" else inside), command
+
+    check()
+    assert seen == {"allow", "ask", "deny"}, seen  # the generated commands meet every answer
