@@ -195,3 +195,33 @@ def test_bgcs_state_is_never_committed(tmp_path: Path) -> None:
     (other / ".bgc" / ".gitignore").write_text("keys/\n")
     kept = init(other)
     assert "kept .bgc/.gitignore (yours)" in kept.stdout and (other / ".bgc" / ".gitignore").read_text() == "keys/\n"
+
+
+def test_every_state_directory_made_on_the_way_gets_its_gitignore(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`bgc.files.make_directories` on generated paths (`.bgc` at any depth, once or twice, next to
+    look-alike names, some directories there before): each `.bgc` it creates holds the
+    `.gitignore`, one there before is left as it was, and no other directory gets one."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from bgc.files import STATE_IGNORE, make_directories
+
+    segments = st.lists(st.sampled_from([".bgc", "a", "b", ".bgcx", "x.bgc", "keys"]), min_size=1, max_size=5)
+
+    @settings(max_examples=150, deadline=None)
+    @given(segments, st.integers(0, 5))
+    def check(parts: list[str], existing: int) -> None:
+        root = tmp_path_factory.mktemp("state")
+        if existing:
+            (root.joinpath(*parts[:existing])).mkdir(parents=True, exist_ok=True)
+        prefixes = [root.joinpath(*parts[: i + 1]) for i in range(len(parts))]
+        before = {prefix for prefix in prefixes if prefix.exists()}
+        make_directories(str(root.joinpath(*parts)))
+        for prefix in prefixes:
+            ignore = prefix / ".gitignore"
+            if prefix.name == ".bgc" and prefix not in before:
+                assert ignore.read_text() == STATE_IGNORE, prefix
+            else:
+                assert not ignore.exists(), prefix
+
+    check()
