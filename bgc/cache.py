@@ -130,8 +130,11 @@ def _usable(directory: str, create: bool) -> bool:
 def load_bytes(namespace: str, key: str, limit: int | None = None) -> bytes | None:
     """The payload stored under ``(namespace, key)``, or ``None`` if absent, corrupt or unsafe,
     or (with ``limit``) longer than ``limit`` bytes: such an entry is not even read whole."""
-    directory, name = cache_dir(), entry_key(namespace, key)
-    if directory is None or name is None or not _usable(directory, create=False):
+    directory = cache_dir()
+    if directory is None:  # disabled: not even bgc's code is stamped (a walk of every file)
+        return None
+    name = entry_key(namespace, key)
+    if name is None or not _usable(directory, create=False):
         return None
     try:
         with open(os.path.join(directory, name), "rb") as handle:
@@ -151,8 +154,11 @@ def load_bytes(namespace: str, key: str, limit: int | None = None) -> bytes | No
 
 def store_bytes(namespace: str, key: str, payload: bytes) -> None:
     """Store ``payload`` atomically; failures (read-only disk, full disk) are silently skipped."""
-    directory, name = cache_dir(), entry_key(namespace, key)
-    if directory is None or name is None or not _usable(directory, create=True):
+    directory = cache_dir()
+    if directory is None:
+        return
+    name = entry_key(namespace, key)
+    if name is None or not _usable(directory, create=True):
         return
     # A fresh, unguessable name created exclusively, as tempfile.mkstemp does, without importing
     # tempfile (random, shutil…): a compile writes an entry or two on every run that works.

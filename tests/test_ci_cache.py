@@ -61,6 +61,21 @@ def test_keys_follow_the_code(cache_home: Path, monkeypatch: pytest.MonkeyPatch)
     assert cache.load_object("policy", "k") is None
 
 
+def test_a_disabled_cache_does_not_stamp_the_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BGC_CACHE_DIR=""``: nothing is read or written, and bgc's files are not walked for a
+    key no entry will have (a cold ``bgc gate`` without a cache paid a millisecond for it)."""
+    monkeypatch.setenv("BGC_CACHE_DIR", "")
+
+    def walked() -> str:
+        raise AssertionError("the code was stamped for a disabled cache")
+
+    monkeypatch.setattr(cache, "code_digest", walked)
+    cache.store_object("policy", "k", "value")
+    cache.store_bytes("policy", "k", b"value")
+    assert cache.load_object("policy", "k") is None
+    assert cache.load_bytes("policy", "k") is None
+
+
 def test_code_files_are_the_package_and_the_grammar() -> None:
     import bgc
     from bgc.policy.parser import grammar_text
