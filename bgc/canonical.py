@@ -18,7 +18,6 @@ sets, datetimes, tags) is rejected with the path of the offending value, never c
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 
@@ -79,7 +78,9 @@ def check_value(value: Any, path: tuple[str | int, ...] = (), depth: int = 0) ->
         check_text(value, path)
         return
     if kind is float:
-        if not math.isfinite(value):
+        from math import isfinite  # here: math is a module a cold gate (no float in its plan) need not load
+
+        if not isfinite(value):
             raise DataModelError(f"{value!r} is not a finite number", path)
         return
     if kind is list or kind is tuple:

@@ -25,7 +25,6 @@ Why it is built this way:
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from functools import lru_cache
 
 from bgc._glob_automata import AlgebraLimit, Automaton, search
@@ -45,7 +44,7 @@ from bgc.budget import Budget, BudgetExhausted, CostMemo
 
 TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
-    from typing import Callable, Iterator, Protocol, Sequence, TypeVar
+    from typing import Callable, Protocol, Sequence, TypeVar
 
     _T = TypeVar("_T")
 else:  # the protocols' base at run time (a type checker reads typing's)
@@ -103,18 +102,29 @@ _SHELVES: dict[str, _ShelfView] = {}
 """The shelf's view for each memoised question while one is in use (:func:`answers_kept_on`)."""
 
 
-@contextmanager
-def answers_kept_on(shelf: AnswerShelf) -> Iterator[None]:
-    """Within this block, every memoised question that misses in memory asks ``shelf`` first,
-    and every answer worked out is given to it (with its cost, so a kept answer is charged
-    exactly what working it out costs: plans stay byte-identical)."""
-    previous = dict(_SHELVES)
-    _SHELVES.update({name: _ShelfView(name, shelf) for name in _MEMOISED})
-    try:
-        yield
-    finally:
+def answers_kept_on(shelf: AnswerShelf) -> _ShelvesKept:
+    """Within this ``with`` block, every memoised question that misses in memory asks ``shelf``
+    first, and every answer worked out is given to it (with its cost, so a kept answer is
+    charged exactly what working it out costs: plans stay byte-identical)."""
+    return _ShelvesKept(shelf)
+
+
+class _ShelvesKept:
+    """The block of :func:`answers_kept_on`: a class rather than contextlib's decorator, whose
+    import is half a millisecond of every cold gate and hook (which never keep answers)."""
+
+    __slots__ = ("previous", "shelf")
+
+    def __init__(self, shelf: AnswerShelf) -> None:
+        self.shelf, self.previous = shelf, dict(_SHELVES)
+
+    def __enter__(self) -> None:
+        self.previous = dict(_SHELVES)
+        _SHELVES.update({name: _ShelfView(name, self.shelf) for name in _MEMOISED})
+
+    def __exit__(self, *exc_info: object) -> None:
         _SHELVES.clear()
-        _SHELVES.update(previous)
+        _SHELVES.update(self.previous)
 
 
 class _ShelfView:
