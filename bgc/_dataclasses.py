@@ -5,7 +5,7 @@ needs define some thirty frozen dataclasses. On Python 3.11 the standard decorat
 generated method with its own ``exec`` (about 0.7 ms a class) and ``import dataclasses`` loads
 ``inspect`` (with ``ast``, ``dis``, ``tokenize``): together about a third of a cold hook on a
 plain install. This decorator writes a class's methods as one source text and imports nothing;
-the text of every class of bgc is compiled ahead (bgc/_dataclass_methods.py, whose bytecode
+the text of every class of bgc is compiled ahead (bgc/_dataclass_methods*.py, whose bytecode
 Python caches), so a cold process compiles none of them.
 
 What a class gets is what the standard decorator gives it for the options bgc uses (``order``,
@@ -25,6 +25,7 @@ tests/test_dataclasses.py compares the two decorators on generated classes.
 from __future__ import annotations
 
 import abc
+import sys
 from _thread import get_ident
 
 TYPE_CHECKING = False  # not typing's: the point of this module is to import nothing
@@ -185,17 +186,37 @@ def _methods_source(
 
 MADE: dict[str, None] = {}
 """The source of every class's methods made in this process, in order (tests/dataclass_methods.py
-writes bgc/_dataclass_methods.py from them, and a test checks that it holds them all)."""
+writes bgc/_dataclass_methods*.py from them, and a test checks that they hold them all)."""
 
 
-def _precompiled() -> dict[str, Callable[..., tuple[Callable[..., Any], ...]]]:
-    """bgc's classes' methods compiled ahead (bgc/_dataclass_methods.py, whose bytecode Python
-    caches like any module's), by the exact source text this module writes for them: a class
-    whose text differs from every entry is compiled as usual, so an entry can never be used for
-    a class it was not written for; an out-of-date file only costs the time it saves."""
-    from bgc._dataclass_methods import METHODS
+_PRECOMPILED = ("bgc._dataclass_methods", "bgc._dataclass_methods_hook", "bgc._dataclass_methods_rest")
+"""The modules of methods compiled ahead, in the order they are asked (tests/dataclass_methods.py
+writes them: first the classes a cold ``bgc gate`` makes, then those a cold hook adds, then the
+others), each imported only when the ones before it lack a class."""
 
-    return METHODS
+
+def _precompiled(source: str) -> Callable[..., tuple[Callable[..., Any], ...]] | None:
+    """The class's methods compiled ahead (Python caches the modules' bytecode like any other's),
+    by the exact source text this module writes for them: a class whose text differs from every
+    entry is compiled as usual, so an entry can never be used for a class it was not written
+    for; an out-of-date (or missing) file only costs the time it saves."""
+    for name in _PRECOMPILED:
+        table = _TABLES.get(name)
+        if table is None:
+            try:
+                __import__(name)
+                table = sys.modules[name].METHODS
+            except ImportError:
+                table = {}
+            _TABLES[name] = table
+        create = table.get(source)
+        if create is not None:
+            return create
+    return None
+
+
+_TABLES: dict[str, dict[str, Callable[..., tuple[Callable[..., Any], ...]]]] = {}
+"""Each of :data:`_PRECOMPILED`'s tables once imported."""
 
 
 def _process_class(cls: type, order: bool, frozen: bool, slots: bool) -> type:
@@ -211,8 +232,8 @@ def _process_class(cls: type, order: bool, frozen: bool, slots: bool) -> type:
                 setattr(cls, spec.name, spec.default)
     hashed = frozen and not has_explicit_hash
     source, made = _methods_source(specs, order, frozen, hasattr(cls, "__post_init__"), hashed)
-    create = _precompiled().get(source)
-    if create is None:  # a class bgc/_dataclass_methods.py does not hold (yet): compiled here, as it always could be
+    create = _precompiled(source)
+    if create is None:  # a class bgc/_dataclass_methods*.py do not hold (yet): compiled here, as it always could be
         namespace: dict[str, Any] = {}
         exec(source, namespace)  # noqa: S102 - our own text, made of the fields' names (identifiers) alone
         create = namespace["__create_fn__"]

@@ -7,6 +7,7 @@ construction and its errors, repr, equality, hashing, ordering, freezing, slots,
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
 import subprocess
 import sys
@@ -186,19 +187,40 @@ def test_making_a_class_imports_no_dataclasses_or_inspect_until_a_standard_funct
 
 
 def test_the_ahead_compiled_methods_hold_every_class_of_bgc() -> None:
-    """bgc/_dataclass_methods.py is current (else a cold process compiles the missing classes:
-    correct, but slower). Rewrite it with ``python tests/dataclass_methods.py``."""
-    probe = "import sys; sys.path.insert(0, 'tests'); import dataclass_methods as d; print(d.text(d.sources()) == d.TARGET.read_text())"
+    """bgc/_dataclass_methods*.py are current, each tier holding what its cold commands make
+    (else a cold process compiles the missing classes, or loads a later tier: correct, but
+    slower). Rewrite them with ``python tests/dataclass_methods.py``."""
+    probe = ("import sys; sys.path.insert(0, 'tests'); import dataclass_methods as d; "
+             "print(all(path.read_text() == text for path, text in d.texts()))")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert done.stdout.strip() == "True", (
-        "bgc/_dataclass_methods.py is out of date: run python tests/dataclass_methods.py"
+        "bgc/_dataclass_methods*.py are out of date: run python tests/dataclass_methods.py"
     )
 
 
-def test_an_entry_is_used_only_for_the_exact_text_it_was_compiled_from() -> None:
-    from bgc import _dataclass_methods
+def test_a_cold_gate_loads_only_the_first_tier_of_methods(tmp_path: Path) -> None:
+    """The point of the tiers: a cold ``bgc gate`` finds every class it makes in the first file
+    and never imports the others (which hold four fifths of bgc's classes)."""
+    plan = tmp_path / "plan.json"
+    env = {**os.environ, "BGC_CACHE_DIR": ""}
+    subprocess.run([sys.executable, "-m", "bgc", "compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp",
+                    "--format", "json", "-o", str(plan), "--fail-on", "never"], env=env, cwd=ROOT, check=True,
+                   capture_output=True, timeout=120)  # fmt: skip
+    probe = ("import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\ntry:\n    main()\nfinally:\n"
+             "    print('LOADED', sorted(m for m in sys.modules if m.startswith('bgc._dataclass_methods')), file=sys.stderr)\n")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", probe, "gate", str(plan), "fs:write:/src/parse.py"], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.stdout.startswith("allow"), done
+    assert "LOADED ['bgc._dataclass_methods']" in done.stderr, done.stderr
 
-    for source, create in _dataclass_methods.METHODS.items():
-        namespace: dict[str, Any] = {}
-        exec(source, namespace)  # noqa: S102 - the generated file's own keys
-        assert create.__code__.co_code == namespace["__create_fn__"].__code__.co_code
+
+def test_an_entry_is_used_only_for_the_exact_text_it_was_compiled_from() -> None:
+    from bgc import _dataclass_methods, _dataclass_methods_hook, _dataclass_methods_rest
+
+    tables = (_dataclass_methods.METHODS, _dataclass_methods_hook.METHODS, _dataclass_methods_rest.METHODS)
+    assert sum(map(len, tables)) == len({source for table in tables for source in table})  # no class in two tiers
+    for table in tables:
+        for source, create in table.items():
+            namespace: dict[str, Any] = {}
+            exec(source, namespace)  # noqa: S102 - the generated file's own keys
+            assert create.__code__.co_code == namespace["__create_fn__"].__code__.co_code
