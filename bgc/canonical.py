@@ -149,11 +149,16 @@ def thaw(value: Any) -> Any:
 
 def encode(value: Any) -> bytes:
     """Deterministic CBOR of a data-model value (frozen or plain): RFC 8949 §4.2, as cbor2's
-    ``canonical=True`` writes it."""
+    ``canonical=True`` writes it. Refuses what :func:`check_value` refuses, with its located
+    error: one walk encodes and checks (the check alone cost as much as the encoding), and only
+    a refused value is walked again, by :func:`check_value`, to say where."""
     plain = thaw(value)
-    check_value(plain)
     out: list[bytes] = []
-    _encode_into(plain, out)
+    try:
+        _encode_into(plain, out, 0)
+    except (DataModelError, UnicodeEncodeError) as refused:
+        check_value(plain)  # raises the same refusal, located
+        raise DataModelError(f"not in the data model: {refused}", ()) from None
     return b"".join(out)
 
 
@@ -164,36 +169,43 @@ def _head(major: int, argument: int) -> bytes:
     for info, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
         if argument < 1 << (8 * size):
             return bytes((major << 5 | info,)) + argument.to_bytes(size, "big")
-    raise ValueError(INT_OUT_OF_RANGE)  # check_value refused it first
+    raise ValueError(INT_OUT_OF_RANGE)  # _encode_into refused it first
 
 
 _SMALL_HEADS = [[bytes((major << 5 | argument,)) for argument in range(24)] for major in range(8)]
 """Every one-byte head (an argument below 24), made once: most of a plan's items have one."""
 
 
-def _encode_into(value: Any, out: list[bytes]) -> None:
-    """Append the encoding of a checked value to ``out``. Thawed at the top only (:func:`thaw`
-    leaves a plain list's items as they are): a tuple or FrozenMap inside a plain list, as in
-    every envelope of a frozen body, is an array or map as for cbor2."""
+def _encode_into(value: Any, out: list[bytes], depth: int) -> None:
+    """Append the encoding of ``value`` to ``out``, refusing (unlocated) what :func:`check_value`
+    refuses. Thawed at the top only (:func:`thaw` leaves a plain list's items as they are): a
+    tuple or FrozenMap inside a plain list, as in every envelope of a frozen body, is an array
+    or map as for cbor2."""
+    if depth > MAX_DEPTH:
+        raise DataModelError(f"nesting deeper than {MAX_DEPTH} levels", ())
     kind = type(value)
     if kind is str:
-        data = value.encode("utf-8")
+        data = value.encode("utf-8")  # a lone surrogate raises UnicodeEncodeError
         out += (_head(3, len(data)), data)
-    elif kind is dict or kind is FrozenMap:
+    elif kind is dict or kind is FrozenMap or isinstance(value, FrozenMap):
         keyed = []
         for key, item in value.items():
+            if type(key) is not str:
+                raise DataModelError(f"map key {key!r} is not text", ())
             data = key.encode("utf-8")
             keyed.append((_head(3, len(data)) + data, item))
         keyed.sort(key=_canonical_key_order)
         out.append(_head(5, len(keyed)))
         for key_bytes, item in keyed:
             out.append(key_bytes)
-            _encode_into(item, out)
+            _encode_into(item, out, depth + 1)
     elif kind is list or kind is tuple:
         out.append(_head(4, len(value)))
         for item in value:
-            _encode_into(item, out)
+            _encode_into(item, out, depth + 1)
     elif kind is int:
+        if not MIN_INT <= value <= MAX_INT:
+            raise DataModelError(INT_OUT_OF_RANGE, ())
         out.append(_head(0, value) if value >= 0 else _head(1, -1 - value))
     elif value is None:
         out.append(b"\xf6")
@@ -202,9 +214,11 @@ def _encode_into(value: Any, out: list[bytes]) -> None:
     elif kind is bytes:
         out += (_head(2, len(value)), value)
     elif kind is float:
+        if value - value != 0.0:  # infinite or NaN (either minus itself is NaN)
+            raise DataModelError(f"{value!r} is not a finite number", ())
         out.append(_minimal_float(value))
     else:
-        raise DataModelError(f"a {kind.__name__} value is not allowed here", ())  # check_value refused it first
+        raise DataModelError(f"a {kind.__name__} value is not allowed here", ())
 
 
 def _canonical_key_order(pair: tuple[bytes, Any]) -> tuple[int, bytes]:

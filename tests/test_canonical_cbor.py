@@ -12,10 +12,12 @@ import struct
 from typing import Any
 
 import cbor2
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.canonical import MAX_INT, MIN_INT, FrozenMap, encode, envelope, freeze
+from bgc.canonical import MAX_INT, MIN_INT, FrozenMap, check_value, encode, envelope, freeze, thaw
+from bgc.schema import DataModelError
 from tests.samples import examples
 
 BOUNDARIES = sorted({edge + delta for edge in (0, 23, 24, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1)
@@ -85,3 +87,56 @@ def test_each_float_takes_the_shortest_exact_width() -> None:
     assert encode(0.1) == b"\xfb" + struct.pack(">d", 0.1)  # double: neither narrower holds it
     assert encode(-0.0) == b"\xf9\x80\x00"
     assert encode(65504.0) == b"\xf9\x7b\xff"  # the largest half
+
+
+class _Tagged(tuple):  # a tuple subclass: thawed into a list at the top, refused under a plain list
+    __slots__ = ()
+
+
+class _Listed(list):  # a list subclass: never in the data model
+    __slots__ = ()
+
+
+OUTSIDE = st.one_of(
+    st.just("\ud800x"),  # a lone surrogate: no UTF-8
+    st.sampled_from([MIN_INT - 1, MAX_INT + 1, -(2**70), 2**70]),
+    st.sampled_from([float("inf"), float("-inf"), float("nan")]),
+    st.sets(st.integers(), max_size=2), st.just(object()), st.just(_Listed([1])), st.just(bytearray(b"x")),
+)  # fmt: skip
+"""Values outside the data model, one of each kind."""
+ANY_VALUE = st.recursive(
+    st.one_of(SCALARS, OUTSIDE),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.lists(inner, max_size=4).map(_Tagged),
+        st.dictionaries(st.one_of(TEXT, st.just("\udcff"), st.integers(0, 3)), inner, max_size=4),
+        st.dictionaries(TEXT, inner, max_size=4).map(FrozenMap),
+    ),
+    max_leaves=12,
+)
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 0
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(st.one_of(ANY_VALUE, st.integers(60, 70).map(_nested)))
+def test_the_encoder_refuses_exactly_what_check_value_refuses_with_its_error(value: Any) -> None:
+    """The encoder checks while it encodes (one walk); the reference is the separate check
+    (check_value on the thawed value) followed by cbor2: the same bytes for every value the
+    check admits, the same located error for every value it refuses — surrogates in text and
+    keys, integers past the heads, non-finite floats, foreign types, keys that are not text,
+    nesting past the limit, subclasses thawed at the top and refused below a plain list."""
+    try:
+        check_value(thaw(value))
+    except DataModelError as expected:
+        with pytest.raises(DataModelError) as refused:
+            encode(value)
+        assert (refused.value.message, refused.value.path) == (expected.message, expected.path)
+    else:
+        assert encode(value) == cbor2.dumps(thaw(value), canonical=True)
