@@ -133,39 +133,66 @@ def _tuple(owner: str, names: list[str]) -> str:
     return "(" + "".join(f"{owner}.{name}," for name in names) + ")"
 
 
-def _methods_source(
-    specs: list[FieldSpec], order: bool, frozen: bool, post_init: bool, hashed: bool
-) -> tuple[str, list[str]]:
-    """The source of one function returning the class's generated methods, and their names."""
-    names = [spec.name for spec in specs]
-    self_name = "__dataclass_self__" if "self" in names else "self"
-    params, body = [self_name], []
+REQUIRED, DEFAULT, FACTORY = 0, 1, 2
+"""How a field gets its value when ``__init__`` is not given one (a field of a :data:`MethodsKey`)."""
+
+if TYPE_CHECKING:
+    MethodsKey = tuple[tuple[tuple[str, int, bool, bool], ...], bool, bool, bool, bool]
+    """``((name, REQUIRED|DEFAULT|FACTORY, repr, compare) per field, order, frozen, post_init, hashed)``."""
+
+
+def _methods_key(specs: list[FieldSpec], order: bool, frozen: bool, post_init: bool, hashed: bool) -> MethodsKey:
+    """Everything a class's generated methods depend on, as one hashable value: the methods'
+    source is a function of it (:func:`methods_source`), so it keys the methods compiled ahead
+    exactly as that text would, and it is several times cheaper to make than the text (a
+    cold hook makes some seventy classes)."""
+    fields = []
     seen_default = False
     for spec in specs:
         if spec.default is MISSING and spec.default_factory is MISSING:
             if seen_default:
                 raise TypeError(f"non-default argument {spec.name!r} follows default argument")
-            params.append(spec.name)
-            value = spec.name
-        elif spec.default_factory is MISSING:
-            seen_default = True
-            params.append(f"{spec.name}=_dflt_{spec.name}")
-            value = spec.name
+            kind = REQUIRED
         else:
             seen_default = True
-            params.append(f"{spec.name}=_HAS_DEFAULT_FACTORY")
-            value = f"_dflt_{spec.name}() if {spec.name} is _HAS_DEFAULT_FACTORY else {spec.name}"
+            kind = DEFAULT if spec.default_factory is MISSING else FACTORY
+        fields.append((spec.name, kind, spec.repr, spec.compare))
+    return tuple(fields), order, frozen, post_init, hashed
+
+
+def method_names(key: MethodsKey) -> list[str]:
+    """The names of the methods :func:`methods_source`'s function returns, in order."""
+    _, order, _, _, hashed = key
+    return ["__init__", "__repr__", "__eq__", *(("__lt__", "__le__", "__gt__", "__ge__") if order else ()),
+            *(("__hash__",) if hashed else ())]  # fmt: skip
+
+
+def methods_source(key: MethodsKey) -> str:
+    """The source of one function returning the generated methods of a class with ``key``."""
+    fields, order, frozen, post_init, hashed = key
+    names = [name for name, _, _, _ in fields]
+    self_name = "__dataclass_self__" if "self" in names else "self"
+    params, body = [self_name], []
+    for name, kind, _, _ in fields:
+        if kind == REQUIRED:
+            params.append(name)
+            value = name
+        elif kind == DEFAULT:
+            params.append(f"{name}=_dflt_{name}")
+            value = name
+        else:
+            params.append(f"{name}=_HAS_DEFAULT_FACTORY")
+            value = f"_dflt_{name}() if {name} is _HAS_DEFAULT_FACTORY else {name}"
         body.append(
-            f"  __dataclass_builtins_object__.__setattr__({self_name},{spec.name!r},{value})"
-            if frozen else f"  {self_name}.{spec.name}={value}"
+            f"  __dataclass_builtins_object__.__setattr__({self_name},{name!r},{value})"
+            if frozen else f"  {self_name}.{name}={value}"
         )  # fmt: skip
     if post_init:
         body.append(f"  {self_name}.__post_init__()")
-    shown = ", ".join(f"{spec.name}={{self.{spec.name}!r}}" for spec in specs if spec.repr)
+    shown = ", ".join(f"{name}={{self.{name}!r}}" for name, _, shown, _ in fields if shown)
     lines = [f" def __init__({', '.join(params)}):", *(body or ["  pass"]),
              " def __repr__(self):", f'  return self.__class__.__qualname__ + f"({shown})"']  # fmt: skip
-    made = ["__init__", "__repr__"]
-    compared = [spec.name for spec in specs if spec.compare]
+    compared = [name for name, _, _, compare in fields if compare]
     mine, theirs = _tuple("self", compared), _tuple("other", compared)
     comparisons = [("__eq__", "==")] + (
         [("__lt__", "<"), ("__le__", "<="), ("__gt__", ">"), ("__ge__", ">=")] if order else []
@@ -173,19 +200,15 @@ def _methods_source(
     for name, op in comparisons:
         lines += [f" def {name}(self, other):", "  if other.__class__ is self.__class__:",
                   f"   return {mine}{op}{theirs}", "  return NotImplemented"]  # fmt: skip
-        made.append(name)
     if hashed:
         lines += [" def __hash__(self):", f"  return hash({mine})"]
-        made.append("__hash__")
-    defaults = "".join(
-        f", _dflt_{spec.name}" for spec in specs if spec.default is not MISSING or spec.default_factory is not MISSING
-    )
+    defaults = "".join(f", _dflt_{name}" for name, kind, _, _ in fields if kind != REQUIRED)
     head = f"def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY{defaults}):\n"
-    return head + "\n".join(lines) + f"\n return ({', '.join(made)},)\n", made
+    return head + "\n".join(lines) + f"\n return ({', '.join(method_names(key))},)\n"
 
 
-MADE: dict[str, None] = {}
-"""The source of every class's methods made in this process, in order (tests/dataclass_methods.py
+MADE: dict[MethodsKey, None] = {}
+"""The key of every class's methods made in this process, in order (tests/dataclass_methods.py
 writes bgc/_dataclass_methods*.py from them, and a test checks that they hold them all)."""
 
 
@@ -195,11 +218,11 @@ writes them: first the classes a cold ``bgc gate`` makes, then those a cold hook
 others), each imported only when the ones before it lack a class."""
 
 
-def _precompiled(source: str) -> Callable[..., tuple[Callable[..., Any], ...]] | None:
+def _precompiled(key: MethodsKey) -> Callable[..., tuple[Callable[..., Any], ...]] | None:
     """The class's methods compiled ahead (Python caches the modules' bytecode like any other's),
-    by the exact source text this module writes for them: a class whose text differs from every
-    entry is compiled as usual, so an entry can never be used for a class it was not written
-    for; an out-of-date (or missing) file only costs the time it saves."""
+    by the key their source was written from (:func:`methods_source`): a class whose key differs
+    from every entry's is compiled as usual, so an entry can never be used for a class it was not
+    written for; an out-of-date (or missing) file only costs the time it saves."""
     for name in _PRECOMPILED:
         table = _TABLES.get(name)
         if table is None:
@@ -209,13 +232,13 @@ def _precompiled(source: str) -> Callable[..., tuple[Callable[..., Any], ...]] |
             except ImportError:
                 table = {}
             _TABLES[name] = table
-        create = table.get(source)
+        create = table.get(key)
         if create is not None:
             return create
     return None
 
 
-_TABLES: dict[str, dict[str, Callable[..., tuple[Callable[..., Any], ...]]]] = {}
+_TABLES: dict[str, dict[MethodsKey, Callable[..., tuple[Callable[..., Any], ...]]]] = {}
 """Each of :data:`_PRECOMPILED`'s tables once imported."""
 
 
@@ -231,16 +254,16 @@ def _process_class(cls: type, order: bool, frozen: bool, slots: bool) -> type:
             else:
                 setattr(cls, spec.name, spec.default)
     hashed = frozen and not has_explicit_hash
-    source, made = _methods_source(specs, order, frozen, hasattr(cls, "__post_init__"), hashed)
-    create = _precompiled(source)
+    key = _methods_key(specs, order, frozen, hasattr(cls, "__post_init__"), hashed)
+    create = _precompiled(key)
     if create is None:  # a class bgc/_dataclass_methods*.py do not hold (yet): compiled here, as it always could be
         namespace: dict[str, Any] = {}
-        exec(source, namespace)  # noqa: S102 - our own text, made of the fields' names (identifiers) alone
+        exec(methods_source(key), namespace)  # noqa: S102 - our own text, made of the fields' names (identifiers) alone
         create = namespace["__create_fn__"]
-    MADE[source] = None
+    MADE[key] = None
     defaults = [spec.default if spec.default_factory is MISSING else spec.default_factory
                 for spec in specs if spec.default is not MISSING or spec.default_factory is not MISSING]  # fmt: skip
-    methods = dict(zip(made, create(cls, object, _HAS_DEFAULT_FACTORY, *defaults), strict=True))
+    methods = dict(zip(method_names(key), create(cls, object, _HAS_DEFAULT_FACTORY, *defaults), strict=True))
     if frozen:
         methods.update(_frozen_methods(cls, tuple(spec.name for spec in specs)))
     for name, method in methods.items():
