@@ -113,13 +113,11 @@ def _decide(
     agent: str, data: bytes, policy: str | None, plan: str | None, mode: str | None, unknown: str, store: str | None,
     asks: str, warm: Warm | None,
 ) -> dict[str, Any] | None:
-    import importlib
-
     from bgc.calls import Workspace
     from bgc.documents import parse_document
     from bgc.hooks.protocol import Adapter, HookInputError
 
-    adapter: Adapter = importlib.import_module(ADAPTERS[agent]).ADAPTER
+    adapter: Adapter = __import__(ADAPTERS[agent], fromlist=["ADAPTER"]).ADAPTER  # not importlib's: half a millisecond to import
     if len(data) > MAX_INPUT:
         raise HookInputError(f"the hook input is larger than {MAX_INPUT:,} bytes")
     use = adapter.tool_use(parse_document(data, "<stdin>", "json").data)
@@ -242,7 +240,7 @@ class _deadline:
         self.seconds = max(seconds, 1e-6)
 
     def __enter__(self) -> None:
-        import signal
+        signal = _signal_module()
 
         def expire(signum: int, frame: object) -> None:
             raise HookTimeout
@@ -251,7 +249,17 @@ class _deadline:
         signal.setitimer(signal.ITIMER_REAL, self.seconds)
 
     def __exit__(self, *exc: object) -> None:
-        import signal
-
+        signal = _signal_module()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, self.previous)
+
+
+def _signal_module() -> Any:
+    """CPython's ``_signal``, whose functions :mod:`signal` re-exports (the same ``signal`` and
+    ``setitimer``): importing :mod:`signal` builds its enumerations, half a millisecond of every
+    cold hook; elsewhere, :mod:`signal` itself."""
+    try:
+        import _signal
+    except ImportError:
+        import signal as _signal
+    return _signal
