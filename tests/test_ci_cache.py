@@ -4,14 +4,18 @@ entries are misses, keys follow the code, writes are atomic."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bgc import cache, checks
 from bgc.errors import BgcError
 from bgc.policy import loader
+from tests.samples import examples
 
 
 @pytest.fixture()
@@ -305,3 +309,30 @@ def test_the_suite_never_writes_into_the_users_cache(tmp_path_factory: pytest.Te
     """tests/conftest.py points BGC_CACHE_DIR into this run's temporary directory, for every test."""
     configured = Path(os.environ["BGC_CACHE_DIR"]).resolve()
     assert configured.is_relative_to(tmp_path_factory.getbasetemp().resolve())
+
+
+REGEX_TEXTS = ["", "a", "[a-c]+x", "(?:ab)*\\Z", "(a)(b)?", "(?i)straße", "/(?:.*/)?\\.env\\Z", "(?!)", "x|y{2,3}"]
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(REGEX_TEXTS), st.sampled_from([0, re.IGNORECASE, re.DOTALL]), st.text("abcxy/.enSsTRAßE\n", max_size=12))
+def test_a_cached_regex_compiles_on_first_use_and_answers_as_the_pattern(
+    cache_home: Path, text: str, flags: int, subject: str
+) -> None:
+    """A compiled pattern in an entry — alone or as a bound method, as deciders hold them — is
+    read back uncompiled (a cold hook compiled a dozen it never used) and then answers every
+    method exactly as the pattern it was stored from."""
+    pattern = re.compile(text, flags)
+    cache.store_object("policy", "regex", {"pattern": pattern, "match": pattern.match, "sub": pattern.sub})
+    loaded = cache.load_object("policy", "regex")
+    assert isinstance(loaded["pattern"], cache.RegexOnFirstUse) and loaded["pattern"]._compiled is None
+    assert loaded["match"](subject) is None if pattern.match(subject) is None else loaded["match"](subject).span() == pattern.match(subject).span()
+    assert loaded["sub"]("-", subject) == pattern.sub("-", subject)
+    for method in ("fullmatch", "search"):
+        got, want = getattr(loaded["pattern"], method)(subject), getattr(pattern, method)(subject)
+        assert (got and got.span()) == (want and want.span())
+    assert loaded["pattern"].findall(subject) == pattern.findall(subject)
+    assert (loaded["pattern"].pattern, loaded["pattern"].groups) == (pattern.pattern, pattern.groups)
+    cache.store_object("policy", "again", loaded)  # a loaded entry stores again, still uncompiled when read
+    again = cache.load_object("policy", "again")
+    assert again["match"]("a") is None if pattern.match("a") is None else again["match"]("a").span() == pattern.match("a").span()
