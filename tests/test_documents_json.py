@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,3 +93,54 @@ def test_locations_are_found_only_when_asked(monkeypatch) -> None:  # type: igno
     assert document.data == {"a": [1, {"b": "c"}]} and walks == []
     assert document.locations[("a", 1, "b")] == (1, 17) and document.key_locations[("a", 1, "b")] == ((1, 12), (1, 15))
     assert document.locations[()] == (1, 1) and len(walks) == 1  # found once
+
+
+def _outcome(data: bytes, through_json: bool) -> Any:
+    """What reading ``data`` as JSON gives — the data, or the error's message and place — read
+    as bgc reads it, or (``through_json``) with every text left to ``json.loads``."""
+    from bgc import documents
+
+    with pytest.MonkeyPatch.context() as patch:
+        if through_json:
+            patch.setattr(documents, "_json_scanner", lambda: None)
+        try:
+            read = parse_document(data, "d.json", "json").data
+        except DocumentError as error:
+            return "error", error.message, error.span.line, error.span.col
+    return "data", json.dumps(read, sort_keys=True, allow_nan=True)  # NaN never equals itself; its text does
+
+
+BREAKS = st.sampled_from(["", " ", "\n\t", "\ufeff", "\x0c", "\u00a0", "x", ",", "]", "}", "{", '"', "NaN", "-Infinity", "1e999", "\\", "\x00"])
+
+
+@settings(max_examples=examples(300, thorough=3000), deadline=None)
+@given(VALUES, st.booleans(), BREAKS, st.integers(0, 1000), BREAKS, st.booleans())
+def test_the_scanner_reads_every_text_as_json_loads_does(
+    value: Any, escape: bool, insert: str, at: int, append: str, truncate: bool
+) -> None:
+    """JSON is read by ``_json``'s scanner without importing json; on generated documents and
+    damaged ones (a character inserted anywhere, something appended, the text cut short, a BOM,
+    NaN and overflowing numbers, repeated and invalid keys) the outcome — data, or the error
+    message and its line and column — is the outcome of leaving every text to ``json.loads``."""
+    written = render(value, escape)
+    at %= len(written) + 1
+    damaged = written[:at] + insert + (written[at:at + 1] if truncate else written[at:]) + append
+    data = damaged.encode("utf-8", "surrogatepass")
+    assert _outcome(data, through_json=False) == _outcome(data, through_json=True)
+
+
+OUTPUT_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.text(max_size=8), st.floats(), st.just((1, "x"))),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.one_of(st.text(max_size=4), st.integers(0, 3)), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(OUTPUT_VALUES)
+def test_json_text_is_json_dumps_without_ascii_escapes(value: Any) -> None:
+    """What a hook writes: byte for byte ``json.dumps(value, ensure_ascii=False)``, for every
+    value (floats, tuples and keys that are not text are left to json.dumps itself)."""
+    from bgc.documents import json_text
+
+    assert json_text(value) == json.dumps(value, ensure_ascii=False)

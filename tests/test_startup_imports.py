@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
     "typer", "click", "rich", "pydantic", "lark", "yaml", "cbor2", "importlib.resources",
     "bgc.policy.ast", "bgc.policy.parser", "bgc.policy.loader", "bgc.compiler", "bgc.model", "bgc.config",
-    "dataclasses", "inspect", "typing", "sqlite3", "datetime", "copy", "signal",
+    "dataclasses", "inspect", "typing", "sqlite3", "datetime", "copy", "signal", "json",
 )  # fmt: skip
 """Never needed to decide one call from a cached policy: the command line (typer and what it
 brings), parsing (lark, the grammar's resources), YAML and CBOR, the policy AST, the compiler, the
@@ -29,7 +29,8 @@ order model, the configuration, and the standard ``dataclasses`` with the ``insp
 too, where the command's modules import it only for annotations (under ``TYPE_CHECKING``); and
 modules a hook reached only through a wrapper: the ``sqlite3`` package (with ``datetime``, for
 adapters bgc never uses: the store opens CPython's ``_sqlite3``), ``copy`` (a shallow copy) and
-``signal`` (its enumerations; the deadline's timer is ``_signal``'s)."""
+``signal`` (its enumerations; the deadline's timer is ``_signal``'s), and ``json`` (JSON is read
+and a hook's answer written through ``_json``, :func:`bgc.documents.json_text`)."""
 
 PROBE = (
     "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"

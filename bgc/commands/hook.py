@@ -23,7 +23,6 @@ bgc's own, shorter than the hook timeout ``bgc init`` configures.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -104,7 +103,9 @@ def run(
     except Exception as error:  # noqa: BLE001 - the hook's edge: every failure blocks the call
         return _block(_failure(error))
     if output is not None:  # None: the agent's way of saying "no objection" is to say nothing
-        sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+        from bgc.documents import json_text
+
+        sys.stdout.write(json_text(output) + "\n")
         sys.stdout.flush()
     return ExitCode.OK
 
