@@ -499,4 +499,6 @@ def settle_ask(store: Any, request: PermissionRequest, trusted: Mapping[str, Any
         return AskOutcome("deny", f"rejected by {result.rejected_by} ({request_id})", request_id)
     if result.state != "pending":
         return AskOutcome("deny", f"permission request {request_id} is {result.state}", request_id)
+    if not trusted:  # nobody's signed answer counts: telling the person to run bgc approve would mislead
+        return AskOutcome("ask", f"asks a person (the policy trusts no approver for bgc approve; request {request_id})", request_id)
     return AskOutcome("ask", f"needs approval: bgc approve {request_id} ({result.describe(stored)})", request_id)
