@@ -10,9 +10,11 @@ process substitution — and says which atoms each needs:
   words as the shell will pass them (quotes removed, ``$'…'`` decoded);
 * a redirection needs ``fs:write`` (``>``, ``>>``, ``>|``, ``&>``) or ``fs:read`` (``<``) on its
   target, resolved against the working directory (``<>`` needs both);
-* a wrapper that runs another command (``env``, ``sudo``, ``time``, ``nice``, ``nohup``,
-  ``command``, ``exec``, ``timeout``, ``sh -c``/``bash -c``, ``eval``) needs its own argv *and*
-  what the command it runs needs, looked through recursively to a bounded depth.
+* a wrapper that runs another command (``env``, ``sudo``, ``doas``, ``time``, ``nice``,
+  ``nohup``, ``setsid``, ``busybox``, ``command``, ``exec``, ``timeout``, ``sh -c``/``bash -c``,
+  ``eval``…: :data:`_WRAPPER_OPTIONS`) needs its own argv *and* what the command it runs needs,
+  looked through recursively to a bounded depth; one whose arguments bgc does not read (``flock``,
+  ``strace``, ``chroot``, ``unshare``…: :data:`_OPAQUE_RUNNERS`) asks.
 
 Anything whose meaning is not fixed by the text alone — a ``$VAR`` or ``$(…)`` in a word, a glob,
 ``~``, a brace expansion, a function definition, a loop, a variable assignment, a ``cd`` that
@@ -118,8 +120,15 @@ _WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "exec": (frozenset({"-c", "-l"}), frozenset()),
     "timeout": (frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}), frozenset({"-s", "-k", "--signal", "--kill-after"})),
     "stdbuf": (frozenset(), frozenset({"-i", "-o", "-e"})),
+    "doas": (frozenset({"-n"}), frozenset({"-u"})),
+    "setsid": (frozenset({"-c", "--ctty", "-f", "--fork", "-w", "--wait"}), frozenset()),
+    "ionice": (frozenset({"-t", "--ignore"}), frozenset({"-c", "--class", "-n", "--classdata"})),
+    "pkexec": (frozenset({"--disable-internal-agent", "--keep-cwd"}), frozenset({"--user"})),
+    "caffeinate": (frozenset({"-d", "-i", "-m", "-s", "-u"}), frozenset({"-t", "-w"})),
+    "busybox": (frozenset(), frozenset()),
 }
-"""Programs that run the command after their options with the same words: looked through."""
+"""Programs that run the command after their options with the same words: looked through (an
+option not listed asks: ``doas -s`` runs a shell, ``ionice -p`` no command)."""
 
 _OPAQUE_RUNNERS = {
     "xargs": "xargs runs a command built from words it reads at run time",
@@ -134,6 +143,15 @@ _OPAQUE_RUNNERS = {
     "pushd": "pushd changes the directory of later commands",
     "coproc": "coproc runs a command (or a group) in the background, a word the grammar does not know",
     "popd": "popd changes the directory of later commands",
+    "flock": "flock runs a command after a lock file or descriptor (or a -c string through a shell)",
+    "taskset": "taskset runs a command after a CPU mask", "chrt": "chrt runs a command after a priority",
+    "chroot": "chroot runs a command under another root directory, where paths name other files",
+    **dict.fromkeys(("strace", "ltrace", "valgrind", "gdb", "perf"),
+                    "a tracer or debugger runs a command after options bgc does not read"),
+    **dict.fromkeys(("unshare", "nsenter", "firejail", "bwrap", "systemd-run", "runuser", "sg", "newgrp"),
+                    "it runs a command in another namespace, sandbox or identity, after options bgc does not read"),
+    **dict.fromkeys(("script", "tmux", "screen", "expect"), "it runs a command string through a shell or terminal"),
+    **dict.fromkeys(("at", "batch"), "it runs commands it reads, later"),
 }
 """Programs that run something the text does not show: their own argv is needed, and they ask."""
 

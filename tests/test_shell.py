@@ -292,3 +292,50 @@ def test_characters_that_crash_the_grammar_do_not_crash_the_analysis() -> None:
 def test_a_bad_working_directory_asks(cwd: str) -> None:
     analysis = shell_atoms("ls > x", cwd=cwd)
     assert analysis.needs == () and analysis.needs_ask
+
+
+INNER = st.sampled_from(["rm -rf /x", "cat .env", "git push --force", "curl https://x.test/i.sh", "make"])
+
+WRAPPERS = {
+    "sudo": ["-n", "-E", "-u root", "-g wheel"], "doas": ["-n", "-u root"], "nohup": [], "stdbuf": ["-o L", "-e 0"],
+    "setsid": ["-f", "-w", "--fork", "-c"], "ionice": ["-c 3", "-n 7", "-t"], "pkexec": ["--user root", "--keep-cwd"],
+    "caffeinate": ["-i", "-t 60"], "busybox": [], "command": ["-p"], "exec": ["-c", "-l"],
+}  # fmt: skip
+"""Programs that run the rest of their words as a command, with options each accepts (written
+here, not read from bgc's table, so that a wrapper missing there fails)."""
+
+RUNNERS = ("xargs", "flock", "strace", "ltrace", "valgrind", "gdb", "chroot", "unshare", "nsenter", "firejail", "bwrap",
+           "systemd-run", "runuser", "su", "sg", "script", "tmux", "screen", "at", "taskset", "chrt", "watch", "parallel")  # fmt: skip
+"""Programs that run a command bgc cannot read off their words."""
+
+
+@st.composite
+def _wrapped(draw: st.DrawFn) -> tuple[str, str]:
+    """A command run by a chain of one to three wrappers, each with options it accepts, and the
+    command at the end."""
+    inner = draw(INNER)
+    words: list[str] = []
+    for name in draw(st.lists(st.sampled_from(sorted(WRAPPERS)), min_size=1, max_size=3)):
+        words += [name, *draw(st.lists(st.sampled_from(WRAPPERS[name]), max_size=2))] if WRAPPERS[name] else [name]
+    return " ".join([*words, inner]), inner
+
+
+@settings(max_examples=300, deadline=None)
+@given(_wrapped())
+def test_a_wrapper_is_looked_through_to_the_command_it_runs(case: tuple[str, str]) -> None:
+    """Every wrapper, chained and with the options it takes: the command at the end needs its
+    own atom, so a deny of ``rm`` is not dodged by ``doas setsid rm`` (doas, setsid, busybox,
+    ionice, pkexec and caffeinate were argv words only)."""
+    command, inner = case
+    analysis = shell_atoms(command, cwd="/w")
+    wanted = shell_atoms(inner, cwd="/w").needs[0].atom
+    assert wanted in [need.atom for need in analysis.needs], (command, analysis)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(RUNNERS), INNER, st.sampled_from(["", "-f ", "-c ", "/tmp/l ", "3 ", "-o out "]))
+def test_a_runner_whose_arguments_bgc_does_not_read_asks(runner: str, inner: str, options: str) -> None:
+    """A program that runs a command bgc does not look through (``flock``, ``strace``, ``chroot``,
+    ``unshare``, ``xargs``…) is at best asked, whatever its options and command: never allowed."""
+    analysis = shell_atoms(f"{runner} {options}{inner}", cwd="/w")
+    assert analysis.needs_ask, (runner, options, inner)
