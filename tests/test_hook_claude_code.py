@@ -403,3 +403,14 @@ def test_outside_the_sandbox_an_allow_is_asked_and_nothing_else_changes(
 
     check()
     assert seen == {"allow", "ask", "deny"}, seen  # the generated commands meet every answer
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii", "cp1252"])
+def test_the_answer_is_utf8_whatever_the_locale(project: dict[str, Any], encoding: str) -> None:
+    """A reason with non-ASCII text (the argv dialect writes a ``/`` inside a word as ``∕``; a
+    path may hold any letter) is answered in UTF-8 JSON even when the hook's locale cannot encode
+    it: before, writing it failed and the call was blocked."""
+    for tool_input, wanted in (({"command": "rm -rf /tmp/x"}, "proc:exec:rm/-rf/∕tmp∕x"), ({"file_path": "src/été.py"}, "été")):
+        tool = "Bash" if "command" in tool_input else "Read"
+        answer, done = run_hook(project, _input(project, "PreToolUse", tool, tool_input), environ={"PYTHONIOENCODING": encoding})
+        assert answer in ("allow", "ask", "deny") and wanted in done.stdout.decode("utf-8"), done

@@ -105,8 +105,11 @@ def run(
     if output is not None:  # None: the agent's way of saying "no objection" is to say nothing
         from bgc.documents import json_text
 
-        sys.stdout.write(json_text(output) + "\n")
+        # UTF-8 bytes, as every agent reads its hooks' JSON: not the locale's encoding, which
+        # (LANG=…ISO-8859-1) could not write a reason's non-ASCII text and would block the call
         sys.stdout.flush()
+        sys.stdout.buffer.write((json_text(output) + "\n").encode("utf-8", "surrogateescape"))
+        sys.stdout.buffer.flush()
     return ExitCode.OK
 
 
