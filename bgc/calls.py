@@ -293,7 +293,7 @@ class CallDecider:
                 if given.__class__ is not str or len(prefix) + 2 * len(given) + len(suffix) > MAX_PATTERN_LENGTH:
                     return None  # escaped, it could be longer than a pattern may be
                 value += given
-            if kind is _PATH and workspace is not None:
+            if kind == _PATH and workspace is not None:
                 for placed_resource, placed in workspace.place(value):
                     if placed.__class__ is not str or 2 * len(placed) + len(suffix) > MAX_PATTERN_LENGTH:
                         return None
@@ -316,7 +316,7 @@ class CallDecider:
             given = params.get(param)
             if given.__class__ is not str:
                 return None
-            placed = self.workspace.place(given) if kind is _PATH and self.workspace is not None else [(resource, given)]
+            placed = self.workspace.place(given) if kind == _PATH and self.workspace is not None else [(resource, given)]
             for placed_resource, value in placed:
                 if value.__class__ is not str:
                     return None
@@ -462,6 +462,8 @@ class CallDecider:
 
 
 _VALUE, _PATH = "value", "path"
+"""A :class:`_Slot`'s kind, compared by ``==``, never ``is``: a slot read back from a cache entry
+(a decider's compiled tools travel with it) holds an equal text, not the same object."""
 
 
 class _Slot(namedtuple("_Slot", ("kind", "resource", "action", "prefix", "param", "suffix", "fixed"))):

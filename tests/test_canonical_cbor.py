@@ -8,6 +8,7 @@ frozen values."""
 
 from __future__ import annotations
 
+import enum
 import struct
 from typing import Any
 
@@ -97,6 +98,34 @@ class _Listed(list):  # a list subclass: never in the data model
     __slots__ = ()
 
 
+class _Keyed(dict):  # a dict subclass: thawed into a dict at the top, refused under a plain list
+    pass
+
+
+class _Frozen(FrozenMap):  # a FrozenMap subclass: a map wherever it is
+    __slots__ = ()
+
+
+class _Text(str):
+    pass
+
+
+class _Number(int):
+    pass
+
+
+class _Ratio(float):
+    pass
+
+
+class _Bytes(bytes):
+    pass
+
+
+class _Flag(enum.IntEnum):
+    ON = 1
+
+
 OUTSIDE = st.one_of(
     st.just("\ud800x"),  # a lone surrogate: no UTF-8
     st.sampled_from([MIN_INT - 1, MAX_INT + 1, -(2**70), 2**70]),
@@ -104,34 +133,41 @@ OUTSIDE = st.one_of(
     st.sets(st.integers(), max_size=2), st.just(object()), st.just(_Listed([1])), st.just(bytearray(b"x")),
 )  # fmt: skip
 """Values outside the data model, one of each kind."""
+SUBCLASSED = st.sampled_from([_Text("x"), _Number(1), _Ratio(0.5), _Bytes(b"x"), _Flag.ON])
+"""Subclasses of the scalars: never in the data model (its checks are by exact type)."""
 ANY_VALUE = st.recursive(
-    st.one_of(SCALARS, OUTSIDE),
+    st.one_of(SCALARS, OUTSIDE, SUBCLASSED),
     lambda inner: st.one_of(
         st.lists(inner, max_size=4),
         st.lists(inner, max_size=4).map(tuple),
         st.lists(inner, max_size=4).map(_Tagged),
-        st.dictionaries(st.one_of(TEXT, st.just("\udcff"), st.integers(0, 3)), inner, max_size=4),
+        st.dictionaries(st.one_of(TEXT, st.just("\udcff"), st.integers(0, 3), st.sampled_from([_Text("k"), b"k", None, 1.0])), inner, max_size=4),
         st.dictionaries(TEXT, inner, max_size=4).map(FrozenMap),
+        st.dictionaries(TEXT, inner, max_size=4).map(_Frozen),
+        st.dictionaries(TEXT, inner, max_size=4).map(_Keyed),
     ),
     max_leaves=12,
 )
 
 
-def _nested(depth: int) -> Any:
+def _nested(depth: int, kinds: list[int]) -> Any:
+    """``depth`` levels of containers, cycling through ``kinds`` (list, dict, tuple, FrozenMap)."""
     value: Any = 0
     for level in range(depth):
-        value = [value] if level % 2 else {"k": value}
+        kind = kinds[level % len(kinds)]
+        value = [value] if kind == 0 else {"k": value} if kind == 1 else (value,) if kind == 2 else FrozenMap({"k": value})
     return value
 
 
 @settings(max_examples=examples(500), deadline=None)
-@given(st.one_of(ANY_VALUE, st.integers(60, 70).map(_nested)))
+@given(st.one_of(ANY_VALUE, st.builds(_nested, st.integers(60, 70), st.lists(st.integers(0, 3), min_size=1, max_size=4))))
 def test_the_encoder_refuses_exactly_what_check_value_refuses_with_its_error(value: Any) -> None:
     """The encoder checks while it encodes (one walk); the reference is the separate check
     (check_value on the thawed value) followed by cbor2: the same bytes for every value the
     check admits, the same located error for every value it refuses — surrogates in text and
     keys, integers past the heads, non-finite floats, foreign types, keys that are not text,
-    nesting past the limit, subclasses thawed at the top and refused below a plain list."""
+    nesting past the limit (through every kind of container), subclasses thawed at the top and
+    refused below a plain list, subclasses of every scalar, a FrozenMap subclass anywhere."""
     try:
         check_value(thaw(value))
     except DataModelError as expected:

@@ -6,6 +6,7 @@ surrogate in a key or in a value."""
 
 from __future__ import annotations
 
+import enum
 import json
 from typing import Any
 
@@ -110,7 +111,14 @@ def _outcome(data: bytes, through_json: bool) -> Any:
     return "data", json.dumps(read, sort_keys=True, allow_nan=True)  # NaN never equals itself; its text does
 
 
-BREAKS = st.sampled_from(["", " ", "\n\t", "\ufeff", "\x0c", "\u00a0", "x", ",", "]", "}", "{", '"', "NaN", "-Infinity", "1e999", "\\", "\x00"])
+BREAKS = st.sampled_from([
+    "", " ", "\n\t", "\r", "\r\n", "\x0b", "\x1c", "\u2028", "\u3000", "\ufeff", " \ufeff", "\x0c", "\u00a0", "x", ",", "]",
+    "]]", "}", "{", "[", '"', '"\\ud800"', "\ud800", "\U0001f600", "NaN", "-Infinity", "1e999", "-", "00", "-0", "1.", ".5", "tru",
+    "true false", '"a":1', "1" * 5000, "\\", "\x00",
+])  # fmt: skip
+"""What damages a document: JSON's four spaces and the spaces it does not take (vertical tab, a
+separator, U+2028, U+3000, a BOM anywhere), lone surrogates raw and escaped, a character past the
+BMP, numbers of every broken shape and one too long to convert, constants, brackets, keys."""
 
 
 @settings(max_examples=examples(300, thorough=3000), deadline=None)
@@ -129,18 +137,58 @@ def test_the_scanner_reads_every_text_as_json_loads_does(
     assert _outcome(data, through_json=False) == _outcome(data, through_json=True)
 
 
+class _Text(str):
+    pass
+
+
+class _Map(dict):
+    pass
+
+
+class _List(list):
+    pass
+
+
+class _Flag(enum.IntEnum):
+    ON = 1
+
+
+def _nested(depth: int, inner: Any) -> Any:
+    for level in range(depth):
+        inner = [inner] if level % 2 else {"k": inner}
+    return inner
+
+
 OUTPUT_VALUES = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.text(max_size=8), st.floats(), st.just((1, "x"))),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.one_of(st.text(max_size=4), st.integers(0, 3)), inner, max_size=4),
+    st.one_of(
+        st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.text(max_size=8), st.floats(), st.just((1, "x")),
+        st.sampled_from([_Text("x"), _Flag.ON, 10**400, "\ud800", "\u2028\x7f\U0001f600"]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.lists(inner, max_size=4).map(_List),
+        st.dictionaries(st.one_of(st.text(max_size=4), st.integers(0, 3), st.sampled_from([_Text("k"), None, 1.5, True])), inner, max_size=4),
+        st.dictionaries(st.text(max_size=4), inner, max_size=4).map(_Map),
+        st.builds(_nested, st.integers(60, 70), inner),
+    ),
     max_leaves=20,
-)
+)  # fmt: skip
+"""What a hook might answer with, and what json.dumps takes besides: subclasses of text, maps,
+lists and integers (an IntEnum writes its value), integers too long to write, lone surrogates,
+keys of every type json.dumps converts, nesting about bgc's depth limit."""
 
 
 @settings(max_examples=examples(300), deadline=None)
 @given(OUTPUT_VALUES)
 def test_json_text_is_json_dumps_without_ascii_escapes(value: Any) -> None:
     """What a hook writes: byte for byte ``json.dumps(value, ensure_ascii=False)``, for every
-    value (floats, tuples and keys that are not text are left to json.dumps itself)."""
+    value (floats, tuples, subclasses, keys that are not text and nesting past bgc's limit are
+    left to json.dumps itself), and the same refusal for an integer too long to write."""
     from bgc.documents import json_text
 
-    assert json_text(value) == json.dumps(value, ensure_ascii=False)
+    def written(write: Any) -> Any:
+        try:
+            return write(value)
+        except ValueError as error:  # an integer too long to write: the same refusal
+            return type(error), str(error)
+
+    assert written(json_text) == written(lambda v: json.dumps(v, ensure_ascii=False))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -307,6 +308,41 @@ def test_the_deadline_blocks(project: dict[str, Any]) -> None:
         hook.kill()
         hook.stdin.close()  # type: ignore[union-attr]
     assert returncode == 2 and b"no decision within 0.5 s" in hook.stderr.read()  # type: ignore[union-attr]
+
+
+def _own_handler(signum: int, frame: object) -> None:
+    raise AssertionError("the hook's timer outlived its block")
+
+
+@pytest.mark.parametrize("before", [signal.SIG_DFL, signal.SIG_IGN, _own_handler], ids=["default", "ignore", "own"])
+@pytest.mark.parametrize("ending", ["done", "raised", "expired", "nested"])
+def test_the_deadline_leaves_the_alarm_as_it_found_it(before: Any, ending: str) -> None:
+    """The deadline's SIGALRM (set through ``_signal``, not :mod:`signal`) in a process that runs
+    hook after hook (the decision server, a test run in process): whatever handler was there —
+    default, ignore, one of the process's own — is back, and no timer is left running, however
+    the block ends: done, raising, expired, or around an inner deadline."""
+    import time
+
+    from bgc.commands.hook import HookTimeout, _deadline
+
+    previous = signal.signal(signal.SIGALRM, before)
+    try:
+        try:
+            with _deadline(0.05 if ending == "expired" else 30):
+                if ending == "raised":
+                    raise KeyError("the decision failed")
+                if ending == "expired":
+                    time.sleep(5)
+                if ending == "nested":
+                    with _deadline(20):
+                        pass
+        except (KeyError, HookTimeout) as error:
+            assert (type(error), ending) in ((KeyError, "raised"), (HookTimeout, "expired"))
+        assert signal.getsignal(signal.SIGALRM) == before
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_decisions_from_a_plan(project: dict[str, Any], tmp_path: Path) -> None:
