@@ -324,7 +324,7 @@ def _json_scanner() -> Callable[[str, int], tuple[Any, int]] | None:
         constants = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
         settings = type("_JsonSettings", (), {
             "strict": True, "object_hook": None, "object_pairs_hook": staticmethod(_regular_map), "parse_float": float,
-            "parse_int": staticmethod(_json_int), "parse_constant": constants.__getitem__, "memo": {},
+            "parse_int": staticmethod(_json_int), "parse_constant": constants.__getitem__,
         })  # fmt: skip
         _SCANNER = make_scanner(settings)
     return _SCANNER or None
