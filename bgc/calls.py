@@ -28,9 +28,9 @@ from collections import namedtuple
 from collections.abc import Iterable, Mapping
 
 from bgc import glob, values
-from bgc._dataclasses import dataclass, replace
+from bgc._dataclasses import dataclass
 from bgc.argv import ARGV_RESOURCES
-from bgc.budget import Budget
+from bgc.budget import Budget, BudgetExhausted
 from bgc.gate import (
     NEED_STEPS,
     NEED_STEPS_PER_CHAR,
@@ -42,7 +42,7 @@ from bgc.gate import (
     worded,
 )
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
-from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, call_result, coverage, strongest
+from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, coverage, strongest
 from bgc.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
 
 TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
@@ -226,6 +226,10 @@ class CallDecider:
     ) -> None:
         self.workspace = workspace
         self.gate = gate.rooted(workspace.root if workspace is not None else root)
+        self._inside_prefix = (
+            workspace.root.rstrip("/") + "/" if workspace is not None and not self.gate.case_insensitive else None
+        )
+        """What a host path strictly inside the workspace starts with (:meth:`_plainly_inside`)."""
         self._link_free_gate = gate.rooted(None)
         """The same grants deciding a workspace path as written: for a file proven to have no
         link on its way (:attr:`bgc.trees.FileReached.link_free`), which lands where it reads."""
@@ -279,8 +283,7 @@ class CallDecider:
         if params.__class__ is not dict or not params.keys() <= compiled.names:
             return None
         if compiled.texts:
-            atoms = self._texts(compiled.slots, params)  # type: ignore[arg-type]
-            return None if atoms is None else self._decide_atoms(*key, atoms)
+            return self._decide_texts(compiled, key, params)
         decided: list[AtomDecision] = []
         workspace, decide_value = self.workspace, self.gate.decide_value
         for kind, resource, action, prefix, param, suffix, fixed in compiled.slots:  # type: ignore[union-attr]
@@ -294,6 +297,11 @@ class CallDecider:
                     return None  # escaped, it could be longer than a pattern may be
                 value += given
             if kind is _PATH and workspace is not None:
+                inside = self._plainly_inside(value) if not suffix else None
+                if inside is not None:
+                    atom = f"fs:{action}:{inside}"
+                    decided.append(AtomDecision(atom, *worded(self.gate.decide_normalised("fs", action, inside, inside))))
+                    continue
                 for placed_resource, placed in workspace.place(value):
                     if placed.__class__ is not str or 2 * len(placed) + len(suffix) > MAX_PATTERN_LENGTH:
                         return None
@@ -304,26 +312,72 @@ class CallDecider:
                 decided.append(AtomDecision(atom, *worded(decision)))
         return _call_decision(*key, tuple(decided))
 
-    def _texts(self, slots: tuple[_Slot, ...], params: Mapping[str, Any]) -> list[tuple[str, str, str]] | None:
-        """The atoms ``(resource, action, pattern text)`` the slots make of a call's text
-        parameters (escaped, host paths placed), as expanding the templates makes them; None
-        for a call of another shape."""
-        atoms: list[tuple[str, str, str]] = []
-        for kind, resource, action, prefix, param, suffix, _ in slots:
+    def _plainly_inside(self, value: str) -> str | None:
+        """The workspace path of a host path strictly inside the root that is plainly its own
+        canonical form (:func:`bgc.values.plain_path`; not on a case-insensitive file system,
+        whose refusals that test does not encode), else None. Such a path is placed as itself
+        below the root (:meth:`Workspace.place`: no ``..`` to read twice), and its workspace path
+        is canonical too, so the gate decides it with its links resolved and nothing read twice
+        (what :meth:`~bgc.gate.Gate.decide_value` does after normalising it again)."""
+        if self._inside_prefix is None or not values.plain_path(value) or not value.startswith(self._inside_prefix):
+            return None
+        return value[len(self._inside_prefix) - 1 :]
+
+    def _decide_texts(
+        self, compiled: _CompiledTool, key: tuple[str, str], params: Mapping[str, Any]
+    ) -> CallDecision | None:
+        """A call of a tool some of whose templates have wildcards of their own
+        (``fs:read:{path}/**``), decided as :meth:`_decide_atoms` decides the atoms that
+        expanding the templates makes, with less work: an atom of a template with no wildcard,
+        escape or brace of its own (``fs:read:{path}``) is the concrete value it names, decided
+        as :meth:`~bgc.gate.Gate.need` decides such text (its parameter's escapes undone: a value);
+        the call's work bound is charged for every atom's text before any is decided, as
+        :meth:`~bgc.gate.Gate.cover` charges it. None for a call of another shape."""
+        atoms = self._texts(compiled, params)
+        if atoms is None:
+            return None
+        budget = Budget(ORDER_BUDGET)
+        try:
+            budget.charge(sum(NEED_STEPS + NEED_STEPS_PER_CHAR * len(text) for _, _, text, _ in atoms))
+        except BudgetExhausted:
+            return _decision(*key, CallResult(*key, "uncovered", UNDECIDED))
+        decided: list[AtomDecision] = []
+        need, decide_value = self.gate.need, self.gate.decide_value
+        for resource, action, text, value in atoms:
+            if value is None:
+                decided.append(AtomDecision.of(need(resource, action, text, budget)))
+            else:
+                atom, decision = decide_value(resource, action, value)
+                decided.append(AtomDecision(atom, *worded(decision)))
+        if self.workspace is not None and any(atom.effect != "allow" for atom in decided):
+            self._on_disk([(resource, action, text) for resource, action, text, _ in atoms], decided)
+        return _call_decision(*key, tuple(decided))
+
+    def _texts(self, compiled: _CompiledTool, params: Mapping[str, Any]) -> list[tuple[str, str, str, str | None]] | None:
+        """The atoms ``(resource, action, pattern text, value)`` the slots make of a call's text
+        parameters (escaped, host paths placed), as expanding the templates makes them, with the
+        concrete value the text names when its template has nothing special of its own (else
+        None); None for a call of another shape."""
+        atoms: list[tuple[str, str, str, str | None]] = []
+        for (kind, resource, action, prefix, param, suffix, _), patterned in zip(compiled.slots, compiled.patterned):  # type: ignore[arg-type]
             if param is None:
-                atoms.append((resource, action, prefix + suffix))
+                atoms.append((resource, action, prefix + suffix, None if patterned else prefix + suffix))
                 continue
             given = params.get(param)
             if given.__class__ is not str:
                 return None
-            placed = self.workspace.place(given) if kind is _PATH and self.workspace is not None else [(resource, given)]
+            if kind is _PATH and self.workspace is not None:
+                inside = self._plainly_inside(given)
+                placed = [("fs", inside)] if inside is not None else self.workspace.place(given)
+            else:
+                placed = [(resource, given)]
             for placed_resource, value in placed:
                 if value.__class__ is not str:
                     return None
                 text = prefix + glob.escape(value) + suffix
                 if len(text) > MAX_PATTERN_LENGTH:
                     return None
-                atoms.append((placed_resource, action, text))
+                atoms.append((placed_resource, action, text, None if patterned else prefix + value + suffix))
         return atoms
 
     def decide_general(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
@@ -352,38 +406,43 @@ class CallDecider:
         """A call's atoms as pattern text decided by the gate, a search's pattern decided on the
         files it reaches when there is a workspace and the pattern is not granted whole."""
         result = self.gate.cover(tool, server, atoms, Budget(ORDER_BUDGET))
-        if self.workspace is not None and result.status != "covered" and len(result.needs) == len(atoms):
-            result = self._on_disk(tool, server, atoms, result.needs)
-        return _decision(tool, server, result)
+        if result.reason == UNDECIDED or self.workspace is None or result.status == "covered":
+            return _decision(tool, server, result)
+        decided = list(map(AtomDecision.of, result.needs))
+        self._on_disk(atoms, decided)
+        return _call_decision(tool, server, tuple(decided))
 
-    def _on_disk(
-        self, tool: str, server: str, atoms: list[tuple[str, str, str]], needs: tuple[NeedResult, ...]
-    ) -> CallResult:
-        """The call again, each ``fs`` pattern need the algebra did not grant whole decided on the
-        files it reaches in the workspace now (:mod:`bgc.trees`): a search reads what exists."""
-        from bgc import trees
+    def _on_disk(self, atoms: list[tuple[str, str, str]], decided: list[AtomDecision]) -> None:
+        """Each ``fs`` pattern atom the algebra did not grant whole (``decided``, in the order of
+        ``atoms``) decided again on the files it reaches in the workspace now (:mod:`bgc.trees`):
+        a search reads what exists."""
+        import bgc.trees as trees  # not `from bgc import trees`: an import already made, at no cost
 
-        decided = list(needs)
-        for index, ((resource, action, text), need) in enumerate(zip(atoms, needs)):
+        for index, ((resource, action, text), need) in enumerate(zip(atoms, decided)):
             pattern = values.normalise_fs_pattern(text) if resource == "fs" and need.effect != "allow" else None
             if pattern is None or isinstance(pattern, values.Rejection) or not trees.is_pattern(pattern):
                 continue
             assert self.workspace is not None
             files = trees.files_reached(self.workspace.root, pattern)
             if isinstance(files, str):
-                decided[index] = NeedResult(need.atom, need.effect, f"{need.reason}; {files}", need.rule)
+                decided[index] = AtomDecision(need.atom, need.effect, f"{need.reason}; {files}", need.rule)
                 continue
-            link_free, rooted = self._link_free_gate.decide, self.gate.decide
-            each = [
-                (path, (link_free if plain else rooted)(f"{resource}:{action}:{path}").effect) for path, plain in files
-            ]
-            worst = next((p for p, e in each if e == "deny"), None) or next((p for p, e in each if e == "ask"), None)
+            link_free, rooted, head = self._link_free_gate.decide, self.gate.decide, f"{resource}:{action}:"
+            worst = None  # the first file denied, else the first asked
+            for path, plain in files:
+                effect = (link_free if plain else rooted)(head + path).effect
+                if effect == "deny":
+                    worst = path
+                    break
+                if effect == "ask" and worst is None:
+                    worst = path
             if worst is None:
-                decided[index] = NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")
+                reason = f"every file it reaches now is granted ({len(files)} files)"
+                decided[index] = AtomDecision(need.atom, "allow", reason)
                 continue
             found = self.gate.need_value(resource, action, worst)  # its rule and approvals
-            decided[index] = replace(found, atom=need.atom, reason=f"{found.atom} is below it: {found.reason}")
-        return call_result(tool, server, decided)
+            reason = f"{found.atom} is below it: {found.reason}"
+            decided[index] = AtomDecision(need.atom, found.effect, reason, found.rule, found.approvals, found.asked_by)
 
     def _decide_mcp_identity(self, tool: str, server: str) -> CallDecision:
         """A tool of an MCP server that no declaration names, decided on its identity alone,
@@ -498,13 +557,15 @@ class _CompiledTool:
     general way.
     """
 
-    __slots__ = ("names", "slots", "texts")
+    __slots__ = ("names", "patterned", "slots", "texts")
 
     def __init__(self, specs: list[ToolSpec], gate: Gate) -> None:
         names = (frozenset((*spec.ignores, *(name for need in spec.needs for name in need.params))) for spec in specs)
         self.names = frozenset.intersection(*names)
         slots = [_slot(need, gate) for spec in specs for need in spec.needs]
-        self.texts = any(slot is not None and _SPECIAL.search(slot.prefix + slot.suffix) for slot in slots)
+        self.patterned = tuple(slot is not None and _SPECIAL.search(slot.prefix + slot.suffix) is not None for slot in slots)
+        """Per slot, whether its template has a wildcard, escape or brace of its own."""
+        self.texts = any(self.patterned)
         # at most two atoms a slot (a host path and its link target), none longer than a pattern may be
         affordable = 2 * len(slots) * (NEED_STEPS + NEED_STEPS_PER_CHAR * MAX_PATTERN_LENGTH) <= ORDER_BUDGET
         self.slots: tuple[_Slot, ...] | None = tuple(slots) if affordable and None not in slots else None  # type: ignore[arg-type]

@@ -217,6 +217,11 @@ class Gate:
         self._warm_match: Callable[[str], re.Match[str] | None] | None = None
         self._case_insensitive = fold_case
 
+    @property
+    def case_insensitive(self) -> bool:
+        """Whether its plans declare ``filesystem case-insensitive`` (values are normalised so)."""
+        return self._case_insensitive
+
     def warm_up(self) -> None:
         """Build the warm path now (what a gate does after :data:`WARM_AFTER` decisions)."""
         # a value its resource's plain expression accepts is canonical (not so for fs when names fold)
@@ -286,13 +291,14 @@ class Gate:
         value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
         if isinstance(value, values.Rejection):
             return GateDecision("deny", f"rejected: {value.reason}")
-        return self._decide_normalised(resource, action, raw, value)
+        return self.decide_normalised(resource, action, raw, value)
 
-    def _decide_normalised(self, resource: str, action: str, raw: str, value: str) -> GateDecision:
-        """Decide ``value`` (``raw`` normalised), and its link target under the root too."""
+    def decide_normalised(self, resource: str, action: str, raw: str, value: str) -> GateDecision:
+        """Decide ``value`` (``raw`` normalised, by :func:`bgc.values.normalise` with this gate's
+        case sensitivity), and its link target under the root too."""
         if resource != "fs" or self._root is None:
             return self._decide_value(resource, action, value)
-        resolved = self._resolve(raw)
+        resolved = self._resolve(raw, value)
         if isinstance(resolved, values.Rejection):
             return GateDecision("deny", resolved.reason)
         if resolved == value:
@@ -305,17 +311,20 @@ class Gate:
                     return decision
         return decisions[0]
 
-    def _resolve(self, raw: str) -> str | values.Rejection:
+    def _resolve(self, raw: str, normalised_raw: str | None = None) -> str | values.Rejection:
         """Where the value really lands under the root, following links as the OS would.
 
         The *raw* value is resolved, not the lexically normalised one: after a link, ``..``
         climbs from the link's target (``/src/link/../x`` may be ``/.git/x``), which lexical
         normalisation cannot know. The target is normalised again (a link may name a
-        decomposed, non-NFC file) and must stay under the root.
+        decomposed, non-NFC file) and must stay under the root. ``normalised_raw``, when the
+        caller has it, is ``raw`` normalised: a value with no link lands there, read once.
         """
         assert self._root is not None
         if no_link_below(self._root, raw):
-            target = raw  # it lands where it reads
+            if normalised_raw is not None:
+                return normalised_raw  # it lands where it reads, already normalised
+            target = raw
         else:
             real = os.path.realpath(self._root + raw)
             inside = real == self._root or real.startswith(self._root.rstrip("/") + "/")
@@ -410,7 +419,7 @@ class Gate:
             return f"{resource}:{action}:{value}", GateDecision("deny", f"rejected: {checked.reason}")
         atom = f"{resource}:{action}:{checked}"
         if resource == "fs" and self._root is not None:
-            return atom, self._decide_normalised(resource, action, value, checked)
+            return atom, self.decide_normalised(resource, action, value, checked)
         return atom, self._decide_value(resource, action, checked)
 
     def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
