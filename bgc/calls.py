@@ -338,46 +338,66 @@ class CallDecider:
             return None
         budget = Budget(ORDER_BUDGET)
         try:
-            budget.charge(sum(NEED_STEPS + NEED_STEPS_PER_CHAR * len(text) for _, _, text, _ in atoms))
+            budget.charge(sum(NEED_STEPS + NEED_STEPS_PER_CHAR * len(text) for _, _, text, _, _ in atoms))
         except BudgetExhausted:
             return _decision(*key, CallResult(*key, "uncovered", UNDECIDED))
-        decided: list[AtomDecision] = []
-        need, decide_value = self.gate.need, self.gate.decide_value
-        for resource, action, text, value in atoms:
+        decided: list[AtomDecision | None] = [None] * len(atoms)
+        gate, proven = self.gate, None
+        # the atoms with wildcards first: a search's walk may prove its directory has no link,
+        # which deciding that directory's own atom then need not look for again
+        for index, (resource, action, text, value, _) in enumerate(atoms):
             if value is None:
-                decided.append(AtomDecision.of(need(resource, action, text, budget)))
+                decided[index] = need = AtomDecision.of(gate.need(resource, action, text, budget))
+                if need.effect != "allow" and self.workspace is not None:
+                    decided[index], proven = self._on_disk(resource, action, text, need)
+        for index, (resource, action, _, value, canonical) in enumerate(atoms):
+            if value is None:
+                continue
+            if canonical:  # normalising it would give it back
+                linked = self._link_free_gate if value == proven else gate
+                decision = linked.decide_normalised(resource, action, value, value)
+                decided[index] = AtomDecision(f"{resource}:{action}:{value}", *worded(decision))
             else:
-                atom, decision = decide_value(resource, action, value)
-                decided.append(AtomDecision(atom, *worded(decision)))
-        if self.workspace is not None and any(atom.effect != "allow" for atom in decided):
-            self._on_disk([(resource, action, text) for resource, action, text, _ in atoms], decided)
-        return _call_decision(*key, tuple(decided))
+                atom, decision = gate.decide_value(resource, action, value)
+                decided[index] = AtomDecision(atom, *worded(decision))
+        return _call_decision(*key, tuple(decided))  # type: ignore[arg-type]
 
-    def _texts(self, compiled: _CompiledTool, params: Mapping[str, Any]) -> list[tuple[str, str, str, str | None]] | None:
-        """The atoms ``(resource, action, pattern text, value)`` the slots make of a call's text
-        parameters (escaped, host paths placed), as expanding the templates makes them, with the
-        concrete value the text names when its template has nothing special of its own (else
-        None); None for a call of another shape."""
-        atoms: list[tuple[str, str, str, str | None]] = []
+    def _texts(
+        self, compiled: _CompiledTool, params: Mapping[str, Any]
+    ) -> list[tuple[str, str, str, str | None, bool]] | None:
+        """The atoms ``(resource, action, pattern text, value, canonical)`` the slots make of a
+        call's text parameters (escaped, host paths placed), as expanding the templates makes
+        them: ``value`` is the concrete value the text names when its template has nothing
+        special of its own (else None), ``canonical`` says it is a plain workspace path
+        (:meth:`_plainly_inside`). None for a call of another shape."""
+        atoms: list[tuple[str, str, str, str | None, bool]] = []
+        # a parameter in several templates (a search's path) is placed once: its places, and
+        # whether it is a plain workspace path
+        placements: dict[str, tuple[list[tuple[str, Any]], bool]] = {}
         for (kind, resource, action, prefix, param, suffix, _), patterned in zip(compiled.slots, compiled.patterned):  # type: ignore[arg-type]
             if param is None:
-                atoms.append((resource, action, prefix + suffix, None if patterned else prefix + suffix))
+                atoms.append((resource, action, prefix + suffix, None if patterned else prefix + suffix, False))
                 continue
             given = params.get(param)
             if given.__class__ is not str:
                 return None
             if kind is _PATH and self.workspace is not None:
-                inside = self._plainly_inside(given)
-                placed = [("fs", inside)] if inside is not None else self.workspace.place(given)
+                placement = placements.get(param)
+                if placement is None:
+                    inside = self._plainly_inside(given)
+                    placement = placements[param] = (
+                        ([("fs", inside)], True) if inside is not None else (self.workspace.place(given), False)
+                    )
+                placed, canonical = placement[0], placement[1] and not suffix
             else:
-                placed = [(resource, given)]
+                placed, canonical = [(resource, given)], False
             for placed_resource, value in placed:
                 if value.__class__ is not str:
                     return None
                 text = prefix + glob.escape(value) + suffix
                 if len(text) > MAX_PATTERN_LENGTH:
                     return None
-                atoms.append((placed_resource, action, text, None if patterned else prefix + value + suffix))
+                atoms.append((placed_resource, action, text, None if patterned else prefix + value + suffix, canonical))
         return atoms
 
     def decide_general(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
@@ -409,40 +429,41 @@ class CallDecider:
         if result.reason == UNDECIDED or self.workspace is None or result.status == "covered":
             return _decision(tool, server, result)
         decided = list(map(AtomDecision.of, result.needs))
-        self._on_disk(atoms, decided)
+        for index, ((resource, action, text), need) in enumerate(zip(atoms, decided)):
+            if need.effect != "allow":
+                decided[index] = self._on_disk(resource, action, text, need)[0]
         return _call_decision(tool, server, tuple(decided))
 
-    def _on_disk(self, atoms: list[tuple[str, str, str]], decided: list[AtomDecision]) -> None:
-        """Each ``fs`` pattern atom the algebra did not grant whole (``decided``, in the order of
-        ``atoms``) decided again on the files it reaches in the workspace now (:mod:`bgc.trees`):
-        a search reads what exists."""
+    def _on_disk(self, resource: str, action: str, text: str, need: AtomDecision) -> tuple[AtomDecision, str | None]:
+        """An atom the algebra did not grant whole, an ``fs`` pattern, decided again on the files
+        it reaches in the workspace now (:mod:`bgc.trees`): a search reads what exists. With it,
+        the workspace path of the directory the walk started from when the walk proved that no
+        link lies on its way (a file it reached is ``link_free``), else None."""
         import bgc.trees as trees  # not `from bgc import trees`: an import already made, at no cost
 
-        for index, ((resource, action, text), need) in enumerate(zip(atoms, decided)):
-            pattern = values.normalise_fs_pattern(text) if resource == "fs" and need.effect != "allow" else None
-            if pattern is None or isinstance(pattern, values.Rejection) or not trees.is_pattern(pattern):
-                continue
-            assert self.workspace is not None
-            files = trees.files_reached(self.workspace.root, pattern)
-            if isinstance(files, str):
-                decided[index] = AtomDecision(need.atom, need.effect, f"{need.reason}; {files}", need.rule)
-                continue
-            link_free, rooted, head = self._link_free_gate.decide, self.gate.decide, f"{resource}:{action}:"
-            worst = None  # the first file denied, else the first asked
-            for path, plain in files:
-                effect = (link_free if plain else rooted)(head + path).effect
-                if effect == "deny":
-                    worst = path
-                    break
-                if effect == "ask" and worst is None:
-                    worst = path
-            if worst is None:
-                reason = f"every file it reaches now is granted ({len(files)} files)"
-                decided[index] = AtomDecision(need.atom, "allow", reason)
-                continue
-            found = self.gate.need_value(resource, action, worst)  # its rule and approvals
-            reason = f"{found.atom} is below it: {found.reason}"
-            decided[index] = AtomDecision(need.atom, found.effect, reason, found.rule, found.approvals, found.asked_by)
+        pattern = values.normalise_fs_pattern(text) if resource == "fs" else None
+        if pattern is None or isinstance(pattern, values.Rejection) or not trees.is_pattern(pattern):
+            return need, None
+        assert self.workspace is not None
+        files = trees.files_reached(self.workspace.root, pattern)
+        if isinstance(files, str):
+            return AtomDecision(need.atom, need.effect, f"{need.reason}; {files}", need.rule), None
+        # a file reached link-free: the walk found no link from / to where it started (FileReached)
+        proven = trees._fixed_directory(pattern) if any(plain for _, plain in files) else None
+        link_free, rooted, head = self._link_free_gate.decide, self.gate.decide, f"{resource}:{action}:"
+        worst = None  # the first file denied, else the first asked
+        for path, plain in files:
+            effect = (link_free if plain else rooted)(head + path).effect
+            if effect == "deny":
+                worst = path
+                break
+            if effect == "ask" and worst is None:
+                worst = path
+        if worst is None:
+            return AtomDecision(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)"), proven
+        found = self.gate.need_value(resource, action, worst)  # its rule and approvals
+        reason = f"{found.atom} is below it: {found.reason}"
+        return AtomDecision(need.atom, found.effect, reason, found.rule, found.approvals, found.asked_by), proven
 
     def _decide_mcp_identity(self, tool: str, server: str) -> CallDecision:
         """A tool of an MCP server that no declaration names, decided on its identity alone,

@@ -379,9 +379,11 @@ class Gate:
         before any NFC normalisation by the parser could hide a problem: a value the gate would
         reject is never covered, whatever the template's shape.
         """
-        concrete = _WILDCARD_OR_ESCAPE.search(text) is None  # nothing to unescape and no wildcard
-        probe = text if concrete else _ESCAPE.sub(r"\1", text)
-        if concrete or glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value
+        if _WILDCARD_OR_ESCAPE.search(text) is None:  # nothing to unescape and no wildcard: a concrete value
+            return self.need_value(resource, action, text)
+        escaped = "\\" in text  # else its wildcard is one: escaping the text as it reads could not give it back
+        probe = _ESCAPE.sub(r"\1", text) if escaped else text
+        if escaped and glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value
             return self.need_value(resource, action, probe)
         checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
         if isinstance(checked, values.Rejection):
@@ -474,12 +476,29 @@ def no_link_below(root: str, raw: str) -> bool:
 
 def worded(decision: GateDecision) -> tuple[GateEffect, str, RuleRef | None, tuple[Approvals, ...], tuple[RuleRef, ...]]:
     """A gate decision as the atom of a call reports it: effect, reason (the approvals awaited
-    and the ask rules, the rule that granted), rule, approvals, ask rules."""
+    and the ask rules, the rule that granted), rule, approvals, ask rules.
+
+    Worded once per decision object (:data:`_WORDED`): a gate hands out one object per outcome,
+    so the same few are worded for every call."""
+    known = _WORDED.get(id(decision))
+    if known is not None and known[0] is decision:
+        return known[1]
     if decision.effect == "ask":
         by = f" (ask {', '.join(map(str, decision.asked_by))})" if decision.asked_by else ""
-        return "ask", "awaits " + approvals_text(decision.approvals) + by, decision.rule, decision.approvals, decision.asked_by
-    reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
-    return decision.effect, reason, decision.rule, (), ()
+        words = "ask", "awaits " + approvals_text(decision.approvals) + by, decision.rule, decision.approvals, decision.asked_by
+    else:
+        reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
+        words = decision.effect, reason, decision.rule, (), ()
+    if len(_WORDED) >= MAX_WORDED:
+        _WORDED.clear()
+    _WORDED[id(decision)] = (decision, words)  # holding the decision: its id names no other while kept
+    return words  # type: ignore[return-value]
+
+
+MAX_WORDED = 4096
+"""Decisions :func:`worded` keeps the words of (all are dropped when it is full: the words stay
+the same, only slower)."""
+_WORDED: dict[int, tuple[GateDecision, tuple[Any, ...]]] = {}
 
 
 def expand_call(

@@ -68,7 +68,8 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
     """
     compiled = glob.parse(pattern)
     fixed = _fixed_directory(pattern)
-    start = os.path.join(root, fixed.lstrip("/"))
+    below = fixed.lstrip("/")
+    start = root + below if not root or root.endswith("/") else f"{root}/{below}"  # os.path.join(root, below)
     try:
         top = os.lstat(start)
     except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError):
@@ -108,11 +109,13 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
         for entry in subdirectories:
             if _is_link(entry):
                 return f"{workspace}/{entry.name} is a linked directory: its files are not listed"
+        matches = compiled.matches
         for entry in files:
             path = f"{workspace}/{entry.name}"
-            if compiled.matches(path):
+            if matches(path):
                 found.append(FileReached(path, proven and _plain_file(entry)))
-        pending.extend((entry.path, f"{workspace}/{entry.name}") for entry in reversed(subdirectories))
+        if subdirectories:
+            pending.extend((entry.path, f"{workspace}/{entry.name}") for entry in reversed(subdirectories))
     found.sort()
     return found
 
@@ -140,7 +143,8 @@ def _plain_file(entry: os.DirEntry[str]) -> bool:
     try:
         if entry.is_symlink():
             return False
-        entry.name.encode()
+        if not entry.name.isascii():  # ASCII is text
+            entry.name.encode()
     except (OSError, UnicodeEncodeError):
         return False
     return True
