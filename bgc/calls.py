@@ -173,20 +173,24 @@ class Workspace:
         lexical = values.normalise("fs", absolute)
         if isinstance(lexical, values.Rejection):
             return [("fs", value)]
-        inside = self._relative(lexical)
-        if inside is not None:
-            placed: list[tuple[str, Any]] = [("fs", inside)]  # links under the root: the gate's to resolve (Gate(root=...))
-        else:
-            placed = [(HOST, lexical)]
-            # no link on it (one lstat a segment, stopping where nothing more can be read): it is its
-            # own real path, which realpath would find at several times the cost
-            real = lexical if no_link_below("/", lexical) else os.path.realpath(lexical)
-            if real != lexical:
-                placed.append(self._placed_real(real))
+        placed = self.place_canonical(lexical)
         if "/.." in absolute and ".." in absolute.split("/"):
             physical = os.path.realpath(absolute)
             if physical != os.path.realpath(lexical):
                 placed.append(self._placed_real(physical))
+        return placed
+
+    def place_canonical(self, lexical: str) -> list[tuple[str, Any]]:
+        """:meth:`place` of an absolute path in its canonical form (so with no ``..`` to read)."""
+        inside = self._relative(lexical)
+        if inside is not None:
+            return [("fs", inside)]  # links under the root: the gate's to resolve (Gate(root=...))
+        placed: list[tuple[str, Any]] = [(HOST, lexical)]
+        # no link on it (one lstat a segment, stopping where nothing more can be read): it is its
+        # own real path, which realpath would find at several times the cost
+        real = lexical if no_link_below("/", lexical) else os.path.realpath(lexical)
+        if real != lexical:
+            placed.append(self._placed_real(real))
         return placed
 
     def _placed_real(self, real: str) -> tuple[str, str]:
@@ -229,7 +233,8 @@ class CallDecider:
         self._inside_prefix = (
             workspace.root.rstrip("/") + "/" if workspace is not None and not self.gate.case_insensitive else None
         )
-        """What a host path strictly inside the workspace starts with (:meth:`_plainly_inside`)."""
+        """What a host path strictly inside the workspace starts with (:meth:`_place`); None on a
+        case-insensitive file system."""
         self._link_free_gate = gate.rooted(None)
         """The same grants deciding a workspace path as written: for a file proven to have no
         link on its way (:attr:`bgc.trees.FileReached.link_free`), which lands where it reads."""
@@ -297,12 +302,13 @@ class CallDecider:
                     return None  # escaped, it could be longer than a pattern may be
                 value += given
             if kind is _PATH and workspace is not None:
-                inside = self._plainly_inside(value) if not suffix else None
-                if inside is not None:
+                places, canonical = self._place(value)
+                if canonical and not suffix:
+                    inside = places[0][1]
                     atom = f"fs:{action}:{inside}"
                     decided.append(AtomDecision(atom, *worded(self.gate.decide_normalised("fs", action, inside, inside))))
                     continue
-                for placed_resource, placed in workspace.place(value):
+                for placed_resource, placed in places:
                     if placed.__class__ is not str or 2 * len(placed) + len(suffix) > MAX_PATTERN_LENGTH:
                         return None
                     atom, decision = decide_value(placed_resource, action, placed + suffix)
@@ -312,16 +318,19 @@ class CallDecider:
                 decided.append(AtomDecision(atom, *worded(decision)))
         return _call_decision(*key, tuple(decided))
 
-    def _plainly_inside(self, value: str) -> str | None:
-        """The workspace path of a host path strictly inside the root that is plainly its own
+    def _place(self, value: str) -> tuple[list[tuple[str, Any]], bool]:
+        """:meth:`Workspace.place` of a host path, and whether its one place is a workspace path
+        in canonical form: so for a path strictly inside the root that is plainly its own
         canonical form (:func:`bgc.values.plain_path`; not on a case-insensitive file system,
-        whose refusals that test does not encode), else None. Such a path is placed as itself
-        below the root (:meth:`Workspace.place`: no ``..`` to read twice), and its workspace path
-        is canonical too, so the gate decides it with its links resolved and nothing read twice
-        (what :meth:`~bgc.gate.Gate.decide_value` does after normalising it again)."""
-        if self._inside_prefix is None or not values.plain_path(value) or not value.startswith(self._inside_prefix):
-            return None
-        return value[len(self._inside_prefix) - 1 :]
+        whose refusals that test does not encode), whose workspace path is canonical too; the
+        gate may decide it with its links resolved and nothing read twice (what
+        :meth:`~bgc.gate.Gate.decide_value` does after normalising it again)."""
+        assert self.workspace is not None
+        if self._inside_prefix is None or not values.plain_path(value):
+            return self.workspace.place(value), False
+        if value.startswith(self._inside_prefix):
+            return [("fs", value[len(self._inside_prefix) - 1 :])], True
+        return self.workspace.place_canonical(value), False  # canonical, and with no '..' to read
 
     def _decide_texts(
         self, compiled: _CompiledTool, key: tuple[str, str], params: Mapping[str, Any]
@@ -369,7 +378,7 @@ class CallDecider:
         call's text parameters (escaped, host paths placed), as expanding the templates makes
         them: ``value`` is the concrete value the text names when its template has nothing
         special of its own (else None), ``canonical`` says it is a plain workspace path
-        (:meth:`_plainly_inside`). None for a call of another shape."""
+        (:meth:`_place`). None for a call of another shape."""
         atoms: list[tuple[str, str, str, str | None, bool]] = []
         # a parameter in several templates (a search's path) is placed once: its places, and
         # whether it is a plain workspace path
@@ -384,10 +393,7 @@ class CallDecider:
             if kind is _PATH and self.workspace is not None:
                 placement = placements.get(param)
                 if placement is None:
-                    inside = self._plainly_inside(given)
-                    placement = placements[param] = (
-                        ([("fs", inside)], True) if inside is not None else (self.workspace.place(given), False)
-                    )
+                    placement = placements[param] = self._place(given)
                 placed, canonical = placement[0], placement[1] and not suffix
             else:
                 placed, canonical = [(resource, given)], False

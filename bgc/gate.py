@@ -461,13 +461,13 @@ def no_link_below(root: str, raw: str) -> bool:
     not a directory, not searchable): nothing below it can be read either, so none of it is a
     link, and ``realpath`` takes such a rest as written too."""
     segments = raw.split("/")
-    if segments[0] or "" in segments[1:] or "." in segments or ".." in segments:
+    if segments[0] or segments.count("") > 1 or "." in segments or ".." in segments:
         return False
-    here = root.rstrip("/")
+    here, lstat, is_link = root.rstrip("/"), os.lstat, stat.S_ISLNK
     for segment in segments[1:]:
-        here += "/" + segment
+        here = f"{here}/{segment}"
         try:
-            if stat.S_ISLNK(os.lstat(here).st_mode):
+            if is_link(lstat(here).st_mode):
                 return False
         except OSError:
             return True
@@ -481,7 +481,7 @@ def worded(decision: GateDecision) -> tuple[GateEffect, str, RuleRef | None, tup
     Worded once per decision object (:data:`_WORDED`): a gate hands out one object per outcome,
     so the same few are worded for every call."""
     known = _WORDED.get(id(decision))
-    if known is not None and known[0] is decision:
+    if known is not None:
         return known[1]
     if decision.effect == "ask":
         by = f" (ask {', '.join(map(str, decision.asked_by))})" if decision.asked_by else ""
@@ -491,7 +491,7 @@ def worded(decision: GateDecision) -> tuple[GateEffect, str, RuleRef | None, tup
         words = decision.effect, reason, decision.rule, (), ()
     if len(_WORDED) >= MAX_WORDED:
         _WORDED.clear()
-    _WORDED[id(decision)] = (decision, words)  # holding the decision: its id names no other while kept
+    _WORDED[id(decision)] = (decision, words)  # the decision held: no other object takes its id while kept
     return words  # type: ignore[return-value]
 
 
