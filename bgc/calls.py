@@ -454,12 +454,15 @@ class CallDecider:
         files = trees.files_reached(self.workspace.root, pattern)
         if isinstance(files, str):
             return AtomDecision(need.atom, need.effect, f"{need.reason}; {files}", need.rule), None
-        # a file reached link-free: the walk found no link from / to where it started (FileReached)
-        proven = trees._fixed_directory(pattern) if any(plain for _, plain in files) else None
         link_free, rooted, head = self._link_free_gate.decide, self.gate.decide, f"{resource}:{action}:"
-        worst = None  # the first file denied, else the first asked
+        worst, proven = None, None  # the first file denied, else the first asked
         for path, plain in files:
-            effect = (link_free if plain else rooted)(head + path).effect
+            if plain:
+                effect = link_free(head + path).effect
+                # a file reached link-free: the walk found no link from / to where it started
+                proven = proven or trees._fixed_directory(pattern)
+            else:
+                effect = rooted(head + path).effect
             if effect == "deny":
                 worst = path
                 break

@@ -146,16 +146,18 @@ def test_host_path_calls_decide_as_the_general_way(project: Path, data: st.DataO
 def test_each_class_of_path_decides_as_the_general_way(project: Path) -> None:
     """Every class once, so that none is left to chance: a plain file, a dotfile and a secret,
     a file and a directory through a link that stays, one to a secret, one that leaves and
-    comes back to a secret, a chain, a loop, a dangling link, ``..`` across a link, ``//``, a
-    name that is not UTF-8, the project itself and its look-alike sibling, a path outside, and
-    paths about the pattern bound (1,024 characters once escaped)."""
+    comes back to a secret, a chain, a loop, a dangling link, a missing name past a link (a
+    search finds no directory there, and proves nothing), ``..`` across a link, ``//``, a name
+    that is not UTF-8, the project itself and its look-alike sibling, a path outside, and paths
+    about the pattern bound (1,024 characters once escaped)."""
     root = str(project)
     base = os.path.dirname(root)
     tails = [
         "src/a.py", "src/.env.example", ".env", ".git/config", "logs/x.log", "src/deep/er/b.py", "src/deep", "src",
         "abs/a.py", "abs", "chain/deep", "src/env", "src/git/config", "src/git", "out/d/x", "out/d", "via/config", "via",
         "loop", "loop/x", "dangling", "dangling/x", "src/up/.env", "src/up/src", "abs/../.env", "src//a.py",
-        "src/./a.py", "src/\udcff", "src/\udcff/x", "missing/new.py", "src/new.py",
+        "src/./a.py", "src/\udcff", "src/\udcff/x", "missing/new.py", "src/new.py", "src/git/missing", "via/missing",
+        "abs/missing", "out/missing", "src/env/x",
     ]  # fmt: skip
     paths = [f"{root}/{tail}" for tail in tails]
     paths += [root, f"{root}/", f"{base}/px/a.py", f"{base}/px/in/a.py", f"{base}/o/d/x", "/usr/share/x", "src/a.py"]
