@@ -320,11 +320,11 @@ class CallDecider:
 
     def _place(self, value: str) -> tuple[list[tuple[str, Any]], bool]:
         """:meth:`Workspace.place` of a host path, and whether its one place is a workspace path
-        in canonical form: so for a path strictly inside the root that is plainly its own
-        canonical form (:func:`bgc.values.plain_path`; not on a case-insensitive file system,
-        whose refusals that test does not encode), whose workspace path is canonical too; the
-        gate may decide it with its links resolved and nothing read twice (what
-        :meth:`~bgc.gate.Gate.decide_value` does after normalising it again)."""
+        in canonical form. A path that is plainly its own canonical form
+        (:func:`bgc.values.plain_path`; not on a case-insensitive file system, whose refusals
+        that test does not encode) is not read again: strictly inside the root, its workspace
+        path is the rest of it, canonical too, for the gate to decide with its links resolved
+        and without normalising it again (as :meth:`~bgc.gate.Gate.decide_value` would)."""
         assert self.workspace is not None
         if self._inside_prefix is None or not values.plain_path(value):
             return self.workspace.place(value), False
