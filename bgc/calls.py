@@ -28,9 +28,9 @@ from collections import namedtuple
 from collections.abc import Iterable, Mapping
 
 from bgc import glob, values
-from bgc._dataclasses import dataclass, replace
+from bgc._dataclasses import dataclass
 from bgc.argv import ARGV_RESOURCES
-from bgc.budget import Budget
+from bgc.budget import Budget, BudgetExhausted
 from bgc.gate import (
     NEED_STEPS,
     NEED_STEPS_PER_CHAR,
@@ -42,7 +42,7 @@ from bgc.gate import (
     worded,
 )
 from bgc.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
-from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, call_result, coverage, strongest
+from bgc.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, coverage, strongest
 from bgc.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
 
 TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
@@ -173,20 +173,24 @@ class Workspace:
         lexical = values.normalise("fs", absolute)
         if isinstance(lexical, values.Rejection):
             return [("fs", value)]
-        inside = self._relative(lexical)
-        if inside is not None:
-            placed: list[tuple[str, Any]] = [("fs", inside)]  # links under the root: the gate's to resolve (Gate(root=...))
-        else:
-            placed = [(HOST, lexical)]
-            # no link on it (one lstat a segment, stopping where nothing more can be read): it is its
-            # own real path, which realpath would find at several times the cost
-            real = lexical if no_link_below("/", lexical) else os.path.realpath(lexical)
-            if real != lexical:
-                placed.append(self._placed_real(real))
+        placed = self.place_canonical(lexical)
         if "/.." in absolute and ".." in absolute.split("/"):
             physical = os.path.realpath(absolute)
             if physical != os.path.realpath(lexical):
                 placed.append(self._placed_real(physical))
+        return placed
+
+    def place_canonical(self, lexical: str) -> list[tuple[str, Any]]:
+        """:meth:`place` of an absolute path in its canonical form (so with no ``..`` to read)."""
+        inside = self._relative(lexical)
+        if inside is not None:
+            return [("fs", inside)]  # links under the root: the gate's to resolve (Gate(root=...))
+        placed: list[tuple[str, Any]] = [(HOST, lexical)]
+        # no link on it (one lstat a segment, stopping where nothing more can be read): it is its
+        # own real path, which realpath would find at several times the cost
+        real = lexical if no_link_below("/", lexical) else os.path.realpath(lexical)
+        if real != lexical:
+            placed.append(self._placed_real(real))
         return placed
 
     def _placed_real(self, real: str) -> tuple[str, str]:
@@ -226,6 +230,11 @@ class CallDecider:
     ) -> None:
         self.workspace = workspace
         self.gate = gate.rooted(workspace.root if workspace is not None else root)
+        self._inside_prefix = (
+            workspace.root.rstrip("/") + "/" if workspace is not None and not self.gate.case_insensitive else None
+        )
+        """What a host path strictly inside the workspace starts with (:meth:`_place`); None on a
+        case-insensitive file system."""
         self._link_free_gate = gate.rooted(None)
         """The same grants deciding a workspace path as written: for a file proven to have no
         link on its way (:attr:`bgc.trees.FileReached.link_free`), which lands where it reads."""
@@ -279,8 +288,7 @@ class CallDecider:
         if params.__class__ is not dict or not params.keys() <= compiled.names:
             return None
         if compiled.texts:
-            atoms = self._texts(compiled.slots, params)  # type: ignore[arg-type]
-            return None if atoms is None else self._decide_atoms(*key, atoms)
+            return self._decide_texts(compiled, key, params)
         decided: list[AtomDecision] = []
         workspace, decide_value = self.workspace, self.gate.decide_value
         for kind, resource, action, prefix, param, suffix, fixed in compiled.slots:  # type: ignore[union-attr]
@@ -294,7 +302,13 @@ class CallDecider:
                     return None  # escaped, it could be longer than a pattern may be
                 value += given
             if kind == _PATH and workspace is not None:
-                for placed_resource, placed in workspace.place(value):
+                places, canonical = self._place(value)
+                if canonical and not suffix:
+                    inside = places[0][1]
+                    atom = f"fs:{action}:{inside}"
+                    decided.append(AtomDecision(atom, *worded(self.gate.decide_normalised("fs", action, inside, inside))))
+                    continue
+                for placed_resource, placed in places:
                     if placed.__class__ is not str or 2 * len(placed) + len(suffix) > MAX_PATTERN_LENGTH:
                         return None
                     atom, decision = decide_value(placed_resource, action, placed + suffix)
@@ -304,26 +318,92 @@ class CallDecider:
                 decided.append(AtomDecision(atom, *worded(decision)))
         return _call_decision(*key, tuple(decided))
 
-    def _texts(self, slots: tuple[_Slot, ...], params: Mapping[str, Any]) -> list[tuple[str, str, str]] | None:
-        """The atoms ``(resource, action, pattern text)`` the slots make of a call's text
-        parameters (escaped, host paths placed), as expanding the templates makes them; None
-        for a call of another shape."""
-        atoms: list[tuple[str, str, str]] = []
-        for kind, resource, action, prefix, param, suffix, _ in slots:
+    def _place(self, value: str) -> tuple[list[tuple[str, Any]], bool]:
+        """:meth:`Workspace.place` of a host path, and whether its one place is a workspace path
+        in canonical form. A path that is plainly its own canonical form
+        (:func:`bgc.values.plain_path`; not on a case-insensitive file system, whose refusals
+        that test does not encode) is not read again: strictly inside the root, its workspace
+        path is the rest of it, canonical too, for the gate to decide with its links resolved
+        and without normalising it again (as :meth:`~bgc.gate.Gate.decide_value` would)."""
+        assert self.workspace is not None
+        if self._inside_prefix is None or not values.plain_path(value):
+            return self.workspace.place(value), False
+        if value.startswith(self._inside_prefix):
+            return [("fs", value[len(self._inside_prefix) - 1 :])], True
+        return self.workspace.place_canonical(value), False  # canonical, and with no '..' to read
+
+    def _decide_texts(
+        self, compiled: _CompiledTool, key: tuple[str, str], params: Mapping[str, Any]
+    ) -> CallDecision | None:
+        """A call of a tool some of whose templates have wildcards of their own
+        (``fs:read:{path}/**``), decided as :meth:`_decide_atoms` decides the atoms that
+        expanding the templates makes, with less work: an atom of a template with no wildcard,
+        escape or brace of its own (``fs:read:{path}``) is the concrete value it names, decided
+        as :meth:`~bgc.gate.Gate.need` decides such text (its parameter's escapes undone: a value);
+        the call's work bound is charged for every atom's text before any is decided, as
+        :meth:`~bgc.gate.Gate.cover` charges it. None for a call of another shape."""
+        atoms = self._texts(compiled, params)
+        if atoms is None:
+            return None
+        budget = Budget(ORDER_BUDGET)
+        try:
+            budget.charge(sum(NEED_STEPS + NEED_STEPS_PER_CHAR * len(text) for _, _, text, _, _ in atoms))
+        except BudgetExhausted:
+            return _decision(*key, CallResult(*key, "uncovered", UNDECIDED))
+        decided: list[AtomDecision | None] = [None] * len(atoms)
+        gate, proven = self.gate, None
+        # the atoms with wildcards first: a search's walk may prove its directory has no link,
+        # which deciding that directory's own atom then need not look for again
+        for index, (resource, action, text, value, _) in enumerate(atoms):
+            if value is None:
+                decided[index] = need = AtomDecision.of(gate.need(resource, action, text, budget))
+                if need.effect != "allow" and self.workspace is not None:
+                    decided[index], proven = self._on_disk(resource, action, text, need)
+        for index, (resource, action, _, value, canonical) in enumerate(atoms):
+            if value is None:
+                continue
+            if canonical:  # normalising it would give it back
+                linked = self._link_free_gate if value == proven else gate
+                decision = linked.decide_normalised(resource, action, value, value)
+                decided[index] = AtomDecision(f"{resource}:{action}:{value}", *worded(decision))
+            else:
+                atom, decision = gate.decide_value(resource, action, value)
+                decided[index] = AtomDecision(atom, *worded(decision))
+        return _call_decision(*key, tuple(decided))  # type: ignore[arg-type]
+
+    def _texts(
+        self, compiled: _CompiledTool, params: Mapping[str, Any]
+    ) -> list[tuple[str, str, str, str | None, bool]] | None:
+        """The atoms ``(resource, action, pattern text, value, canonical)`` the slots make of a
+        call's text parameters (escaped, host paths placed), as expanding the templates makes
+        them: ``value`` is the concrete value the text names when its template has nothing
+        special of its own (else None), ``canonical`` says it is a plain workspace path
+        (:meth:`_place`). None for a call of another shape."""
+        atoms: list[tuple[str, str, str, str | None, bool]] = []
+        # a parameter in several templates (a search's path) is placed once: its places, and
+        # whether it is a plain workspace path
+        placements: dict[str, tuple[list[tuple[str, Any]], bool]] = {}
+        for (kind, resource, action, prefix, param, suffix, _), patterned in zip(compiled.slots, compiled.patterned):  # type: ignore[arg-type]
             if param is None:
-                atoms.append((resource, action, prefix + suffix))
+                atoms.append((resource, action, prefix + suffix, None if patterned else prefix + suffix, False))
                 continue
             given = params.get(param)
             if given.__class__ is not str:
                 return None
-            placed = self.workspace.place(given) if kind == _PATH and self.workspace is not None else [(resource, given)]
+            if kind == _PATH and self.workspace is not None:
+                placement = placements.get(param)
+                if placement is None:
+                    placement = placements[param] = self._place(given)
+                placed, canonical = placement[0], placement[1] and not suffix
+            else:
+                placed, canonical = [(resource, given)], False
             for placed_resource, value in placed:
                 if value.__class__ is not str:
                     return None
                 text = prefix + glob.escape(value) + suffix
                 if len(text) > MAX_PATTERN_LENGTH:
                     return None
-                atoms.append((placed_resource, action, text))
+                atoms.append((placed_resource, action, text, None if patterned else prefix + value + suffix, canonical))
         return atoms
 
     def decide_general(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
@@ -352,38 +432,47 @@ class CallDecider:
         """A call's atoms as pattern text decided by the gate, a search's pattern decided on the
         files it reaches when there is a workspace and the pattern is not granted whole."""
         result = self.gate.cover(tool, server, atoms, Budget(ORDER_BUDGET))
-        if self.workspace is not None and result.status != "covered" and len(result.needs) == len(atoms):
-            result = self._on_disk(tool, server, atoms, result.needs)
-        return _decision(tool, server, result)
+        if result.reason == UNDECIDED or self.workspace is None or result.status == "covered":
+            return _decision(tool, server, result)
+        decided = list(map(AtomDecision.of, result.needs))
+        for index, ((resource, action, text), need) in enumerate(zip(atoms, decided)):
+            if need.effect != "allow":
+                decided[index] = self._on_disk(resource, action, text, need)[0]
+        return _call_decision(tool, server, tuple(decided))
 
-    def _on_disk(
-        self, tool: str, server: str, atoms: list[tuple[str, str, str]], needs: tuple[NeedResult, ...]
-    ) -> CallResult:
-        """The call again, each ``fs`` pattern need the algebra did not grant whole decided on the
-        files it reaches in the workspace now (:mod:`bgc.trees`): a search reads what exists."""
-        from bgc import trees
+    def _on_disk(self, resource: str, action: str, text: str, need: AtomDecision) -> tuple[AtomDecision, str | None]:
+        """An atom the algebra did not grant whole, an ``fs`` pattern, decided again on the files
+        it reaches in the workspace now (:mod:`bgc.trees`): a search reads what exists. With it,
+        the workspace path of the directory the walk started from when the walk proved that no
+        link lies on its way (a file it reached is ``link_free``), else None."""
+        import bgc.trees as trees  # not `from bgc import trees`: an import already made, at no cost
 
-        decided = list(needs)
-        for index, ((resource, action, text), need) in enumerate(zip(atoms, needs)):
-            pattern = values.normalise_fs_pattern(text) if resource == "fs" and need.effect != "allow" else None
-            if pattern is None or isinstance(pattern, values.Rejection) or not trees.is_pattern(pattern):
-                continue
-            assert self.workspace is not None
-            files = trees.files_reached(self.workspace.root, pattern)
-            if isinstance(files, str):
-                decided[index] = NeedResult(need.atom, need.effect, f"{need.reason}; {files}", need.rule)
-                continue
-            link_free, rooted = self._link_free_gate.decide, self.gate.decide
-            each = [
-                (path, (link_free if plain else rooted)(f"{resource}:{action}:{path}").effect) for path, plain in files
-            ]
-            worst = next((p for p, e in each if e == "deny"), None) or next((p for p, e in each if e == "ask"), None)
-            if worst is None:
-                decided[index] = NeedResult(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)")
-                continue
-            found = self.gate.need_value(resource, action, worst)  # its rule and approvals
-            decided[index] = replace(found, atom=need.atom, reason=f"{found.atom} is below it: {found.reason}")
-        return call_result(tool, server, decided)
+        pattern = values.normalise_fs_pattern(text) if resource == "fs" else None
+        if pattern is None or isinstance(pattern, values.Rejection) or not trees.is_pattern(pattern):
+            return need, None
+        assert self.workspace is not None
+        files = trees.files_reached(self.workspace.root, pattern)
+        if isinstance(files, str):
+            return AtomDecision(need.atom, need.effect, f"{need.reason}; {files}", need.rule), None
+        link_free, rooted, head = self._link_free_gate.decide, self.gate.decide, f"{resource}:{action}:"
+        worst, proven = None, None  # the first file denied, else the first asked
+        for path, plain in files:
+            if plain:
+                effect = link_free(head + path).effect
+                # a file reached link-free: the walk found no link from / to where it started
+                proven = proven or trees._fixed_directory(pattern)
+            else:
+                effect = rooted(head + path).effect
+            if effect == "deny":
+                worst = path
+                break
+            if effect == "ask" and worst is None:
+                worst = path
+        if worst is None:
+            return AtomDecision(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)"), proven
+        found = self.gate.need_value(resource, action, worst)  # its rule and approvals
+        reason = f"{found.atom} is below it: {found.reason}"
+        return AtomDecision(need.atom, found.effect, reason, found.rule, found.approvals, found.asked_by), proven
 
     def _decide_mcp_identity(self, tool: str, server: str) -> CallDecision:
         """A tool of an MCP server that no declaration names, decided on its identity alone,
@@ -500,13 +589,15 @@ class _CompiledTool:
     general way.
     """
 
-    __slots__ = ("names", "slots", "texts")
+    __slots__ = ("names", "patterned", "slots", "texts")
 
     def __init__(self, specs: list[ToolSpec], gate: Gate) -> None:
         names = (frozenset((*spec.ignores, *(name for need in spec.needs for name in need.params))) for spec in specs)
         self.names = frozenset.intersection(*names)
         slots = [_slot(need, gate) for spec in specs for need in spec.needs]
-        self.texts = any(slot is not None and _SPECIAL.search(slot.prefix + slot.suffix) for slot in slots)
+        self.patterned = tuple(slot is not None and _SPECIAL.search(slot.prefix + slot.suffix) is not None for slot in slots)
+        """Per slot, whether its template has a wildcard, escape or brace of its own."""
+        self.texts = any(self.patterned)
         # at most two atoms a slot (a host path and its link target), none longer than a pattern may be
         affordable = 2 * len(slots) * (NEED_STEPS + NEED_STEPS_PER_CHAR * MAX_PATTERN_LENGTH) <= ORDER_BUDGET
         self.slots: tuple[_Slot, ...] | None = tuple(slots) if affordable and None not in slots else None  # type: ignore[arg-type]

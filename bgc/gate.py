@@ -217,6 +217,11 @@ class Gate:
         self._warm_match: Callable[[str], re.Match[str] | None] | None = None
         self._case_insensitive = fold_case
 
+    @property
+    def case_insensitive(self) -> bool:
+        """Whether its plans declare ``filesystem case-insensitive`` (values are normalised so)."""
+        return self._case_insensitive
+
     def warm_up(self) -> None:
         """Build the warm path now (what a gate does after :data:`WARM_AFTER` decisions)."""
         # a value its resource's plain expression accepts is canonical (not so for fs when names fold)
@@ -285,13 +290,14 @@ class Gate:
         value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
         if isinstance(value, values.Rejection):
             return GateDecision("deny", f"rejected: {value.reason}")
-        return self._decide_normalised(resource, action, raw, value)
+        return self.decide_normalised(resource, action, raw, value)
 
-    def _decide_normalised(self, resource: str, action: str, raw: str, value: str) -> GateDecision:
-        """Decide ``value`` (``raw`` normalised), and its link target under the root too."""
+    def decide_normalised(self, resource: str, action: str, raw: str, value: str) -> GateDecision:
+        """Decide ``value`` (``raw`` normalised, by :func:`bgc.values.normalise` with this gate's
+        case sensitivity), and its link target under the root too."""
         if resource != "fs" or self._root is None:
             return self._decide_value(resource, action, value)
-        resolved = self._resolve(raw)
+        resolved = self._resolve(raw, value)
         if isinstance(resolved, values.Rejection):
             return GateDecision("deny", resolved.reason)
         if resolved == value:
@@ -304,17 +310,20 @@ class Gate:
                     return decision
         return decisions[0]
 
-    def _resolve(self, raw: str) -> str | values.Rejection:
+    def _resolve(self, raw: str, normalised_raw: str | None = None) -> str | values.Rejection:
         """Where the value really lands under the root, following links as the OS would.
 
         The *raw* value is resolved, not the lexically normalised one: after a link, ``..``
         climbs from the link's target (``/src/link/../x`` may be ``/.git/x``), which lexical
         normalisation cannot know. The target is normalised again (a link may name a
-        decomposed, non-NFC file) and must stay under the root.
+        decomposed, non-NFC file) and must stay under the root. ``normalised_raw``, when the
+        caller has it, is ``raw`` normalised: a value with no link lands there, read once.
         """
         assert self._root is not None
         if no_link_below(self._root, raw):
-            target = raw  # it lands where it reads
+            if normalised_raw is not None:
+                return normalised_raw  # it lands where it reads, already normalised
+            target = raw
         else:
             real = os.path.realpath(self._root + raw)
             inside = real == self._root or real.startswith(self._root.rstrip("/") + "/")
@@ -369,9 +378,11 @@ class Gate:
         before any NFC normalisation by the parser could hide a problem: a value the gate would
         reject is never covered, whatever the template's shape.
         """
-        concrete = _WILDCARD_OR_ESCAPE.search(text) is None  # nothing to unescape and no wildcard
-        probe = text if concrete else _ESCAPE.sub(r"\1", text)
-        if concrete or glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value
+        if _WILDCARD_OR_ESCAPE.search(text) is None:  # nothing to unescape and no wildcard: a concrete value
+            return self.need_value(resource, action, text)
+        escaped = "\\" in text  # else its wildcard is one: escaping the text as it reads could not give it back
+        probe = _ESCAPE.sub(r"\1", text) if escaped else text
+        if escaped and glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value
             return self.need_value(resource, action, probe)
         checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
         if isinstance(checked, values.Rejection):
@@ -409,7 +420,7 @@ class Gate:
             return f"{resource}:{action}:{value}", GateDecision("deny", f"rejected: {checked.reason}")
         atom = f"{resource}:{action}:{checked}"
         if resource == "fs" and self._root is not None:
-            return atom, self._decide_normalised(resource, action, value, checked)
+            return atom, self.decide_normalised(resource, action, value, checked)
         return atom, self._decide_value(resource, action, checked)
 
     def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
@@ -449,13 +460,13 @@ def no_link_below(root: str, raw: str) -> bool:
     not a directory, not searchable): nothing below it can be read either, so none of it is a
     link, and ``realpath`` takes such a rest as written too."""
     segments = raw.split("/")
-    if segments[0] or "" in segments[1:] or "." in segments or ".." in segments:
+    if segments[0] or segments.count("") > 1 or "." in segments or ".." in segments:
         return False
-    here = root.rstrip("/")
+    here, lstat, is_link = root.rstrip("/"), os.lstat, stat.S_ISLNK
     for segment in segments[1:]:
-        here += "/" + segment
+        here = f"{here}/{segment}"
         try:
-            if stat.S_ISLNK(os.lstat(here).st_mode):
+            if is_link(lstat(here).st_mode):
                 return False
         except OSError:
             return True
@@ -464,12 +475,29 @@ def no_link_below(root: str, raw: str) -> bool:
 
 def worded(decision: GateDecision) -> tuple[GateEffect, str, RuleRef | None, tuple[Approvals, ...], tuple[RuleRef, ...]]:
     """A gate decision as the atom of a call reports it: effect, reason (the approvals awaited
-    and the ask rules, the rule that granted), rule, approvals, ask rules."""
+    and the ask rules, the rule that granted), rule, approvals, ask rules.
+
+    Worded once per decision object (:data:`_WORDED`): a gate hands out one object per outcome,
+    so the same few are worded for every call."""
+    known = _WORDED.get(id(decision))
+    if known is not None:
+        return known[1]
     if decision.effect == "ask":
         by = f" (ask {', '.join(map(str, decision.asked_by))})" if decision.asked_by else ""
-        return "ask", "awaits " + approvals_text(decision.approvals) + by, decision.rule, decision.approvals, decision.asked_by
-    reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
-    return decision.effect, reason, decision.rule, (), ()
+        words = "ask", "awaits " + approvals_text(decision.approvals) + by, decision.rule, decision.approvals, decision.asked_by
+    else:
+        reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")
+        words = decision.effect, reason, decision.rule, (), ()
+    if len(_WORDED) >= MAX_WORDED:
+        _WORDED.clear()
+    _WORDED[id(decision)] = (decision, words)  # the decision held: no other object takes its id while kept
+    return words  # type: ignore[return-value]
+
+
+MAX_WORDED = 4096
+"""Decisions :func:`worded` keeps the words of (all are dropped when it is full: the words stay
+the same, only slower)."""
+_WORDED: dict[int, tuple[GateDecision, tuple[Any, ...]]] = {}
 
 
 def expand_call(

@@ -68,7 +68,8 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
     """
     compiled = glob.parse(pattern)
     fixed = _fixed_directory(pattern)
-    start = os.path.join(root, fixed.lstrip("/"))
+    below = fixed.lstrip("/")
+    start = root + below if not root or root.endswith("/") else f"{root}/{below}"  # os.path.join(root, below)
     try:
         top = os.lstat(start)
     except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError):
@@ -88,7 +89,7 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
     if not is_directory:
         return [FileReached(fixed, proven)] if compiled.matches(fixed) else []
     found: list[FileReached] = []
-    seen = 0
+    seen, matches = 0, compiled.matches
     pending = [(start, fixed.rstrip("/"))]  # host directory, its workspace path ("" for "/")
     while pending:  # depth first, each directory's entries in the order listed (as os.walk)
         directory, workspace = pending.pop()
@@ -99,20 +100,21 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
             continue  # unreadable: what the search cannot read either (as os.walk)
         except OSError as error:  # too deep to list by its path (grep -r lists it by handle), gone, ...
             return f"a directory below {fixed} cannot be listed ({error.strerror}): its files are not listed"
-        subdirectories, files = [], []
-        for entry in entries:
-            (subdirectories if _is_directory(entry) else files).append(entry)
         seen += len(entries)
         if seen > MAX_ENTRIES:
             return f"more than {MAX_ENTRIES:,} entries below {fixed}: its files are not listed one by one"
-        for entry in subdirectories:
-            if _is_link(entry):
-                return f"{workspace}/{entry.name} is a linked directory: its files are not listed"
-        for entry in files:
+        subdirectories = []
+        for entry in entries:  # a directory is gone into below, a file is listed when the pattern matches it
+            if _is_directory(entry):
+                if _is_link(entry):
+                    return f"{workspace}/{entry.name} is a linked directory: its files are not listed"
+                subdirectories.append(entry)
+                continue
             path = f"{workspace}/{entry.name}"
-            if compiled.matches(path):
+            if matches(path):
                 found.append(FileReached(path, proven and _plain_file(entry)))
-        pending.extend((entry.path, f"{workspace}/{entry.name}") for entry in reversed(subdirectories))
+        if subdirectories:
+            pending.extend((entry.path, f"{workspace}/{entry.name}") for entry in reversed(subdirectories))
     found.sort()
     return found
 
@@ -140,7 +142,8 @@ def _plain_file(entry: os.DirEntry[str]) -> bool:
     try:
         if entry.is_symlink():
             return False
-        entry.name.encode()
+        if not entry.name.isascii():  # ASCII is text
+            entry.name.encode()
     except (OSError, UnicodeEncodeError):
         return False
     return True

@@ -76,6 +76,14 @@ def normalise(resource: str, value: str, *, case_insensitive: bool = False) -> s
     return _read(resource, value, case_insensitive)
 
 
+def plain_path(value: str) -> bool:
+    """Whether ``value`` is an absolute path of printable ASCII with no empty, ``.`` or ``..``
+    segment (a dotfile's included): then it is its own canonical form (on a case-sensitive file
+    system), and so is every part of it from one of its ``/`` on. A cheap test: a path it
+    refuses may be canonical too, and takes :func:`normalise`."""
+    return value.isascii() and value.isprintable() and _PLAIN_FS_PATTERN.fullmatch(value) is not None
+
+
 def plain_form(resource: str, *, case_insensitive: bool = False) -> Callable[[str], object] | None:
     """The test :func:`normalise` starts with for ``resource``: a value it accepts is its own
     canonical form (None: no value of the resource is taken so). A caller that decides many
@@ -229,6 +237,8 @@ def _text_problem(value: str) -> str | None:
 
 
 def _fs_path(value: str, case_insensitive: bool) -> str | Rejection:
+    if not case_insensitive and _PLAIN_FS_PATTERN.fullmatch(value):
+        return value  # absolute, no empty, '.' or '..' segment: what the reading below returns (a dotfile's path)
     if not value.startswith("/"):
         return Rejection(value, "is a relative path (fs paths must start with '/')")
     stack: list[str] = []
