@@ -105,8 +105,8 @@ def serving(mode: str, project: str, cache: str) -> Iterator[Server | None]:
 
 
 def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str) -> subprocess.CompletedProcess[bytes]:
-    """Run a hook ``command`` as bgc's `init` writes it (this installation's ``bgc`` console
-    script, or ``python -m bgc``, and its arguments; ``$VARIABLES`` expanded as the agent's shell
+    """Run a hook ``command`` as bgc's `init` writes it (this installation's interpreter running
+    bgc's entry with ``-P -c``, its ``bgc`` console script, or ``python -m bgc``, and its arguments; ``$VARIABLES`` expanded as the agent's shell
     would) through the entry point both call, :func:`bgc.launch.main`, in this process, with a
     process's own streams: ``data`` on file descriptor 0 (where the hook's client reads it), file
     descriptors 1 and 2 (where the client writes a server's answer, and ``sys.stdout`` and
@@ -123,10 +123,14 @@ def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str)
     """
     from bgc.launch import main
 
+    from bgc.commands.init import HOOK_ENTRY
+
     words = [string.Template(word).safe_substitute({**os.environ, **environ}) for word in shlex.split(command)]
-    starts = ([os.path.join(os.path.dirname(sys.executable), "bgc")], [sys.executable, "-m", "bgc"])  # as init writes it
-    assert any(words[: len(start)] == start for start in starts), f"not this installation's bgc: {command}"
-    arguments = words[3:] if words[1:3] == ["-m", "bgc"] else words[1:]
+    starts = ([sys.executable, "-P", "-c", HOOK_ENTRY], [os.path.join(os.path.dirname(sys.executable), "bgc")],
+              [sys.executable, "-m", "bgc"], [sys.executable, "-P", "-m", "bgc"])  # as init writes it  # fmt: skip
+    start = next((start for start in starts if words[: len(start)] == start), None)
+    assert start is not None, f"not this installation's bgc: {command}"
+    arguments = words[len(start) :]
     with contextlib.ExitStack() as stack:
         patch = stack.enter_context(pytest.MonkeyPatch.context())
         streams = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(3)]

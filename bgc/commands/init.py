@@ -8,7 +8,8 @@ directory ``.bgc/`` (the hook's store and ledger, private keys) gets a ``.gitign
 
 Safe to run again: a file that already holds what would be written is left alone, a policy file
 someone edited is kept (and said so), and the hook is added only when no hook runs that command
-yet. The settings are read strictly (invalid JSON is refused with its line and column, nothing
+yet (bgc's hook as an earlier ``bgc init`` wrote it, through the ``bgc`` script, is brought up to
+date in place). The settings are read strictly (invalid JSON is refused with its line and column, nothing
 written), everything else in them is kept as it was, the old file is saved as ``….bak``, and the
 new one is written atomically.
 """
@@ -119,16 +120,41 @@ def _warm(directory: str, setup: AgentSetup) -> str:
 
 
 def _bgc_command() -> str:
-    """This installation's ``bgc``, as a shell word."""
+    """This installation's ``bgc``, as a shell word (``python -P -m bgc`` when it has no script:
+    ``-P`` keeps the project's directory off ``sys.path``, where a ``bgc/`` an agent wrote would
+    otherwise be imported instead)."""
     beside = os.path.join(os.path.dirname(sys.executable), "bgc")  # this environment's script
     found = beside if os.access(beside, os.X_OK) else shutil.which("bgc")
-    return shlex.quote(found) if found else f"{shlex.quote(sys.executable)} -m bgc"
+    return shlex.quote(found) if found else f"{shlex.quote(sys.executable)} -P -m bgc"
+
+
+HOOK_ENTRY = "from bgc.launch import console; console()"
+"""What the hook's interpreter runs (``-c``), rather than the ``bgc`` console script: the script
+pip writes imports :mod:`re` before bgc does, 7 ms of every call a decision server answers
+(whose client imports no ``re``): 1.9× ``python -c pass`` through the script, 1.3× this way."""
+
+
+def _hook_program() -> str:
+    """How the hook starts bgc: this environment's interpreter running :data:`HOOK_ENTRY` with
+    ``-P`` (nothing prepended to ``sys.path``: the project's directory, where the hook runs and an
+    agent writes, is never searched for modules), when bgc is installed in this environment (its
+    script beside the interpreter: the hook finds it there without this shell's environment);
+    otherwise as :func:`_bgc_command`."""
+    beside = os.path.join(os.path.dirname(sys.executable), "bgc")
+    if not os.access(beside, os.X_OK):
+        return _bgc_command()
+    return f"{shlex.quote(sys.executable)} -P -c {shlex.quote(HOOK_ENTRY)}"
 
 
 def hook_command(agent: str, directory: str = ".") -> str:
-    """The command the agent runs: this installation's ``bgc``, the policy under the project."""
+    """The command the agent runs: this installation's bgc (:func:`_hook_program`), the policy
+    under the project."""
+    return f"{_hook_program()} {_hook_arguments(agent, directory)}"
+
+
+def _hook_arguments(agent: str, directory: str) -> str:
+    """``hook AGENT -p POLICY``: what every form of the hook command ends with."""
     setup = AGENTS[agent]
-    bgc = _bgc_command()
     policy = f"{setup.directory}/bgc/policy.bgp"
     if setup.project is None:
         where = shlex.quote(os.path.join(os.path.realpath(directory), policy))
@@ -136,7 +162,20 @@ def hook_command(agent: str, directory: str = ".") -> str:
         where = f'"{setup.project[1:-1]}/{policy}"'
     else:
         where = f"{setup.project}/{policy}"
-    return f"{bgc} hook {agent} -p {where}"
+    return f"hook {agent} -p {where}"
+
+
+def _earlier_form(command: object, arguments: str) -> bool:
+    """Whether ``command`` is bgc's hook with these arguments as an earlier ``bgc init`` wrote it:
+    a ``bgc`` script's path (or ``python -m bgc``) before them, and nothing else."""
+    if not isinstance(command, str) or not command.endswith(arguments):
+        return False
+    program = command[: -len(arguments)]
+    try:
+        words = shlex.split(program)
+    except ValueError:
+        return False
+    return (len(words) == 1 and os.path.basename(words[0]) == "bgc") or (len(words) == 3 and words[1:] == ["-m", "bgc"])
 
 
 def serve_command(agent: str, option: str, directory: str = ".") -> str:
@@ -237,18 +276,29 @@ def _merge_hook(directory: str, path: str, settings: dict[str, Any], original: b
     shown = os.path.join(setup.directory, setup.settings)
     wanted = [(setup.event, {"matcher": "*"}, hook_command(agent, directory), setup.timeout)]
     wanted += [(event, {}, serve_command(agent, option, directory), setup.timeout) for event, option in setup.lifecycle]
-    added = []
+    added, updated = [], []
+    earlier = f" {_hook_arguments(agent, directory)}"
     for event, matcher, command, timeout in wanted:
         entries = settings.setdefault("hooks", {}).setdefault(event, [])
-        present = any(isinstance(hook, dict) and hook.get("command") == command for entry in entries for hook in entry.get("hooks", []))
+        hooks = [hook for entry in entries if isinstance(entry, dict) for hook in entry.get("hooks", []) if isinstance(hook, dict)]
+        present = any(hook.get("command") == command for hook in hooks)
+        if not present and event == setup.event:  # bgc's hook as an earlier bgc wrote it (through the script): now this command
+            for hook in hooks:
+                if _earlier_form(hook.get("command"), earlier):
+                    hook["command"], present = command, True
+                    updated.append(event)
         if not present:
             entries.append({**matcher, "hooks": [{"type": "command", "command": command, "timeout": timeout}]})
             added.append(event)
-    if not added:
+    if not added and not updated:
         return f"unchanged {shown} (the hook{'s are' if len(wanted) > 1 else ' is'} already there)"
     if original is not None:
         write_atomic(path + ".bak", original)
     write_atomic(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     saved = f" (the previous file is {shown}.bak)" if original is not None else ""
-    events = " and ".join(", ".join(added).rsplit(", ", 1))
-    return f"added the {events} hook{'s' if len(added) > 1 else ''} to {shown}{saved}"
+    said = []
+    for verb, events, where in (("added", added, "to"), ("updated", sorted(set(updated)), "in")):
+        if events:
+            named = " and ".join(", ".join(events).rsplit(", ", 1))
+            said.append(f"{verb} the {named} hook{'s' if len(events) > 1 else ''} {where} {shown}")
+    return " and ".join(said) + saved
