@@ -550,6 +550,8 @@ def _wrapped_program(
         inner = _after_options(walk, name, argv)
         if inner:
             _command_argv(walk, inner, source, scope, depth, wrapped)
+        elif name == "pkexec":  # `echo 'rm x' | pkexec`: with no program it runs the user's shell
+            walk.ask("pkexec without a program runs a shell, reading commands bgc cannot see")
 
 
 def _command_argv(walk: _Walk, argv: list[str], source: str, scope: _Scope, depth: int, wrapped: int) -> None:

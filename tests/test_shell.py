@@ -339,3 +339,13 @@ def test_a_runner_whose_arguments_bgc_does_not_read_asks(runner: str, inner: str
     ``unshare``, ``xargs``…) is at best asked, whatever its options and command: never allowed."""
     analysis = shell_atoms(f"{runner} {options}{inner}", cwd="/w")
     assert analysis.needs_ask, (runner, options, inner)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["", "--user root ", "--user=root ", "--keep-cwd ", "--disable-internal-agent --user root "]),
+       st.sampled_from(["", "echo 'rm -rf /x' | ", "cat .env | "]), st.sampled_from(["", " < script.sh"]))
+def test_pkexec_without_a_program_asks(options: str, before: str, after: str) -> None:
+    """``pkexec`` with no program runs the user's shell, which reads its commands from its input
+    (``echo 'rm -rf /x' | pkexec``): nothing bgc can look through, so it asks, as ``… | sh`` does."""
+    analysis = shell_atoms(f"{before}pkexec {options}".rstrip() + after, cwd="/w")
+    assert analysis.needs_ask, (options, before, after, analysis)
