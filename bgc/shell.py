@@ -103,7 +103,8 @@ _NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 """``{fd}`` glued to a redirection: bash opens a new descriptor and sets the variable to it."""
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "hush", "mksh", "yash", "posh", "rbash"})
+"""Shells whose ``-c`` string is read as Bash (busybox runs its ``ash`` and ``hush`` by name)."""
 _SHELL_FLAGS = frozenset("eulxvnfhBCEHPT")
 """Single-letter options a shell may take alongside ``-c`` that change nothing about which
 commands run (``bash -ec``, ``sh -xc``, ``bash -lc``'s ``l`` is below: it reads profile files)."""
@@ -152,6 +153,7 @@ _OPAQUE_RUNNERS = {
                     "it runs a command in another namespace, sandbox or identity, after options bgc does not read"),
     **dict.fromkeys(("script", "tmux", "screen", "expect"), "it runs a command string through a shell or terminal"),
     **dict.fromkeys(("at", "batch"), "it runs commands it reads, later"),
+    **dict.fromkeys(("fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh"), "a shell whose language bgc does not read"),
 }
 """Programs that run something the text does not show: their own argv is needed, and they ask."""
 

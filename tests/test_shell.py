@@ -349,3 +349,16 @@ def test_pkexec_without_a_program_asks(options: str, before: str, after: str) ->
     (``echo 'rm -rf /x' | pkexec``): nothing bgc can look through, so it asks, as ``… | sh`` does."""
     analysis = shell_atoms(f"{before}pkexec {options}".rstrip() + after, cwd="/w")
     assert analysis.needs_ask, (options, before, after, analysis)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["ash", "hush", "mksh", "yash", "posh", "rbash", "fish", "csh", "tcsh", "busybox ash", "busybox hush",
+                        "/bin/busybox ash", "doas busybox hush"]),
+       INNER, st.sampled_from(["-c", "-ec", "-c --"]))
+def test_every_shell_is_looked_through_or_asks(shell: str, inner: str, flags: str) -> None:
+    """Any shell's ``-c`` string (busybox's ``ash`` and ``hush``, which busybox runs by name, and
+    the other shells on a system): its command needs its own atom, or the whole asks; ``busybox
+    ash -c 'rm -rf /x'`` needed only ``ash``'s argv."""
+    analysis = shell_atoms(f"{shell} {flags} '{inner}'", cwd="/w")
+    wanted = shell_atoms(inner, cwd="/w").needs[0].atom
+    assert analysis.needs_ask or wanted in [need.atom for need in analysis.needs], (shell, inner, analysis)
