@@ -152,6 +152,12 @@ _OPAQUE_RUNNERS = {
     **dict.fromkeys(("unshare", "nsenter", "firejail", "bwrap", "systemd-run", "runuser", "sg", "newgrp"),
                     "it runs a command in another namespace, sandbox or identity, after options bgc does not read"),
     **dict.fromkeys(("script", "tmux", "screen", "expect"), "it runs a command string through a shell or terminal"),
+    # busybox's and runit's own runners (busybox is looked through to them), and the common ones
+    # that run a command under changed limits, identity, personality or environment
+    **dict.fromkeys(("chpst", "setuidgid", "envuidgid", "envdir", "softlimit", "setpriv", "setarch", "linux32", "linux64",
+                     "prlimit", "numactl", "cttyhack", "start-stop-daemon", "run-parts", "fakeroot", "eatmydata", "unbuffer",
+                     "faketime", "torsocks", "proxychains", "proxychains4", "xvfb-run", "dbus-run-session", "systemd-inhibit"),
+                    "it runs a command after options or settings bgc does not read"),
     **dict.fromkeys(("at", "batch"), "it runs commands it reads, later"),
     **dict.fromkeys(("fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh"), "a shell whose language bgc does not read"),
 }

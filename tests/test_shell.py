@@ -305,7 +305,10 @@ WRAPPERS = {
 here, not read from bgc's table, so that a wrapper missing there fails)."""
 
 RUNNERS = ("xargs", "flock", "strace", "ltrace", "valgrind", "gdb", "chroot", "unshare", "nsenter", "firejail", "bwrap",
-           "systemd-run", "runuser", "su", "sg", "script", "tmux", "screen", "at", "taskset", "chrt", "watch", "parallel")  # fmt: skip
+           "systemd-run", "runuser", "su", "sg", "script", "tmux", "screen", "at", "taskset", "chrt", "watch", "parallel",
+           "chpst", "setuidgid", "envdir", "softlimit", "setpriv", "setarch", "linux32", "prlimit", "numactl", "cttyhack",
+           "start-stop-daemon", "run-parts", "fakeroot", "eatmydata", "unbuffer", "faketime", "torsocks", "proxychains",
+           "xvfb-run", "dbus-run-session", "systemd-inhibit", "busybox chpst", "busybox setuidgid", "busybox setarch")  # fmt: skip
 """Programs that run a command bgc cannot read off their words."""
 
 
