@@ -276,3 +276,66 @@ def test_a_hook_an_earlier_init_wrote_is_brought_up_to_date(tmp_path: Path) -> N
         commands = [hook["command"] for entry in json.loads(settings.read_text())["hooks"]["PreToolUse"] for hook in entry["hooks"]]
         assert commands[:3] == kept and len(commands) == 4
         assert commands[3] == f"{shlex.quote(sys.executable)} -P -c 'from bgc.launch import console; console()' {arguments}"
+
+
+def _started_server_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The argv ``bgc serve --detach`` starts its server with (caught, not run)."""
+    import subprocess
+
+    from bgc.commands import serve
+    from bgc.errors import UsageError
+
+    started: list[list[str]] = []
+
+    class Caught:
+        def __init__(self, command: list[str], **_: object) -> None:
+            started.append(command)
+
+        def poll(self) -> int:
+            return 1
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(UsageError):
+        patch.setattr(subprocess, "Popen", Caught)
+        serve._detach(str(tmp_path), 60.0, quiet=True)
+    return started[0]
+
+
+def _mcp_proxy_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The argv `bgc init mcp` writes for the proxy when bgc has no console script on PATH."""
+    import shutil
+
+    from bgc.commands import init_mcp
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    return init_mcp.proxy_command()
+
+
+@pytest.mark.parametrize("started", [_started_server_command, _mcp_proxy_command])
+def test_a_bgc_started_by_module_never_imports_from_its_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, started: object
+) -> None:
+    """The decision server ``bgc serve --detach`` starts (it answers every hook of the project)
+    and the MCP proxy `bgc init mcp` writes without a script both run ``python -m bgc``, which
+    puts the working directory first on ``sys.path`` unless ``-P`` says not to: a ``bgc`` package
+    there (the project, where an MCP client starts its servers and the agent writes) would run."""
+    import subprocess
+
+    command = started(tmp_path, monkeypatch)  # type: ignore[operator]
+    program = command[: command.index("bgc") + 1]
+    where = tmp_path / "planted"
+    (where / "bgc").mkdir(parents=True)
+    for name in ("__init__.py", "__main__.py"):
+        (where / "bgc" / name).write_text(PLANTED)
+    done = subprocess.run([*program, "--version"], cwd=where, capture_output=True, timeout=120)
+    assert not (where / "PLANTED-RAN").exists() and done.returncode == 0, (command, done)
+
+
+def test_an_mcp_server_behind_the_module_proxy_is_not_wrapped_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bgc init mcp` run again over its own ``python -P -m bgc mcp-proxy`` server leaves it."""
+    from bgc.commands import init_mcp
+
+    bgc_command = _mcp_proxy_command(tmp_path, monkeypatch)
+    once = init_mcp.rewrite({"mcpServers": {"files": {"command": "npx", "args": ["fs"]}}}, "/p.bgp", bgc_command, "x")
+    twice = init_mcp.rewrite(once.data, "/p.bgp", bgc_command, "x")
+    assert once.proxied == ("files",) and twice.already == ("files",) and twice.data == once.data

@@ -36,9 +36,10 @@ class Rewrite:
 
 def proxy_command() -> list[str]:
     """How a client should start bgc: the absolute console script (clients such as Claude Desktop
-    start servers with a minimal PATH), else this interpreter with ``-m bgc``."""
+    start servers with a minimal PATH), else this interpreter with ``-P -m bgc`` (``-P``: the
+    directory the client starts it in, often the project, is not searched for a ``bgc``)."""
     script = shutil.which("bgc")
-    return [os.path.abspath(script)] if script else [sys.executable, "-m", "bgc"]
+    return [os.path.abspath(script)] if script else [sys.executable, "-P", "-m", "bgc"]
 
 
 def is_proxied(server: dict[str, Any]) -> bool:
@@ -48,6 +49,8 @@ def is_proxied(server: dict[str, Any]) -> bool:
         return False
     if os.path.basename(command) == "bgc":
         return args[:1] == ["mcp-proxy"]
+    if args[:1] == ["-P"]:
+        args = args[1:]
     return os.path.basename(command).startswith("python") and args[:3] == ["-m", "bgc", "mcp-proxy"]
 
 

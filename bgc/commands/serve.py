@@ -178,7 +178,9 @@ def _detach(project: str, idle: float, quiet: bool) -> ExitCode:
         if not quiet:
             io.write_line(f"a decision server already serves {project} (pid {running['pid']})")
         return ExitCode.OK
-    command = [sys.executable, "-m", "bgc", "serve", "--dir", project, "--idle", repr(idle)]
+    # -P: nothing prepended to sys.path (-m would put the working directory there, and a module
+    # found in it would run as the server that answers every hook of the project)
+    command = [sys.executable, "-P", "-m", "bgc", "serve", "--dir", project, "--idle", repr(idle)]
     child = subprocess.Popen(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
         start_new_session=True, close_fds=True,
