@@ -339,3 +339,54 @@ def test_an_mcp_server_behind_the_module_proxy_is_not_wrapped_twice(tmp_path: Pa
     once = init_mcp.rewrite({"mcpServers": {"files": {"command": "npx", "args": ["fs"]}}}, "/p.bgp", bgc_command, "x")
     twice = init_mcp.rewrite(once.data, "/p.bgp", bgc_command, "x")
     assert once.proxied == ("files",) and twice.already == ("files",) and twice.data == once.data
+
+
+def _pre_tool_use_commands(project: Path) -> list[str]:
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    return [hook["command"] for entry in settings["hooks"]["PreToolUse"] for hook in entry["hooks"]]
+
+
+def _with_pre_tool_use(project: Path, commands: list[str]) -> None:
+    (project / ".claude").mkdir(parents=True, exist_ok=True)
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 30}]} for command in commands
+    ]}}))  # fmt: skip
+
+
+ARGUMENTS = 'hook claude-code -p "$CLAUDE_PROJECT_DIR/.claude/bgc/policy.bgp"'
+
+
+@pytest.mark.parametrize("olds", [
+    [f"'/opt/old env/bin/bgc' {ARGUMENTS}", f"/usr/bin/python3 -m bgc {ARGUMENTS}"],
+    [f"/usr/bin/python3 -P -m bgc {ARGUMENTS}", f"/gone/bin/bgc {ARGUMENTS}", f"/usr/bin/python3 -m bgc {ARGUMENTS}"],
+])  # fmt: skip
+def test_earlier_hooks_become_one_hook_in_the_first_ones_place(tmp_path: Path, olds: list[str]) -> None:
+    """Several hooks of earlier inits (two installations', or the ``-P -m`` form): the first is
+    brought up to date, the rest left as they were, so today's command runs once; and again, it
+    is unchanged."""
+    project = tmp_path / "p"
+    _with_pre_tool_use(project, ["./first.sh", *olds, "./last.sh"])
+    assert "updated the PreToolUse hook" in init(project).stdout
+    commands = _pre_tool_use_commands(project)
+    today = f"{shlex.quote(sys.executable)} -P -c 'from bgc.launch import console; console()' {ARGUMENTS}"
+    assert commands == ["./first.sh", today, *olds[1:], "./last.sh"]
+    assert "unchanged .claude/settings.json" in init(project).stdout and _pre_tool_use_commands(project) == commands
+
+
+def test_a_wrapper_of_the_users_named_bgc_is_kept(tmp_path: Path) -> None:
+    """A program of the user's named ``bgc`` with bgc's arguments (a wrapper that sets up what
+    bgc runs with) is not rewritten to this installation's interpreter: it is kept, and today's
+    hook added beside it, as for any other hook; a pip script of bgc's at that path is bgc's."""
+    wrapper = tmp_path / "bin" / "bgc"
+    wrapper.parent.mkdir()
+    wrapper.write_text('#!/bin/sh\nexport BGC_CACHE_DIR=/srv/bgc\nexec /opt/bgc/bin/bgc "$@"\n')
+    wrapper.chmod(0o755)
+    project = tmp_path / "p"
+    theirs = f"{wrapper} {ARGUMENTS}"
+    _with_pre_tool_use(project, [theirs])
+    assert "added the PreToolUse" in init(project).stdout
+    commands = _pre_tool_use_commands(project)
+    assert commands[0] == theirs and len(commands) == 2 and "-P -c" in commands[1]
+    wrapper.write_text("#!/opt/bgc/bin/python3\nimport re\nimport sys\nfrom bgc.launch import console\n")
+    _with_pre_tool_use(project, [theirs])
+    assert "updated the PreToolUse hook" in init(project).stdout and "-P -c" in _pre_tool_use_commands(project)[0]

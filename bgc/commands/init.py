@@ -167,7 +167,10 @@ def _hook_arguments(agent: str, directory: str) -> str:
 
 def _earlier_form(command: object, arguments: str) -> bool:
     """Whether ``command`` is bgc's hook with these arguments as an earlier ``bgc init`` wrote it:
-    a ``bgc`` script's path (or ``python -m bgc``) before them, and nothing else."""
+    a ``bgc`` console script's absolute path (:func:`_bgc_script`) or ``python [-P] -m bgc``
+    before them, and nothing else. Any other program named ``bgc`` (a wrapper of the user's at
+    another path, which may set up what bgc runs with) is theirs: kept as it is, today's hook
+    added beside it."""
     if not isinstance(command, str) or not command.endswith(arguments):
         return False
     program = command[: -len(arguments)]
@@ -175,7 +178,22 @@ def _earlier_form(command: object, arguments: str) -> bool:
         words = shlex.split(program)
     except ValueError:
         return False
-    return (len(words) == 1 and os.path.basename(words[0]) == "bgc") or (len(words) == 3 and words[1:] == ["-m", "bgc"])
+    if len(words) in (3, 4) and words[1:-2] in ([], ["-P"]) and words[-2:] == ["-m", "bgc"]:
+        return True
+    return len(words) == 1 and os.path.isabs(words[0]) and os.path.basename(words[0]) == "bgc" and _bgc_script(words[0])
+
+
+def _bgc_script(path: str) -> bool:
+    """Whether ``path`` is a console script pip wrote for bgc (it imports bgc's entry point), or
+    nothing any more (an installation since removed: a hook through it can only fail)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return b"\nfrom bgc.launch import " in head or b"\nfrom bgc.cli import " in head
 
 
 def serve_command(agent: str, option: str, directory: str = ".") -> str:
@@ -284,9 +302,10 @@ def _merge_hook(directory: str, path: str, settings: dict[str, Any], original: b
         present = any(hook.get("command") == command for hook in hooks)
         if not present and event == setup.event:  # bgc's hook as an earlier bgc wrote it (through the script): now this command
             for hook in hooks:
-                if _earlier_form(hook.get("command"), earlier):
+                if _earlier_form(hook.get("command"), earlier):  # the first only: two would run it twice
                     hook["command"], present = command, True
                     updated.append(event)
+                    break
         if not present:
             entries.append({**matcher, "hooks": [{"type": "command", "command": command, "timeout": timeout}]})
             added.append(event)
