@@ -450,3 +450,24 @@ def test_the_answer_is_utf8_whatever_the_locale(project: dict[str, Any], encodin
         tool = "Bash" if "command" in tool_input else "Read"
         answer, done = run_hook(project, _input(project, "PreToolUse", tool, tool_input), environ={"PYTHONIOENCODING": encoding})
         assert answer in ("allow", "ask", "deny") and wanted in done.stdout.decode("utf-8"), done
+
+
+@pytest.mark.parametrize("text", ["\udcff", "a\udc80b", "\ud800", "é\udfff∕"])
+@pytest.mark.parametrize("errors", ["strict", "surrogateescape"])
+def test_the_answer_is_valid_utf8_json_whatever_its_text_holds(monkeypatch: pytest.MonkeyPatch, text: str, errors: str) -> None:
+    """A reason holding a lone surrogate (a name decoded with ``surrogateescape`` somewhere on the
+    way): the answer is still UTF-8 an agent's JSON reader takes (Codex's reads bytes strictly),
+    with its decision as it was; it was written as the raw byte (invalid UTF-8), or, for a
+    surrogate outside U+DC80-U+DCFF, not at all (the call blocked)."""
+    import io
+
+    from bgc.commands import hook
+
+    answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": f"bgc: {text}"}}
+    written = io.BytesIO()
+    monkeypatch.setattr(hook, "_decide", lambda *_: answer)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(written, encoding="utf-8", errors=errors))  # as the decision server's
+    assert hook.run("claude-code", policy="p.bgp") == 0
+    data = json.loads(written.getvalue().decode("utf-8"))
+    assert data["hookSpecificOutput"]["permissionDecision"] == "deny" and data["hookSpecificOutput"]["permissionDecisionReason"].startswith("bgc: ")

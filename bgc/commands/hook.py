@@ -106,9 +106,10 @@ def run(
         from bgc.documents import json_text
 
         # UTF-8 bytes, as every agent reads its hooks' JSON: not the locale's encoding, which
-        # (LANG=…ISO-8859-1) could not write a reason's non-ASCII text and would block the call
+        # (LANG=…ISO-8859-1) could not write a reason's non-ASCII text and would block the call;
+        # a lone surrogate in a reason becomes "?" (written as is, it would not be UTF-8)
         sys.stdout.flush()
-        sys.stdout.buffer.write((json_text(output) + "\n").encode("utf-8", "surrogateescape"))
+        sys.stdout.buffer.write((json_text(output) + "\n").encode("utf-8", "replace"))
         sys.stdout.buffer.flush()
     return ExitCode.OK
 
