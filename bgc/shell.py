@@ -586,7 +586,9 @@ def _after_options(walk: _Walk, name: str, argv: list[str]) -> list[str] | None:
         if name == "env" and "=" in word and not word.startswith("-"):
             walk.ask(f"env sets variables for the command ({word.split('=', 1)[0]}): it can change what the program does")
         elif name == "time" and index > 1:
-            break  # bash's `time` takes one `-p`: a second is the program (`time -p -p x` runs `-p`)
+            if word.startswith("-"):  # bash's keyword takes one `-p` (`time -p -p x` runs `-p`); /usr/bin/time more
+                walk.ask(f"time -p {word}: bash's time runs {word}, the program time (`\\time`, `doas time`) the word after")
+            break
         elif name == "nice" and re.fullmatch(r"-[0-9]+", word):
             pass
         elif name == "timeout" and not word.startswith("-"):

@@ -119,7 +119,7 @@ TABLE: list[tuple[str, list[str], bool]] = [
     ("time nice -n 5 nohup make", ["proc:exec:time/nice/-n/5/nohup/make", "proc:exec:nice/-n/5/nohup/make",
                                    "proc:exec:nohup/make", "proc:exec:make"], False),
     ("timeout 10 pytest -x", ["proc:exec:timeout/10/pytest/-x", "proc:exec:pytest/-x"], False),
-    ("time -p -p rm x", ["proc:exec:time/-p/-p/rm/x", "proc:exec:-p/rm/x"], False),  # bash runs `-p`
+    ("time -p -p rm x", ["proc:exec:time/-p/-p/rm/x", "proc:exec:-p/rm/x"], True),  # bash runs `-p`, /usr/bin/time `rm`
     ("timeout -s KILL -- 5 rm x", ["proc:exec:timeout/-s/KILL/--/5/rm/x", "proc:exec:rm/x"], False),
     ("command rm x", ["proc:exec:command/rm/x", "proc:exec:rm/x"], False),
     ("exec rm x", ["proc:exec:exec/rm/x", "proc:exec:rm/x"], False),
@@ -365,3 +365,15 @@ def test_every_shell_is_looked_through_or_asks(shell: str, inner: str, flags: st
     analysis = shell_atoms(f"{shell} {flags} '{inner}'", cwd="/w")
     wanted = shell_atoms(inner, cwd="/w").needs[0].atom
     assert analysis.needs_ask or wanted in [need.atom for need in analysis.needs], (shell, inner, analysis)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["\\time", "'time'", "/usr/bin/time", "doas time", "env time", "busybox time", "time"]),
+       st.sampled_from(["-p -p", "-p -p -p", "-p -v"]), INNER)
+def test_the_time_program_after_its_options_is_looked_through_or_asks(time: str, options: str, inner: str) -> None:
+    """``time`` that is the program, not bash's keyword (quoted, by path, after a wrapper), takes
+    more than one option (GNU time: ``-p -p rm`` runs ``rm``); bgc cannot tell the two apart after
+    quote removal, so a second option asks (it was read as the keyword's program ``-p``)."""
+    analysis = shell_atoms(f"{time} {options} {inner}", cwd="/w")
+    wanted = shell_atoms(inner, cwd="/w").needs[0].atom
+    assert analysis.needs_ask or wanted in [need.atom for need in analysis.needs], (time, options, analysis)
