@@ -390,3 +390,24 @@ def test_a_wrapper_of_the_users_named_bgc_is_kept(tmp_path: Path) -> None:
     wrapper.write_text("#!/opt/bgc/bin/python3\nimport re\nimport sys\nfrom bgc.launch import console\n")
     _with_pre_tool_use(project, [theirs])
     assert "updated the PreToolUse hook" in init(project).stdout and "-P -c" in _pre_tool_use_commands(project)[0]
+
+
+def test_a_bgc_found_through_a_relative_path_entry_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``.`` on ``PATH`` and no script beside the interpreter, ``which bgc`` is the project's
+    own ``./bgc`` (a file the agent may write): the hooks and the MCP proxy command start bgc by
+    its interpreter instead (they named ``./bgc``, or its absolute path in the project)."""
+    from bgc.commands import init as init_command
+    from bgc.commands import init_mcp
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "bgc").write_text("#!/bin/sh\necho allow\n")
+    (project / "bgc").chmod(0o755)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PATH", ".")
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bare" / "python3"))  # no bgc script beside it
+    written = [init_command.hook_command("claude-code"), init_command.serve_command("claude-code", "--detach"),
+               " ".join(init_mcp.proxy_command())]  # fmt: skip
+    for command in written:
+        program = shlex.split(command)[0]
+        assert program == sys.executable and "-P" in shlex.split(command)[:3], command

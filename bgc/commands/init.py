@@ -122,10 +122,13 @@ def _warm(directory: str, setup: AgentSetup) -> str:
 def _bgc_command() -> str:
     """This installation's ``bgc``, as a shell word (``python -P -m bgc`` when it has no script:
     ``-P`` keeps the project's directory off ``sys.path``, where a ``bgc/`` an agent wrote would
-    otherwise be imported instead)."""
+    otherwise be imported instead). A ``bgc`` found through a relative ``PATH`` entry (``.``) is
+    not taken: the hook would run whatever file of that name is in the project."""
     beside = os.path.join(os.path.dirname(sys.executable), "bgc")  # this environment's script
     found = beside if os.access(beside, os.X_OK) else shutil.which("bgc")
-    return shlex.quote(found) if found else f"{shlex.quote(sys.executable)} -P -m bgc"
+    if found and os.path.isabs(found):
+        return shlex.quote(found)
+    return f"{shlex.quote(sys.executable)} -P -m bgc"
 
 
 HOOK_ENTRY = "from bgc.launch import console; console()"

@@ -38,8 +38,8 @@ def proxy_command() -> list[str]:
     """How a client should start bgc: the absolute console script (clients such as Claude Desktop
     start servers with a minimal PATH), else this interpreter with ``-P -m bgc`` (``-P``: the
     directory the client starts it in, often the project, is not searched for a ``bgc``)."""
-    script = shutil.which("bgc")
-    return [os.path.abspath(script)] if script else [sys.executable, "-P", "-m", "bgc"]
+    script = shutil.which("bgc")  # found through a relative PATH entry (`.`): a file of the project's, not taken
+    return [script] if script and os.path.isabs(script) else [sys.executable, "-P", "-m", "bgc"]
 
 
 def is_proxied(server: dict[str, Any]) -> bool:
