@@ -471,3 +471,42 @@ def test_the_answer_is_valid_utf8_json_whatever_its_text_holds(monkeypatch: pyte
     assert hook.run("claude-code", policy="p.bgp") == 0
     data = json.loads(written.getvalue().decode("utf-8"))
     assert data["hookSpecificOutput"]["permissionDecision"] == "deny" and data["hookSpecificOutput"]["permissionDecisionReason"].startswith("bgc: ")
+
+
+def _broken_pipe() -> int:
+    """A pipe's write end whose reader is gone."""
+    read, write = os.pipe()
+    os.close(read)
+    return write
+
+
+def test_an_answer_the_agent_cannot_read_blocks(project: dict[str, Any]) -> None:
+    """The hook (deciding in its own process, or its client with the server's answer), its stdout
+    a pipe whose reader is gone: it exits 2, the one code every agent takes as a block (141, a
+    reader gone, is a non-blocking error to them: the call went through), whatever the answer."""
+    write = _broken_pipe()
+    try:
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}
+        call = json.dumps(_input(project, "PreToolUse", "Read", {"file_path": ".env"})).encode()
+        done = subprocess.run(["sh", "-c", project["command"]], input=call, stdout=write, stderr=subprocess.PIPE,
+                              env=env, cwd=project["root"], timeout=TIMEOUT)  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.returncode == 2 and b"Traceback" not in done.stderr, done
+
+
+@pytest.mark.parametrize("error", [BrokenPipeError(32, "Broken pipe"), OSError(28, "No space left on device")])
+def test_a_served_answer_the_agent_cannot_read_blocks(monkeypatch: pytest.MonkeyPatch, error: OSError) -> None:
+    """The hook's client, its server's answer in hand, cannot write it: 2 (a block), not 141."""
+    from bgc.hooks import client
+
+    def fail(fd: int, data: bytes) -> None:
+        raise error
+
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", "/p")
+    monkeypatch.setattr(client, "_read_stdin", lambda deadline: (b"{}", True))
+    monkeypatch.setattr(client, "socket_path", lambda project: "/p.sock")
+    monkeypatch.setattr(client, "trusted_socket", lambda path: True)
+    monkeypatch.setattr(client, "_ask", lambda *_: (0, b'{"decision": "deny"}\n', b""))
+    monkeypatch.setattr(client, "_write_all", fail)
+    assert client.decide(["hook", "claude-code"], "claude-code", None) == 2

@@ -108,9 +108,13 @@ def run(
         # UTF-8 bytes, as every agent reads its hooks' JSON: not the locale's encoding, which
         # (LANG=…ISO-8859-1) could not write a reason's non-ASCII text and would block the call;
         # a lone surrogate in a reason becomes "?" (written as is, it would not be UTF-8)
-        sys.stdout.flush()
-        sys.stdout.buffer.write((json_text(output) + "\n").encode("utf-8", "replace"))
-        sys.stdout.buffer.flush()
+        try:
+            sys.stdout.flush()
+            sys.stdout.buffer.write((json_text(output) + "\n").encode("utf-8", "replace"))
+            sys.stdout.buffer.flush()
+        except OSError as error:  # not delivered: block (2); the guard's 141 for a reader gone lets the call through
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is left in the buffer goes nowhere
+            return _block(f"cannot write the answer: {error.strerror or error}")
     return ExitCode.OK
 
 

@@ -239,12 +239,12 @@ def decide(argv: list[str], agent: str, timeout: object) -> int | Fallback:
     try:
         _write_all(1, stdout)
         _write_all(2, stderr)
-    except OSError as error:
+    except OSError:
         from bgc.errors import ExitCode  # only on these rare paths: its import costs more than an answer
 
-        if isinstance(error, BrokenPipeError):
-            return ExitCode.CLOSED_PIPE  # as the guard exits when the reader went away
-        return ExitCode.BAD_INPUT  # as the guard exits when the output cannot be written: a block
+        # the answer was not delivered, a reader gone (a broken pipe) too: a block, the one exit
+        # code every agent takes as one (141, the guard's for a reader gone, lets the call through)
+        return ExitCode.BAD_INPUT
     return code
 
 
