@@ -7,6 +7,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -411,3 +412,57 @@ def test_a_bgc_found_through_a_relative_path_entry_is_not_written(tmp_path: Path
     for command in written:
         program = shlex.split(command)[0]
         assert program == sys.executable and "-P" in shlex.split(command)[:3], command
+
+
+def _settings_cases() -> Any:
+    """PreToolUse entries (one to three hooks each) drawn from others' hooks (a script, bgc with
+    other arguments, a wrapper of the user's named ``bgc``), bgc's earlier forms (a script no
+    longer there, ``python -m bgc``, ``python -P -m bgc``) and today's command."""
+    from hypothesis import strategies as st
+
+    pool = ["./check.sh", "/x/bgc hook claude-code -p other.bgp", "WRAPPER", f"/gone/bin/bgc {ARGUMENTS}",
+            f"/usr/bin/python3 -m bgc {ARGUMENTS}", f"/usr/bin/python3 -P -m bgc {ARGUMENTS}", "TODAY"]  # fmt: skip
+    return st.lists(st.lists(st.sampled_from(pool), min_size=1, max_size=3), max_size=4)
+
+
+EARLIER = ("/gone/bin/bgc ", "/usr/bin/python3 -m bgc ", "/usr/bin/python3 -P -m bgc ")
+
+
+def test_the_upgrade_by_class_of_settings(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Whatever mix of hooks is there: others' hooks (a wrapper named ``bgc`` among them) stay as
+    they were, in order; today's command is there once more than before only if it was missing
+    (in the first earlier form's place if there is one, else at the end); a second run changes
+    nothing."""
+    from hypothesis import given, settings
+
+    today = f"{shlex.quote(sys.executable)} -P -c 'from bgc.launch import console; console()' {ARGUMENTS}"
+
+    @settings(max_examples=40, deadline=None)
+    @given(_settings_cases())
+    def check(entries: list[list[str]]) -> None:
+        base = tmp_path_factory.mktemp("upgrade")
+        wrapper = base / "bin" / "bgc"
+        wrapper.parent.mkdir()
+        wrapper.write_text('#!/bin/sh\nexec /opt/bgc/bin/bgc "$@"\n')
+        named = {"WRAPPER": f"{wrapper} {ARGUMENTS}", "TODAY": today}
+        entries = [[named.get(command, command) for command in entry] for entry in entries]
+        project = base / "p"
+        (project / ".claude").mkdir(parents=True)
+        (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+            {"matcher": "*", "hooks": [{"type": "command", "command": command} for command in entry]} for entry in entries
+        ]}}))  # fmt: skip
+        before = [command for entry in entries for command in entry]
+        assert init(project).exit_code == 0
+        after = _pre_tool_use_commands(project)
+        wanted = list(before)
+        if today not in before:
+            first = next((index for index, command in enumerate(before) if command.startswith(EARLIER)), None)
+            if first is None:
+                wanted.append(today)
+            else:
+                wanted[first] = today
+        assert after == wanted, (before, after)
+        written = (project / ".claude" / "settings.json").read_bytes()
+        assert init(project).exit_code == 0 and (project / ".claude" / "settings.json").read_bytes() == written
+
+    check()
