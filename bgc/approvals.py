@@ -499,6 +499,13 @@ def settle_ask(store: Any, request: PermissionRequest, trusted: Mapping[str, Any
         return AskOutcome("deny", f"rejected by {result.rejected_by} ({request_id})", request_id)
     if result.state != "pending":
         return AskOutcome("deny", f"permission request {request_id} is {result.state}", request_id)
-    if not trusted:  # nobody's signed answer counts: telling the person to run bgc approve would mislead
-        return AskOutcome("ask", f"asks a person (the policy trusts no approver for bgc approve; request {request_id})", request_id)
-    return AskOutcome("ask", f"needs approval: bgc approve {request_id} ({result.describe(stored)})", request_id)
+    return AskOutcome("ask", awaiting(request_id, result.describe(stored), trusted), request_id)
+
+
+def awaiting(request_id: str, standing: str, trusted: Mapping[str, Any]) -> str:
+    """A pending request as a decision's reason names it: how people approve it (``bgc approve``
+    and where it stands), or, when the policy trusts no approver (the starter trusts none), that
+    no ``bgc approve`` can: only an agent's own permission dialog may then let the call run."""
+    if not trusted:
+        return f"needs approval (request {request_id}), which no bgc approve can give: the policy trusts no approver"
+    return f"needs approval: bgc approve {request_id} ({standing})"

@@ -341,7 +341,7 @@ class Kernel:
             return _Approved(stored, result.counted)
         if result.state == "pending":
             return (codes.ATOM_NEEDS_APPROVAL, "approval",
-                    f"needs approval: bgc approve {stored.id} ({result.describe(stored)}); {pending}")  # fmt: skip
+                    f"{approvals.awaiting(stored.id, result.describe(stored), self.approvers)}; {pending}")  # fmt: skip
         why = f"rejected by {result.rejected_by}" if result.rejected_by else result.state
         return (codes.REQUEST_ENDED, "approval", f"permission request {stored.id} is {why}")
 

@@ -399,7 +399,6 @@ def section_startup(ctx: Context) -> list[Row]:
     hook_env = {"CLAUDE_PROJECT_DIR": str(project), "XDG_RUNTIME_DIR": str(alone_runtime)}  # no server there
     served_env = {**hook_env, "XDG_RUNTIME_DIR": str(served_runtime)}
     serve = [ctx.bgc, "serve", "--dir", str(project)]
-    subprocess.run([*serve, "--detach", "--quiet"], env={**base_env(), **hook_cache.fresh(), **served_env}, check=True, capture_output=True)
     hook_argv = [*_hook_program(), "hook", "claude-code", "-p", str(project / ".claude/bgc/policy.bgp")]
     cases = {
         "pass": Case("pass", [sys.executable, "-c", "pass"]),
@@ -414,11 +413,13 @@ def section_startup(ctx: Context) -> list[Row]:
         "check": Case("check", [ctx.bgc, "check", "policies/default.bgp"], setup=check_cache.fresh),
         "check-nocache": Case("check-nocache", [ctx.bgc, "check", "policies/default.bgp"]),
     }
-    try:
+    try:  # the server stops whatever happens once it is started
+        subprocess.run([*serve, "--detach", "--quiet"], env={**base_env(), **hook_cache.fresh(), **served_env}, check=True,
+                       capture_output=True)  # fmt: skip
         race(list(cases.values()), rounds)
-    finally:
         status = subprocess.run([*serve, "--status"], env={**base_env(), **served_env}, capture_output=True, text=True)
-        subprocess.run([*serve, "--stop"], env={**base_env(), **served_env}, capture_output=True)
+    finally:
+        subprocess.run([*serve, "--stop", "--quiet"], env={**base_env(), **served_env}, capture_output=True)
     served = int(next(iter(re.findall(r"(\d+) requests served", status.stdout)), "0"))
     if served < len(cases["hook-served"].times):  # a call the server did not answer was decided by the hook alone
         raise RuntimeError(f"the decision server answered {served} of {len(cases['hook-served'].times)} hook calls: {status.stdout}{status.stderr}")
