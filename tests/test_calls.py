@@ -248,3 +248,40 @@ def test_gate_call_answers_one_line_per_call(tmp_path: Path, policy) -> None:  #
     assert as_json.returncode == 0
     assert _gate_call(plan, lines[3:4]).returncode == 3  # asked, none denied
     assert _gate_call(plan, ['{"tool": "fs.read"}'], "fs:read:/x").returncode == 2  # atoms and --call: usage
+
+
+FOLDING_POLICY = """filesystem case-insensitive
+tool Bash needs proc:exec:{command}
+allow proc:exec:**
+deny proc:exec:rm/**
+"""
+
+
+@st.composite
+def _rm_spelled(draw: st.DrawFn) -> str:
+    """``rm`` with at least one capital, maybe by a path, maybe behind a wrapper, with arguments."""
+    name = "".join(draw(st.sampled_from([c, c.upper()])) for c in "rm")
+    if name == "rm":
+        name = draw(st.sampled_from(["RM", "Rm", "rM"]))
+    path = draw(st.sampled_from(["", "/bin/", "/usr/bin/", "./"]))
+    wrapper = draw(st.sampled_from(["", "sudo ", "doas ", "nohup ", "env ", "SUDO ", "Nice "]))
+    return f"{wrapper}{path}{name} -rf /tmp/x"
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(_rm_spelled())
+def test_a_program_named_in_capitals_is_never_allowed_where_names_fold_case(command: str) -> None:
+    """On a case-insensitive file system ``RM``, ``/bin/Rm`` and ``SUDO rm`` run ``rm``, which the
+    deny rule (matched as written) does not name: such a command is at best asked there. Where
+    names do not fold, ``RM`` is another program, decided by its own name as before."""
+    folding = CallDecider([implicit_plan(parse_policy(FOLDING_POLICY, "p.bgp"), None)])
+    assert folding.decide_shell(command, "/w").effect in ("ask", "deny"), command
+    plain = CallDecider([implicit_plan(parse_policy(FOLDING_POLICY.split("\n", 1)[1], "p.bgp"), None)])
+    assert plain.decide_shell("rm -rf /tmp/x", "/w").effect == "deny"
+    assert plain.decide_shell(command, "/w").effect == "allow"  # not rm there: decided by its own name, as before
+
+
+def test_lowercase_programs_are_decided_as_before_where_names_fold_case() -> None:
+    folding = CallDecider([implicit_plan(parse_policy(FOLDING_POLICY, "p.bgp"), None)])
+    assert folding.decide_shell("git status && ls -la /tmp", "/w").effect == "allow"
+    assert folding.decide_shell("rm -rf /tmp/x", "/w").effect == "deny"
