@@ -114,23 +114,24 @@ def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dfl
 
 METHODS[((('count', 0, True, True), ('approvers', 1, True, True)), False, True, True, True)] = __create_fn__
 
-def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_needs, _dflt_asks, _dflt_commands, _dflt_stopped, _dflt_sources):
- def __init__(self, cwd, needs=_HAS_DEFAULT_FACTORY, asks=_HAS_DEFAULT_FACTORY, commands=_dflt_commands, stopped=_dflt_stopped, sources=_HAS_DEFAULT_FACTORY):
+def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _dflt_fold_case, _dflt_needs, _dflt_asks, _dflt_commands, _dflt_stopped, _dflt_sources):
+ def __init__(self, cwd, fold_case=_dflt_fold_case, needs=_HAS_DEFAULT_FACTORY, asks=_HAS_DEFAULT_FACTORY, commands=_dflt_commands, stopped=_dflt_stopped, sources=_HAS_DEFAULT_FACTORY):
   self.cwd=cwd
+  self.fold_case=fold_case
   self.needs=_dflt_needs() if needs is _HAS_DEFAULT_FACTORY else needs
   self.asks=_dflt_asks() if asks is _HAS_DEFAULT_FACTORY else asks
   self.commands=commands
   self.stopped=stopped
   self.sources=_dflt_sources() if sources is _HAS_DEFAULT_FACTORY else sources
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(cwd={self.cwd!r}, needs={self.needs!r}, asks={self.asks!r}, commands={self.commands!r}, stopped={self.stopped!r}, sources={self.sources!r})"
+  return self.__class__.__qualname__ + f"(cwd={self.cwd!r}, fold_case={self.fold_case!r}, needs={self.needs!r}, asks={self.asks!r}, commands={self.commands!r}, stopped={self.stopped!r}, sources={self.sources!r})"
  def __eq__(self, other):
   if other.__class__ is self.__class__:
-   return (self.cwd,self.needs,self.asks,self.commands,self.stopped,self.sources,)==(other.cwd,other.needs,other.asks,other.commands,other.stopped,other.sources,)
+   return (self.cwd,self.fold_case,self.needs,self.asks,self.commands,self.stopped,self.sources,)==(other.cwd,other.fold_case,other.needs,other.asks,other.commands,other.stopped,other.sources,)
   return NotImplemented
  return (__init__, __repr__, __eq__,)
 
-METHODS[((('cwd', 0, True, True), ('needs', 2, True, True), ('asks', 2, True, True), ('commands', 1, True, True), ('stopped', 1, True, True), ('sources', 2, True, True)), False, False, False, False)] = __create_fn__
+METHODS[((('cwd', 0, True, True), ('fold_case', 1, True, True), ('needs', 2, True, True), ('asks', 2, True, True), ('commands', 1, True, True), ('stopped', 1, True, True), ('sources', 2, True, True)), False, False, False, False)] = __create_fn__
 
 def __create_fn__(cls, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY):
  def __init__(self, decider, policy_id, trust, modes):

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 
 from bgc import glob, values
 from bgc._dataclasses import dataclass
-from bgc.argv import ARGV_RESOURCES, WORD_SLASH
+from bgc.argv import ARGV_RESOURCES
 from bgc.budget import Budget, BudgetExhausted
 from bgc.gate import (
     NEED_STEPS,
@@ -526,7 +526,7 @@ class CallDecider:
         """
         from bgc.shell import shell_atoms
 
-        analysis = shell_atoms(command, cwd=cwd)
+        analysis = shell_atoms(command, cwd=cwd, fold_case=self.gate.case_insensitive)
         atoms: list[AtomDecision] = []
         for need in analysis.needs:
             placed = (
@@ -540,30 +540,14 @@ class CallDecider:
         effects = {atom.effect for atom in atoms}
         if "deny" in effects:
             return CallDecision(SHELL, LOCAL_SERVER, "deny", "a command it runs is denied", tuple(atoms))
-        needs_ask = list(analysis.needs_ask)
-        if self.gate.case_insensitive:
-            needs_ask += _folded_programs(analysis.needs)
-        if needs_ask:
-            reason = "not understood exactly: " + "; ".join(needs_ask)
+        if analysis.needs_ask:
+            reason = "not understood exactly: " + "; ".join(analysis.needs_ask)
             return CallDecision(SHELL, LOCAL_SERVER, "ask", reason, tuple(atoms), understood=False)
         if "ask" in effects or not atoms:
             return CallDecision(
                 SHELL, LOCAL_SERVER, "ask", "some commands await approval" if atoms else "nothing to run", tuple(atoms)
             )
         return CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms))
-
-
-def _folded_programs(needs: Iterable[Any]) -> list[str]:
-    """Why commands whose program is named with capitals are at best asked on a file system whose
-    names fold case (``filesystem case-insensitive``): there ``RM`` and ``/bin/Rm`` run ``rm``,
-    which a rule about ``rm`` (rules are matched as written) would not see."""
-    found = []
-    for need in needs:
-        if need.resource in ARGV_RESOURCES:
-            program = need.value.split("/", 1)[0].replace(WORD_SLASH, "/").rsplit("/", 1)[-1]
-            if program != program.lower():
-                found.append(f"`{program}` on a case-insensitive file system may be another program's name ({program.lower()})")
-    return found
 
 
 _VALUE, _PATH = "value", "path"

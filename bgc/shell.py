@@ -12,9 +12,9 @@ process substitution — and says which atoms each needs:
   target, resolved against the working directory (``<>`` needs both);
 * a wrapper that runs another command (``env``, ``sudo``, ``doas``, ``time``, ``nice``,
   ``nohup``, ``setsid``, ``busybox``, ``command``, ``exec``, ``timeout``, ``sh -c``/``bash -c``,
-  ``eval``…: :data:`_WRAPPER_OPTIONS`) needs its own argv *and* what the command it runs needs,
-  looked through recursively to a bounded depth; one whose arguments bgc does not read (``flock``,
-  ``strace``, ``chroot``, ``unshare``…: :data:`_OPAQUE_RUNNERS`) asks.
+  ``eval``…: :data:`bgc.runners.WRAPPER_OPTIONS`) needs its own argv *and* what the command it
+  runs needs, looked through recursively to a bounded depth; one whose arguments bgc does not
+  read (``flock``, ``strace``, ``chroot``, ``unshare``…: :data:`bgc.runners.OPAQUE_RUNNERS`) asks.
 
 Anything whose meaning is not fixed by the text alone — a ``$VAR`` or ``$(…)`` in a word, a glob,
 ``~``, a brace expansion, a function definition, a loop, a variable assignment, a ``cd`` that
@@ -32,7 +32,7 @@ import itertools
 import posixpath
 import re
 
-from bgc import values
+from bgc import runners, values
 from bgc._dataclasses import dataclass, field
 from bgc.argv import ArgvError, encode_argv
 
@@ -103,68 +103,6 @@ _NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 """``{fd}`` glued to a redirection: bash opens a new descriptor and sets the variable to it."""
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "hush", "mksh", "yash", "posh", "rbash"})
-"""Shells whose ``-c`` string is read as Bash (busybox runs its ``ash`` and ``hush`` by name)."""
-_SHELL_FLAGS = frozenset("eulxvnfhBCEHPT")
-"""Single-letter options a shell may take alongside ``-c`` that change nothing about which
-commands run (``bash -ec``, ``sh -xc``, ``bash -lc``'s ``l`` is below: it reads profile files)."""
-
-_WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    # wrapper: (options without a value, options that take the next word as their value)
-    "env": (frozenset({"-i", "-", "--ignore-environment", "-0", "--null"}), frozenset({"-u", "--unset"})),
-    "sudo": (frozenset({"-n", "-E", "-H", "-P", "-S", "-k", "-b", "--"}), frozenset({"-u", "-g", "-h", "-p", "-C"})),
-    "time": (frozenset({"-p"}), frozenset()),
-    "nice": (frozenset(), frozenset({"-n", "--adjustment"})),
-    "nohup": (frozenset(), frozenset()),
-    "command": (frozenset({"-p"}), frozenset()),
-    "builtin": (frozenset(), frozenset()),
-    "exec": (frozenset({"-c", "-l"}), frozenset()),
-    "timeout": (frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}), frozenset({"-s", "-k", "--signal", "--kill-after"})),
-    "stdbuf": (frozenset(), frozenset({"-i", "-o", "-e"})),
-    "doas": (frozenset({"-n"}), frozenset({"-u"})),
-    "setsid": (frozenset({"-c", "--ctty", "-f", "--fork", "-w", "--wait"}), frozenset()),
-    "ionice": (frozenset({"-t", "--ignore"}), frozenset({"-c", "--class", "-n", "--classdata"})),
-    "pkexec": (frozenset({"--disable-internal-agent", "--keep-cwd"}), frozenset({"--user"})),
-    "caffeinate": (frozenset({"-d", "-i", "-m", "-s", "-u"}), frozenset({"-t", "-w"})),
-    "busybox": (frozenset(), frozenset()),
-}
-"""Programs that run the command after their options with the same words: looked through (an
-option not listed asks: ``doas -s`` runs a shell, ``ionice -p`` no command)."""
-
-_OPAQUE_RUNNERS = {
-    "xargs": "xargs runs a command built from words it reads at run time",
-    "parallel": "parallel runs commands built from words it reads at run time",
-    "watch": "watch runs its arguments through a shell",
-    "su": "su runs a shell as another user",
-    "ssh": "ssh runs a command on another host",
-    "alias": "an alias changes what a later word runs",
-    "trap": "a trap runs a command string later",
-    "source": "source runs the commands of a file bgc cannot see",
-    ".": "'.' runs the commands of a file bgc cannot see",
-    "pushd": "pushd changes the directory of later commands",
-    "coproc": "coproc runs a command (or a group) in the background, a word the grammar does not know",
-    "popd": "popd changes the directory of later commands",
-    "flock": "flock runs a command after a lock file or descriptor (or a -c string through a shell)",
-    "taskset": "taskset runs a command after a CPU mask", "chrt": "chrt runs a command after a priority",
-    "chroot": "chroot runs a command under another root directory, where paths name other files",
-    **dict.fromkeys(("strace", "ltrace", "valgrind", "gdb", "perf"),
-                    "a tracer or debugger runs a command after options bgc does not read"),
-    **dict.fromkeys(("unshare", "nsenter", "firejail", "bwrap", "systemd-run", "runuser", "sg", "newgrp"),
-                    "it runs a command in another namespace, sandbox or identity, after options bgc does not read"),
-    **dict.fromkeys(("script", "tmux", "screen", "expect"), "it runs a command string through a shell or terminal"),
-    # busybox's and runit's own runners (busybox is looked through to them), and the common ones
-    # that run a command under changed limits, identity, personality or environment
-    **dict.fromkeys(("chpst", "setuidgid", "envuidgid", "envdir", "softlimit", "setpriv", "setarch", "linux32", "linux64",
-                     "prlimit", "numactl", "cttyhack", "start-stop-daemon", "run-parts", "fakeroot", "eatmydata", "unbuffer",
-                     "faketime", "torsocks", "proxychains", "proxychains4", "xvfb-run", "dbus-run-session", "systemd-inhibit"),
-                    "it runs a command after options or settings bgc does not read"),
-    **dict.fromkeys(("at", "batch"), "it runs commands it reads, later"),
-    **dict.fromkeys(("fish", "csh", "tcsh", "nu", "elvish", "xonsh", "pwsh"), "a shell whose language bgc does not read"),
-}
-"""Programs that run something the text does not show: their own argv is needed, and they ask."""
-
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-
 _STRUCTURE = frozenset({"program", "list", "pipeline", "subshell", "compound_statement", "negated_command",
                         "if_statement", "elif_clause", "else_clause", "comment"})
 """Node types whose meaning is only "run the commands inside" (plus their redirections)."""
@@ -224,6 +162,8 @@ class _Scope:
 @dataclass(slots=True)
 class _Walk:
     cwd: str
+    fold_case: bool = False
+    """Program names fold case on this file system (:func:`shell_atoms`)."""
     needs: dict[tuple[str, str, str], ShellNeed] = field(default_factory=dict)
     asks: dict[str, None] = field(default_factory=dict)
     commands: int = 0
@@ -249,15 +189,18 @@ def _shown(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
-def shell_atoms(command: str, *, cwd: str) -> ShellAnalysis:
+def shell_atoms(command: str, *, cwd: str, fold_case: bool = False) -> ShellAnalysis:
     """What running ``command`` with ``bash -c`` in the directory ``cwd`` needs.
 
-    ``cwd`` is an absolute path. Total: never raises on any input; the work is bounded (command
+    ``cwd`` is an absolute path. ``fold_case``: the file system's names fold case (a policy's
+    ``filesystem case-insensitive``), so ``RM``, ``/bin/Rm`` and ``SUDO`` run ``rm`` and ``sudo``,
+    which neither a rule (matched as written) nor the catalog of runners names so: a program
+    named with capitals then asks. Total: never raises on any input; the work is bounded (command
     length, nesting depth, number of simple commands, wrapper depth), and past a bound the
     analysis stops with a reason in ``needs_ask``. Needs are listed in source order, without
     duplicates.
     """
-    walk = _Walk(cwd)
+    walk = _Walk(cwd, fold_case)
     start = values.normalise("fs", cwd) if isinstance(cwd, str) else None
     if not isinstance(start, str):
         walk.ask("the working directory is not an absolute path")
@@ -517,6 +460,9 @@ def _argv(walk: _Walk, argv: list[str], source: str, scope: _Scope, depth: int, 
 
 def _proc_need(walk: _Walk, argv: list[str], source: str) -> None:
     program = argv[0]
+    name = posixpath.basename(program.rstrip("/"))
+    if walk.fold_case and name != name.lower():
+        walk.ask(f"`{name}` on a case-insensitive file system may be another program's name ({name.lower()})")
     forms = [argv]
     if "/" in program.rstrip("/"):
         # run by path (`/bin/rm`): a rule about the program's name must see it too
@@ -542,24 +488,24 @@ def _wrapped_program(
     if name in ("cd", "chdir"):
         _cd(walk, argv, scope)
         return
-    if name in _OPAQUE_RUNNERS:
-        walk.ask(_OPAQUE_RUNNERS[name])
+    if name in runners.OPAQUE_RUNNERS:
+        walk.ask(runners.OPAQUE_RUNNERS[name])
         return
-    if name == "find" and _FIND_EXEC.intersection(argv[1:]):
+    if name == "find" and runners.FIND_EXEC.intersection(argv[1:]):
         walk.ask("find -exec/-ok runs a command on the files it finds")
         return
     if not known:
         return
     if name == "eval":
         _nested(walk, " ".join(argv[1:]), scope, wrapped, "eval")
-    elif name in _SHELLS:
+    elif name in runners.SHELLS:
         _shell_c(walk, argv, scope, wrapped)
-    elif name in _WRAPPER_OPTIONS:
-        inner = _after_options(walk, name, argv)
+    elif name in runners.WRAPPER_OPTIONS:
+        inner, asks = runners.wrapped_command(name, argv)
+        for reason in asks:
+            walk.ask(reason)
         if inner:
             _command_argv(walk, inner, source, scope, depth, wrapped)
-        elif name == "pkexec":  # `echo 'rm x' | pkexec`: with no program it runs the user's shell
-            walk.ask("pkexec without a program runs a shell, reading commands bgc cannot see")
 
 
 def _command_argv(walk: _Walk, argv: list[str], source: str, scope: _Scope, depth: int, wrapped: int) -> None:
@@ -574,77 +520,13 @@ def _command_argv(walk: _Walk, argv: list[str], source: str, scope: _Scope, dept
     _argv(walk, argv, source, scope, depth, wrapped + 1)
 
 
-def _after_options(walk: _Walk, name: str, argv: list[str]) -> list[str] | None:
-    """The command a wrapper runs: the words after its options (and ``env``'s assignments)."""
-    flags, with_value = _WRAPPER_OPTIONS[name]
-    index = 1
-    while index < len(argv):
-        word = argv[index]
-        if word == "--":
-            index += 2 if name == "timeout" else 1  # timeout's duration follows the options' end
-            break
-        if name == "env" and "=" in word and not word.startswith("-"):
-            walk.ask(f"env sets variables for the command ({word.split('=', 1)[0]}): it can change what the program does")
-        elif name == "time" and index > 1:
-            if word.startswith("-"):  # bash's keyword takes one `-p` (`time -p -p x` runs `-p`); /usr/bin/time more
-                walk.ask(f"time -p {word}: bash's time runs {word}, the program time (`\\time`, `doas time`) the word after")
-            break
-        elif name == "nice" and re.fullmatch(r"-[0-9]+", word):
-            pass
-        elif name == "timeout" and not word.startswith("-"):
-            index += 1  # the duration; the command follows it
-            break
-        elif word in flags:
-            pass
-        elif word in with_value:
-            index += 1
-        elif word.startswith("-") and "=" in word and word.split("=", 1)[0] in with_value:
-            pass
-        elif word.startswith("-"):
-            walk.ask(f"{name} with the option {word}, which bgc does not look through")
-            return None
-        else:
-            break
-        index += 1
-    while name == "env" and index < len(argv) and "=" in argv[index]:  # assignments follow `--` too
-        walk.ask(f"env sets variables for the command ({argv[index].split('=', 1)[0]}): it can change what the program does")
-        index += 1
-    return argv[index:] or None
-
-
 def _shell_c(walk: _Walk, argv: list[str], scope: _Scope, wrapped: int) -> None:
-    """``sh -c STRING``: the string is a command of its own; without ``-c`` the shell runs a script
-    (a file or its standard input) that bgc cannot see."""
-    for index, word in enumerate(argv[1:], 1):
-        if word == "-c" or (re.fullmatch(r"-[a-zA-Z]+", word) and "c" in word):
-            if set(word[1:]) - {"c", "l"} - _SHELL_FLAGS:
-                break
-            if "l" in word[1:]:
-                walk.ask("a login shell (-l) first runs profile files bgc cannot see")
-            string = _after_shell_options(argv, index + 1)
-            if string is None:
-                walk.ask(f"{argv[0]} -c with an option bgc does not know, or without a command string")
-                return
-            _nested(walk, argv[string], _Scope(scope.dirs), wrapped, argv[0])
-            return
-        if word.startswith("-") and len(word) > 1 and not set(word[1:]) - _SHELL_FLAGS:
-            continue
-        break
-    walk.ask(f"{posixpath.basename(argv[0])} runs a script (a file or its input) that bgc cannot see")
-
-
-def _after_shell_options(argv: list[str], index: int) -> int | None:
-    """Where the command string of ``sh -c`` is: the first word after the options, which may
-    follow ``-c`` too (``bash -c -e 'rm x'``, ``bash -c -- 'rm x'``: ``-``/``--`` end them);
-    None when an option is one bgc does not know or no word is left."""
-    while index < len(argv) and argv[index][:1] in ("-", "+"):
-        if argv[index] in ("-", "--"):
-            index += 1
-            break
-        if set(argv[index][1:]) - _SHELL_FLAGS:
-            return None
-        index += 1
-    return index if index < len(argv) else None
+    """``sh -c STRING``: the string is a command of its own (:func:`bgc.runners.shell_string`)."""
+    string, asks = runners.shell_string(argv)
+    for reason in asks:
+        walk.ask(reason)
+    if string is not None:
+        _nested(walk, argv[string], _Scope(scope.dirs), wrapped, argv[0])
 
 
 def _nested(walk: _Walk, text: str, scope: _Scope, wrapped: int, how: str) -> None:

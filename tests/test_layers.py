@@ -39,7 +39,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "analysis": (
         "bgc.lints", "bgc.expects", "bgc.checks", "bgc.testing", "bgc.outcomes", "bgc.config", "bgc.diff",
     ),
-    "runtime": ("bgc.calls", "bgc.trees", "bgc.enforce", "bgc.kernel", "bgc.shell", "bgc.approvals", "bgc.ledger", "bgc.store"),
+    "runtime": ("bgc.calls", "bgc.trees", "bgc.enforce", "bgc.kernel", "bgc.shell", "bgc.runners", "bgc.approvals", "bgc.ledger", "bgc.store"),
     "adapters": (
         "bgc.hooks", "bgc.hook", "bgc.adapters", "bgc.mcp", "bgc.mcp_proxy", "bgc.importers", "bgc.claude_import",
     ),
