@@ -211,74 +211,20 @@ def store_object(namespace: str, key: str, value: Any) -> None:
 
 
 def _pickled(value: Any) -> bytes:
-    """``value`` pickled, its compiled regular expressions as :class:`RegexOnFirstUse`: loading
-    a compiled pattern compiles it again (Python's compiler, 50-600 µs each), and a cold hook
-    loads a decider holding a dozen it does not use for the call it decides."""
+    """``value`` pickled, its compiled regular expressions and their bound methods compiled
+    again only when first used once loaded (:func:`bgc.regexes.reduced`)."""
     import io
     import pickle
-    import re
+
+    from bgc.regexes import reduced
 
     class Pickler(pickle.Pickler):
         def reducer_override(self, obj: Any) -> Any:
-            if type(obj) is re.Pattern:
-                return RegexOnFirstUse, (obj.pattern, obj.flags)
-            return NotImplemented
+            return reduced(obj) or NotImplemented
 
     out = io.BytesIO()
     Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
     return out.getvalue()
-
-
-class RegexOnFirstUse:
-    """A compiled regular expression read from a cache entry, compiled when first used: each of
-    its methods (``match``, ``fullmatch``, …, or one bound in the entry) compiles it on its first
-    call, then calls the compiled pattern's own. Same answers as the pattern it was pickled from
-    (the same text and flags, compiled by :func:`re.compile`)."""
-
-    __slots__ = ("_compiled", "flags", "pattern")
-
-    def __init__(self, pattern: str | bytes, flags: int) -> None:
-        self.pattern, self.flags, self._compiled = pattern, flags, None
-
-    def compiled(self) -> Any:
-        if self._compiled is None:
-            import re
-
-            self._compiled = re.compile(self.pattern, self.flags)
-        return self._compiled
-
-    def __getattr__(self, name: str) -> Any:  # what the compiled pattern has: a method waits for its first call
-        import re
-
-        if name.startswith("_") or not hasattr(re.Pattern, name):
-            raise AttributeError(name)
-        if not callable(getattr(re.Pattern, name)):
-            return getattr(self.compiled(), name)
-        return _MethodOnFirstUse(self, name)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return RegexOnFirstUse, (self.pattern, self.flags)
-
-    def __repr__(self) -> str:
-        return f"RegexOnFirstUse({self.pattern!r}, {self.flags})"
-
-
-class _MethodOnFirstUse:
-    """``regex.name`` of a :class:`RegexOnFirstUse`, bound to the compiled pattern on first call."""
-
-    __slots__ = ("_bound", "name", "regex")
-
-    def __init__(self, regex: RegexOnFirstUse, name: str) -> None:
-        self.regex, self.name, self._bound = regex, name, None
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        bound = self._bound
-        if bound is None:
-            bound = self._bound = getattr(self.regex.compiled(), self.name)
-        return bound(*args, **kwargs)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return getattr, (self.regex, self.name)
 
 
 # --- keys for policies: valid while every file that went into one is unchanged ---------------------

@@ -34,11 +34,10 @@ from collections.abc import Callable
 
 from bgc._dataclasses import dataclass
 from bgc.argv import ARGV_RESOURCES
+from bgc.regexes import RegexOnFirstUse
 
 TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
-    from typing import Any
-
     from bgc.glob import Pattern
 
 __all__ = ["Rejection", "URL_RESOURCES", "canonical_url", "decoded_dot_segment", "match_value", "normalise"]
@@ -198,22 +197,7 @@ def _unicode_problem(value: str) -> str | None:
     return None
 
 
-class _LazyPattern:
-    """A regular expression compiled when first used. Why: Python compiles expressions in
-    Python, 30-90 µs each, and a cold ``bgc gate`` or hook reaches most of this module's
-    expressions (escapes, percent-encoding, control characters…) only for the values that need
-    them; each method is looked up once, then read from the instance like any attribute."""
-
-    def __init__(self, text: str, flags: int = 0) -> None:
-        self._text, self._flags = text, flags
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:  # only until the method is set below
-        method = getattr(re.compile(self._text, self._flags), name)
-        setattr(self, name, method)
-        return method
-
-
-_CONTROL = _LazyPattern("[\x00-\x1f\x7f-\x9f]")
+_CONTROL = RegexOnFirstUse("[\x00-\x1f\x7f-\x9f]")
 """Unicode's control characters (general category Cc: C0, DEL and C1; fixed by Unicode's
 stability policy, and a test compares it with ``unicodedata`` over every code point)."""
 
@@ -262,7 +246,7 @@ HFS_IGNORED = frozenset(
 """Code points HFS+ ignores when it compares names (git's ``is_hfs_dotgit`` list): ``.g\\u200cit``
 is ``.git`` there."""
 
-_SHORT_NAME = _LazyPattern(r"~[0-9]")
+_SHORT_NAME = RegexOnFirstUse(r"~[0-9]")
 """An 8.3 short name's tail (``GIT~1``, ``PROGRA~2``): Windows reaches the long name through it."""
 
 
@@ -329,11 +313,11 @@ def _read_fs_pattern(text: str) -> str | Rejection:
     return "/" + "/".join(seg for seg, _ in stack)
 
 
-_UNESCAPE = _LazyPattern(r"\\(.)", re.S)
-_PLAIN_FS_PATTERN = _LazyPattern(r"(?:/(?!\.\.?(?:/|\Z))[^/\\]+)+")
+_UNESCAPE = RegexOnFirstUse(r"\\(.)", re.S)
+_PLAIN_FS_PATTERN = RegexOnFirstUse(r"(?:/(?!\.\.?(?:/|\Z))[^/\\]+)+")
 """A pattern :func:`normalise_fs_pattern` leaves as it is: ``/`` segments, none empty, ``.`` or
 ``..``, no escape (so every ``/`` separates and every segment is kept as written)."""
-_WILDCARD = _LazyPattern(r"(?<!\\)(?:\\\\)*[*?[]")
+_WILDCARD = RegexOnFirstUse(r"(?<!\\)(?:\\\\)*[*?[]")
 
 
 def _pattern_segments(text: str) -> list[str]:
@@ -361,7 +345,7 @@ def _pattern_segments(text: str) -> list[str]:
 
 # ---- URLs --------------------------------------------------------------------------------------
 
-_PERCENT = _LazyPattern(r"%([0-9A-Fa-f]{2})")
+_PERCENT = RegexOnFirstUse(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _AMBIGUOUS_ESCAPES = {
     0x2F: "'%2F' (an encoded '/', which some servers decode into a path separator)",
@@ -433,7 +417,7 @@ def _canonical_url_once(value: str) -> str | Rejection:
     return f"{url['protocol']}//{host}{port}{path}{query}"
 
 
-_SPACE = _LazyPattern(r"\s")
+_SPACE = RegexOnFirstUse(r"\s")
 _ADA_PARTS = ("username", "password", "hostname", "port", "protocol", "pathname", "search")
 
 
@@ -669,7 +653,7 @@ def url_host_wildcard_problem(pattern: str) -> str | None:
 
 # ---- other resources ---------------------------------------------------------------------------
 
-_URL_SEGMENT_END = _LazyPattern(r"[/\\?#;]")
+_URL_SEGMENT_END = RegexOnFirstUse(r"[/\\?#;]")
 
 
 def decoded_dot_segment(text: str) -> str | None:

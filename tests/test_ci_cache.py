@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from bgc import cache, checks
 from bgc.errors import BgcError
 from bgc.policy import loader
+from bgc.regexes import MethodOnFirstUse, RegexOnFirstUse
 from tests.samples import examples
 
 
@@ -325,7 +326,8 @@ def test_a_cached_regex_compiles_on_first_use_and_answers_as_the_pattern(
     pattern = re.compile(text, flags)
     cache.store_object("policy", "regex", {"pattern": pattern, "match": pattern.match, "sub": pattern.sub})
     loaded = cache.load_object("policy", "regex")
-    assert isinstance(loaded["pattern"], cache.RegexOnFirstUse) and loaded["pattern"]._compiled is None
+    assert isinstance(loaded["pattern"], RegexOnFirstUse) and vars(loaded["pattern"]) == {"pattern": text, "flags": pattern.flags}
+    assert isinstance(loaded["match"], MethodOnFirstUse) and loaded["match"].regex is loaded["pattern"]  # one per pattern
     assert loaded["match"](subject) is None if pattern.match(subject) is None else loaded["match"](subject).span() == pattern.match(subject).span()
     assert loaded["sub"]("-", subject) == pattern.sub("-", subject)
     for method in ("fullmatch", "search"):

@@ -31,7 +31,7 @@ PACKAGE = ROOT / "bgc"
 
 LAYERS: dict[str, tuple[str, ...]] = {
     "core": (
-        "bgc", "bgc.__init__", "bgc._dataclasses", "bgc._dataclass_methods", "bgc._dataclass_methods_hook", "bgc._dataclass_methods_rest", "bgc.names", "bgc.sha256", "bgc.limits", "bgc.codes", "bgc.errors", "bgc.files", "bgc.findings",
+        "bgc", "bgc.__init__", "bgc._dataclasses", "bgc._dataclass_methods", "bgc._dataclass_methods_hook", "bgc._dataclass_methods_rest", "bgc.regexes", "bgc.names", "bgc.sha256", "bgc.limits", "bgc.codes", "bgc.errors", "bgc.files", "bgc.findings",
         "bgc.schema", "bgc.canonical", "bgc.model", "bgc.documents", "bgc._glob_syntax", "bgc._glob_automata",
         "bgc._glob_symbolic", "bgc._glob_regex", "bgc._glob_pattern", "bgc.budget", "bgc.glob", "bgc.values", "bgc.cache", "bgc.answer_cache", "bgc.policy", "bgc.compiler",
         "bgc.plan", "bgc.gate", "bgc._gate_index", "bgc.argv", "bgc.render.fields", "bgc.render.words",
