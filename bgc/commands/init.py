@@ -124,8 +124,7 @@ def _bgc_command() -> str:
     ``-P`` keeps the project's directory off ``sys.path``, where a ``bgc/`` an agent wrote would
     otherwise be imported instead). A ``bgc`` found through a relative ``PATH`` entry (``.``) is
     not taken: the hook would run whatever file of that name is in the project."""
-    beside = os.path.join(os.path.dirname(sys.executable), "bgc")  # this environment's script
-    found = beside if os.access(beside, os.X_OK) else shutil.which("bgc")
+    found = _script_beside() or shutil.which("bgc")
     if found and os.path.isabs(found):
         return shlex.quote(found)
     return f"{shlex.quote(sys.executable)} -P -m bgc"
@@ -143,10 +142,15 @@ def _hook_program() -> str:
     agent writes, is never searched for modules), when bgc is installed in this environment (its
     script beside the interpreter: the hook finds it there without this shell's environment);
     otherwise as :func:`_bgc_command`."""
-    beside = os.path.join(os.path.dirname(sys.executable), "bgc")
-    if not os.access(beside, os.X_OK):
+    if _script_beside() is None:
         return _bgc_command()
     return f"{shlex.quote(sys.executable)} -P -c {shlex.quote(HOOK_ENTRY)}"
+
+
+def _script_beside() -> str | None:
+    """This environment's ``bgc`` script, beside the interpreter running this, if there is one."""
+    beside = os.path.join(os.path.dirname(sys.executable), "bgc")
+    return beside if os.access(beside, os.X_OK) else None
 
 
 def hook_command(agent: str, directory: str = ".") -> str:
@@ -319,7 +323,7 @@ def _merge_hook(directory: str, path: str, settings: dict[str, Any], original: b
     write_atomic(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     saved = f" (the previous file is {shown}.bak)" if original is not None else ""
     said = []
-    for verb, events, where in (("added", added, "to"), ("updated", sorted(set(updated)), "in")):
+    for verb, events, where in (("added", added, "to"), ("updated", updated, "in")):
         if events:
             named = " and ".join(", ".join(events).rsplit(", ", 1))
             said.append(f"{verb} the {named} hook{'s' if len(events) > 1 else ''} {where} {shown}")
