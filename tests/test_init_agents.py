@@ -258,6 +258,26 @@ def test_the_hook_never_imports_a_module_from_the_project(tmp_path: Path, plante
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny", done
 
 
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_no_module_the_hook_imports_can_come_from_the_project(tmp_path: Path, agent: str) -> None:
+    """The whole class, not the modules planted above: the interpreter the hook command starts,
+    started the same way in the project, has no directory on ``sys.path`` that is the project or
+    below it (``-c`` alone would put the working directory first), whatever bgc imports later."""
+    import subprocess
+
+    project = tmp_path / "p"
+    project.mkdir()
+    assert init(project, agent).exit_code == 0
+    directory, name, event, _, _ = AGENTS[agent]
+    command = json.loads((project / directory / name).read_text())["hooks"][event][0]["hooks"][0]["command"]
+    words = shlex.split(command)
+    program = words[: words.index("-c")] if "-c" in words else words[: words.index("-m")]
+    probe = subprocess.run([*program, "-c", "import json, sys; print(json.dumps(sys.path))"], cwd=project,
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    paths = [(project / entry).resolve() for entry in json.loads(probe.stdout)]  # "" is the working directory
+    assert not [path for path in paths if path == project.resolve() or project.resolve() in path.parents], paths
+
+
 def test_a_hook_an_earlier_init_wrote_is_brought_up_to_date(tmp_path: Path) -> None:
     """A hook written through the ``bgc`` script (or ``python -m bgc``) by an earlier `bgc init`
     is replaced in place by today's command, not run twice beside it; a hook of anyone else's,
