@@ -1,5 +1,5 @@
 """``python -m bgc``: the same entry point as the ``bgc`` console script."""
 
-from bgc.launch import console
+from bgc.app.launch import console
 
 console()

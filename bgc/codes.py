@@ -4,11 +4,11 @@ its one-line summary and the docs section that explains it.
 A code is a promise to users: CI dashboards key dismissals on it (SARIF ``ruleId``) and people
 search for it. So a code is defined once, here, and everything else refers to it by name —
 emitters (``Finding(codes.ALLOW_SHADOWED, ...)``, ``PolicyError(..., code=codes.BAD_PATTERN)``),
-SARIF rule metadata (:mod:`bgc.render.sarif`) and the docs' table (docs/codes.md, checked
+SARIF rule metadata (:mod:`bgc.app.render.sarif`) and the docs' table (docs/codes.md, checked
 against this module by tests/test_codes.py, which also refuses a code spelled as a bare string
 anywhere else in bgc). Defining a code twice fails at import.
 
-This module imports nothing of bgc but :mod:`bgc._dataclasses` (which imports nothing), so every
+This module imports nothing of bgc but :mod:`bgc.core.values._dataclasses` (which imports nothing), so every
 layer may use it.
 
 Ranges (docs/codes.md):
@@ -24,7 +24,7 @@ Ranges (docs/codes.md):
 - ``BGC7xx`` compile results (a request not granted as asked, a call not covered)
 """
 
-from bgc._dataclasses import dataclass
+from bgc.core.values._dataclasses import dataclass
 
 ERROR = "error"
 WARNING = "warning"

@@ -1,7 +1,7 @@
 """Errors as values with source spans, and the one table of exit codes.
 
 Every stage raises a subclass of :class:`BgcError` carrying a :class:`Span` (file, line,
-column) and, where it helps, a hint. Errors are rendered once, at the edge (``bgc.cli``), with
+column) and, where it helps, a hint. Errors are rendered once, at the edge (``bgc.app.cli``), with
 the offending source line and a caret under the column, every line escaped (a message quotes
 input, and input may hold a newline or a terminal escape). No stage prints or exits.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from bgc._dataclasses import dataclass
-from bgc.render.fields import escape_field
+from bgc.core.values._dataclasses import dataclass
+from bgc.text import escape_field
 
 
 class ExitCode(IntEnum):

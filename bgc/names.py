@@ -1,7 +1,7 @@
 """The words of atoms and calls, shared by work orders, policies, plans and the gate.
 
 Kept in a module of their own (no bgc imports) so the policy parser, the gate's fast paths and
-the renderers can use the very same definitions as :mod:`bgc.model` without importing the
+the renderers can use the very same definitions as :mod:`bgc.core.values.model` without importing the
 model's machinery.
 """
 
@@ -19,7 +19,7 @@ DISPLAY_CONTROLS = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 themselves: controls (C0 with TAB and newline, DEL, C1 with NEL and CSI: line breaks and
 terminal escapes), format characters (bidi overrides and isolates, zero-width characters),
 lone surrogates, and the line and paragraph separators. A name may not contain them, and text
-output escapes them (:func:`bgc.render.fields.escape_field`)."""
+output escapes them (:func:`bgc.text.escape_field`)."""
 
 
 def display_control(text: str) -> str | None:

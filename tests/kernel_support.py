@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bgc.compiler import Compiler
-from bgc.kernel.keys import SigningKey
-from bgc.kernel.token import Token, issue
-from bgc.model import WorkOrder
-from bgc.policy.loader import load_policy
+from bgc.core.compiler import Compiler
+from bgc.runtime.kernel.keys import SigningKey
+from bgc.runtime.kernel.token import Token, issue
+from bgc.core.values.model import WorkOrder
+from bgc.core.policy.loader import load_policy
 
 NOW = 1_900_000_000
 POLICY = "policies/modes.bgp"

@@ -37,7 +37,7 @@ def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None
     """
     from typer.testing import CliRunner
 
-    from bgc.cli import app
+    from bgc.app.cli import app
 
     _build_the_command_once()
     with contextlib.chdir(cwd or "."):

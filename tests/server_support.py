@@ -30,7 +30,7 @@ START_SECONDS = 120  # a loaded machine imports slowly
 
 
 def status(project: str) -> dict[str, Any] | None:
-    from bgc.commands.serve import control
+    from bgc.app.commands.serve import control
 
     return control(project, "status")
 
@@ -51,7 +51,7 @@ class Server:
             time.sleep(0.05)
 
     def stop(self) -> None:
-        from bgc.commands.serve import control
+        from bgc.app.commands.serve import control
 
         if self.process.poll() is None:
             control(self.project, "stop")
@@ -107,7 +107,7 @@ def serving(mode: str, project: str, cache: str) -> Iterator[Server | None]:
 def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str) -> subprocess.CompletedProcess[bytes]:
     """Run a hook ``command`` as bgc's `init` writes it (this installation's interpreter running
     bgc's entry with ``-P -c``, its ``bgc`` console script, or ``python -m bgc``, and its arguments; ``$VARIABLES`` expanded as the agent's shell
-    would) through the entry point both call, :func:`bgc.launch.main`, in this process, with a
+    would) through the entry point both call, :func:`bgc.app.launch.main`, in this process, with a
     process's own streams: ``data`` on file descriptor 0 (where the hook's client reads it), file
     descriptors 1 and 2 (where the client writes a server's answer, and ``sys.stdout`` and
     ``sys.stderr`` on them) kept; ``environ`` added to the environment, in ``cwd``. The exit code,
@@ -121,9 +121,9 @@ def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str)
     by the tests that run the hook alone as a subprocess (reasons, unreadable input, failures,
     the deadline, plans, a stopped or killed server).
     """
-    from bgc.launch import main
+    from bgc.app.launch import main
 
-    from bgc.commands.init import HOOK_ENTRY
+    from bgc.app.commands.init import HOOK_ENTRY
 
     words = [string.Template(word).safe_substitute({**os.environ, **environ}) for word in shlex.split(command)]
     starts = ([sys.executable, "-P", "-c", HOOK_ENTRY], [os.path.join(os.path.dirname(sys.executable), "bgc")],

@@ -1,4 +1,4 @@
-"""The pattern algebra's answers kept between processes (bgc.answer_cache): a compile that
+"""The pattern algebra's answers kept between processes (bgc.core.answer_cache): a compile that
 recalls them gives byte-identical plans to one that works everything out, also when the order's
 budget runs out midway; an entry that is truncated, corrupt, tampered with or of the wrong
 shape is a miss (the answer is worked out again), never a wrong answer or an error; the entry
@@ -19,13 +19,14 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import answer_cache, cache, glob
-from bgc.answer_cache import AnswerCache
-from bgc.compiler import Compiler
-from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
-from bgc.plan import Plan
-from bgc.policy.ast import Policy
-from bgc.policy.loader import parse_policy
+from bgc.core import answer_cache, cache
+from bgc.core.patterns import glob
+from bgc.core.answer_cache import AnswerCache
+from bgc.core.compiler import Compiler
+from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
+from bgc.core.plan import Plan
+from bgc.core.policy.ast import Policy
+from bgc.core.policy.loader import parse_policy
 from tests.samples import PROMPT, examples
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +36,7 @@ SEGMENTS = ["a", "b", "src", "*", "**", "?", "*.key", "[ab]", "S*", "x?z"]
 patterns = st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=4).map(lambda segments: "/" + "/".join(segments))
 rules = st.lists(st.tuples(st.sampled_from(["allow", "ask", "deny"]), patterns), min_size=1, max_size=12)
 budgets = st.sampled_from([None, 3_000, 30_000, 300_000])
-"""Order budgets: none of the limits to ``bgc.limits.ORDER_BUDGET``'s, and small ones that run out
+"""Order budgets: none of the limits to ``bgc.core.values.limits.ORDER_BUDGET``'s, and small ones that run out
 midway (a recalled answer must cost what working it out does, or the run-out point moves)."""
 
 

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc import ledger
-from bgc.approvals import PermissionRequest, Requirement, settle_ask, sign_answer, standing, suggest_rule
-from bgc.kernel.keys import SigningKey
-from bgc.store import open_store
+from bgc.runtime import ledger
+from bgc.runtime.approvals import PermissionRequest, Requirement, settle_ask, sign_answer, standing, suggest_rule
+from bgc.runtime.kernel.keys import SigningKey
+from bgc.runtime.store import open_store
 from tests.samples import bgc
 
 ALICE, BOB, CAROL, MALLORY = (SigningKey.generate(name) for name in ("alice", "bob", "carol", "mallory"))
@@ -101,8 +101,8 @@ def test_an_approval_never_counts_for_a_request_that_differs_in_any_field(field:
 
 
 def test_suggested_rule_is_a_policy_line_that_allows_exactly_the_atom(tmp_path: Path) -> None:
-    from bgc.glob import is_subset
-    from bgc.policy.loader import parse_policy
+    from bgc.core.patterns.glob import is_subset
+    from bgc.core.policy.loader import parse_policy
 
     value = "/src/re lease/v*1"
     rule_text = suggest_rule(request(atoms=(f"fs:write:{value}",)), "alice")
@@ -116,7 +116,7 @@ def test_suggested_rule_is_a_policy_line_that_allows_exactly_the_atom(tmp_path: 
     (pattern,) = rule.patterns
     # exactly the value: the pattern and the value's literal pattern cover each other, so the
     # `*` in the value did not become a wildcard
-    from bgc.glob import escape
+    from bgc.core.patterns.glob import escape
 
     assert is_subset(pattern, [escape(value)]) and is_subset(escape(value), [pattern])
     assert not is_subset("/src/re lease/vX1", [pattern])
@@ -130,7 +130,7 @@ def test_an_approved_request_allows_its_call_once_then_asks_again(store_location
     target = request()
     first = settle_ask(store, target, TRUSTED, now=1_100)
     assert first.effect == "ask" and first.request == target.id and "bgc approve" in first.reason
-    from bgc.approvals import encode_answer
+    from bgc.runtime.approvals import encode_answer
 
     for key in (ALICE, BOB):
         store.add_answer(target.id, key.name, "allow-once", encode_answer(allow(key, target, at=1_200)))
@@ -148,7 +148,7 @@ def test_the_same_call_asked_again_within_the_second_its_twin_ended_gets_a_reque
 ) -> None:
     """Same call, same second: the request would have its ended twin's id (the time is in whole
     seconds); it must not be found as that ended request."""
-    from bgc.approvals import encode_answer
+    from bgc.runtime.approvals import encode_answer
 
     store = open_store(store_location)
     target = request()
@@ -166,7 +166,7 @@ def test_the_same_call_asked_again_within_the_second_its_twin_ended_gets_a_reque
 
 
 def test_a_cancelled_request_takes_no_more_answers(store_location: str) -> None:
-    from bgc.approvals import encode_answer
+    from bgc.runtime.approvals import encode_answer
 
     store = open_store(store_location)
     target = request(requirements=(Requirement(1, ("alice", "bob", "carol")),))
@@ -180,10 +180,10 @@ def test_a_cancelled_request_takes_no_more_answers(store_location: str) -> None:
 
 SETTLER = """
 import sys, dataclasses
-from bgc import ledger
-from bgc.approvals import PermissionRequest, settle_ask
-from bgc.kernel.keys import PublicKey, parse_public
-from bgc.store import open_store
+from bgc.runtime import ledger
+from bgc.runtime.approvals import PermissionRequest, settle_ask
+from bgc.runtime.kernel.keys import PublicKey, parse_public
+from bgc.runtime.store import open_store
 import json
 data = json.loads(sys.argv[2])
 trusted = {name: parse_public(text) for name, text in data["trusted"].items()}
@@ -195,7 +195,7 @@ print(settle_ask(open_store(sys.argv[1]), request, trusted, now=1_300).effect)
 def test_eight_processes_using_one_approval_get_one_allow(store_location: str) -> None:
     import json
 
-    from bgc.approvals import encode_answer
+    from bgc.runtime.approvals import encode_answer
 
     store = open_store(store_location)
     target = request(requirements=(Requirement(1, ("alice", "bob", "carol")),))
@@ -314,7 +314,7 @@ def test_overlapping_requirements_are_all_met_by_one_set_of_people() -> None:
 
 
 def test_a_mode_counts_only_when_a_trusted_person_signed_it() -> None:
-    from bgc.approvals import effective_mode, sign_mode
+    from bgc.runtime.approvals import effective_mode, sign_mode
 
     modes = ("review", "release")
     good = sign_mode("s1", "release", "alice", ALICE, 100)
@@ -328,7 +328,7 @@ def test_a_mode_counts_only_when_a_trusted_person_signed_it() -> None:
 
 
 def test_an_agent_asking_for_a_mode_is_refused_and_recorded(tmp_path: Path) -> None:
-    from bgc.approvals import refuse_agent_mode
+    from bgc.runtime.approvals import refuse_agent_mode
 
     store = open_store(str(tmp_path / "s.db"))
     refuse_agent_mode(store, "s1", "release", 1_000)

@@ -4,7 +4,7 @@ word-by-word reference matcher says it does.
 The reference below matches a list of word patterns against a list of words by recursion
 (``fnmatch`` for one word: ``*`` is any run of the word's characters, slashes included; a pattern
 word of only stars (``**``, two or more) is any number of whole words, at least one at the end, as git's trailing ``a/**``).
-It shares no code with bgc.glob; every argv of up to three words over a small alphabet is
+It shares no code with bgc.core.patterns.glob; every argv of up to three words over a small alphabet is
 enumerated against generated patterns.
 """
 
@@ -17,11 +17,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from bgc import glob
-from bgc.argv import WORD_SLASH, ArgvError, decode_argv, encode_argv, pattern_of_words
-from bgc.compiler import Compiler
-from bgc.findings import Severity
-from bgc.model import GrantAtom, ModelError, WorkOrder
+from bgc.core.patterns import glob
+from bgc.core.patterns.argv import WORD_SLASH, ArgvError, decode_argv, encode_argv, pattern_of_words
+from bgc.core.compiler import Compiler
+from bgc.analysis.findings import Severity
+from bgc.core.values.model import GrantAtom, ModelError, WorkOrder
 from tests.samples import examples
 
 WORD_CHARS = "ab/. "
@@ -99,8 +99,8 @@ expect deny proc:exec:git/diff∕x
 
 
 def test_argv_rules_decide_with_the_algebra_and_expects(tmp_path) -> None:
-    from bgc.checks import check_paths
-    from bgc.policy.loader import load_policy
+    from bgc.analysis.checks import check_paths
+    from bgc.core.policy.loader import load_policy
 
     path = tmp_path / "p.bgp"
     path.write_text(POLICY)

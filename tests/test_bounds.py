@@ -19,12 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import _glob_automata, compiler, glob
-from bgc import gate as gate_module
-from bgc.budget import Budget, BudgetExhausted, CostMemo
-from bgc.compiler import Compiler
-from bgc.gate import Gate
-from bgc.limits import (
+from bgc.core.patterns import _automata as _glob_automata, glob
+from bgc.core import compiler
+from bgc.core import gate as gate_module
+from bgc.core.patterns.budget import Budget, BudgetExhausted, CostMemo
+from bgc.core.compiler import Compiler
+from bgc.core.gate import Gate
+from bgc.core.values.limits import (
     MAX_CALL_ATOMS,
     MAX_CALLS,
     MAX_PATTERN_LENGTH,
@@ -33,9 +34,9 @@ from bgc.limits import (
     MAX_REQUEST_CHARS,
     MAX_REQUESTS,
 )
-from bgc.model import GrantAtom, ToolCall
-from bgc.policy.loader import parse_policy
-from bgc.policy.parser import PolicyError
+from bgc.core.values.model import GrantAtom, ToolCall
+from bgc.core.policy.loader import parse_policy
+from bgc.core.policy.parser import PolicyError
 from tests.samples import PROMPT, bgc
 from tests.test_compiler import ROOT, SEGMENTS, make_policy, order, reference_regex
 
@@ -401,7 +402,7 @@ def test_a_plan_cut_short_by_the_budget_is_the_same_whatever_the_hash_seed(tmp_p
     requests = [f"fs:write:/src/d{i}/**/*{'?' * i}" for i in range(6)] + ["fs:write:/**"]
     path = write_order(tmp_path / "order.json", requests)
     policy = write_policy(tmp_path, POLICY + "deny fs:write:/**/*a*b*, /**/x/**\nask fs:write:/src/d2/**\n")
-    run = "import bgc.compiler as c; c.ORDER_BUDGET = 60_000; from bgc.cli import main; main()"
+    run = "import bgc.core.compiler as c; c.ORDER_BUDGET = 60_000; from bgc.app.cli import main; main()"
     outputs = {
         subprocess.run(
             [sys.executable, "-c", run, "compile", path, "-p", str(policy), "--format", "json"],

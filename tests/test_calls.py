@@ -1,4 +1,4 @@
-"""Run-time call decisions (bgc.calls) and `bgc gate --call`."""
+"""Run-time call decisions (bgc.runtime.calls) and `bgc gate --call`."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc.calls import CallDecider, Workspace, implicit_plan, policy_decider
-from bgc.compiler import Compiler, decide
+from bgc.runtime.calls import CallDecider, Workspace, implicit_plan, policy_decider
+from bgc.core.compiler import Compiler, decide
 from bgc.errors import BgcError
-from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
-from bgc.plan import PlanError, plan_from_data
-from bgc.policy.loader import parse_policy
+from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
+from bgc.core.plan import PlanError, plan_from_data
+from bgc.core.policy.loader import parse_policy
 from tests.samples import examples
 
 POLICY = """\
@@ -110,7 +110,7 @@ _segments = st.sampled_from(["src", "tests", ".env", ".git", "migrations", "a.py
 @given(action=st.sampled_from(["read", "write"]), parts=st.lists(_segments, min_size=1, max_size=5))
 def test_a_call_is_decided_as_compiling_its_atom_alone(policy, decider: CallDecider, action: str, parts: list[str]) -> None:  # type: ignore[no-untyped-def]
     """The implicit plan is the policy: a call's one atom gets what compiling that atom as a
-    single-value request gives it (bgc.compiler.decide, the reference expects use)."""
+    single-value request gives it (bgc.core.compiler.decide, the reference expects use)."""
     path = "/" + "/".join(parts)
     got = decider.decide_call(f"fs.{action}", None, {"path": path})
     reference = decide(policy, "fs", action, path, {"intent.kind": "bgc.call", "origin.model": "unknown"})
@@ -183,7 +183,7 @@ def test_a_cached_decider_is_served_without_loading_the_policy_and_only_while_ev
 ) -> None:
     """A hit reads the policy's files and nothing else (what a hook before every call can pay);
     an edited include, another mode, or an edit put back with the old digest behave as they must."""
-    from bgc.policy import loader
+    from bgc.core.policy import loader
 
     monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "p").mkdir()

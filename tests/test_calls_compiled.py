@@ -1,4 +1,4 @@
-"""The compiled form of tool declarations (bgc.calls._CompiledTool) against the general way.
+"""The compiled form of tool declarations (bgc.runtime.calls._CompiledTool) against the general way.
 
 ``CallDecider.decide_call`` decides a call through its tool's compiled declarations when the
 call fills them plainly, and through ``decide_general`` (templates expanded to pattern text,
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import values
-from bgc.calls import CallDecider, Workspace, implicit_plan
-from bgc.gate import Gate
-from bgc.policy.loader import parse_policy
+from bgc.core.resources import values
+from bgc.runtime.calls import CallDecider, Workspace, implicit_plan
+from bgc.core.gate import Gate
+from bgc.core.policy.loader import parse_policy
 
 POLICY = """\
 tool Read needs fs:read:{file_path} ignores offset, limit
@@ -191,7 +191,7 @@ def test_a_decider_read_back_from_the_cache_decides_as_the_one_stored(plans, pro
     it — decides every call as the decider it was stored from, on its own and for a workspace."""
     import pickle
 
-    from bgc import cache
+    from bgc.core import cache
 
     root, outside = os.path.realpath(project), os.path.realpath(project.parent / "o")
     call = data.draw(_calls(root, outside))

@@ -1,4 +1,4 @@
-"""The fast ways host paths are decided (bgc.calls) against the general way, by class of path.
+"""The fast ways host paths are decided (bgc.runtime.calls) against the general way, by class of path.
 
 A host path that is plainly canonical (printable ASCII, absolute, no empty, ``.`` or ``..``
 segment) is placed without being read again (``CallDecider._place``), and one inside the
@@ -20,11 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import gate, values
-from bgc.calls import CallDecider, Workspace, implicit_plan
-from bgc.gate import GateDecision, worded
-from bgc.plan import Approvals, RuleRef
-from bgc.policy.loader import parse_policy
+from bgc.core import gate
+from bgc.core.resources import values
+from bgc.runtime.calls import CallDecider, Workspace, implicit_plan
+from bgc.core.gate import GateDecision, worded
+from bgc.core.plan import Approvals, RuleRef
+from bgc.core.policy.loader import parse_policy
 
 POLICY = """\
 tool Read needs fs:read:{file_path} ignores offset

@@ -1,4 +1,4 @@
-"""bgc's canonical encoding is byte for byte cbor2's ``canonical=True`` (bgc.canonical.encode).
+"""bgc's canonical encoding is byte for byte cbor2's ``canonical=True`` (bgc.core.values.canonical.encode).
 
 bgc writes the encoding of its small data model itself so that a cold ``bgc gate`` need not
 import cbor2 to derive a plan's id; cbor2 stays the reference it is held to, on values generated
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.canonical import MAX_INT, MIN_INT, FrozenMap, check_value, encode, envelope, freeze, thaw
-from bgc.schema import DataModelError
+from bgc.core.values.canonical import MAX_INT, MIN_INT, FrozenMap, check_value, encode, envelope, freeze, thaw
+from bgc.core.values.schema import DataModelError
 from tests.samples import examples
 
 BOUNDARIES = sorted({edge + delta for edge in (0, 23, 24, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1)

@@ -88,7 +88,7 @@ def test_machine_formats_are_never_coloured() -> None:
 def test_fast_path_check_prints_the_same_golden_report(color: str) -> None:
     """``bgc check --color`` is a plain form the fast path runs without typer."""
     probe = (
-        "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
+        "import sys\nfrom bgc.app.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
         "try:\n    main()\nfinally:\n"
         "    print('HEAVY', sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules), file=sys.stderr)\n"
     )

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import cache, checks
+from bgc.core import cache
+from bgc.analysis import checks
 from bgc.errors import BgcError
-from bgc.policy import loader
-from bgc.regexes import MethodOnFirstUse, RegexOnFirstUse
+from bgc.core.policy import loader
+from bgc.core.values.regexes import MethodOnFirstUse, RegexOnFirstUse
 from tests.samples import examples
 
 
@@ -83,7 +84,7 @@ def test_a_disabled_cache_does_not_stamp_the_code(monkeypatch: pytest.MonkeyPatc
 
 def test_code_files_are_the_package_and_the_grammar() -> None:
     import bgc
-    from bgc.policy.parser import grammar_text
+    from bgc.core.policy.parser import grammar_text
 
     files = cache.code_files()
     assert set(Path(bgc.__file__).parent.rglob("*.py")) <= {Path(f) for f in files}  # nested ones too
@@ -180,7 +181,7 @@ def test_an_edited_copy_of_bgc_never_reads_what_the_unedited_one_wrote(tmp_path:
     import sysconfig
 
     import bgc
-    from bgc.policy.parser import grammar_text
+    from bgc.core.policy.parser import grammar_text
 
     copy = tmp_path / "code" / "bgc"
     shutil.copytree(Path(bgc.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -200,7 +201,7 @@ def test_an_edited_copy_of_bgc_never_reads_what_the_unedited_one_wrote(tmp_path:
 
     def hook() -> set[str]:
         argv = [sys.executable, "-S", "-c", "import bgc, sys; assert bgc.__file__.startswith(sys.argv[1]); "
-                "from bgc.launch import main; sys.argv[1:] = sys.argv[2:]; main()", str(copy),
+                "from bgc.app.launch import main; sys.argv[1:] = sys.argv[2:]; main()", str(copy),
                 "hook", "claude-code", "-p", str(policy)]  # fmt: skip
         done = subprocess.run(argv, input=call, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and '"allow"' in done.stdout, done
@@ -208,7 +209,7 @@ def test_an_edited_copy_of_bgc_never_reads_what_the_unedited_one_wrote(tmp_path:
 
     first = hook()
     assert hook() == first  # a hit writes nothing
-    _edits()["same size"](copy / "plan.py")
+    _edits()["same size"](copy / "core" / "plan.py")
     assert not hook() <= first  # a miss: new entries, keyed by the edited code
 
 
@@ -248,8 +249,8 @@ def test_default_location_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def policy_tree(cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
     """``p/root.bgp`` including ``p/lib/inc.bgp``, cwd at their parent; the returned log records
     each real parse and check, so a test can tell a cache hit (nothing logged) from a miss."""
-    from bgc import checks as check
-    from bgc.policy import loader
+    from bgc.analysis import checks as check
+    from bgc.core.policy import loader
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "p" / "lib").mkdir(parents=True)
@@ -288,7 +289,7 @@ def test_a_root_file_edited_while_it_was_parsed_is_not_served_for_its_old_conten
     """The entry is keyed by the root's content read *before* parsing; a hit skips re-reading the
     root only when the entry recorded that same content, so a parse of newer bytes stored under
     the older key is a miss when the older content comes back."""
-    from bgc.policy import loader
+    from bgc.core.policy import loader
 
     root = Path("p/root.bgp")
     original = root.read_text()

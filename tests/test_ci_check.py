@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bgc.launch import fast_arguments
+from bgc.app.launch import fast_arguments
 from tests.samples import POLICY, PROMPT, bgc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -336,7 +336,7 @@ def test_fast_path_and_typer_print_the_same(repo: Path) -> None:
     env = {**os.environ, "BGC_CACHE_DIR": str(repo / ".cache")}
     for args in (["check"], ["check", "--format", "sarif"], ["check", "policies/p.bgp"], ["check", "--orders"]):
         script = subprocess.run(
-            [sys.executable, "-c", "from bgc.launch import main; main()", *args],
+            [sys.executable, "-c", "from bgc.app.launch import main; main()", *args],
             cwd=repo, env=env, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert "typer" not in script.stderr
@@ -353,7 +353,7 @@ def test_gate_and_compile_fast_paths_print_what_typer_prints_without_importing_i
     policy = str(ROOT / "policies/default.bgp")
     bgc("compile", order, "-p", policy, "-f", "json", "-o", str(plan), "--fail-on", "never")
     probe = (
-        "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
+        "import sys\nfrom bgc.app.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
         "try:\n    main()\nfinally:\n"
         "    heavy = ('typer', 'click', 'rich', 'pydantic')\n"
         "    print('HEAVY', sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
@@ -373,18 +373,18 @@ def test_gate_and_compile_fast_paths_print_what_typer_prints_without_importing_i
 def test_fast_path_never_imports_typer_or_lark_on_a_warm_cache(repo: Path) -> None:
     env = {**os.environ, "BGC_CACHE_DIR": str(repo / ".cache")}
     probe = (
-        "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', 'check', 'policies/p.bgp']\n"
+        "import sys\nfrom bgc.app.launch import main\nsys.argv = ['bgc', 'check', 'policies/p.bgp']\n"
         "try:\n    main()\nfinally:\n"
-        "    heavy = ('typer', 'click', 'rich', 'lark', 'yaml', 'pydantic', 'cbor2', 'bgc.documents', 'bgc.compiler')\n"
+        "    heavy = ('typer', 'click', 'rich', 'lark', 'yaml', 'pydantic', 'cbor2', 'bgc.core.values.documents', 'bgc.core.compiler')\n"
         "    print('HEAVY', sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     first = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     second = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     assert first.returncode == second.returncode == 0, first.stderr
-    # a cold cache reads the policy through bgc.documents, parses it with lark and runs its
+    # a cold cache reads the policy through bgc.core.values.documents, parses it with lark and runs its
     # expects with the compiler (ids are canonical CBOR, written without cbor2); seeing them here
     # also proves the probe spells right the names it must not see on a warm cache
-    assert "HEAVY ['bgc.compiler', 'bgc.documents', 'lark']" in first.stderr, first.stderr
+    assert "HEAVY ['bgc.core.compiler', 'bgc.core.values.documents', 'lark']" in first.stderr, first.stderr
     assert "HEAVY []" in second.stderr, second.stderr
 
 
@@ -518,7 +518,7 @@ def test_a_configuration_error_is_carried_by_every_machine_format(repo: Path, ca
     github = bgc(command, "--format", "github")
     assert (github.exit_code, github.stderr) == (2, plain.stderr)
     (line,) = github.stdout.splitlines()
-    from bgc.render.github import escape_data
+    from bgc.app.render.github import escape_data
 
     assert line.startswith(f"::error file={where},line=") and "::" + escape_data(message) in line
 

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bgc.errors import Span
-from bgc.findings import Finding, Severity
-from bgc.render.github import escape_data, escape_property, render_github
-from bgc.render.junit import Case, render_junit
-from bgc.render.machine import render
+from bgc.analysis.findings import Finding, Severity
+from bgc.app.render.github import escape_data, escape_property, render_github
+from bgc.app.render.junit import Case, render_junit
+from bgc.app.render.machine import render
 from tests.samples import require_shared_input
 
 ROOT = Path("/repo")

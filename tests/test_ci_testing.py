@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.testing.runner import mismatches
-from bgc.testing.selection import keyword_filter
+from bgc.analysis.testing.runner import mismatches
+from bgc.analysis.testing.selection import keyword_filter
 from tests.samples import PROMPT, bgc
 
 POLICY = """\
@@ -242,7 +242,7 @@ def test_check_names_a_malformed_test_file_with_its_id(project: Path) -> None:
 
 
 def test_documents_locate_keys_apart_from_values() -> None:
-    from bgc.documents import parse_document
+    from bgc.core.values.documents import parse_document
 
     yaml_doc = parse_document(b"a: 1\nmap:\n  long key: [x]\n", "d.yaml", "yaml")
     json_doc = parse_document(b'{"a": 1,\n "map": {"long key": ["x"]}}', "d.json", "json")
@@ -375,8 +375,8 @@ def test_an_expect_the_compiler_cannot_decide_is_bgc202_in_both_commands(
 ) -> None:
     """An error while deciding one expect is that expect's BGC202 finding (unknown is not a pass);
     the other expects and tests still run, and `bgc test` exits 1, not 2."""
-    from bgc import expects as compiler  # where run_expect finds the compiler's decide
-    from bgc.glob import AlgebraLimit
+    from bgc.analysis import expects as compiler  # where run_expect finds the compiler's decide
+    from bgc.core.patterns.glob import AlgebraLimit
 
     decide = compiler.decide
 

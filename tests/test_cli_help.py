@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from bgc.cli import app
+from bgc.app.cli import app
 from bgc.errors import ExitCode, exit_code_rows
 from tests.samples import bgc
 

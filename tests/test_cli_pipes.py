@@ -74,7 +74,7 @@ def test_click_s_own_writes_count_too() -> None:
 @pytest.mark.parametrize("args", [["--help"], ["-h"], ["check", "--help"], ["test", "-h"], ["token", "issue", "--help"], []])
 def test_help_into_a_closed_pipe_is_the_quiet_exit(args: list[str]) -> None:
     """``bgc --help | head -1``: rich prints help, and on a closed pipe it points stdout at
-    /dev/null and exits 1 itself; the edge tells that from a finding (bgc.guard._identity).
+    /dev/null and exits 1 itself; the edge tells that from a finding (bgc.app.guard._identity).
     The top level, a fast-path command, a typer command, a group's subcommand and no arguments
     at all (help too) each end quietly with 141."""
     done = into_closed_pipe(args)
@@ -101,11 +101,11 @@ def test_an_open_pipe_still_gets_every_answer(plan: str) -> None:
 
 @pytest.mark.parametrize("into", ["pipe", "file"])
 def test_a_fast_command_leaving_without_teardown_delivers_every_answer(plan: str, tmp_path: Path, into: str) -> None:
-    """The console script ends a fast command with ``os._exit`` (bgc.launch.leave_now) once its
+    """The console script ends a fast command with ``os._exit`` (bgc.app.launch.leave_now) once its
     streams are flushed: every one of many answers arrives, on stdout and stderr, with the worst
     answer's exit code, and no exit handler runs (the teardown really is skipped)."""
     atoms = [f"fs:write:/src/f{i}.py" for i in range(20_000)] + ["proc:exec:kubectl"]
-    probe = ("import atexit, sys\nfrom bgc.launch import console\n"
+    probe = ("import atexit, sys\nfrom bgc.app.launch import console\n"
              "atexit.register(lambda: print('TEARDOWN', file=sys.stderr))\nsys.argv = ['bgc', *sys.argv[1:]]\nconsole()\n")  # fmt: skip
     out = tmp_path / "answers"
     with open(out, "wb") as file:

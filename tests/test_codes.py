@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bgc import codes
-from bgc.render.codes_doc import codes_markdown
+from bgc.app.render.codes_doc import codes_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -28,7 +28,7 @@ def anchors(page: Path) -> set[str]:
 
 def test_the_codes_page_is_written_from_the_registry() -> None:
     assert (DOCS / "codes.md").read_text(encoding="utf-8") == codes_markdown(), (
-        "docs/codes.md is stale: python -m bgc.render.codes_doc > docs/codes.md"
+        "docs/codes.md is stale: python -m bgc.app.render.codes_doc > docs/codes.md"
     )
 
 
@@ -92,15 +92,15 @@ def test_the_registry_imports_nothing_of_bgc() -> None:
     tree = ast.parse((ROOT / "bgc" / "codes.py").read_text(encoding="utf-8"))
     imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
-    assert imported == ["bgc._dataclasses"]  # the value-class decorator, itself importing nothing
+    assert imported == ["bgc.core.values._dataclasses"]  # the value-class decorator, itself importing nothing
 
 
 def test_sarif_rules_take_their_summary_from_the_registry() -> None:
     import json
 
     from bgc.errors import Span
-    from bgc.findings import Finding, Severity
-    from bgc.render.machine import render
+    from bgc.analysis.findings import Finding, Severity
+    from bgc.app.render.machine import render
 
     findings = [Finding(code, Severity.ERROR, "m", Span("/repo/a.bgp", 1, 1)) for code in codes.CODES]
     rules = json.loads(render(findings, "sarif", root=Path("/repo")))["runs"][0]["tool"]["driver"]["rules"]

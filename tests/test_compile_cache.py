@@ -1,4 +1,4 @@
-"""``bgc compile``'s output kept in the verified cache (bgc.commands.compile._CachedOutput): the
+"""``bgc compile``'s output kept in the verified cache (bgc.app.commands.compile._CachedOutput): the
 same compile again prints the very bytes and exit code a compile without any cache prints,
 without loading the parser, compiler, order model or YAML; any change of what the output
 depends on (an order's bytes, a policy file, an option, how a file is named) is a miss."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bgc.commands import compile as compile_command
-from bgc.commands.io import Result
+from bgc.app.commands import compile as compile_command
+from bgc.app.commands.io import Result
 from tests.test_startup_imports import _loaded
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def test_a_repeated_compile_prints_the_same_bytes_without_the_compiler(tmp_path:
     uncached, _ = _loaded(args, {**env, "BGC_CACHE_DIR": ""})
     cold, cold_loaded = _loaded(args, env)
     warm, warm_loaded = _loaded(args, env)
-    assert {"yaml", "bgc.compiler", "bgc.model", "bgc.policy.ast"} <= set(cold_loaded), cold_loaded
+    assert {"yaml", "bgc.core.compiler", "bgc.core.values.model", "bgc.core.policy.ast"} <= set(cold_loaded), cold_loaded
     assert warm_loaded == [], warm_loaded
     for done in (cold, warm):
         assert (done.returncode, done.stdout) == (uncached.returncode, uncached.stdout) == (1, uncached.stdout)

@@ -13,15 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import compiler
-from bgc.compiler import Compiler, decide, explain
+from bgc.core import compiler
+from bgc.core.compiler import Compiler, decide, explain
 from bgc.errors import Span, UsageError
-from bgc.gate import Gate
-from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
-from bgc.plan import PlanError, plan_from_data
-from bgc.policy.ast import Policy, PolicyFile, Rule
-from bgc.policy.loader import parse_policy
-from bgc.render.gate import gate_line
+from bgc.core.gate import Gate
+from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
+from bgc.core.plan import PlanError, plan_from_data
+from bgc.core.policy.ast import Policy, PolicyFile, Rule
+from bgc.core.policy.loader import parse_policy
+from bgc.app.render.gate import gate_line
 from tests.samples import examples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -257,7 +257,7 @@ def test_plans_are_byte_identical_across_hash_seeds() -> None:
     args = ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "cbor"]
     outputs = {
         subprocess.run(
-            [sys.executable, "-c", "from bgc.cli import main; main()", *args],
+            [sys.executable, "-c", "from bgc.app.cli import main; main()", *args],
             cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True,
         ).stdout
         for seed in ("0", "7", "31337")
@@ -503,7 +503,7 @@ def test_templated_need_with_wildcards_must_lie_inside_the_granted_terms() -> No
 
 
 def test_plans_from_data_locates_the_bad_plan_in_a_list() -> None:
-    from bgc.plan import plans_from_data
+    from bgc.core.plan import plans_from_data
 
     good = plan_for(BASE, "fs:write:/src/**").to_data()
     bad = plan_for(BASE, "fs:write:/**").to_data()

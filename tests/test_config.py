@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bgc.config import ConfigError, find_config, load_config, repository_root
+from bgc.analysis.config import ConfigError, find_config, load_config, repository_root
 
 
 def write(path: Path, text: str) -> Path:

@@ -1,4 +1,4 @@
-"""bgc._dataclasses against the standard library's dataclasses: the same class, made by each from
+"""bgc.core.values._dataclasses against the standard library's dataclasses: the same class, made by each from
 the same generated definition, must behave the same wherever bgc (or a test of it) could tell:
 construction and its errors, repr, equality, hashing, ordering, freezing, slots, pickling,
 ``__match_args__``, the generated ``__doc__``, and the standard functions (``fields``,
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc import _dataclasses
+from bgc.core.values import _dataclasses
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ("a", "b", "name", "value", "other", "self", "cls", "items")
@@ -192,7 +192,7 @@ def test_what_it_does_not_support_is_refused_not_half_made() -> None:
 
 def test_making_a_class_imports_no_dataclasses_or_inspect_until_a_standard_function_asks() -> None:
     probe = (
-        "import sys\nfrom bgc._dataclasses import dataclass\n"
+        "import sys\nfrom bgc.core.values._dataclasses import dataclass\n"
         "@dataclass(frozen=True, slots=True)\nclass C:\n    a: int\n    b: str = 'x'\n"
         "import pickle\nassert pickle.loads(pickle.dumps(C(1))) == C(1) and repr(C(1)) == \"C(a=1, b='x')\"\n"
         "print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))\n"
@@ -203,14 +203,14 @@ def test_making_a_class_imports_no_dataclasses_or_inspect_until_a_standard_funct
 
 
 def test_the_ahead_compiled_methods_hold_every_class_of_bgc() -> None:
-    """bgc/_dataclass_methods*.py are current, each tier holding what its cold commands make
+    """bgc/core/values/_dataclass_methods*.py are current, each tier holding what its cold commands make
     (else a cold process compiles the missing classes, or loads a later tier: correct, but
     slower). Rewrite them with ``python tests/dataclass_methods.py``."""
     probe = ("import sys; sys.path.insert(0, 'tests'); import dataclass_methods as d; "
              "print(all(path.read_text() == text for path, text in d.texts()))")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert done.stdout.strip() == "True", (
-        "bgc/_dataclass_methods*.py are out of date: run python tests/dataclass_methods.py"
+        "bgc/core/values/_dataclass_methods*.py are out of date: run python tests/dataclass_methods.py"
     )
 
 
@@ -222,18 +222,18 @@ def test_a_cold_gate_loads_only_the_first_tier_of_methods(tmp_path: Path) -> Non
     subprocess.run([sys.executable, "-m", "bgc", "compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp",
                     "--format", "json", "-o", str(plan), "--fail-on", "never"], env=env, cwd=ROOT, check=True,
                    capture_output=True, timeout=120)  # fmt: skip
-    probe = ("import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\ntry:\n    main()\nfinally:\n"
-             "    print('LOADED', sorted(m for m in sys.modules if m.startswith('bgc._dataclass_methods')), file=sys.stderr)\n")  # fmt: skip
+    probe = ("import sys\nfrom bgc.app.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\ntry:\n    main()\nfinally:\n"
+             "    print('LOADED', sorted(m for m in sys.modules if m.startswith('bgc.core.values._dataclass_methods')), file=sys.stderr)\n")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", probe, "gate", str(plan), "fs:write:/src/parse.py"], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.stdout.startswith("allow"), done
-    assert "LOADED ['bgc._dataclass_methods']" in done.stderr, done.stderr
+    assert "LOADED ['bgc.core.values._dataclass_methods']" in done.stderr, done.stderr
 
 
 def test_an_entry_is_used_only_for_the_key_it_was_compiled_from() -> None:
     """Each entry's function is what the text written from its key compiles to, so the entry a
     class's key finds is the class's own methods (and a key no entry has is compiled at import)."""
-    from bgc import _dataclass_methods, _dataclass_methods_hook, _dataclass_methods_rest
+    from bgc.core.values import _dataclass_methods, _dataclass_methods_hook, _dataclass_methods_rest
 
     tables = (_dataclass_methods.METHODS, _dataclass_methods_hook.METHODS, _dataclass_methods_rest.METHODS)
     keys = [key for table in tables for key in table]

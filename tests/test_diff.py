@@ -1,7 +1,7 @@
 """``bgc diff`` (issue 16): exact new and removed access, against a brute-force reference.
 
 The reference decides every value of a small universe with the real compiler
-(:func:`bgc.compiler.decide`) under both policies, in every context class and mode: every value
+(:func:`bgc.core.compiler.decide`) under both policies, in every context class and mode: every value
 NEW treats more permissively must lie in a reported change of that transition (no false PASS),
 and every reported counterexample must really get the reported levels on both sides.
 """
@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import glob
-from bgc.compiler import Compiler, decide
-from bgc.diff import LEVELS, Change, diff_policies
-from bgc.policy.ast import Policy
-from bgc.policy.loader import parse_policy
+from bgc.core.patterns import glob
+from bgc.core.compiler import Compiler, decide
+from bgc.analysis.diff import LEVELS, Change, diff_policies
+from bgc.core.policy.ast import Policy
+from bgc.core.policy.loader import parse_policy
 from tests.samples import examples
 
 SEGMENTS = ["a", "b", "*", "?", "**", "a*", "*b", "[ab]", "[!a]"]
@@ -280,10 +280,10 @@ def test_modes_are_exact_against_brute_force(
 
 
 def test_weaker_approvals_are_new_access_and_stricter_ones_removed() -> None:
-    from bgc.compiler import Compiler
-    from bgc.gate import Gate
-    from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
-    from bgc.plan import approvals_text
+    from bgc.core.compiler import Compiler
+    from bgc.core.gate import Gate
+    from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
+    from bgc.core.plan import approvals_text
 
     old = load("allow fs:write:/**\nask fs:write:/db/** approvals 2 of [alice, bob, carol]\nask fs:write:/x/**\n", "old.bgp")
     new = load("allow fs:write:/**\nask fs:write:/db/**\nask fs:write:/x/** approvals 1 of [alice]\n", "new.bgp")

@@ -153,7 +153,7 @@ def test_exit_code_table_is_generated_from_the_enum(doc: str) -> None:
 
 def test_readme_policies_are_in_fmt_layout() -> None:
     """What a reader copies from the README is what `bgc fmt` would write."""
-    from bgc.policy.format import format_text
+    from bgc.core.policy.format import format_text
 
     policies = [block for block in blocks(ROOT / "README.md") if block.lang == "bgp"]
     assert policies

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.canonical import DataModelError, check_value
-from bgc.documents import DocumentError, _json_int, _json_locations, _load_json, _locator, parse_document
+from bgc.core.values.canonical import DataModelError, check_value
+from bgc.core.values.documents import DocumentError, _json_int, _json_locations, _load_json, _locator, parse_document
 from bgc.errors import Span
 from tests.samples import examples
 
@@ -85,7 +85,7 @@ def test_lazy_locations_agree_with_the_eager_reading(value: Any, escape: bool) -
 
 
 def test_locations_are_found_only_when_asked(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from bgc import documents
+    from bgc.core.values import documents
 
     walks: list[str] = []
     real = documents._json_locations
@@ -99,7 +99,7 @@ def test_locations_are_found_only_when_asked(monkeypatch) -> None:  # type: igno
 def _outcome(data: bytes, through_json: bool) -> Any:
     """What reading ``data`` as JSON gives — the data, or the error's message and place — read
     as bgc reads it, or (``through_json``) with every text left to ``json.loads``."""
-    from bgc import documents
+    from bgc.core.values import documents
 
     with pytest.MonkeyPatch.context() as patch:
         if through_json:
@@ -183,7 +183,7 @@ def test_json_text_is_json_dumps_without_ascii_escapes(value: Any) -> None:
     """What a hook writes: byte for byte ``json.dumps(value, ensure_ascii=False)``, for every
     value (floats, tuples, subclasses, keys that are not text and nesting past bgc's limit are
     left to json.dumps itself), and the same refusal for an integer too long to write."""
-    from bgc.documents import json_text
+    from bgc.core.values.documents import json_text
 
     def written(write: Any) -> Any:
         try:

@@ -17,9 +17,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc.documents import sniff_format
+from bgc.core.values.documents import sniff_format
 from bgc.errors import ExitCode
-from bgc.render.color import use_color
+from bgc.app.render.color import use_color
 from tests.samples import bgc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -286,7 +286,7 @@ def test_order_new_round_trips_through_digest(
         args += ["--call", json.dumps(call)]
     result = bgc(*args)
     assert result.exit_code == 0, result.output
-    from bgc.documents import load_order
+    from bgc.core.values.documents import load_order
 
     order = load_order(str(out))
     assert str(order.origin.prompt) == "sha256:" + hashlib.sha256(prompt).hexdigest()  # the reference: hashlib, not bgc
@@ -347,7 +347,7 @@ def test_fast_path_takes_color_and_quiet_and_prints_what_typer_prints(gate_plan:
     env.pop("NO_COLOR", None)
     env.pop("FORCE_COLOR", None)
     probe = (
-        "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
+        "import sys\nfrom bgc.app.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
         "try:\n    main()\nfinally:\n"
         "    print('HEAVY', sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules), file=sys.stderr)\n"
     )

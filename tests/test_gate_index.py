@@ -1,11 +1,11 @@
 """The gate's fast paths against brute-force references (issue 10, item 3).
 
-- :class:`bgc._gate_index.LaneIndex` files patterns under their literal directory and decides
+- :class:`bgc.core._gate_index.LaneIndex` files patterns under their literal directory and decides
   common shapes without automata: on generated patterns and texts it must give exactly the
-  lanes :meth:`bgc.glob.Pattern.matches` gives, pattern by pattern.
-- :class:`bgc.gate.Gate` decides from lane masks it remembers: on generated plans and atoms it
+  lanes :meth:`bgc.core.patterns.glob.Pattern.matches` gives, pattern by pattern.
+- :class:`bgc.core.gate.Gate` decides from lane masks it remembers: on generated plans and atoms it
   must give exactly what a rule-by-rule reading of the plan gives.
-- :func:`bgc.values.normalise` returns a value unchanged when a per-resource test says it is
+- :func:`bgc.core.resources.values.normalise` returns a value unchanged when a per-resource test says it is
   canonical already: whatever that test accepts, the full reading must return unchanged.
 """
 
@@ -17,10 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import glob, values
-from bgc._gate_index import LaneIndex
-from bgc.gate import Gate
-from bgc.plan import Approvals, Part, Plan, RequestResult, RuleRef
+from bgc.core.patterns import glob
+from bgc.core.resources import values
+from bgc.core._gate_index import LaneIndex
+from bgc.core.gate import Gate
+from bgc.core.plan import Approvals, Part, Plan, RequestResult, RuleRef
 from tests.samples import examples
 
 # --- patterns and texts over a small vocabulary, so that they meet often ----------------------
@@ -236,7 +237,7 @@ def test_the_shortcut_takes_the_plain_canonical_values() -> None:
         assert values._read("fs" if text.startswith("/") else "net", text, False) == text
 
 
-# --- the warm path: one regex over whole atoms (bgc._gate_index.WarmPath) -----------------------
+# --- the warm path: one regex over whole atoms (bgc.core._gate_index.WarmPath) -----------------------
 
 DIRECTORY_WORDS = ["a", "ab", "b", "src", "p1", "p12", ".git", "x y", "é", ""]
 
@@ -247,7 +248,7 @@ DIRECTORY_WORDS = ["a", "ab", "b", "src", "p1", "p12", ".git", "x y", "é", ""]
 def test_the_trie_finds_the_longest_word_that_starts_a_text(words: list[str], text: str) -> None:
     import re
 
-    from bgc._gate_index import _trie
+    from bgc.core._gate_index import _trie
 
     trie = _trie(sorted({"", *words}))
     assert trie is not None
@@ -260,7 +261,7 @@ def test_the_trie_writes_branches_that_go_on_alike_once() -> None:
     match walks through (each branch a jump away), so it must not grow with the projects."""
     import re
 
-    from bgc._gate_index import _trie
+    from bgc.core._gate_index import _trie
 
     def layout(count: int) -> list[str]:
         return sorted({"/", *(f"/p{g}/{below}" for g in range(count) for below in ("", "src/", "src/secrets/"))})
@@ -274,7 +275,7 @@ def test_the_trie_writes_branches_that_go_on_alike_once() -> None:
 
 
 def test_a_trie_too_deep_for_the_regex_compiler_is_refused_and_its_atoms_take_the_full_path() -> None:
-    from bgc._gate_index import MAX_TRIE_NESTING, _trie
+    from bgc.core._gate_index import MAX_TRIE_NESTING, _trie
 
     deep = ["/" + "a/" * depth for depth in range(1, 2 * MAX_TRIE_NESTING)]
     assert _trie(deep) is None
@@ -421,7 +422,7 @@ def test_a_new_gate_takes_plain_values_by_dict_probes_with_no_reading_and_no_spl
 def test_a_new_gate_builds_its_warm_path_only_after_deciding_enough_atoms() -> None:
     """A one-shot gate (a hook, one `bgc gate`) never pays for compiling the warm regex; a
     long-lived one builds it once, and decides exactly as before."""
-    from bgc.gate import WARM_AFTER
+    from bgc.core.gate import WARM_AFTER
 
     granted = Part("fs", "write", "/p1/src/**", ("/p1/src/secrets/**",), (RULES[2],))
     plan = Plan("sha256:" + "0" * 64, "sha256:" + "1" * 64, None, (RequestResult("fs:write:/**", "narrowed", (granted,)),), ())

@@ -1,4 +1,4 @@
-"""bgc.glob: the dialect's meaning (DESIGN §2), its errors, concrete values and the algebra."""
+"""bgc.core.patterns.glob: the dialect's meaning (DESIGN §2), its errors, concrete values and the algebra."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc import _glob_automata
+from bgc.core.patterns import _automata as _glob_automata
 from bgc.errors import BgcError
-from bgc.glob import (
+from bgc.core.patterns.glob import (
     AlgebraLimit,
     Pattern,
     PatternError,
@@ -26,7 +26,7 @@ from bgc.glob import (
     is_subset_terms,
     parse,
 )
-from bgc.values import Rejection, match_value, normalise
+from bgc.core.resources.values import Rejection, match_value, normalise
 
 # --- the dialect --------------------------------------------------------------------------
 
@@ -311,7 +311,7 @@ def test_is_subset_terms_handles_excepts() -> None:
 
 
 def test_algebra_accepts_pattern_text() -> None:
-    from bgc import glob
+    from bgc.core.patterns import glob
 
     assert glob.intersect("/src/**", "/**/*.py") == [glob.parse("/src/**/*.py")]
     assert glob.is_subset("/src/a.py", ["/src/*"])

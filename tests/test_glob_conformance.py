@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bgc.glob import PatternError, parse
+from bgc.core.patterns.glob import PatternError, parse
 from tests.samples import require_shared_input
 
 VECTORS = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "wildmatch.json"

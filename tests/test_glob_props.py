@@ -1,4 +1,4 @@
-"""Property tests: bgc.glob against brute force on a small alphabet.
+"""Property tests: bgc.core.patterns.glob against brute force on a small alphabet.
 
 The reference matcher below is written from git's description of wildmatch (``**/`` is
 "nothing, or anything ending in '/'", a trailing ``**`` is "anything"), directly on the
@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import _glob_automata, _glob_regex
-from bgc._glob_syntax import DStar, Star
-from bgc.glob import (
+from bgc.core.patterns import _automata as _glob_automata, _regex as _glob_regex
+from bgc.core.patterns._syntax import DStar, Star
+from bgc.core.patterns.glob import (
     AlgebraLimit,
     Pattern,
     PatternSet,

@@ -185,7 +185,7 @@ def test_full_disk_on_stdout_is_reported_without_traceback() -> None:
 
     with open("/dev/full", "w") as full:
         result = subprocess.run(
-            [sys.executable, "-c", "from bgc.launch import main; main()", "compile", "examples/orders/fix-bug.yaml",
+            [sys.executable, "-c", "from bgc.app.launch import main; main()", "compile", "examples/orders/fix-bug.yaml",
              "-p", "policies/default.bgp", "--format", "json"],
             cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True,
         )

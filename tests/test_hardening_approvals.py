@@ -13,13 +13,13 @@ import itertools
 import json
 from pathlib import Path
 
-from bgc.compiler import Compiler
-from bgc.gate import Gate
-from bgc.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, ToolCall, WorkOrder
-from bgc.plan import Approvals, approvals_text, strongest
-from bgc.policy.loader import parse_policy
-from bgc.render.gate import gate_line
-from bgc.render.plans import render_text
+from bgc.core.compiler import Compiler
+from bgc.core.gate import Gate
+from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, ToolCall, WorkOrder
+from bgc.core.plan import Approvals, approvals_text, strongest
+from bgc.core.policy.loader import parse_policy
+from bgc.app.render.gate import gate_line
+from bgc.app.render.plans import render_text
 from tests.samples import PROMPT, bgc
 
 NAMES = ("alice", "bob", "carol", "dave")

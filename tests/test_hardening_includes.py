@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bgc.policy.loader import load_policy
-from bgc.policy.parser import PolicyError
+from bgc.core.policy.loader import load_policy
+from bgc.core.policy.parser import PolicyError
 from tests.samples import bgc, characters_in
 
 SECRET = "root:x:0:0:TOP-SECRET-LINE"

@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from bgc import canonical
-from bgc.canonical import format_path
-from bgc.documents import DocumentError, parse_document
-from bgc.gate import Gate
-from bgc.model import Digest
-from bgc.plan import PLAN_TAG, PLAN_VERSION, PlanError, plans_from_data
-from bgc.policy.loader import parse_policy
+from bgc.core.values import canonical
+from bgc.core.values.canonical import format_path
+from bgc.core.values.documents import DocumentError, parse_document
+from bgc.core.gate import Gate
+from bgc.core.values.model import Digest
+from bgc.core.plan import PLAN_TAG, PLAN_VERSION, PlanError, plans_from_data
+from bgc.core.policy.loader import parse_policy
 from tests.samples import PROMPT, bgc, replaced
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,8 +55,8 @@ ORDER = {
 
 
 def compiled(policy_text: str = POLICY, order: dict[str, Any] = ORDER) -> dict[str, Any]:
-    from bgc.compiler import Compiler
-    from bgc.model import WorkOrder
+    from bgc.core.compiler import Compiler
+    from bgc.core.values.model import WorkOrder
 
     return Compiler(parse_policy(policy_text, "p.bgp")).compile(WorkOrder.from_data(order)).to_data()
 

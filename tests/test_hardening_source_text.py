@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from bgc.codes import CODES
-from bgc.policy.format import format_text
-from bgc.policy.loader import load_policy, parse_policy
-from bgc.policy.parser import PolicyError, parse_source
+from bgc.core.policy.format import format_text
+from bgc.core.policy.loader import load_policy, parse_policy
+from bgc.core.policy.parser import PolicyError, parse_source
 from tests.samples import bgc, characters_in
 
 HIDDEN = [char for char in characters_in("Cc", "Cf", "Zl", "Zp") if char not in "\t\n"]

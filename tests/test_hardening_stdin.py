@@ -81,7 +81,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], subp
     commands = {"gate": ["gate", plan], "match": ["match", "fs:write:/src/**", "--raw"]}
     started = {
         (env, command): subprocess.Popen(
-            [sys.executable, "-m", "bgc.cli", *argv],
+            [sys.executable, "-m", "bgc.app.cli", *argv],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**base, **extra, "BGC_CACHE_DIR": str(work / "cache")},
         )  # fmt: skip

@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc import values
-from bgc.checks import check_paths
-from bgc.compiler import Compiler
-from bgc.gate import Gate
-from bgc.model import ToolCall
-from bgc.policy.ast import Matches
-from bgc.policy.loader import parse_policy
-from bgc.values import HFS_IGNORED, Rejection, normalise
+from bgc.core.resources import values
+from bgc.analysis.checks import check_paths
+from bgc.core.compiler import Compiler
+from bgc.core.gate import Gate
+from bgc.core.values.model import ToolCall
+from bgc.core.policy.ast import Matches
+from bgc.core.policy.loader import parse_policy
+from bgc.core.resources.values import HFS_IGNORED, Rejection, normalise
 from tests.samples import characters_in, examples
 from tests.test_compiler import order, plan_for
 
@@ -304,7 +304,7 @@ CONTROLS = list(characters_in("Cc"))
 
 
 def test_every_control_character_in_a_pattern_is_an_error_with_its_column(tmp_path: Path) -> None:
-    from bgc.policy.parser import PolicyError
+    from bgc.core.policy.parser import PolicyError
 
     assert len(CONTROLS) == 65
     for char in CONTROLS:

@@ -323,7 +323,7 @@ def test_the_deadline_leaves_the_alarm_as_it_found_it(before: Any, ending: str) 
     the block ends: done, raising, expired, or around an inner deadline."""
     import time
 
-    from bgc.commands.hook import HookTimeout, _deadline
+    from bgc.app.commands.hook import HookTimeout, _deadline
 
     previous = signal.signal(signal.SIGALRM, before)
     try:
@@ -384,8 +384,8 @@ def test_the_sandbox_flag_is_read_by_its_type_alone() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from bgc.hooks import claude_code
-    from bgc.hooks.protocol import HookInputError
+    from bgc.adapters.agents import claude_code
+    from bgc.adapters.agents.protocol import HookInputError
 
     scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8))
     values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)), max_leaves=6)
@@ -413,7 +413,7 @@ def test_outside_the_sandbox_an_allow_is_asked_and_nothing_else_changes(
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from bgc.commands.hook import _decide
+    from bgc.app.commands.hook import _decide
 
     root = _sandbox_project(tmp_path_factory)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(root))
@@ -461,7 +461,7 @@ def test_the_answer_is_valid_utf8_json_whatever_its_text_holds(monkeypatch: pyte
     surrogate outside U+DC80-U+DCFF, not at all (the call blocked)."""
     import io
 
-    from bgc.commands import hook
+    from bgc.app.commands import hook
 
     answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": f"bgc: {text}"}}
     written = io.BytesIO()
@@ -498,7 +498,7 @@ def test_an_answer_the_agent_cannot_read_blocks(project: dict[str, Any]) -> None
 @pytest.mark.parametrize("error", [BrokenPipeError(32, "Broken pipe"), OSError(28, "No space left on device")])
 def test_a_served_answer_the_agent_cannot_read_blocks(monkeypatch: pytest.MonkeyPatch, error: OSError) -> None:
     """The hook's client, its server's answer in hand, cannot write it: 2 (a block), not 141."""
-    from bgc.hooks import client
+    from bgc.adapters.agents import client
 
     def fail(fd: int, data: bytes) -> None:
         raise error

@@ -1,4 +1,4 @@
-"""The decision server (`bgc serve`) and the hook's way to it (bgc/hooks/client.py), run as Claude
+"""The decision server (`bgc serve`) and the hook's way to it (bgc/adapters/agents/client.py), run as Claude
 Code runs the hook: a subprocess, JSON on stdin.
 
 What must hold: a server's answer is the answer the hook gives alone (the hook tables run both
@@ -27,7 +27,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bgc.hooks import client
+from bgc.adapters.agents import client
 from tests.samples import bgc
 from tests.server_support import Server, private_runtime, served, status
 from tests.test_hook_claude_code import TIMEOUT, _input, run_hook
@@ -105,13 +105,13 @@ def test_a_kept_policy_is_checked_by_its_files_stamps_and_young_stamps_are_not_t
     """In the server's memory a compiled policy is kept while its files' stamps hold. With a
     coarse clock an edit may keep a file's stamp (here: every stamp stays the same), so stamps
     younger than the racy window are never trusted and the contents decide."""
-    from bgc.commands.serve import WarmState, _stamp
+    from bgc.app.commands.serve import WarmState, _stamp
 
     policy = Path(project["root"]) / ".claude" / "bgc" / "policy.bgp"
     included = policy.with_name("base.bgp")
     if clock == "coarse":
         frozen = {path: _stamp(path) for path in map(str, policy.parent.iterdir())}
-        monkeypatch.setattr("bgc.commands.serve._stamp", lambda path: frozen.get(path) or _stamp(path))
+        monkeypatch.setattr("bgc.app.commands.serve._stamp", lambda path: frozen.get(path) or _stamp(path))
     warm = WarmState(racy_seconds=0 if clock == "fine" else 3600)
     first = warm.compiled_policy(str(policy), None)
     assert warm.compiled_policy(str(policy), None) is first and warm.compiled_policy(str(policy), None) is first
@@ -351,7 +351,7 @@ def test_an_idle_server_exits_by_itself(project: dict[str, Any]) -> None:
 
 
 PROBE = (
-    "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\nbefore = set(sys.modules)\n"
+    "import sys\nfrom bgc.app.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\nbefore = set(sys.modules)\n"
     "try:\n    main()\nfinally:\n    print('LOADED', sorted(set(sys.modules) - before), file=sys.stderr)\n"
 )
 
@@ -367,15 +367,15 @@ def test_a_hook_answered_by_the_server_imports_almost_nothing(project: dict[str,
     assert served(server) == 1
     line = next(line for line in done.stderr.decode().splitlines() if line.startswith("LOADED "))
     loaded = set(json.loads(line.removeprefix("LOADED ").replace("'", '"')))
-    assert loaded <= {"bgc.hooks", "bgc.hooks.client", "bgc.sha256", "select", "_socket", "_sha256", "_sha2"}, loaded
+    assert loaded <= {"bgc.adapters", "bgc.core", "bgc.core.values", "bgc.adapters.agents", "bgc.adapters.agents.client", "bgc.core.values.sha256", "select", "_socket", "_sha256", "_sha2"}, loaded
 
 
 def test_the_hooks_stores_sync_every_commit(tmp_path: Path) -> None:
     """A ledger entry is on disk before the answer lets the call run: a connection a server keeps
     open is never checkpointed by a close, so the hook's stores, kept or one-shot, commit with
     ``synchronous = FULL`` (2); other enforcers keep ``NORMAL`` (1)."""
-    from bgc.commands.serve import WarmState
-    from bgc.store import open_store
+    from bgc.app.commands.serve import WarmState
+    from bgc.runtime.store import open_store
 
     def synchronous(store: Any) -> int:
         return int(store._db.execute("PRAGMA synchronous").fetchone()[0])

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.argv import encode_argv
-from bgc.checks import EXPECT_CODES, check_paths
-from bgc.claude_import import translate
-from bgc.compiler import Compiler, decide
-from bgc.policy.format import format_file
-from bgc.policy.loader import load_policy
-from bgc.policy.parser import parse_source
+from bgc.core.patterns.argv import encode_argv
+from bgc.analysis.checks import EXPECT_CODES, check_paths
+from bgc.adapters.imports.claude_code import translate
+from bgc.core.compiler import Compiler, decide
+from bgc.core.policy.format import format_file
+from bgc.core.policy.loader import load_policy
+from bgc.core.policy.parser import parse_source
 from tests.samples import bgc, examples
 
 ROOT = Path(__file__).resolve().parent.parent

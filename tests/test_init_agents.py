@@ -149,9 +149,9 @@ def test_session_hooks_start_and_stop_the_decision_server(
 def test_the_starter_declares_a_case_insensitive_file_system_where_the_project_has_one(tmp_path: Path) -> None:
     """On a case-insensitive file system (macOS, Windows) `/.ENV` opens `/.env`: the starter
     `bgc init` writes there declares it, so the secrets rule stops `.ENV` too."""
-    from bgc.calls import policy_decider
-    from bgc.commands.init import AGENTS as SETUPS
-    from bgc.commands.init import _starter, case_insensitive
+    from bgc.runtime.calls import policy_decider
+    from bgc.app.commands.init import AGENTS as SETUPS
+    from bgc.app.commands.init import _starter, case_insensitive
 
     (tmp_path / "probe").write_text("x")
     assert case_insensitive(str(tmp_path)) == (tmp_path / "PROBE").exists()  # this machine's answer, either way
@@ -199,13 +199,13 @@ def test_bgcs_state_is_never_committed(tmp_path: Path) -> None:
 
 
 def test_every_state_directory_made_on_the_way_gets_its_gitignore(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """`bgc.files.make_directories` on generated paths (`.bgc` at any depth, once or twice, next to
+    """`bgc.core.values.files.make_directories` on generated paths (`.bgc` at any depth, once or twice, next to
     look-alike names, some directories there before): each `.bgc` it creates holds the
     `.gitignore`, one there before is left as it was, and no other directory gets one."""
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from bgc.files import STATE_IGNORE, make_directories
+    from bgc.core.values.files import STATE_IGNORE, make_directories
 
     segments = st.lists(st.sampled_from([".bgc", "a", "b", ".bgcx", "x.bgc", "keys"]), min_size=1, max_size=5)
 
@@ -237,7 +237,7 @@ PLANTED = (
 """A module an agent could write into the project: if the hook imported it, it would answer allow."""
 
 
-@pytest.mark.parametrize("planted", ["bgc/__init__.py", "bgc/launch.py", "select.py", "_json.py", "_sqlite3.py"])
+@pytest.mark.parametrize("planted", ["bgc/__init__.py", "bgc/app/launch.py", "select.py", "_json.py", "_sqlite3.py"])
 def test_the_hook_never_imports_a_module_from_the_project(tmp_path: Path, planted: str) -> None:
     """The hook runs in the project (its working directory), where the agent writes: the
     command `bgc init` writes keeps that directory off ``sys.path`` (``-P``), so a ``bgc``
@@ -296,14 +296,14 @@ def test_a_hook_an_earlier_init_wrote_is_brought_up_to_date(tmp_path: Path) -> N
         assert done.exit_code == 0 and "updated the PreToolUse hook in .claude/settings.json" in done.stdout, done.stdout
         commands = [hook["command"] for entry in json.loads(settings.read_text())["hooks"]["PreToolUse"] for hook in entry["hooks"]]
         assert commands[:3] == kept and len(commands) == 4
-        assert commands[3] == f"{shlex.quote(sys.executable)} -P -c 'from bgc.launch import console; console()' {arguments}"
+        assert commands[3] == f"{shlex.quote(sys.executable)} -P -c 'from bgc.app.launch import console; console()' {arguments}"
 
 
 def _started_server_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The argv ``bgc serve --detach`` starts its server with (caught, not run)."""
     import subprocess
 
-    from bgc.commands import serve
+    from bgc.app.commands import serve
     from bgc.errors import UsageError
 
     started: list[list[str]] = []
@@ -326,7 +326,7 @@ def _mcp_proxy_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[
     """The argv `bgc init mcp` writes for the proxy when bgc has no console script on PATH."""
     import shutil
 
-    from bgc.commands import init_mcp
+    from bgc.app.commands import init_mcp
 
     monkeypatch.setattr(shutil, "which", lambda name: None)
     return init_mcp.proxy_command()
@@ -354,7 +354,7 @@ def test_a_bgc_started_by_module_never_imports_from_its_working_directory(
 
 def test_an_mcp_server_behind_the_module_proxy_is_not_wrapped_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`bgc init mcp` run again over its own ``python -P -m bgc mcp-proxy`` server leaves it."""
-    from bgc.commands import init_mcp
+    from bgc.app.commands import init_mcp
 
     bgc_command = _mcp_proxy_command(tmp_path, monkeypatch)
     once = init_mcp.rewrite({"mcpServers": {"files": {"command": "npx", "args": ["fs"]}}}, "/p.bgp", bgc_command, "x")
@@ -389,7 +389,7 @@ def test_earlier_hooks_become_one_hook_in_the_first_ones_place(tmp_path: Path, o
     _with_pre_tool_use(project, ["./first.sh", *olds, "./last.sh"])
     assert "updated the PreToolUse hook" in init(project).stdout
     commands = _pre_tool_use_commands(project)
-    today = f"{shlex.quote(sys.executable)} -P -c 'from bgc.launch import console; console()' {ARGUMENTS}"
+    today = f"{shlex.quote(sys.executable)} -P -c 'from bgc.app.launch import console; console()' {ARGUMENTS}"
     assert commands == ["./first.sh", today, *olds[1:], "./last.sh"]
     assert "unchanged .claude/settings.json" in init(project).stdout and _pre_tool_use_commands(project) == commands
 
@@ -408,7 +408,7 @@ def test_a_wrapper_of_the_users_named_bgc_is_kept(tmp_path: Path) -> None:
     assert "added the PreToolUse" in init(project).stdout
     commands = _pre_tool_use_commands(project)
     assert commands[0] == theirs and len(commands) == 2 and "-P -c" in commands[1]
-    wrapper.write_text("#!/opt/bgc/bin/python3\nimport re\nimport sys\nfrom bgc.launch import console\n")
+    wrapper.write_text("#!/opt/bgc/bin/python3\nimport re\nimport sys\nfrom bgc.app.launch import console\n")
     _with_pre_tool_use(project, [theirs])
     assert "updated the PreToolUse hook" in init(project).stdout and "-P -c" in _pre_tool_use_commands(project)[0]
 
@@ -417,8 +417,8 @@ def test_a_bgc_found_through_a_relative_path_entry_is_not_written(tmp_path: Path
     """With ``.`` on ``PATH`` and no script beside the interpreter, ``which bgc`` is the project's
     own ``./bgc`` (a file the agent may write): the hooks and the MCP proxy command start bgc by
     its interpreter instead (they named ``./bgc``, or its absolute path in the project)."""
-    from bgc.commands import init as init_command
-    from bgc.commands import init_mcp
+    from bgc.app.commands import init as init_command
+    from bgc.app.commands import init_mcp
 
     project = tmp_path / "p"
     project.mkdir()
@@ -455,7 +455,7 @@ def test_the_upgrade_by_class_of_settings(tmp_path_factory: pytest.TempPathFacto
     nothing."""
     from hypothesis import given, settings
 
-    today = f"{shlex.quote(sys.executable)} -P -c 'from bgc.launch import console; console()' {ARGUMENTS}"
+    today = f"{shlex.quote(sys.executable)} -P -c 'from bgc.app.launch import console; console()' {ARGUMENTS}"
 
     @settings(max_examples=40, deadline=None)
     @given(_settings_cases())

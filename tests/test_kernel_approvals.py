@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from bgc.approvals import encode_answer, sign_answer
-from bgc.kernel.authorize import Kernel
-from bgc.kernel.keys import SigningKey, b64url
-from bgc.ledger import decode_entry
-from bgc.store.sqlite import SqliteStore
+from bgc.runtime.approvals import encode_answer, sign_answer
+from bgc.runtime.kernel.authorize import Kernel
+from bgc.runtime.kernel.keys import SigningKey, b64url
+from bgc.runtime.ledger import decode_entry
+from bgc.runtime.store.sqlite import SqliteStore
 from tests.kernel_support import ISSUER, KERNEL, NOW, OTHER, line, make_token, request
 from tests.samples import examples
 
@@ -171,7 +171,7 @@ def test_a_failed_nonce_does_not_use_up_the_approval(store: SqliteStore) -> None
 
 
 def kernel_message(message: dict[str, Any]) -> Any:
-    from bgc.kernel.messages import read_message
+    from bgc.runtime.kernel.messages import read_message
 
     return read_message(line(message))
 

@@ -7,12 +7,12 @@ import base64
 import cbor2
 import pytest
 
-from bgc.kernel import cose
-from bgc.kernel.authorize import Kernel
-from bgc.kernel.keys import b64url
-from bgc.kernel.nonce import issue_nonce, request_digest
-from bgc.kernel.token import Token, attenuate, decode_token, verify_chain
-from bgc.store.sqlite import SqliteStore
+from bgc.runtime.kernel import cose
+from bgc.runtime.kernel.authorize import Kernel
+from bgc.runtime.kernel.keys import b64url
+from bgc.runtime.kernel.nonce import issue_nonce, request_digest
+from bgc.runtime.kernel.token import Token, attenuate, decode_token, verify_chain
+from bgc.runtime.store.sqlite import SqliteStore
 from tests.kernel_support import ISSUER, KERNEL, NOW, OTHER, line, make_token, request
 
 TOKEN = make_token()
@@ -134,7 +134,7 @@ def _with_nonce(kernel: Kernel, token: Token, **fields: object) -> dict:
 
 
 def kernel_read(message: object):  # type: ignore[no-untyped-def]
-    from bgc.kernel.messages import read_message
+    from bgc.runtime.kernel.messages import read_message
 
     return read_message(line(message))
 
@@ -210,7 +210,7 @@ def test_the_parent_cannot_be_stripped_out_of_a_child(kernel: Kernel) -> None:
     ],
 )
 def test_attenuation_that_widens_is_refused_with_a_counterexample(change: dict, example: str | None) -> None:
-    from bgc.kernel.token import TokenError
+    from bgc.runtime.kernel.token import TokenError
 
     token = make_token(nonce=True)
     verified = verify_chain(token, [ISSUER.public])
@@ -225,8 +225,8 @@ def test_a_hand_made_wider_child_is_refused_by_the_verifier(kernel: Kernel) -> N
     """The verifier repeats the proof: a child signed correctly but wider is still refused."""
     from dataclasses import replace
 
-    from bgc.kernel import token as tokens
-    from bgc.kernel.keys import SigningKey
+    from bgc.runtime.kernel import token as tokens
+    from bgc.runtime.kernel.keys import SigningKey
 
     verified = verify_chain(TOKEN, [ISSUER.public])
     narrow = attenuate(TOKEN, verified, only=["fs:write:/src/parse.py"], now=NOW)

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from bgc.kernel.authorize import Kernel
-from bgc.kernel.messages import Conflict, authorization_conflict, read_message
-from bgc.kernel.nonce import issue_nonce, request_digest
+from bgc.runtime.kernel.authorize import Kernel
+from bgc.runtime.kernel.messages import Conflict, authorization_conflict, read_message
+from bgc.runtime.kernel.nonce import issue_nonce, request_digest
 from tests.kernel_support import KERNEL, NOW
 
 REQUEST = "sha256:" + "1" * 64
@@ -88,7 +88,7 @@ def test_a_message_a_library_caller_builds_is_checked_for_conflicts_first() -> N
 
 
 def parsed_approval(name: str):  # type: ignore[no-untyped-def]
-    from bgc.kernel.messages import ApprovalToken
+    from bgc.runtime.kernel.messages import ApprovalToken
 
     return ApprovalToken(name, REQUEST, NOW, b"sig")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import cbor2
 import pytest
 
-from bgc.kernel import cose
-from bgc.kernel.keys import PublicKey, SigningKey
+from bgc.runtime.kernel import cose
+from bgc.runtime.kernel.keys import PublicKey, SigningKey
 
 # cose-wg/Examples, eddsa-examples/eddsa-sig-01.json ("EdDSA-01: EdDSA - 25519 - sign0"); the key
 # is RFC 8032 §7.1's TEST 1 key, the protected header {1: -8, 3: 0}, the unprotected {4: '11'}.

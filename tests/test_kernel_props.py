@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc.kernel.authorize import Kernel
-from bgc.kernel.messages import read_message
-from bgc.store.sqlite import SqliteStore
+from bgc.runtime.kernel.authorize import Kernel
+from bgc.runtime.kernel.messages import read_message
+from bgc.runtime.store.sqlite import SqliteStore
 from tests.kernel_support import ISSUER, KERNEL, NOW, make_token, request
 from tests.samples import examples
 

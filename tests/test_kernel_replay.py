@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import multiprocessing
 
-from bgc.kernel.authorize import Kernel
-from bgc.kernel.messages import read_message
-from bgc.store.sqlite import SqliteStore
+from bgc.runtime.kernel.authorize import Kernel
+from bgc.runtime.kernel.messages import read_message
+from bgc.runtime.store.sqlite import SqliteStore
 from tests.kernel_support import ISSUER, KERNEL, NOW, make_token, request
 
 RACERS = 8

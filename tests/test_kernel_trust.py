@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bgc.checks import check_paths
-from bgc.policy.format import format_source
-from bgc.policy.loader import load_policy
-from bgc.policy.parser import PolicyError, parse_source
+from bgc.analysis.checks import check_paths
+from bgc.core.policy.format import format_source
+from bgc.core.policy.loader import load_policy
+from bgc.core.policy.parser import PolicyError, parse_source
 from tests.kernel_support import ISSUER, KERNEL, OTHER
 
 A, B, C = ISSUER.public.text, KERNEL.public.text, OTHER.public.text

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc import ledger
-from bgc.store import GENESIS, open_store
+from bgc.runtime import ledger
+from bgc.runtime.store import GENESIS, open_store
 from tests.samples import bgc, examples
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,8 +108,8 @@ def test_both_engines_build_the_same_chain(store_location: str) -> None:
 
 APPENDER = """
 import sys
-from bgc import ledger
-from bgc.store import open_store
+from bgc.runtime import ledger
+from bgc.runtime.store import open_store
 store = open_store(sys.argv[1])
 worker, count = int(sys.argv[2]), int(sys.argv[3])
 for number in range(count):
@@ -160,7 +160,7 @@ def test_a_process_killed_mid_append_loses_no_committed_entry(store_location: st
 
 NONCE_RACER = """
 import sys
-from bgc.store import open_store
+from bgc.runtime.store import open_store
 store = open_store(sys.argv[1])
 print(store.consume_once("nonce", "the-one", 4_000_000_000))
 """

@@ -21,8 +21,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from bgc.mcp_proxy import Approvals, ToolVerdict
-from bgc.store import StoreError, open_store, store_exists
+from bgc.adapters.mcp.proxy import Approvals, ToolVerdict
+from bgc.runtime.store import StoreError, open_store, store_exists
 from tests.samples import bgc
 from tests.test_mcp_proxy_transport import Session, call
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc.mcp_proxy import McpProxy, ProxyOptions, ToolVerdict
+from bgc.adapters.mcp.proxy import McpProxy, ProxyOptions, ToolVerdict
 
 ECHO = str(Path(__file__).parent / "mcp" / "echo_server.py")
 SECRET = "/src/secrets/key"

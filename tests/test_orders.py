@@ -14,9 +14,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import canonical
-from bgc.documents import DocumentError, load_order, parse_document
-from bgc.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
+from bgc.core.values import canonical
+from bgc.core.values.documents import DocumentError, load_order, parse_document
+from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ModelError, ProposalOrigin, ToolCall, WorkOrder
 from tests.samples import PROMPT, examples, walk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,7 +144,7 @@ def test_every_example_order_loads() -> None:
 
 
 def test_ids_do_not_depend_on_hash_seed() -> None:
-    code = "from bgc.documents import load_order; import sys; print(load_order(sys.argv[1]).id())"
+    code = "from bgc.core.values.documents import load_order; import sys; print(load_order(sys.argv[1]).id())"
     outputs = {
         subprocess.run(
             [sys.executable, "-c", code, str(ORDERS / "upgrade-dependency.yaml")],

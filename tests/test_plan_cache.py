@@ -1,4 +1,4 @@
-"""Plans read by enforcers are verified once per exact content (bgc.plan.read_plans): a hit
+"""Plans read by enforcers are verified once per exact content (bgc.core.plan.read_plans): a hit
 skips parsing and verification, but never lets through what the verification would refuse —
 an edit of any kind is a different content, a pin is checked on every read, and an error is
 located in the file as without the cache."""
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bgc import plan as plan_module
+from bgc.core import plan as plan_module
 from bgc.errors import BgcError
-from bgc.model import Digest
-from bgc.plan import plans_from_data, read_plans
+from bgc.core.values.model import Digest
+from bgc.core.plan import plans_from_data, read_plans
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture()
 def written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The plan of an example order, as `bgc compile --format json` writes it."""
-    from bgc.compiler import Compiler
-    from bgc.documents import load_order
-    from bgc.policy.loader import load_policy
+    from bgc.core.compiler import Compiler
+    from bgc.core.values.documents import load_order
+    from bgc.core.policy.loader import load_policy
 
     monkeypatch.setenv("BGC_CACHE_DIR", str(tmp_path / "cache"))
     order = load_order(str(ROOT / "examples/orders/overreach.yaml"))
@@ -86,7 +86,7 @@ def test_an_edited_copy_of_a_verified_plan_is_refused(written: Path, seed: int) 
 
 
 def test_pins_are_checked_on_every_read_and_located_as_without_the_cache(written: Path) -> None:
-    from bgc.documents import read_document
+    from bgc.core.values.documents import read_document
 
     plan_id = Digest(json.loads(written.read_text())["id"])
     other = Digest("sha256:" + "0" * 64)

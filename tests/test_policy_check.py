@@ -1,4 +1,4 @@
-"""``bgc check`` for policies: lints (exact, via bgc.glob), inline expects, exit codes, outputs."""
+"""``bgc check`` for policies: lints (exact, via bgc.core.patterns.glob), inline expects, exit codes, outputs."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc import glob
-from bgc.checks import check_paths
+from bgc.core.patterns import glob
+from bgc.analysis.checks import check_paths
 from bgc.codes import CODES
 from bgc.errors import ExitCode
-from bgc.findings import Severity
-from bgc.lints.never_matches import NOT_FS_PATHS
-from bgc.render.findings_text import findings_text
-from bgc.values import normalise
+from bgc.analysis.findings import Severity
+from bgc.analysis.lints.never_matches import NOT_FS_PATHS
+from bgc.app.render.findings_text import findings_text
+from bgc.core.resources.values import normalise
 from tests.samples import bgc
 
 ROOT = Path(__file__).parent.parent
@@ -127,8 +127,8 @@ def test_deny_of_contents_without_the_directory(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("base", ["/my dir", "/a,b", "/a#b", '/say "hi"'])  # a tab is a control character: an error (test_hardening_values)
 def test_directory_hint_is_a_rule_that_parses_to_what_it_says(tmp_path: Path, base: str) -> None:
-    from bgc.policy.format import pattern_word
-    from bgc.policy.loader import parse_policy
+    from bgc.core.policy.format import pattern_word
+    from bgc.core.policy.loader import parse_policy
 
     result = check_text(tmp_path, f"deny fs:write:{pattern_word(base + '/**')}\n")
     (finding,) = result.findings

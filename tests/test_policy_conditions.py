@@ -1,4 +1,4 @@
-"""Conditions are built by a Lark Transformer (bottom-up, bgc.policy.parser._conditions) with the
+"""Conditions are built by a Lark Transformer (bottom-up, bgc.core.policy.parser._conditions) with the
 nesting bound applied first (_bounded). A top-down reading of the same parse tree — the parser's
 algorithm before the Transformer, kept here as the reference — must give the same AST, node by
 node with every place, and for input with mistakes the same first error at the same place:
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from bgc.policy.ast import And, Compare, Condition, InList, Matches, Not, Or
-from bgc.policy.parser import MAX_CONDITION_DEPTH, FileParser, PolicyError, parse_source, parser
+from bgc.core.policy.ast import And, Compare, Condition, InList, Matches, Not, Or
+from bgc.core.policy.parser import MAX_CONDITION_DEPTH, FileParser, PolicyError, parse_source, parser
 
 FIELD = st.sampled_from(["intent.kind", "origin.model", "call.tool", "intent.knd", "call"])
 STRING = st.sampled_from(['"a"', '"src/x"', '""', '"\\q"', '"tab\\tx"'])

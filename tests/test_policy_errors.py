@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc.codes import CODES
-from bgc.policy.format import format_text
-from bgc.policy.loader import load_policy, parse_policy
-from bgc.policy.parser import PolicyError
+from bgc.core.policy.format import format_text
+from bgc.core.policy.loader import load_policy, parse_policy
+from bgc.core.policy.parser import PolicyError
 from tests.samples import bgc, examples
 
 ROOT = Path(__file__).resolve().parent.parent

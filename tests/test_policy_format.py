@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import glob
+from bgc.core.patterns import glob
 from bgc.errors import Span
-from bgc.policy.ast import (
+from bgc.core.policy.ast import (
     FIELDS,
     And,
     Approvals,
@@ -36,8 +36,8 @@ from bgc.policy.ast import (
     Statement,
     ToolDecl,
 )
-from bgc.policy.format import format_source, format_text
-from bgc.policy.parser import parse_source
+from bgc.core.policy.format import format_source, format_text
+from bgc.core.policy.parser import parse_source
 from tests.samples import bgc, examples
 
 ROOT = Path(__file__).parent.parent
@@ -378,7 +378,7 @@ def test_fmt_writes_through_a_symlink(tmp_path: Path) -> None:
 
 
 def test_write_atomic_through_a_dangling_symlink_creates_the_target(tmp_path: Path) -> None:
-    from bgc.files import write_atomic
+    from bgc.core.values.files import write_atomic
 
     link = tmp_path / "out.json"
     link.symlink_to("made.json")
@@ -395,7 +395,7 @@ def _limit_memory() -> None:
 
 def test_a_policy_larger_than_the_limit_is_refused_without_reading_it_all(tmp_path: Path) -> None:
     """`bgc check` of /dev/zero used to read forever; every policy read stops at MAX_BYTES + 1."""
-    from bgc.files import MAX_BYTES
+    from bgc.core.values.files import MAX_BYTES
 
     big = tmp_path / "big.bgp"
     with open(big, "wb") as handle:
@@ -408,7 +408,7 @@ def test_a_policy_larger_than_the_limit_is_refused_without_reading_it_all(tmp_pa
     for path in links:
         for args in (["check", str(path)], ["fmt", "--check", str(path)], ["test", str(path)]):
             result = subprocess.run(
-                [sys.executable, "-c", "from bgc.launch import main; main()", *args],
+                [sys.executable, "-c", "from bgc.app.launch import main; main()", *args],
                 capture_output=True, text=True, timeout=60, env={**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache")},
                 preexec_fn=_limit_memory,  # a regression fails this test instead of exhausting the machine
             )  # fmt: skip

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc import canonical, glob
-from bgc.model import Digest
-from bgc.policy import parser as policy_parser
-from bgc.policy.ast import (
+from bgc.core.values import canonical
+from bgc.core.patterns import glob
+from bgc.core.values.model import Digest
+from bgc.core.policy import parser as policy_parser
+from bgc.core.policy.ast import (
     And,
     Approvals,
     AtomTemplate,
@@ -28,8 +29,8 @@ from bgc.policy.ast import (
     Rule,
     TemplateError,
 )
-from bgc.policy.loader import load_policy, parse_policy
-from bgc.policy.parser import PolicyError, parse_source
+from bgc.core.policy.loader import load_policy, parse_policy
+from bgc.core.policy.parser import PolicyError, parse_source
 
 
 def one_rule(text: str) -> Rule:
@@ -478,7 +479,7 @@ def test_parser_tables_are_cached_and_a_damaged_cache_is_rebuilt(
 
 
 def test_importing_the_front_end_does_not_import_lark() -> None:
-    code = "import sys, bgc.cli, bgc.policy.parser, bgc.policy.loader, bgc.checks; print('lark' in sys.modules)"
+    code = "import sys, bgc.app.cli, bgc.core.policy.parser, bgc.core.policy.loader, bgc.analysis.checks; print('lark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
@@ -497,7 +498,7 @@ def test_every_example_in_the_reference_parses() -> None:
 def test_escape_units_cut_text_into_characters_and_escapes(text: str) -> None:
     """The one escape walker: units cover the text in order; an escape is ``\\`` and the next
     character; only the very last character may be a lone ``\\``."""
-    from bgc.policy.parser import escape_units
+    from bgc.core.policy.parser import escape_units
 
     units = list(escape_units(text))
     assert "".join(unit for _, unit in units) == text

@@ -154,7 +154,7 @@ def test_hooks_pass_on_good_files_and_fail_on_bad_ones(tmp_path: Path) -> None:
     config.write_text(json.dumps({"repos": [{"repo": str(hooks_repo), "rev": rev, "hooks": hooks}]}))
     assert run(["git", "init", "-q", "."], work, env).returncode == 0
     # record the order's expectation with this checkout's bgc, as a user would before committing
-    recorded = run([sys.executable, "-c", "from bgc.launch import main; main()", "check", "--update"], work, env)
+    recorded = run([sys.executable, "-c", "from bgc.app.launch import main; main()", "check", "--update"], work, env)
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
     assert (work / "orders/one.yaml.expected.json").is_file()
     assert run(["git", "add", "-A"], work, env).returncode == 0

@@ -31,9 +31,9 @@ def ended_request(tmp_path: Any, how: str) -> tuple[Any, Any, str]:
     (``named``) a pending request only alice may answer."""
     import time
 
-    from bgc.approvals import PermissionRequest, Requirement, encode_answer, sign_answer, stand_ask
-    from bgc.kernel.keys import SigningKey
-    from bgc.store import open_store
+    from bgc.runtime.approvals import PermissionRequest, Requirement, encode_answer, sign_answer, stand_ask
+    from bgc.runtime.kernel.keys import SigningKey
+    from bgc.runtime.store import open_store
 
     alice = SigningKey.generate("alice")
     trusted = {"alice": alice.public}
@@ -55,8 +55,8 @@ def ended_request(tmp_path: Any, how: str) -> tuple[Any, Any, str]:
 
 @pytest.mark.parametrize("how", ["rejected", "cancelled", "expired", "named"])
 def test_an_elicitation_accept_counts_only_for_a_live_request_anyone_may_answer(tmp_path: Any, how: str) -> None:
-    from bgc.approvals import load_request, was_used
-    from bgc.commands.mcp_proxy import _StoreApprovals, _ThreadStores
+    from bgc.runtime.approvals import load_request, was_used
+    from bgc.app.commands.mcp_proxy import _StoreApprovals, _ThreadStores
 
     store, trusted, location = ended_request(tmp_path, how)
     (request,) = [found for found, _, _ in store.requests(0)]
@@ -74,7 +74,7 @@ def test_the_proxys_own_elicitation_ids_cannot_be_guessed_by_a_server() -> None:
     import io
     import json
 
-    from bgc.mcp_proxy import McpProxy, ProxyOptions, ToolVerdict
+    from bgc.adapters.mcp.proxy import McpProxy, ProxyOptions, ToolVerdict
 
     call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "write", "arguments": {}}}
     verdict = ToolVerdict("ask", "needs approval", "sha256:" + "1" * 64, anyone=True)

@@ -1,4 +1,4 @@
-"""The one schema reader (bgc.schema.Fields), through every kind of input it reads: orders,
+"""The one schema reader (bgc.core.values.schema.Fields), through every kind of input it reads: orders,
 plans, test files, recordings and the configuration.
 
 Each mistake class is generated over every field of a real document, not listed by example:
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from bgc.errors import BgcError, ExitCode
-from bgc.schema import DataModelError, Fields, ModelError
+from bgc.core.values.schema import DataModelError, Fields, ModelError
 from tests.samples import bgc, replaced, walk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,10 +111,10 @@ def kinds(tmp: Path) -> dict[str, Kind]:
     }
     del test_file["mode"]
 
-    from bgc.documents import load_order, read_document
-    from bgc.outcomes import _read_recording
-    from bgc.plan import plans_from_data
-    from bgc.testing.schema import read_test_file
+    from bgc.core.values.documents import load_order, read_document
+    from bgc.analysis.outcomes import _read_recording
+    from bgc.core.plan import plans_from_data
+    from bgc.analysis.testing.schema import read_test_file
 
     return {
         "order": Kind("order", order, "order.json", lambda path: load_order(str(path)),
@@ -223,7 +223,7 @@ CONFIG_KEYS = ("policy", "mode", "policies", "tests", "orders", "expectations")
 @pytest.mark.parametrize("key", CONFIG_KEYS)
 def test_every_config_key_refuses_a_typo_and_a_wrong_kind_where_it_is_written(key: str, tmp_path: Path) -> None:
     """TOML has no positions of its own: the key's line is found, and its value's start."""
-    from bgc.config import ConfigError, load_config
+    from bgc.analysis.config import ConfigError, load_config
 
     typo = key[:-1] + key[-1] * 2
     listed = key in ("policies", "tests")  # one text or a list of texts

@@ -1,4 +1,4 @@
-"""bgc.sha256 hashes small inputs with CPython's built-in SHA-256 and large ones with hashlib:
+"""bgc.core.values.sha256 hashes small inputs with CPython's built-in SHA-256 and large ones with hashlib:
 the digests must be hashlib's whatever the size, around the switch too, and when updated."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import hashlib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bgc.sha256 import SMALL, sha256
+from bgc.core.values.sha256 import SMALL, sha256
 
 
 @given(st.binary(max_size=4096), st.lists(st.binary(max_size=512), max_size=4))

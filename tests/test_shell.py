@@ -1,4 +1,4 @@
-"""bgc.shell: what a Bash command string needs, per simple command.
+"""bgc.runtime.shell: what a Bash command string needs, per simple command.
 
 The table below is written by hand (what bash would run, and the answer a careful reviewer would
 give), not computed by bgc: each row is a command, the atoms it must need (in source order) and
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.argv import WORD_SLASH as S
-from bgc.shell import MAX_COMMAND_CHARS, MAX_SIMPLE_COMMANDS, shell_atoms
+from bgc.core.patterns.argv import WORD_SLASH as S
+from bgc.runtime.shell import MAX_COMMAND_CHARS, MAX_SIMPLE_COMMANDS, shell_atoms
 
 CWD = "/w"
 
@@ -278,7 +278,7 @@ def test_characters_that_crash_the_grammar_do_not_crash_the_analysis() -> None:
     import sys
 
     program = (
-        "import sys; from bgc.shell import shell_atoms\n"
+        "import sys; from bgc.runtime.shell import shell_atoms\n"
         f"for text in {CRASHERS!r}:\n"
         "    shell_atoms(text, cwd='/w')\n"
         "print('done')"

@@ -1,9 +1,9 @@
-"""bgc.shell against bash itself: every program bash really runs must be among the needs (or the
+"""bgc.runtime.shell against bash itself: every program bash really runs must be among the needs (or the
 command must be sent to ask).
 
 Each command runs under ``/bin/bash -c`` with PATH holding only stub programs that record their
 argv (``echo`` as a builtin is disabled so it records too), in an empty directory; the argvs they
-recorded are compared with what :func:`bgc.shell.shell_atoms` says the command needs.
+recorded are compared with what :func:`bgc.runtime.shell.shell_atoms` says the command needs.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc.argv import decode_argv
-from bgc.shell import shell_atoms
+from bgc.core.patterns.argv import decode_argv
+from bgc.runtime.shell import shell_atoms
 
 BASH = shutil.which("bash") or "/bin/bash"
 STUBS = ("echo", "cat", "rm", "git", "ls", "a", "b", "env", "nice", "nohup", "timeout", "sh")

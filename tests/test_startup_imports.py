@@ -19,21 +19,21 @@ ROOT = Path(__file__).resolve().parents[1]
 
 HEAVY = (
     "typer", "click", "rich", "pydantic", "lark", "yaml", "cbor2", "importlib.resources",
-    "bgc.policy.ast", "bgc.policy.parser", "bgc.policy.loader", "bgc.compiler", "bgc.model", "bgc.config",
+    "bgc.core.policy.ast", "bgc.core.policy.parser", "bgc.core.policy.loader", "bgc.core.compiler", "bgc.core.values.model", "bgc.analysis.config",
     "dataclasses", "inspect", "typing", "sqlite3", "datetime", "copy", "signal", "json",
 )  # fmt: skip
 """Never needed to decide one call from a cached policy: the command line (typer and what it
 brings), parsing (lark, the grammar's resources), YAML and CBOR, the policy AST, the compiler, the
 order model, the configuration, and the standard ``dataclasses`` with the ``inspect`` it imports
-(bgc's value classes are made by :mod:`bgc._dataclasses`, which imports neither); ``typing``
+(bgc's value classes are made by :mod:`bgc.core.values._dataclasses`, which imports neither); ``typing``
 too, where the command's modules import it only for annotations (under ``TYPE_CHECKING``); and
 modules a hook reached only through a wrapper: the ``sqlite3`` package (with ``datetime``, for
 adapters bgc never uses: the store opens CPython's ``_sqlite3``), ``copy`` (a shallow copy) and
 ``signal`` (its enumerations; the deadline's timer is ``_signal``'s), and ``json`` (JSON is read
-and a hook's answer written through ``_json``, :func:`bgc.documents.json_text`)."""
+and a hook's answer written through ``_json``, :func:`bgc.core.values.documents.json_text`)."""
 
 PROBE = (
-    "import sys\nfrom bgc.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
+    "import sys\nfrom bgc.app.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
     "try:\n    main()\nfinally:\n"
     f"    print('LOADED', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n"
 )
@@ -64,7 +64,7 @@ def test_a_cold_hook_on_a_cached_policy_loads_no_parser_compiler_or_ast(tmp_path
     unrecorded, unrecorded_loaded = _loaded([*hook, "--store", "none"], env, call)
     for done in (cold, warm, unrecorded):
         assert done.returncode == 0 and '"permissionDecision": "allow"' in done.stdout, done
-    assert {"lark", "bgc.compiler", "bgc.policy.ast", "bgc.policy.parser"} <= set(cold_loaded), cold_loaded
+    assert {"lark", "bgc.core.compiler", "bgc.core.policy.ast", "bgc.core.policy.parser"} <= set(cold_loaded), cold_loaded
     # the ledger's entry and the call's digest are canonical CBOR, written without cbor2
     assert warm_loaded == [], warm_loaded
     assert unrecorded_loaded == [], unrecorded_loaded
@@ -78,14 +78,14 @@ def test_a_cold_gate_loads_no_parser_compiler_or_ast(tmp_path: Path) -> None:
                    capture_output=True, timeout=120)  # fmt: skip
     done, loaded = _loaded(["gate", str(plan), "fs:write:/src/parse.py"], env)
     assert done.returncode == 0 and done.stdout.startswith("allow"), done
-    assert loaded == [], loaded  # a plan's id is canonical CBOR, written by bgc.canonical without cbor2 (or typing)
+    assert loaded == [], loaded  # a plan's id is canonical CBOR, written by bgc.core.values.canonical without cbor2 (or typing)
 
 
 def test_a_cold_compile_of_an_order_the_cache_has_not_seen_imports_no_dataclasses_or_command_line(
     tmp_path: Path,
 ) -> None:
     """The policy parsed by another order's compile (no lark), the plan rendered as text (its asks
-    replace fields: bgc._dataclasses.replace, not the standard one with inspect)."""
+    replace fields: bgc.core.values._dataclasses.replace, not the standard one with inspect)."""
     env = {**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache")}
     subprocess.run([sys.executable, "-m", "bgc", "compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp",
                     "--fail-on", "never"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=120)  # fmt: skip

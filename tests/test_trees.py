@@ -1,4 +1,4 @@
-"""A search's tree need decided on the files that exist (bgc.trees via CallDecider), against a
+"""A search's tree need decided on the files that exist (bgc.runtime.trees via CallDecider), against a
 brute-force reading of the same tree: the call is allowed exactly when no file below is denied."""
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc import glob, trees, values
-from bgc.calls import CallDecider, Workspace, implicit_plan
-from bgc.policy.loader import parse_policy
+from bgc.core.patterns import glob
+from bgc.runtime import trees
+from bgc.core.resources import values
+from bgc.runtime.calls import CallDecider, Workspace, implicit_plan
+from bgc.core.policy.loader import parse_policy
 
 POLICY = """tool grep needs fs:read:{path}, fs:read:{path}/** ignores pattern
 allow fs:read:/** because "reading"
@@ -150,7 +152,7 @@ def test_the_answer_is_the_worst_file_below(tmp_path_factory: pytest.TempPathFac
 
 def reference_files_reached(root: str, pattern: str) -> list[str] | str:
     """The walk as it was first written (os.walk, islink a subdirectory, realpath of the start):
-    what :func:`bgc.trees.files_reached` must list, or refuse with the same words."""
+    what :func:`bgc.runtime.trees.files_reached` must list, or refuse with the same words."""
     compiled = glob.parse(pattern)
     fixed = trees._fixed_directory(pattern)
     start = os.path.join(root, fixed.lstrip("/"))

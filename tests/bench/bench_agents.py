@@ -8,7 +8,7 @@
    three adapters share one engine, so their ratios should be the same.
 2. In-process ``decide_call`` of a search (Claude Code's ``Grep``) over a clean tree of N files,
    which the starter's floating secret denies make the hook decide file by file
-   (bgc/trees.py), against a ``Read`` of one file: microseconds per call, for N = 100, 1,000 and
+   (bgc/runtime/trees.py), against a ``Read`` of one file: microseconds per call, for N = 100, 1,000 and
    10,000 (the bound).
 
 The machine's load is printed with the results: on a shared machine compare the ratios, not
@@ -74,7 +74,7 @@ def cold_hooks() -> list[tuple[str, float, float]]:
 
 
 def searches() -> list[tuple[int, float, float]]:
-    from bgc.calls import Workspace, policy_decider
+    from bgc.runtime.calls import Workspace, policy_decider
 
     root_policy = Path(__file__).resolve().parents[2] / "policies" / "claude-code-starter.bgp"
     results = []

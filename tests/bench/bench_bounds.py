@@ -35,7 +35,7 @@ DEFAULT = ROOT / "policies" / "default.bgp"
 PROMPT = "sha256:" + "0" * 64
 #: What `bgc` runs (the console script's own line), so that PYTHONPATH can point at another
 #: checkout to measure it: `PYTHONPATH=/tmp/old python tests/bench/bench_bounds.py`.
-BGC = [sys.executable, "-c", "from bgc.launch import main; main()"]
+BGC = [sys.executable, "-c", "from bgc.app.launch import main; main()"]
 TIMEOUT = 600
 
 

@@ -94,8 +94,8 @@ def _rate(decider: object, calls: list[tuple[str, str | None, dict[str, object]]
 
 
 def in_process(seconds: float = 2.0) -> list[tuple[str, tuple[float, float]]]:
-    from bgc.calls import CallDecider, Workspace, implicit_plan
-    from bgc.policy.loader import load_policy
+    from bgc.runtime.calls import CallDecider, Workspace, implicit_plan
+    from bgc.core.policy.loader import load_policy
 
     plan = implicit_plan(load_policy(str(STARTER)), None)
     results = []

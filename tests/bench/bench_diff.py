@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-BGC = [sys.executable, "-c", "from bgc.launch import main; main()"]
+BGC = [sys.executable, "-c", "from bgc.app.launch import main; main()"]
 
 
 def policy(n: int, widened: bool) -> str:
@@ -56,8 +56,8 @@ def best(command: list[str], cwd: Path, runs: int = 3) -> tuple[float, int]:
 
 ALGEBRA_ONLY = """
 import sys, time
-from bgc.diff import diff_policies
-from bgc.policy.loader import load_policy
+from bgc.analysis.diff import diff_policies
+from bgc.core.policy.loader import load_policy
 old, new = load_policy(sys.argv[1]), load_policy(sys.argv[2])
 start = time.perf_counter()
 diff_policies(old, new)

@@ -1,4 +1,4 @@
-"""Benchmarks for bgc.glob, run on demand: ``python tests/bench/bench_glob.py``.
+"""Benchmarks for bgc.core.patterns.glob, run on demand: ``python tests/bench/bench_glob.py``.
 
 1. Matching adversarial patterns against texts of 256…4,096 characters: bgc must grow
    linearly. Compared, as ratios, with ``fnmatch``, a naive regex translation of the
@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bgc import glob  # noqa: E402
-from bgc._glob_syntax import NOSLASH, DStar, Star  # noqa: E402
+from bgc.core.patterns import glob  # noqa: E402
+from bgc.core.patterns._syntax import NOSLASH, DStar, Star  # noqa: E402
 
 SIZES = (256, 512, 1024, 2048, 4096)
 LIMIT_S = 10.0

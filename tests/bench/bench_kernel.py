@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bgc.kernel.authorize import Kernel  # noqa: E402
-from bgc.kernel.messages import read_message  # noqa: E402
-from bgc.store.sqlite import SqliteStore  # noqa: E402
+from bgc.runtime.kernel.authorize import Kernel  # noqa: E402
+from bgc.runtime.kernel.messages import read_message  # noqa: E402
+from bgc.runtime.store.sqlite import SqliteStore  # noqa: E402
 from tests.kernel_support import ISSUER, KERNEL, NOW, make_token, request  # noqa: E402
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bgc import ledger  # noqa: E402
-from bgc.store import GENESIS, open_store  # noqa: E402
+from bgc.runtime import ledger  # noqa: E402
+from bgc.runtime.store import GENESIS, open_store  # noqa: E402
 
 
 def record(number: int) -> ledger.Record:

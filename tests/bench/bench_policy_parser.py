@@ -57,9 +57,9 @@ def main() -> None:
     import lark  # noqa: F401 - measured: the import cost every parse pays once
 
     import_ms = (time.perf_counter() - started) * 1000
-    from bgc.policy import loader
-    from bgc.policy import parser as policy_parser
-    from bgc.policy.format import format_text
+    from bgc.core.policy import loader
+    from bgc.core.policy import parser as policy_parser
+    from bgc.core.policy.format import format_text
 
     def uncached() -> None:
         policy_parser.parser.cache_clear()

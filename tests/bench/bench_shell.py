@@ -1,4 +1,4 @@
-"""Benchmark: what deciding a Bash command's needs costs (bgc.shell.shell_atoms), in process.
+"""Benchmark: what deciding a Bash command's needs costs (bgc.runtime.shell.shell_atoms), in process.
 
 Run on demand (not part of the test suite):
 
@@ -38,11 +38,11 @@ def per_call(function, argument: str, calls: int) -> float:
 
 
 def main() -> None:
-    from bgc.shell import _parser, shell_atoms
+    from bgc.runtime.shell import _parser, shell_atoms
 
     parser = _parser()
     cold = subprocess.run(
-        [sys.executable, "-c", "import time; t = time.perf_counter(); import bgc.shell as s; s._parser(); print(time.perf_counter() - t)"],
+        [sys.executable, "-c", "import time; t = time.perf_counter(); import bgc.runtime.shell as s; s._parser(); print(time.perf_counter() - t)"],
         check=True, capture_output=True, text=True,
     )
     print(f"import + parser construction in a fresh process: {float(cold.stdout) * 1000:.1f} ms")

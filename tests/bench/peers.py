@@ -60,8 +60,8 @@ def _split(atom: str) -> tuple[str, str]:
 
 
 def reference_bgc_glob(rules: Sequence[Rule]) -> Decider:
-    """Rule by rule with ``bgc.glob`` (no pattern sets, no plan): the dialect's own matcher."""
-    from bgc import glob
+    """Rule by rule with ``bgc.core.patterns.glob`` (no pattern sets, no plan): the dialect's own matcher."""
+    from bgc.core.patterns import glob
 
     keys = {key: ([glob.Pattern(p) for p in a], [glob.Pattern(p) for p in d]) for key, (a, d) in _by_key(rules).items()}
 

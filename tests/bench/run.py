@@ -8,7 +8,7 @@
 Sections (each prints its workload, then one table whose peer/baseline column was measured in
 the same run, the ratio, the target and PASS/FAIL):
 
-- ``gate``: workload W through a long-lived ``bgc.gate.Gate`` (in-process, warm) against one
+- ``gate``: workload W through a long-lived ``bgc.core.gate.Gate`` (in-process, warm) against one
   combined ``re``, pathspec and cedarpy; agreement with two glob references; a new gate's
   first 1,000 decisions (fresh process each round); peak RSS of ``bgc gate`` on 100,000 atoms.
 - ``compile``: ``bgc compile`` in fresh processes — a broad order against a realistic 1,000-rule
@@ -120,8 +120,8 @@ def available(module: str | None) -> bool:
 
 
 def _gate_decider(plan: Path) -> Callable[[list[str]], list[bool]]:
-    from bgc.gate import Gate
-    from bgc.plan import plans_from_data
+    from bgc.core.gate import Gate
+    from bgc.core.plan import plans_from_data
 
     gate = Gate(plans_from_data(json.loads(plan.read_text())))
     return lambda atoms: [gate.decide(atom).effect == "allow" for atom in atoms]
@@ -129,8 +129,8 @@ def _gate_decider(plan: Path) -> Callable[[list[str]], list[bool]]:
 
 COLD_GATE = """
 import json, sys, time
-from bgc.plan import plans_from_data
-from bgc.gate import Gate
+from bgc.core.plan import plans_from_data
+from bgc.core.gate import Gate
 plans = plans_from_data(json.loads(open(sys.argv[1]).read()))
 atoms = open(sys.argv[2]).read().split("\\n")
 t0 = time.perf_counter(); gate = Gate(plans); t1 = time.perf_counter()
@@ -143,7 +143,7 @@ print(json.dumps({"build": t1 - t0, "decide": t2 - t1, "count": len(atoms)}))
 def section_gate(ctx: Context) -> list[Row]:
     from peers import PEERS, reference_bgc_glob, reference_translation
 
-    from bgc.gate import WARM_AFTER
+    from bgc.core.gate import WARM_AFTER
 
     sizes = (10, 100, 1000)
     count = 1000
@@ -246,7 +246,7 @@ def section_gate(ctx: Context) -> list[Row]:
                     f"info: {100_000 / wall:,.0f} atoms/s"))  # fmt: skip
     print_table(rows)
     unknown = {n: _unknown_requests(ctx.w_plan(n)) for n in sizes}
-    print("\nAgreement with reference 1 (bgc.glob, rule by rule, deny-overrides) on the first timed set. The gate holds "
+    print("\nAgreement with reference 1 (bgc.core.patterns.glob, rule by rule, deny-overrides) on the first timed set. The gate holds "
           "the compiled plan, not the rules: a request whose compile hit its work bound is unknown, denied whole (never "
           "widened), and its allowed atoms count as disagreements here. Unknown requests in the plans: "
           + ", ".join(f"N={n:,}: {count}/{total}" for n, (count, total) in unknown.items()) + ".\n")  # fmt: skip
@@ -356,9 +356,9 @@ def broad_order_write(ctx: Context) -> Path:
 
 
 def _hook_program() -> list[str]:
-    """How the hook command `bgc init` writes starts bgc (bgc.commands.init.hook_command): this
+    """How the hook command `bgc init` writes starts bgc (bgc.app.commands.init.hook_command): this
     installation's interpreter with ``-P -c`` and bgc's entry, not the ``bgc`` script."""
-    from bgc.commands.init import HOOK_ENTRY
+    from bgc.app.commands.init import HOOK_ENTRY
 
     return [sys.executable, "-P", "-c", HOOK_ENTRY]
 
@@ -456,7 +456,7 @@ def section_startup(ctx: Context) -> list[Row]:
 def section_adversarial(ctx: Context) -> list[Row]:
     import bench_glob  # the cases and the killable competitors live there (bench_glob.py runs them alone too)
 
-    from bgc import glob
+    from bgc.core.patterns import glob
 
     sizes = (1024, 4096, 16384) if ctx.quick else (1024, 4096, 16384, 65536)
     bench_glob.LIMIT_S = 3.0 if ctx.quick else 10.0

@@ -1,0 +1,48 @@
+"""BGC103: ``deny X/**`` without ``X`` itself.
+
+``X/**`` matches everything *below* ``X``, not ``X``: ``deny fs:write:/.git/**`` leaves
+``/.git`` itself writable (replace the directory, or a file named like it), which is rarely
+what a deny meant. The hint writes the rule that denies both, as ``bgc fmt`` would write it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from bgc import codes
+from bgc.analysis.findings import Finding, Severity
+from bgc.analysis.lints.context import Context, pattern_span
+from bgc.analysis.lints.never_matches import NOT_FS_PATHS
+from bgc.core.policy.ast import Rule
+from bgc.core.policy.format import atom_word, pattern_word
+
+
+def check(context: Context) -> Iterator[Finding]:
+    for rule in context.policy.rules:
+        if rule.effect == "deny":
+            yield from _directory_itself(context, rule)
+
+
+def _directory_itself(context: Context, rule: Rule) -> Iterator[Finding]:
+    scope = [other for other in context.policy.rules if other.effect == "deny"
+             and (other.when is None or other.when == rule.when)
+             and other.resource in ("*", rule.resource) and other.action in ("*", rule.action)
+             and other.mode in (None, rule.mode)]  # fmt: skip
+    for index, text in enumerate(rule.patterns):
+        if not text.endswith("/**") or text.endswith("\\/**") or "://" in text:
+            continue  # a URL's `X/**` covers `X/` already, and `X` itself is no canonical URL
+        base = text[:-3]
+        if base in ("", "*", "**") or base.endswith("/"):
+            continue
+        if rule.resource == "fs" and context.subset(base, NOT_FS_PATHS, rule, index):
+            continue  # `X` matches no fs path (and `X/**` none either: BGC107), so suggest nothing
+        if context.subset(base, [p for other in scope for p in other.patterns], rule, index):
+            continue
+        what = "writable" if rule.action in ("write", "*") else f"open to `{rule.action}`"
+        yield Finding(
+            codes.DIRECTORY_ITSELF,
+            Severity.WARNING,
+            f"`{text}` does not match `{base}` itself: the directory itself stays {what}",
+            pattern_span(rule, index),
+            f"deny both: {rule.effect} {atom_word(rule.resource, rule.action, base)}, {pattern_word(text)}",
+        )

@@ -1,0 +1,559 @@
+"""The ``bgc`` command line: a thin typer edge over the library.
+
+Each command here only adapts its arguments: it calls its module in :mod:`bgc.app.commands` and
+delivers what that returns (:func:`run`). Nothing here parses, compiles, decides or renders:
+that lives in the command modules and the stages below them, so the same work is available as
+a library and through the typer-free fast path (:mod:`bgc.app.launch`). Command modules are
+imported inside the commands, so ``bgc --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Optional
+
+import typer
+
+from bgc.app.cli_base import ColorOption, InputFormatOption, PolicyOption, QuietOption, app, command_group, fail, run
+from bgc.errors import BgcError
+
+
+@app.command()
+def digest(
+    files: Annotated[list[str], typer.Argument(metavar="ORDER...", help="Order files (.yaml/.yml/.json/.cbor); - reads stdin.")],
+    output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text or json.")] = "text",
+    input_format: InputFormatOption = None,
+) -> None:
+    """Print each work order's content id (sha256 of its canonical CBOR).
+
+    The same order in YAML, JSON or CBOR has the same id; key order and whitespace never matter.
+    Exit 0 on success, 2 on a file that is not a valid work order (nothing is printed then).
+    """
+    from bgc.app.commands import digest as command
+
+    run(lambda: command.run(files, output_format=output_format, input_format=input_format))
+
+
+ModeOption = Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="Mode to compile in (default: the policy's).")]
+
+
+LedgerOption = Annotated[
+    Optional[str],
+    typer.Option("--ledger", metavar="STORE", help="Also append every decision to the ledger in STORE (a SQLite file or a postgresql:// URL)."),
+]
+
+
+@app.command("compile")
+def compile_command(
+    orders: Annotated[list[str], typer.Argument(metavar="ORDER...", help="Work orders (.yaml/.yml/.json/.cbor); - reads stdin.")],
+    policy: PolicyOption = None,
+    mode: ModeOption = None,
+    output_format: Annotated[
+        Literal["text", "json", "yaml", "cbor", "sarif", "github"],
+        typer.Option("--format", "-f", metavar="FORMAT", help="text (asked vs granted); json, yaml or cbor (the plans); sarif or github (findings)."),
+    ] = "text",
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically).")] = None,
+    fail_on: Annotated[
+        Literal["denied", "ask", "narrowed", "never"],
+        typer.Option("--fail-on", metavar="LEVEL", help="Exit 1 at this level or worse: denied, ask, narrowed (anything not granted as asked) or never."),
+    ] = "narrowed",
+    input_format: InputFormatOption = None,
+    quiet: QuietOption = False,
+    color: ColorOption = "auto",
+    ledger: LedgerOption = None,
+) -> None:
+    """Compile work orders against a policy into granted plans; show asked vs granted.
+
+    Exit 0 when everything was granted as asked and every call is covered, 1 otherwise
+    (tune with --fail-on), 2 on bad input.
+    """
+    from bgc.app.commands import compile as command
+
+    run(lambda: command.run(
+        orders, policy=policy, mode=mode, output_format=output_format, output=output, fail_on=fail_on,
+        input_format=input_format, quiet=quiet, color_choice=color, ledger=ledger,
+    ))
+
+
+@app.command()
+def explain(
+    order: Annotated[str, typer.Argument(metavar="ORDER", help="The work order; - reads stdin (its format sniffed, or --input-format).")],
+    atom: Annotated[str, typer.Argument(metavar="ATOM", help="A requested atom, resource:action:pattern.")],
+    policy: PolicyOption = None,
+    mode: ModeOption = None,
+    input_format: InputFormatOption = None,
+    color: ColorOption = "auto",
+) -> None:
+    """Show every rule that touched ATOM, in precedence order, and why the result is what it is.
+
+    For an atom not granted in full, also say what every other mode would give: a person may
+    switch modes; the proposal cannot. Exit 0 when the atom is granted as asked, 1 otherwise,
+    2 on bad input.
+    """
+    from bgc.app.commands import explain as command
+
+    run(lambda: command.run(order, atom, policy=policy, mode=mode, input_format=input_format, color_choice=color))
+
+
+@app.command()
+def gate(
+    plan: Annotated[str, typer.Argument(metavar="PLAN", help="A plan written by `bgc compile --format json|yaml|cbor`; - reads stdin.")],
+    atoms: Annotated[Optional[list[str]], typer.Argument(metavar="[ATOM]...", help="Concrete atoms; read from stdin, one per line, when none.")] = None,
+    root: Annotated[
+        Optional[str],
+        typer.Option("--root", metavar="DIR", help="Resolve symbolic links under DIR first; a link leaving DIR is denied."),
+    ] = None,
+    output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text, or json (one object per line).")] = "text",
+    input_format: InputFormatOption = None,
+    policy: Annotated[
+        Optional[str],
+        typer.Option("--policy", "-p", metavar="FILE", help="Refuse a plan not compiled against this policy (its id, as compile records it)."),
+    ] = None,
+    expect_plan: Annotated[
+        Optional[list[str]],
+        typer.Option("--expect-plan", metavar="ID", help="Refuse unless the plans read are exactly these ids; repeat for several plans."),
+    ] = None,
+    quiet: QuietOption = False,
+    color: ColorOption = "auto",
+    call: Annotated[
+        bool,
+        typer.Option("--call", help='Decide tool calls instead: JSON lines {"tool":…,"server":…,"params":{…}} on stdin, through the tool declarations the plan carries.'),
+    ] = False,
+    ledger: LedgerOption = None,
+) -> None:
+    """Decide concrete atoms (or, with --call, tool calls) against a plan: allow, ask or deny, one line each.
+
+    Atoms are concrete values, not patterns (`/src/*` is a file named `*`), normalised before
+    deciding. Fields are tab-separated; backslashes, control characters and line separators in
+    an echoed atom are backslash-escaped, so every atom gives exactly one line. A plan's id
+    only proves it was not edited: pin it with --policy (the policy it must come from) or
+    --expect-plan. Exit 0 if all were allowed, 3 if some await approval and none is denied,
+    4 if any is denied; 2 on a bad or unpinned plan file, a bad --root or no atoms at all
+    (nothing is decided then).
+    """
+    from bgc.app.commands import gate as command
+
+    run(lambda: command.run(
+        plan, atoms or (), root=root, output_format=output_format, input_format=input_format, policy=policy,
+        expect_plan=expect_plan or (), quiet=quiet, color_choice=color, call=call, ledger=ledger,
+    ))
+
+
+@app.command()
+def check(
+    paths: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            help="Policies (.bgp), test files (.bgt.yaml), work orders, directories. "
+            "None: everything \\[tool.bgc] / bgc.toml configures."
+        ),
+    ] = None,
+    output_format: Annotated[
+        Literal["text", "json", "sarif", "github"], typer.Option("--format", metavar="FORMAT", help="text, json, sarif or github.")
+    ] = "text",
+    update: Annotated[
+        bool, typer.Option("--update", help="Rewrite the recorded expectations of work orders (like snapshots).")
+    ] = False,
+    orders_only: Annotated[
+        bool, typer.Option("--orders", help="Only compare work orders with their recordings (all configured ones).")
+    ] = False,
+    baseline: Annotated[
+        Optional[str],
+        typer.Option("--baseline", metavar="REV", help="Also diff every policy against git revision REV: new access is a finding (bgc diff)."),
+    ] = None,
+    color: ColorOption = "auto",
+) -> None:
+    """Validate and lint policies, run their inline `expect`s and policy tests, and compare work
+    orders with their recorded expectations.
+
+    Exit 0 clean, 1 findings (lints, failing expects or tests, changed orders), 2 bad input.
+    """
+    from bgc.app.commands import check as command
+
+    run(lambda: command.run(paths or [], output_format=output_format, update=update, orders_only=orders_only, baseline=baseline,
+                              color_choice=color))
+
+
+@app.command("diff")
+def diff_command(
+    policies: Annotated[
+        Optional[list[str]],
+        typer.Argument(metavar="OLD NEW", help="Two policies: files or git:REV:path. With --against: the policies to compare (default: the configured ones)."),
+    ] = None,
+    against_revision: Annotated[
+        Optional[str], typer.Option("--against", metavar="REV", help="Compare each policy with its version at git revision REV (HEAD, origin/main, a merge base).")
+    ] = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="Compare only this mode (default: every mode and the default one).")] = None,
+    output_format: Annotated[
+        Literal["text", "json", "sarif", "github"], typer.Option("--format", "-f", metavar="FORMAT", help="text, json, sarif or github.")
+    ] = "text",
+    fail_on: Annotated[
+        Literal["new", "removed", "never"],
+        typer.Option("--fail-on", metavar="WHAT", help="Exit 1 on: new (new access, the default), removed (new or removed access) or never."),
+    ] = "new",
+    equivalent: Annotated[bool, typer.Option("--equivalent", help="Exit 1 unless the policies are identical in effect.")] = False,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically).")] = None,
+    color: ColorOption = "auto",
+) -> None:
+    """What NEW allows that OLD did not, exactly: each difference as a pattern with its except
+    list, a shortest counterexample and the rules on both sides responsible.
+
+    Every resource/action either policy mentions, in every mode and every context its conditions
+    tell apart. Examples: `bgc diff git:HEAD:policies/main.bgp policies/main.bgp`,
+    `bgc diff --against origin/main`. Exit 0 when NEW grants nothing new, 1 when it does
+    (--fail-on removed: also on removals; --equivalent: on any difference), 2 on bad input.
+    """
+    from bgc.app.commands import diff as command
+
+    run(lambda: command.run(
+        policies or [], against_revision=against_revision, mode=mode, output_format=output_format,
+        fail_on=fail_on, equivalent=equivalent, output=output, color_choice=color,
+    ))  # fmt: skip
+
+
+@app.command("test")
+def test_command(
+    paths: Annotated[
+        Optional[list[str]],
+        typer.Argument(help="Test files (*.bgt.yaml), policies, directories. None: the configured tests."),
+    ] = None,
+    keyword: Annotated[
+        Optional[str], typer.Option("-k", metavar="EXPR", help="Run only tests whose id matches: substrings with and/or/not.")
+    ] = None,
+    coverage: Annotated[bool, typer.Option("--coverage", help="List the rules no test exercised.")] = False,
+    output_format: Annotated[
+        Literal["text", "json", "sarif", "github", "junit"],
+        typer.Option("--format", metavar="FORMAT", help="text, json, sarif, github or junit."),
+    ] = "text",
+    junit_xml: Annotated[Optional[str], typer.Option("--junit-xml", metavar="FILE", help="Also write a JUnit XML report to FILE.")] = None,
+    color: ColorOption = "auto",
+) -> None:
+    """Run policy tests (*.bgt.yaml) and every policy's inline `expect`s; report like pytest.
+
+    Exit 0 all passed, 1 a test failed, 2 bad input (a malformed test file, an unknown mode).
+    """
+    from bgc.app.commands import test as command
+
+    run(lambda: command.run(
+        paths or [], keyword=keyword, coverage=coverage, output_format=output_format, junit_xml=junit_xml, color_choice=color,
+    ))
+
+
+@app.command()
+def fmt(
+    files: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            metavar="[PATH]...",
+            help="Policy files, directories (every .bgp below) or - (stdin to stdout). "
+            "None: the configured policies (\\[tool.bgc] / bgc.toml).",
+        ),
+    ] = None,
+    check_only: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if a file would change.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Write nothing; print what would change (exit 1 if any).")] = False,
+    output_format: Annotated[
+        Literal["text", "json", "sarif", "github"],
+        typer.Option("--format", metavar="FORMAT", help="With --check: text, json, sarif or github."),
+    ] = "text",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not name the files reformatted (or that would be).")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also name the files left unchanged.")] = False,
+    color: ColorOption = "auto",
+) -> None:
+    """Rewrite policy files in the canonical layout, comments kept in place.
+
+    Every file is parsed before any is written: if one does not parse, nothing is written. Each
+    file keeps its line endings (CRLF stays CRLF). Exit 0 done (or nothing to change), 1 with
+    --check/--diff when a file would change, 2 when a file does not parse.
+    """
+    from bgc.app.commands import fmt as command
+
+    run(lambda: command.run(
+        files or [], check=check_only, diff=diff, output_format=output_format, quiet=quiet, verbose=verbose,
+        color_choice=color,
+    ))
+
+
+@app.command(
+    "mcp-proxy",
+    context_settings={"allow_interspersed_args": False},
+    epilog="Example, in an MCP client's configuration: \"command\": \"bgc\", \"args\": [\"mcp-proxy\", \"-p\", \"policy.bgp\", \"--server\", \"github\", \"--\", \"npx\", \"-y\", \"@modelcontextprotocol/server-github\"]",
+)
+def mcp_proxy(
+    command: Annotated[list[str], typer.Argument(metavar="-- COMMAND [ARGS]...", help="The MCP server to run behind the policy, after --.")],
+    server: Annotated[str, typer.Option("--server", metavar="NAME", help="The server's name in the policy's `tool … on NAME` declarations.")],
+    policy: Annotated[
+        Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy (default: `policy` in [tool.bgc] or bgc.toml).")
+    ] = None,
+    mode: ModeOption = None,
+    filter_tools: Annotated[
+        bool, typer.Option("--filter-tools", help="Leave tools no declaration covers on this server out of tools/list answers.")
+    ] = False,
+    store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL; `none`: neither.")] = ".bgc/kernel.db",
+    wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="Hold a call that needs approval this long for `bgc approve` (0: refuse it at once).")] = 0.0,
+    no_elicit: Annotated[bool, typer.Option("--no-elicit", help="Never ask the person at the client (MCP elicitation), even for an ask anyone may answer.")] = False,
+) -> None:
+    """Run an MCP server (stdio) behind the policy: every tools/call is decided before the server sees it.
+
+    Allowed calls are forwarded unchanged; denied calls never reach the server: the client gets a
+    tool error naming the rule. A call that needs approval is a permission request (`bgc pending`,
+    `bgc approve`), held up to --wait seconds, then refused with its id. Every decision is recorded
+    in the ledger. Lines bgc cannot read strictly (duplicate keys, batches, invalid JSON, over
+    4 MiB) are refused. Every other message passes through untouched. Exit: the server's status;
+    2 when the policy or the store cannot be read (the server is not started); 127 when the server
+    cannot be started.
+    """
+    from bgc.app.commands import mcp_proxy as proxy_command
+
+    try:
+        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait, elicit=not no_elicit)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(status)
+
+
+@app.command("match")
+def match_command(
+    pattern: Annotated[str, typer.Argument(metavar="PATTERN", help="The pattern, in bgc's glob dialect (quote it for the shell).")],
+    texts: Annotated[
+        Optional[list[str]], typer.Argument(metavar="[TEXT]...", help="Texts to test. None given: read stdin, one per line.")
+    ] = None,
+    raw: Annotated[bool, typer.Option("--raw", help="Match each text exactly as given, without normalising.")] = False,
+    resource: Annotated[
+        Optional[str],
+        typer.Option("--resource", "-r", metavar="R", help="Normalise texts as values of resource R (default: fs)."),
+    ] = None,
+    quiet: QuietOption = False,
+    color: ColorOption = "auto",
+) -> None:
+    r"""Does my pattern cover this path? Test PATTERN against each TEXT.
+
+    Texts are normalised first, as the gate does; by default as fs paths (`//` and `.` collapse).
+    A text the gate rejects (relative path, `..` above `/`, control character, non-NFC) says why.
+
+    Output, one tab-separated line per text: `match TEXT`, `no-match TEXT` or
+    `rejected TEXT REASON`.
+
+    Dialect (git wildmatch, case-sensitive): `*` and `?` never cross `/`; `a/**` is all below
+    `a/`. Classes: `[abc]` `[a-z]` `[!a]` `[[:alpha:]]`; `\x` is a literal `x`. See
+    docs/patterns.md.
+
+    Examples:
+
+    * `bgc match '/src/**/*.py' /src/a/b.py /src/../etc/passwd`
+    * `git ls-files | sed 's|^|/repo/|' | bgc match '/repo/**/test_*'`
+    * `bgc match --raw 'https://api.example.com/**' https://api.example.com/v1`
+
+    Exit 0 when every text matched, 1 otherwise, 2 for a malformed pattern.
+    """
+    from bgc.app.commands import match as command
+
+    run(lambda: command.run(pattern, texts or (), raw=raw, resource=resource, quiet=quiet, color_choice=color))
+
+
+order_app = command_group("order", "Work orders by hand: `bgc order new` writes a valid one.")
+
+
+@order_app.command("new")
+def order_new(
+    intent: Annotated[str, typer.Option("--intent", "-i", metavar="KIND", help="The intent's kind, a dotted name (patch.apply).")],
+    model: Annotated[str, typer.Option("--model", metavar="NAME", help="The model (or person) that proposed it.")],
+    payload: Annotated[Optional[str], typer.Option("--payload", metavar="TEXT", help="The intent's payload, as text.")] = None,
+    requests: Annotated[
+        Optional[list[str]], typer.Option("--request", "-r", metavar="ATOM", help="A requested atom resource:action:pattern; repeat it.")
+    ] = None,
+    calls: Annotated[
+        Optional[list[str]],
+        typer.Option("--call", metavar="JSON", help='A tool call, {"tool": …, "server": …, "params": {…}}; repeat it.'),
+    ] = None,
+    parents: Annotated[
+        Optional[list[str]], typer.Option("--parent", metavar="ID", help="The id of a proposal this one derives from; repeat it.")
+    ] = None,
+    prompt: Annotated[
+        Optional[str], typer.Option("--prompt", metavar="TEXT", help="The prompt, as text; - reads it from stdin.")
+    ] = None,
+    prompt_file: Annotated[Optional[str], typer.Option("--prompt-file", metavar="FILE", help="The prompt, as the bytes of FILE.")] = None,
+    prompt_digest: Annotated[
+        Optional[str], typer.Option("--prompt-digest", metavar="ID", help="The prompt's digest, computed elsewhere (sha256:HEX).")
+    ] = None,
+    output_format: Annotated[
+        Literal["yaml", "json", "cbor"], typer.Option("--format", "-f", metavar="FORMAT", help="yaml, json or cbor.")
+    ] = "yaml",
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically).")] = None,
+) -> None:
+    """Write a valid work order from its parts; its prompt digest is computed from the prompt.
+
+    `origin.prompt` is `sha256:` and the SHA-256 of the prompt's exact bytes (UTF-8 text,
+    nothing stripped: `echo` adds a newline, `printf` does not). The order is checked as
+    `bgc compile` checks a loaded one, so `bgc digest` reads back the id it has. Exit 0 written,
+    2 on a part that is not valid (the message names its option; nothing is written).
+    """
+    from bgc.app.commands import order as command
+
+    run(lambda: command.new(
+        intent=intent, payload=payload, requests=requests or (), calls=calls or (), model=model,
+        parents=parents or (), prompt=prompt, prompt_file=prompt_file, prompt_digest_text=prompt_digest,
+        output_format=output_format, output=output,
+    ))
+
+
+@app.command()
+def hook(
+    agent: Annotated[
+        Literal["claude-code", "gemini-cli", "codex"],
+        typer.Argument(metavar="AGENT", help="The agent whose hook protocol to speak: claude-code, gemini-cli or codex."),
+    ],
+    policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy to decide with (default: `policy` in bgc.toml / [tool.bgc] of the project).")] = None,
+    plan: Annotated[Optional[str], typer.Option("--plan", metavar="FILE", help="Decide with these compiled plans instead of a policy.")] = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", "-m", metavar="MODE", help="The policy's mode (default: the configured one, else the policy's default).")] = None,
+    unknown: Annotated[Literal["ask", "deny"], typer.Option("--unknown", metavar="ANSWER", help="The answer for a tool no declaration covers: ask or deny.")] = "ask",
+    timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Block the call when no decision is made in time.")] = 20.0,
+    store: Annotated[Optional[str], typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL (default: .bgc/kernel.db in the project; `none`: neither).")] = None,
+    asks: Annotated[Literal["agent", "bgc"], typer.Option("--asks", metavar="WHERE", help="agent: an ask any one person may answer also goes to the agent's permission dialog; bgc: every ask waits for `bgc approve`.")] = "agent",
+) -> None:
+    """Decide the tool call an agent is about to make, in the agent's own hook protocol.
+
+    Reads the agent's hook input on stdin (Claude Code: PreToolUse, PermissionRequest; Gemini
+    CLI: BeforeTool; Codex: PreToolUse, PermissionRequest) and answers allow, ask or deny on
+    stdout in the agent's format, the reason naming the rule (file:line) that decided. An ask
+    becomes a permission request (`bgc pending`, `bgc approve`), and every decision is recorded
+    in the ledger (`bgc log show`). Exit 0 with that answer; anything that fails (bad input, a
+    policy that does not load, a store that cannot record, no decision within --timeout) blocks
+    the call: exit 2 with the reason on stderr. `bgc init AGENT` installs it.
+    """
+    from bgc.app.commands import hook as command
+
+    run(lambda: command.run(agent, policy=policy, plan=plan, mode=mode, unknown=unknown, timeout=timeout, store=store, asks=asks))
+
+
+@app.command()
+def serve(
+    directory: Annotated[str, typer.Option("--dir", "-C", metavar="DIR", help="The project directory.")] = ".",
+    idle: Annotated[float, typer.Option("--idle", metavar="SECONDS", help="Exit after this long without a request.")] = 900.0,
+    detach: Annotated[bool, typer.Option("--detach", help="Start in the background; return once it listens.")] = False,
+    stop: Annotated[bool, typer.Option("--stop", help="Stop the project's server.")] = False,
+    status: Annotated[bool, typer.Option("--status", help="Show the project's server (exit 1 when none runs).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """Keep a project's hook decisions warm: a server the agent's `bgc hook` hands each call to.
+
+    The hook asks the project's server first and writes back its answer; the server runs the same
+    hook entry with the hook's own argv, stdin, working directory and environment, keeping bgc
+    imported, compiled policies in memory and the store open (each checked on every call), and
+    reading approvals, modes and the ledger afresh every time. No server, or any trouble reaching
+    it, and the hook decides in its own process: the answers are the same. The socket is private
+    to your user. `bgc init AGENT` starts it at SessionStart (and stops it at SessionEnd where the
+    agent has one).
+    """
+    from bgc.app.commands import serve as command
+
+    run(lambda: command.run(directory, idle=idle, detach=detach, stop=stop, status=status, quiet=quiet))
+
+
+init_app = command_group("init", "Set a project up for an agent: a starter policy and the agent's hook.")
+
+
+DirOption = Annotated[str, typer.Option("--dir", "-C", metavar="DIR", help="The project directory.")]
+INIT_KEPT = """Nothing there is lost: other settings and hooks are kept, the previous file is saved
+    beside it as .bak, the write is atomic, and a policy file you edited is kept. Running it
+    again changes nothing. Exit 0 when done; invalid JSON in the settings is refused with its line
+    and column (exit 2), and nothing is written."""
+
+
+def _init_agent(agent: str, directory: str) -> None:
+    from bgc.app.commands import init as command
+
+    run(lambda: command.run(agent, directory=directory))
+
+
+@init_app.command("claude-code", help=f"""Write a starter policy into .claude/bgc/ and merge `bgc hook claude-code` into .claude/settings.json (PreToolUse).
+
+    {INIT_KEPT}""")
+def init_claude_code(directory: DirOption = ".") -> None:
+    _init_agent("claude-code", directory)
+
+
+@init_app.command("gemini-cli", help=f"""Write a starter policy into .gemini/bgc/ and merge `bgc hook gemini-cli` into .gemini/settings.json (BeforeTool).
+
+    {INIT_KEPT}""")
+def init_gemini_cli(directory: DirOption = ".") -> None:
+    _init_agent("gemini-cli", directory)
+
+
+@init_app.command("codex", help=f"""Write a starter policy into .codex/bgc/ and merge `bgc hook codex` into .codex/hooks.json (PreToolUse).
+
+    The hook names the policy by this project's absolute path (Codex gives hooks no project
+    directory): run it again after moving the project. {INIT_KEPT}""")
+def init_codex(directory: DirOption = ".") -> None:
+    _init_agent("codex", directory)
+
+
+@init_app.command("mcp")
+def init_mcp(
+    config: Annotated[str, typer.Argument(metavar="CONFIG", help="An MCP client configuration (.mcp.json, claude_desktop_config.json).")],
+    policy: Annotated[str, typer.Option("--policy", "-p", metavar="FILE", help="The policy every server will run behind.")],
+) -> None:
+    """Run every stdio server of an MCP client's configuration through `bgc mcp-proxy`.
+
+    Each server keeps its name (the NAME of `tool … on NAME` in the policy), command, arguments
+    and environment; a server already behind the proxy is left alone. The original file is kept
+    as CONFIG.bgc-backup. Exit 0 when every server is behind the proxy, 1 when a remote (url)
+    server could not be (listed), 2 on a bad file (located; nothing written).
+    """
+    from bgc.app.commands import init_mcp as command
+
+    try:
+        code, summary = command.run(config, policy)
+    except BgcError as error:
+        fail(error)
+    if summary:
+        typer.echo(summary)
+    raise typer.Exit(code)
+
+
+import_app = command_group("import", "Translate another tool's permission rules into a bgc policy.")
+
+
+@import_app.command("claude-code")
+def import_claude_code(
+    settings: Annotated[str, typer.Argument(metavar="SETTINGS.json", help="A Claude Code settings file (.claude/settings.json).")],
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write the policy to FILE (default: stdout).")] = None,
+    home: Annotated[
+        Optional[str], typer.Option("--home", metavar="DIR", help="The home directory that ~/ in Read/Edit rules stands for.")
+    ] = None,
+) -> None:
+    """Translate Claude Code's `permissions.allow/ask/deny` into a formatted .bgp policy.
+
+    Each rule becomes a bgc rule of the same effect (Claude Code evaluates deny, then ask, then
+    allow: so does bgc), with an inline `expect` per example that `bgc check` verifies. Bash
+    rules are matched word by word (`Bash(npm run test:*)` is `proc:exec:npm/run/test,
+    npm/run/test/**`); Read/Edit paths are workspace paths with the project root as `/`
+    (`//abs` and `~/x` are `host` paths); `WebFetch(domain:h)` is `net:connect` to h;
+    `mcp__s__t` is `mcp:call:s/t`.
+
+    A rule with no exact translation is not guessed: it is listed on stderr and in the policy's
+    header with the reason. Exit 0 when every rule was translated, 1 when some were not, 2 for
+    a file that is not a settings file (nothing is written).
+
+    Example: `bgc import claude-code .claude/settings.json -o claude.bgp && bgc check claude.bgp`
+    """
+    from bgc.app.commands import import_claude_code as command
+
+    run(lambda: command.run(settings, output=output, home=home))
+
+
+# The other adapters register their commands on the same app, after these (the order of `--help`).
+from bgc.app import cli_ledger, cli_kernel  # noqa: E402, F401, I001
+
+
+def main() -> None:
+    """Run the typer app; :func:`bgc.app.guard.guarded` keeps every traceback from the user.
+
+    The ``bgc`` script enters through :func:`bgc.app.launch.main`, which runs the plain forms of the
+    hot commands without importing typer and hands everything else to this function.
+    """
+    from bgc.app.guard import guarded
+
+    guarded(app)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,176 @@
+"""``bgc pending``, ``bgc approve``, ``bgc reject``, ``bgc cancel``: people answering ``ask``.
+
+Every answer and cancellation is also appended to the ledger (bgc/runtime/ledger.py) in the same store.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from bgc.app.commands.io import Result, lines_result, store_at
+from bgc.errors import ExitCode, UsageError
+
+
+def _trusted(policy: str | None) -> dict[str, Any]:
+    from bgc.runtime.approvals import trusted_approvers
+    from bgc.app.commands import io
+
+    loaded, _ = io.load_policy(policy, None)
+    return trusted_approvers(loaded.trust)
+
+
+def _request(store: Any, request_id: str) -> tuple[Any, int | None]:
+    from bgc.runtime.approvals import load_request
+
+    loaded = load_request(store, request_id)
+    if loaded is None:
+        raise UsageError(f"no permission request {request_id} in this store (bgc pending lists them)")
+    return loaded
+
+
+def pending(location: str, *, policy: str | None, output_format: str, everything: bool) -> Result:
+    """Live requests (``everything``: also answered, cancelled and expired ones that are kept)."""
+    from bgc.runtime.approvals import load_request, stored_standing
+    from bgc.text import escape_field
+
+    trusted = _trusted(policy)
+    now = int(time.time())
+    store = store_at(location, create=False)
+    lines = []
+    try:
+        for request_id, _, _ in store.requests(0 if everything else now):
+            loaded = load_request(store, request_id)
+            if loaded is None:
+                lines.append(f"{request_id}\tunreadable: edited in the store")
+                continue
+            request, cancelled = loaded
+            result = stored_standing(store, request, cancelled, trusted, now)
+            if not everything and result.state != "pending":
+                continue
+            if output_format == "json":
+                data = {"id": request_id, "state": result.state, "standing": result.describe(request), **request.body()}
+                lines.append(json.dumps(data, sort_keys=True, ensure_ascii=False))
+            else:
+                fields = [request_id, result.state, f"{request.tool}@{request.server}", request.summary,
+                          ", ".join(request.atoms), f"{request.rule} needs {request.needs()}", result.describe(request)]  # fmt: skip
+                lines.append("\t".join(escape_field(field) for field in fields))
+    finally:
+        store.close()
+    return lines_result(ExitCode.OK, lines)
+
+
+def answer(location: str, request_id: str, decision: str, *, key_path: str, approver: str | None,
+           policy: str | None, suggest: bool, carry: bool = False) -> Result:  # fmt: skip
+    """Sign ``decision`` (allow-once or reject) for one request with the approver's key; with
+    ``carry``, also print it as the approval token an agent carries to the kernel."""
+    from bgc.runtime import ledger
+    from bgc.runtime.approvals import encode_answer, sign_answer, stored_standing, suggest_rule
+    from bgc.app.commands.key import resolve
+    from bgc.runtime.kernel.keys import load_private
+
+    key = load_private(resolve(key_path, private=True))
+    name = approver or key.name
+    trusted = _trusted(policy)
+    if trusted.get(name) is None or trusted[name].text != key.public.text:
+        raise UsageError(
+            f"the policy trusts no key {key.public.text} for approver {name!r}: an answer signed with it would "
+            "never count (add `trust approver NAME KEY` to the policy, or pass --as NAME)"
+        )
+    store = store_at(location, create=False)
+    try:
+        request, cancelled = _request(store, request_id)
+        now = int(time.time())
+        if cancelled is not None:
+            raise UsageError(f"permission request {request_id} was cancelled: answers no longer count")
+        if now >= request.expires:
+            raise UsageError(f"permission request {request_id} expired")
+        signed = sign_answer(request_id, decision, name, key, now)  # type: ignore[arg-type]
+        kept = store.add_answer(request_id, name, decision, encode_answer(signed))
+        ledger.append(store, ledger.Record("approve" if decision == "allow-once" else "reject", decision, now,
+                                           request=request_id, tool=request.tool, server=request.server,
+                                           params=request.params, rule=request.rule, approvers=(name,)))  # fmt: skip
+        result = stored_standing(store, request, cancelled, trusted, now)
+    finally:
+        store.close()
+    lines = [
+        f"{request_id}: {decision} by {name}"
+        + ("" if kept else " (already recorded)")
+        + f"; now {result.describe(request)}"
+    ]
+    if suggest:
+        lines.append(suggest_rule(request, name))
+    if carry:
+        from bgc.runtime.kernel.keys import b64url
+
+        token = {"approver": name, "intent": request_id, "time": signed.time, "signature": b64url(signed.signature)}
+        lines.append(json.dumps(token, sort_keys=True))
+    return lines_result(ExitCode.OK, lines)
+
+
+def cancel(location: str, request_id: str) -> Result:
+    """PermissionCancelled: the request takes no more answers."""
+    from bgc.runtime import ledger
+
+    store = store_at(location, create=False)
+    try:
+        now = int(time.time())
+        if not store.cancel(request_id, now):
+            raise UsageError(f"no permission request {request_id} in this store (bgc pending lists them)")
+        ledger.append(store, ledger.Record("cancel", "cancelled", now, request=request_id))
+    finally:
+        store.close()
+    return lines_result(ExitCode.OK, [f"{request_id}: cancelled; answers given from now on do not count"])
+
+
+def set_mode(
+    location: str, session: str, mode: str, *, key_path: str, approver: str | None, policy: str | None
+) -> Result:
+    """A person's signed choice of a session's mode, kept in the store and the ledger."""
+    from bgc.runtime import ledger
+    from bgc.runtime.approvals import sign_mode
+    from bgc.app.commands import io
+    from bgc.app.commands.key import resolve
+    from bgc.runtime.kernel.keys import load_private
+
+    key = load_private(resolve(key_path, private=True))
+    name = approver or key.name
+    loaded, _ = io.load_policy(policy, None)
+    from bgc.runtime.approvals import trusted_approvers
+
+    trusted = trusted_approvers(loaded.trust)
+    if trusted.get(name) is None or trusted[name].text != key.public.text:
+        raise UsageError(
+            f"the policy trusts no key {key.public.text} for approver {name!r}: a mode it signed would never count"
+        )
+    if mode not in loaded.modes:
+        raise UsageError(f"the policy has no mode {mode!r}; its modes: {', '.join(sorted(loaded.modes)) or '(none)'}")
+    now = int(time.time())
+    decision = sign_mode(session, mode, name, key, now)
+    store = store_at(location)
+    try:
+        store.add_mode(session, name, now, decision.encode())
+        ledger.append(store, ledger.Record("mode", f"set {mode}", now, session=session, approvers=(name,)))
+    finally:
+        store.close()
+    return lines_result(ExitCode.OK, [f"session {session}: mode {mode}, set by {name}"])
+
+
+def show_mode(location: str, session: str, *, policy: str | None) -> Result:
+    from bgc.runtime.approvals import decode_mode, effective_mode, trusted_approvers
+    from bgc.app.commands import io
+    from bgc.runtime.store import store_exists
+
+    loaded, _ = io.load_policy(policy, None)
+    decisions = []
+    if store_exists(location):  # no store yet: nobody chose a mode
+        store = store_at(location, create=False)
+        try:
+            decisions = [decision for decision in map(decode_mode, store.modes(session)) if decision is not None]
+        finally:
+            store.close()
+    chosen = effective_mode(session, decisions, trusted_approvers(loaded.trust), loaded.modes)
+    if chosen is None:
+        return lines_result(ExitCode.OK, [f"session {session}: the policy's default mode (no mode chosen by a person)"])
+    return lines_result(ExitCode.OK, [f"session {session}: mode {chosen.mode}, set by {chosen.approver}"])

@@ -1,0 +1,56 @@
+"""``bgc import claude-code SETTINGS.json``: Claude Code's permission rules as a bgc policy."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from bgc.app.commands.io import Result
+from bgc.errors import ExitCode, UsageError
+
+
+def run(settings: str, *, output: str | None = None, home: str | None = None) -> Result:
+    """Translate ``permissions.allow/ask/deny`` of a settings file (bgc.adapters.imports.claude_code).
+
+    The policy goes to ``output`` (atomically) or stdout; each rule not translated is named on
+    stderr with the reason. Exit 0 when every rule was translated, 1 when some were not (they
+    are listed in the policy's header too), 2 for a file that is not a settings file.
+    """
+    from bgc.core.values.canonical import DataModelError
+    from bgc.adapters.imports.claude_code import translate
+    from bgc.core.values.documents import read_document
+
+    if home is not None and not os.path.isabs(home):
+        raise UsageError(f"--home {home!r} must be an absolute path")
+    document = read_document(settings, "json")
+    permissions = document.build(_permissions)
+    try:
+        imported = translate(permissions, source=os.path.basename(settings), home=home)
+    except DataModelError as error:  # pragma: no cover - _permissions checked the shape
+        raise document.error_at(error.path, error.message) from None
+    for item in imported.untranslated:
+        sys.stderr.write(f"{settings}: not translated: {item.effect} {item.source}: {item.reason}\n")
+    code = ExitCode.FINDINGS if imported.untranslated else ExitCode.OK
+    data = imported.text.encode("utf-8")
+    return Result(code, files=((output, data),)) if output is not None else Result(code, output=data)
+
+
+def _permissions(data: object) -> dict[str, list[str]]:
+    """The rule lists of a settings file, or a located error naming what is wrong."""
+    from bgc.core.values.canonical import DataModelError
+
+    if not isinstance(data, dict):
+        raise DataModelError("a settings file is a JSON object")
+    permissions = data.get("permissions", {})
+    if not isinstance(permissions, dict):
+        raise DataModelError("expected an object with allow, ask and deny lists", ("permissions",))
+    out: dict[str, list[str]] = {}
+    for effect in ("allow", "ask", "deny"):
+        rules = permissions.get(effect, [])
+        if not isinstance(rules, list):
+            raise DataModelError("expected a list of rules", ("permissions", effect))
+        for index, rule in enumerate(rules):
+            if not isinstance(rule, str):
+                raise DataModelError("expected a rule as a string, like \"Bash(git diff:*)\"", ("permissions", effect, index))
+        out[effect] = rules
+    return out

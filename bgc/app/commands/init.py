@@ -1,0 +1,330 @@
+"""``bgc init AGENT``: a project's first enforced agent session (Claude Code, Gemini CLI, Codex), in one command.
+
+Writes a starter policy into the agent's directory (``.claude/bgc/``, ``.gemini/bgc/``,
+``.codex/bgc/``: ``policy.bgp``, which includes the bundled ``base.bgp`` and the agent's tool
+mapping, copied beside it with the ``agents.bgp`` they share) and merges ``bgc hook AGENT`` into
+the agent's hook settings (:data:`AGENTS`) as a hook for every tool. The project's state
+directory ``.bgc/`` (the hook's store and ledger, private keys) gets a ``.gitignore`` of ``*``.
+
+Safe to run again: a file that already holds what would be written is left alone, a policy file
+someone edited is kept (and said so), and the hook is added only when no hook runs that command
+yet (bgc's hook as an earlier ``bgc init`` wrote it, through the ``bgc`` script, is brought up to
+date in place). The settings are read strictly (invalid JSON is refused with its line and column, nothing
+written), everything else in them is kept as it was, the old file is saved as ``….bak``, and the
+new one is written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from importlib import resources
+from typing import Any, NamedTuple
+
+from bgc.errors import ExitCode, UsageError
+
+STARTER = "claude-code-starter.bgp"
+"""The bundled starter policy; it includes ``claude-code.bgp``, which names another agent's mapping
+for that agent (:func:`_starter`)."""
+STARTER_INCLUDE = 'include "claude-code.bgp"'
+
+HOOK_TIMEOUT = 30
+"""Seconds the agent waits for the hook (every agent here lets the call through when they pass);
+bgc's own deadline (20 s) blocks the call before."""
+
+
+class AgentSetup(NamedTuple):
+    """Where an agent keeps its hooks, and how it runs one (each agent's hooks reference is cited
+    in its adapter, bgc/adapters/agents)."""
+
+    directory: str
+    """The agent's project directory; the policy goes into its ``bgc/``."""
+    settings: str
+    """The file whose ``hooks`` object gets the hook."""
+    event: str
+    """The event that fires before every tool call."""
+    mapping: str
+    """The bundled tool mapping the starter includes."""
+    timeout: int
+    """The hook's timeout, in the agent's unit."""
+    project: str | None
+    """How the hook command names the project directory (None: this project's absolute path)."""
+    lifecycle: tuple[tuple[str, str], ...] = ()
+    """``(event, bgc serve option)``: the session events that start and stop the project's
+    decision server (``bgc serve``), where the agent has them."""
+
+
+AGENTS = {
+    # Claude Code: CLAUDE_PROJECT_DIR in the hook's environment, timeout in seconds.
+    # SessionStart starts the decision server (its stdout would become context: --quiet), SessionEnd stops it.
+    "claude-code": AgentSetup(".claude", "settings.json", "PreToolUse", "claude-code.bgp", HOOK_TIMEOUT, '"$CLAUDE_PROJECT_DIR"',
+                              (("SessionStart", "--detach"), ("SessionEnd", "--stop"))),
+    # Gemini CLI writes $GEMINI_PROJECT_DIR into the command itself, already shell-quoted (so it must
+    # stand unquoted here: in double quotes its quotes would be literal), and also sets it in the
+    # environment; timeout in milliseconds. SessionStart and SessionEnd as Claude Code's (its hooks
+    # must print nothing but JSON: --quiet).
+    "gemini-cli": AgentSetup(".gemini", "settings.json", "BeforeTool", "gemini-cli.bgp", HOOK_TIMEOUT * 1000, "$GEMINI_PROJECT_DIR",
+                             (("SessionStart", "--detach"), ("SessionEnd", "--stop"))),
+    # Codex names no project directory to its hooks (they run in the session's working directory):
+    # the command names this project by its absolute path; timeout in seconds. Codex has a
+    # SessionStart but no SessionEnd: its server exits when idle (bgc serve --idle).
+    "codex": AgentSetup(".codex", "hooks.json", "PreToolUse", "codex.bgp", HOOK_TIMEOUT, None, (("SessionStart", "--detach"),)),
+}
+
+
+def run(agent: str, *, directory: str = ".") -> ExitCode:
+    """Set up ``directory`` (a project) for ``agent``; prints one line per file."""
+    from bgc.app.commands import io
+
+    if agent not in AGENTS:
+        raise UsageError(f"unknown agent {agent!r} (bgc init: {', '.join(AGENTS)}, mcp)")
+    if not os.path.isdir(directory):
+        raise UsageError(f"{directory!r} is not a directory")
+    setup = AGENTS[agent]
+    settings_path = os.path.join(directory, setup.directory, setup.settings)
+    settings, original = _read_settings(settings_path, (setup.event, *(event for event, _ in setup.lifecycle)))
+    for line in _write_policies(directory, setup):
+        io.write_line(line)
+    io.write_line(_ignore_state(directory))
+    io.write_line(_merge_hook(directory, settings_path, settings, original, agent))
+    io.write_line(_warm(directory, setup))
+    return ExitCode.OK
+
+
+def _ignore_state(directory: str) -> str:
+    """Make the project's state directory (``.bgc/``: the hook's store and ledger, ``bgc key
+    new``'s private keys) with its ``.gitignore`` of ``*``, or add that file to one made before;
+    a ``.gitignore`` already there is kept as it is."""
+    from bgc.core.values.files import STATE_DIRECTORY, STATE_IGNORE, ignore_state, make_directories
+
+    state = os.path.join(directory, STATE_DIRECTORY)
+    shown = os.path.join(STATE_DIRECTORY, ".gitignore")
+    existed = os.path.lexists(os.path.join(state, ".gitignore"))
+    make_directories(state)
+    ignore_state(state)
+    if not existed:
+        return f"wrote {shown} (bgc's state there, private keys too, is never committed)"
+    with open(os.path.join(state, ".gitignore"), encoding="utf-8", errors="replace") as handle:
+        return f"unchanged {shown}" if handle.read() == STATE_IGNORE else f"kept {shown} (yours)"
+
+
+def _warm(directory: str, setup: AgentSetup) -> str:
+    """Compile the policy once now, so the session's first tool call finds it in the cache."""
+    from bgc.runtime.calls import policy_decider
+
+    path = os.path.join(directory, setup.directory, "bgc", "policy.bgp")
+    policy_decider(path)  # a policy that does not load is an error here, before any session
+    return f"checked {os.path.relpath(path, directory)}: it loads, and is compiled for the hook"
+
+
+def _bgc_command() -> str:
+    """This installation's ``bgc``, as a shell word (``python -P -m bgc`` when it has no script:
+    ``-P`` keeps the project's directory off ``sys.path``, where a ``bgc/`` an agent wrote would
+    otherwise be imported instead). A ``bgc`` found through a relative ``PATH`` entry (``.``) is
+    not taken: the hook would run whatever file of that name is in the project."""
+    found = _script_beside() or shutil.which("bgc")
+    if found and os.path.isabs(found):
+        return shlex.quote(found)
+    return f"{shlex.quote(sys.executable)} -P -m bgc"
+
+
+HOOK_ENTRY = "from bgc.app.launch import console; console()"
+"""What the hook's interpreter runs (``-c``), rather than the ``bgc`` console script: the script
+pip writes imports :mod:`re` before bgc does, 7 ms of every call a decision server answers
+(whose client imports no ``re``): 1.9× ``python -c pass`` through the script, 1.3× this way."""
+
+
+def _hook_program() -> str:
+    """How the hook starts bgc: this environment's interpreter running :data:`HOOK_ENTRY` with
+    ``-P`` (nothing prepended to ``sys.path``: the project's directory, where the hook runs and an
+    agent writes, is never searched for modules), when bgc is installed in this environment (its
+    script beside the interpreter: the hook finds it there without this shell's environment);
+    otherwise as :func:`_bgc_command`."""
+    if _script_beside() is None:
+        return _bgc_command()
+    return f"{shlex.quote(sys.executable)} -P -c {shlex.quote(HOOK_ENTRY)}"
+
+
+def _script_beside() -> str | None:
+    """This environment's ``bgc`` script, beside the interpreter running this, if there is one."""
+    beside = os.path.join(os.path.dirname(sys.executable), "bgc")
+    return beside if os.access(beside, os.X_OK) else None
+
+
+def hook_command(agent: str, directory: str = ".") -> str:
+    """The command the agent runs: this installation's bgc (:func:`_hook_program`), the policy
+    under the project."""
+    return f"{_hook_program()} {_hook_arguments(agent, directory)}"
+
+
+def _hook_arguments(agent: str, directory: str) -> str:
+    """``hook AGENT -p POLICY``: what every form of the hook command ends with."""
+    setup = AGENTS[agent]
+    policy = f"{setup.directory}/bgc/policy.bgp"
+    if setup.project is None:
+        where = shlex.quote(os.path.join(os.path.realpath(directory), policy))
+    elif setup.project.startswith('"'):
+        where = f'"{setup.project[1:-1]}/{policy}"'
+    else:
+        where = f"{setup.project}/{policy}"
+    return f"hook {agent} -p {where}"
+
+
+def _earlier_form(command: object, arguments: str) -> bool:
+    """Whether ``command`` is bgc's hook with these arguments as an earlier ``bgc init`` wrote it:
+    a ``bgc`` console script's absolute path (:func:`_bgc_script`) or ``python [-P] -m bgc``
+    before them, and nothing else. Any other program named ``bgc`` (a wrapper of the user's at
+    another path, which may set up what bgc runs with) is theirs: kept as it is, today's hook
+    added beside it."""
+    if not isinstance(command, str) or not command.endswith(arguments):
+        return False
+    program = command[: -len(arguments)]
+    try:
+        words = shlex.split(program)
+    except ValueError:
+        return False
+    if len(words) in (3, 4) and words[1:-2] in ([], ["-P"]) and words[-2:] == ["-m", "bgc"]:
+        return True
+    return len(words) == 1 and os.path.isabs(words[0]) and os.path.basename(words[0]) == "bgc" and _bgc_script(words[0])
+
+
+def _bgc_script(path: str) -> bool:
+    """Whether ``path`` is a console script pip wrote for bgc (it imports bgc's entry point), or
+    nothing any more (an installation since removed: a hook through it can only fail)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return b"\nfrom bgc.app.launch import " in head or b"\nfrom bgc.app.cli import " in head
+
+
+def serve_command(agent: str, option: str, directory: str = ".") -> str:
+    """The command that starts (``--detach``) or stops (``--stop``) the project's decision server."""
+    setup = AGENTS[agent]
+    where = shlex.quote(os.path.realpath(directory)) if setup.project is None else setup.project
+    return f"{_bgc_command()} serve {option} --quiet --dir {where}"
+
+
+CASE_INSENSITIVE = (
+    "\n# this project's file system is case-insensitive (`bgc init` found it so): deny and ask rules\n"
+    "# also catch /.ENV, /.Git/config\nfilesystem case-insensitive\n"
+)
+"""Added after the starter's includes on a case-insensitive file system (macOS, Windows), where
+``/.ENV`` opens ``/.env``: without it, ``deny fs:*:/**/.env`` would not stop that read."""
+
+
+def _starter(setup: AgentSetup, case_insensitive: bool = False) -> bytes:
+    """The starter policy for an agent: the bundled one, including that agent's tool mapping,
+    declaring a case-insensitive file system when the project's is one."""
+    text = (resources.files("bgc.policies") / STARTER).read_text(encoding="utf-8")
+    include = f'include "{setup.mapping}"'
+    return text.replace(STARTER_INCLUDE, include + (CASE_INSENSITIVE if case_insensitive else ""), 1).encode("utf-8")
+
+
+def case_insensitive(directory: str) -> bool:
+    """Whether file names in ``directory`` are case-insensitive: a new file is found by its
+    name's other case. When that cannot be found out, it is taken as case-insensitive (a
+    declaration that only makes deny and ask rules stricter)."""
+    import tempfile
+
+    try:
+        handle, path = tempfile.mkstemp(prefix="bgc-case-probe-", dir=directory)
+    except OSError:
+        return True
+    try:
+        os.close(handle)
+        folder, name = os.path.split(path)
+        return os.path.exists(os.path.join(folder, name.swapcase()))
+    finally:
+        os.unlink(path)
+
+
+def _write_policies(directory: str, setup: AgentSetup) -> list[str]:
+    from bgc.core.values.files import write_atomic
+
+    target_dir = os.path.join(directory, setup.directory, "bgc")
+    os.makedirs(target_dir, exist_ok=True)
+    bundled = resources.files("bgc.policies")
+    files = {"policy.bgp": None, "base.bgp": "base.bgp", setup.mapping: setup.mapping, "agents.bgp": "agents.bgp"}
+    lines = []
+    for name, source in files.items():
+        data = _starter(setup, case_insensitive(target_dir)) if source is None else (bundled / source).read_bytes()
+        source = source or STARTER
+        path = os.path.join(target_dir, name)
+        shown = os.path.relpath(path, directory)
+        if os.path.exists(path):
+            with open(path, "rb") as handle:
+                same = handle.read() == data
+            lines.append(f"unchanged {shown}" if same else f"kept {shown} (it differs from bgc's {source}: yours is kept)")
+            continue
+        write_atomic(path, data)
+        lines.append(f"wrote {shown}")
+    return lines
+
+
+def _read_settings(path: str, events: tuple[str, ...]) -> tuple[dict[str, Any], bytes | None]:
+    """The settings as data (empty when there is no file) and the file's bytes; a file that is
+    not a JSON object with the expected shape is refused, located."""
+    if not os.path.exists(path):
+        return {}, None
+    from bgc.core.values.documents import parse_document, read_bytes
+
+    original = read_bytes(path)
+    document = parse_document(original, path, "json")
+    data = document.data
+    if not isinstance(data, dict):
+        raise document.error_at((), "expected a JSON object of settings")
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise document.error_at(("hooks",), "expected an object of hook events")
+    for event in events:
+        entries = hooks.get(event, [])
+        if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+            raise document.error_at(("hooks", event), "expected a list of matcher objects")
+        for index, entry in enumerate(entries):
+            if not isinstance(entry.get("hooks", []), list):
+                raise document.error_at(("hooks", event, index, "hooks"), "expected a list of hooks")
+    return data, original
+
+
+def _merge_hook(directory: str, path: str, settings: dict[str, Any], original: bytes | None, agent: str) -> str:
+    import json
+
+    from bgc.core.values.files import write_atomic
+
+    setup = AGENTS[agent]
+    shown = os.path.join(setup.directory, setup.settings)
+    wanted = [(setup.event, {"matcher": "*"}, hook_command(agent, directory), setup.timeout)]
+    wanted += [(event, {}, serve_command(agent, option, directory), setup.timeout) for event, option in setup.lifecycle]
+    added, updated = [], []
+    earlier = f" {_hook_arguments(agent, directory)}"
+    for event, matcher, command, timeout in wanted:
+        entries = settings.setdefault("hooks", {}).setdefault(event, [])
+        hooks = [hook for entry in entries if isinstance(entry, dict) for hook in entry.get("hooks", []) if isinstance(hook, dict)]
+        present = any(hook.get("command") == command for hook in hooks)
+        if not present and event == setup.event:  # bgc's hook as an earlier bgc wrote it (through the script): now this command
+            for hook in hooks:
+                if _earlier_form(hook.get("command"), earlier):  # the first only: two would run it twice
+                    hook["command"], present = command, True
+                    updated.append(event)
+                    break
+        if not present:
+            entries.append({**matcher, "hooks": [{"type": "command", "command": command, "timeout": timeout}]})
+            added.append(event)
+    if not added and not updated:
+        return f"unchanged {shown} (the hook{'s are' if len(wanted) > 1 else ' is'} already there)"
+    if original is not None:
+        write_atomic(path + ".bak", original)
+    write_atomic(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    saved = f" (the previous file is {shown}.bak)" if original is not None else ""
+    said = []
+    for verb, events, where in (("added", added, "to"), ("updated", updated, "in")):
+        if events:
+            named = " and ".join(", ".join(events).rsplit(", ", 1))
+            said.append(f"{verb} the {named} hook{'s' if len(events) > 1 else ''} {where} {shown}")
+    return " and ".join(said) + saved

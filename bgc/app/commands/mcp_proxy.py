@@ -1,0 +1,195 @@
+"""``bgc mcp-proxy -p POLICY --server NAME -- COMMAND ARGS…``: run an MCP server behind the policy.
+
+The policy is read and compiled, and the store opened, before the server starts: a policy or a
+store that cannot be read is exit 2 and no server, never a server running unguarded. Each
+``tools/call`` is then the call ``(params.name, NAME, params.arguments)`` decided by
+:mod:`bgc.runtime.calls`, the one decision every
+enforcer shares, then settled and recorded by :mod:`bgc.runtime.enforce` in the store (``--store``,
+``.bgc/kernel.db`` by default, ``none`` for neither): an ``ask`` is a permission request people
+answer with ``bgc approve``, held up to ``--wait`` seconds. The transport rules live in
+:mod:`bgc.adapters.mcp.proxy`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bgc.errors import UsageError
+
+
+def configured_policy_path(policy: str | None) -> str:
+    """``-p`` when given, else ``policy`` from ``[tool.bgc]`` / ``bgc.toml``."""
+    if policy is not None:
+        return policy
+    from bgc.analysis.config import find_config
+
+    config = find_config(".")
+    if config is None or config.policy is None:
+        raise UsageError(
+            "no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml"
+        )
+    return os.path.relpath(config.policy)
+
+
+DEFAULT_STORE = ".bgc/kernel.db"
+NO_STORE = "none"
+
+
+def run(
+    command: Sequence[str],
+    *,
+    policy: str | None,
+    server: str,
+    mode: str | None,
+    filter_tools: bool,
+    store: str = DEFAULT_STORE,
+    wait: float = 0.0,
+    elicit: bool = True,
+) -> int:
+    """Start the proxy; returns the server's exit status (2 when nothing could start)."""
+    from bgc.runtime.approvals import trusted_approvers
+    from bgc.runtime.calls import policy_decider
+    from bgc.runtime.enforce import Context
+    from bgc.adapters.mcp.proxy import ProxyOptions, ToolVerdict, run_proxy
+    from bgc.core.policy.loader import cached_policy
+
+    if not command:
+        raise UsageError(
+            "no server to run: give its command after --, e.g. `bgc mcp-proxy -p p.bgp --server files -- npx server`"
+        )
+    if not server:
+        raise UsageError("--server NAME is empty: it names the server in the policy's `tool … on NAME` declarations")
+    if not 0 <= wait <= 3600:
+        raise UsageError(f"--wait must be from 0 to 3600 seconds, not {wait:g}")
+    path = configured_policy_path(policy)
+    decider = policy_decider(path, mode)
+    loaded = cached_policy(path)
+    stores = _ThreadStores(None if store == NO_STORE else store)
+    stores.check()  # a store that cannot be opened stops the proxy before the server starts
+    context = Context("proxy", decider.plan_id, str(loaded.id()))
+    trusted = trusted_approvers(loaded.trust)
+
+    def decide(tool: str, arguments: Mapping[str, Any]) -> ToolVerdict:
+        from bgc.runtime.enforce import Enforcer
+
+        enforced = Enforcer(stores.get(), trusted, context).enforce(
+            decider.decide_call(tool, server, arguments), arguments
+        )
+        anyone = enforced.effect == "ask" and enforced.anyone_may_answer()
+        return ToolVerdict(enforced.effect, enforced.reason, enforced.request, anyone)
+
+    def offered(tool: str) -> bool:
+        return decider.decide_call(tool, server, {}).declared
+
+    options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait, elicit=elicit)
+    try:
+        return run_proxy(command, decide, options, offered=offered, approvals=_StoreApprovals(stores, trusted))
+    finally:
+        stores.close()
+
+
+class _ThreadStores:
+    """One store connection per thread (SQLite connections stay in the thread that opened them;
+    the proxy decides in its client thread and follows held calls in threads of their own)."""
+
+    def __init__(self, location: str | None) -> None:
+        import threading
+
+        self.location = location
+        self._local = threading.local()
+        self._opened: list[Any] = []
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        if self.location is not None:
+            from bgc.errors import InputError, Span
+            from bgc.runtime.store import StoreError, open_store
+
+            try:
+                open_store(self.location).close()
+            except StoreError as error:
+                raise InputError(str(error), Span(self.location)) from None
+
+    def get(self) -> Any:
+        if self.location is None:
+            return None
+        found = getattr(self._local, "store", None)
+        if found is None:
+            from bgc.runtime.store import open_store
+
+            found = self._local.store = open_store(self.location)
+            with self._lock:
+                self._opened.append(found)
+        return found
+
+    def close(self) -> None:
+        with self._lock:
+            for opened in self._opened:
+                opened.close()
+            self._opened.clear()
+
+
+class _StoreApprovals:
+    """:class:`bgc.adapters.mcp.proxy.Approvals` over the store: a request's standing, and cancelling it
+    (recorded in the ledger as a ``cancel``, as ``bgc cancel`` records it)."""
+
+    def __init__(self, stores: _ThreadStores, trusted: Mapping[str, Any]) -> None:
+        self.stores = stores
+        self.trusted = trusted
+
+    def state(self, request: str) -> str:
+        import time
+
+        from bgc.runtime.approvals import load_request, stored_standing
+
+        store = self.stores.get()
+        loaded = load_request(store, request) if store is not None else None
+        if loaded is None:
+            return "expired"  # gone or unreadable: deciding again makes and settles a fresh request
+        return stored_standing(store, loaded[0], loaded[1], self.trusted, int(time.time())).state
+
+    def cancel(self, request: str) -> None:
+        import time
+
+        from bgc.runtime import ledger
+
+        store = self.stores.get()
+        if store is not None:
+            now = int(time.time())
+            if store.cancel(request, now):
+                reason = "the MCP client cancelled the call or went away"
+                ledger.append(store, ledger.Record("cancel", "cancelled", now, request=request, reason=reason))
+
+    def elicited(self, request: str, allowed: bool) -> bool:
+        import time
+
+        from bgc.runtime import ledger
+        from bgc.runtime.approvals import anyone_may_answer, load_request, stored_standing, use_request
+
+        store = self.stores.get()
+        loaded = load_request(store, request) if store is not None else None
+        if loaded is None:
+            return False
+        stored, cancelled = loaded
+        now = int(time.time())
+        if allowed:  # unsigned: it stands only for a live request any one person may answer
+            anyone = anyone_may_answer(stored.requirements)
+            state = stored_standing(store, stored, cancelled, self.trusted, now).state
+            if not anyone or state not in ("pending", "approved") or not use_request(store, stored):
+                return False
+        if not allowed:
+            store.cancel(request, now)  # declined: later answers do not count
+        reason = ("approved once by the person at the MCP client (elicitation: unsigned, meets only a rule any one "
+                  "person may answer)") if allowed else "declined by the person at the MCP client (elicitation)"  # fmt: skip
+        ledger.append(store, ledger.Record(
+            "proxy", "allow" if allowed else "deny", now, tool=stored.tool, server=stored.server, params=stored.params,
+            reason=reason, request=request, approvers=(CLIENT_PERSON,) if allowed else (),
+            **ledger.subjects(stored.atoms, tuple(stored.rule.split(", "))),  # the rules it joined
+        ))  # fmt: skip
+        return True
+
+
+CLIENT_PERSON = "(the person at the MCP client)"
+"""How the ledger names whoever answered an elicitation: unsigned, so no approver's name."""

@@ -1,0 +1,551 @@
+"""The compiler: work order × policy × mode → granted plan (DESIGN §3). Pure: no I/O.
+
+For a requested atom R, under the order's context and the chosen mode::
+
+    granted(R) = L(R) ∩ ⋃allow − ⋃ask − ⋃deny
+    ask(R)     = L(R) ∩ ⋃ask − ⋃deny
+    denied(R)  = L(R) − granted(R) − ask(R)
+
+Each part is a term ``pattern except {patterns}`` whose pattern is an exact intersection of the
+request with a rule pattern (bgc.core.patterns.glob.intersect), so nothing is ever widened; empty parts are
+dropped only when the algebra proves them empty.
+
+Two fail-closed choices deserve a word:
+
+* Conditions are three-valued. A field the context does not know (``call.tool`` while compiling
+  requests: a grant in the plan may be used by any call) is *unknown*; an ``allow`` applies only
+  when its condition is true, an ``ask`` or ``deny`` whenever it is true *or unknown*.
+* When the pattern algebra hits a work bound (:class:`bgc.core.patterns.glob.AlgebraLimit`: a question's own, or
+  the order's :class:`bgc.core.patterns.budget.Budget` once it is spent), the undecided piece is not granted: an
+  allow whose intersection cannot be computed grants nothing, an ask whose intersection cannot be
+  computed asks for nothing (it might not cover the request) but cuts, a cut that cannot be
+  decided is kept as a cut, and the request is marked ``unknown``.
+
+Rules are indexed by resource/action and by the literal prefix of their patterns, so the cost of
+a request grows with the rules that can overlap it, not with the size of the policy.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+from bgc.core.patterns import glob
+from bgc.core.resources import values
+from bgc.core.values._dataclasses import dataclass, field
+from bgc.core.patterns.budget import Budget, CostMemo
+from bgc.core.gate import UNDECIDED, Gate, expand_call
+from bgc.core.values.limits import ORDER_BUDGET
+from bgc.core.values.model import GrantAtom, ToolCall, WorkOrder
+from bgc.core.plan import Approvals, CallResult, Part, Plan, RequestResult, RuleRef, tool_specs
+from bgc.core.policy.ast import LOCAL_SERVER, Policy, Rule, TemplateError
+
+_ESCAPE = re.compile(r"\\(.)", re.S)
+T = TypeVar("T")
+
+
+def resolve_mode(policy: Policy, mode: str | None) -> str | None:
+    """The mode to compile in: the caller's choice (checked), else the policy's default."""
+    return policy.resolve_mode(mode)
+
+
+def rule_ref(policy: Policy, rule: Rule) -> RuleRef:
+    """A rule's place as plans record it: the file relative to the root policy's directory.
+
+    Plans must not depend on how the policy's path was typed or where bgc ran, so a rule in
+    ``policies/base.bgp`` included by ``policies/default.bgp`` is ``base.bgp:18`` whether the
+    user wrote ``-p policies/default.bgp``, ``-p ./policies/default.bgp`` or ran elsewhere.
+    """
+    relative = os.path.relpath(rule.span.file, os.path.dirname(policy.path) or ".")
+    return RuleRef(relative.replace(os.sep, "/"), rule.span.line, rule.effect, rule.because)
+
+
+def rule_source(policy: Policy, ref: RuleRef) -> str:
+    """The path of a :class:`RuleRef`'s file as seen from here (the inverse of :func:`rule_ref`)."""
+    return os.path.normpath(os.path.join(os.path.dirname(policy.path), ref.file))
+
+
+def _applies(rule: Rule, context: Mapping[str, str], mode: str | None) -> bool:
+    """Fail closed on unknown conditions: unknown never allows, and always asks or denies."""
+    if rule.mode is not None and rule.mode != mode:
+        return False
+    if rule.when is None:
+        return True
+    outcome = rule.when.evaluate(context)
+    return outcome is True if rule.effect == "allow" else outcome is not False
+
+
+applies = _applies
+"""Whether a rule applies in a context and mode, as the compiler reads it (``bgc.analysis.diff`` decides
+every context class the same way)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One pattern of one rule, parsed (and case-folded where the policy says so)."""
+
+    rule: Rule
+    text: str
+    pattern: glob.Pattern
+    order: int
+
+
+class _PrefixTrie(Generic[T]):
+    """Items keyed by literal prefix: finds those whose prefix is compatible with a query's."""
+
+    __slots__ = ("children", "items", "_below")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _PrefixTrie[T]] = {}
+        self.items: list[T] = []
+        self._below: list[T] | None = None
+
+    def add(self, prefix: str, item: T) -> None:
+        node = self
+        for char in prefix:
+            node = node.children.setdefault(char, _PrefixTrie())
+        node.items.append(item)
+
+    def below(self) -> list[T]:
+        """Every item at or under this node (walked with a stack: a prefix may be long)."""
+        if self._below is None:
+            found: list[T] = []
+            nodes = [self]
+            while nodes:
+                node = nodes.pop()
+                found.extend(node.items)
+                nodes.extend(node.children.values())
+            self._below = found
+        return self._below
+
+    def compatible(self, prefix: str) -> list[T]:
+        """Items whose prefix is a prefix of ``prefix``, or has ``prefix`` as a prefix."""
+        found: list[T] = []
+        node = self
+        for char in prefix:
+            found.extend(node.items)
+            next_node = node.children.get(char)
+            if next_node is None:
+                return found
+            node = next_node
+        found.extend(node.below())
+        return found
+
+
+def _by_prefix(prefixes: list[str]) -> Callable[[str], list[int]]:
+    """A lookup: the indices (ascending) of ``prefixes`` compatible with a query's (one a prefix
+    of the other). A trie for many, a scan for a few (a trie node per character costs more)."""
+    if len(prefixes) <= 32:
+        return lambda query: [j for j, p in enumerate(prefixes) if p.startswith(query) or query.startswith(p)]
+    trie: _PrefixTrie[int] = _PrefixTrie()
+    for j, prefix in enumerate(prefixes):
+        trie.add(prefix, j)
+    return lambda query: sorted(trie.compatible(query))
+
+
+class RuleIndex:
+    """A policy's rules indexed by literal prefix, one trie per requested (resource, action).
+
+    A trie is built on first use for each resource/action pair that requests name, from the
+    rules whose resource and action match it (``*`` included), so a lookup walks one trie. On a
+    case-insensitive filesystem the ``fs`` tries hold deny and ask patterns case-folded — also
+    those of ``*:…`` rules, which a request for ``fs`` meets like any ``fs`` rule — filed under
+    the empty prefix, since a folded pattern has no case-exact prefix. Likewise a deny or ask on a
+    URL stands for every scheme, port and query of what it names (``values.url_deny_patterns``).
+    """
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self._tries: dict[tuple[str, str], _PrefixTrie[_Entry]] = {}
+
+    def _trie(self, resource: str, action: str) -> _PrefixTrie[_Entry]:
+        trie = self._tries.get((resource, action))
+        if trie is not None:
+            return trie
+        trie = self._tries[(resource, action)] = _PrefixTrie[_Entry]()
+        order = 0
+        for rule in self.policy.rules:
+            if rule.resource not in (resource, "*") or rule.action not in (action, "*"):
+                order += len(rule.patterns)
+                continue
+            fold = self.policy.case_insensitive and rule.effect != "allow" and resource == "fs"
+            widen = rule.effect != "allow" and resource in values.URL_RESOURCES
+            for written in rule.patterns:
+                for text in values.url_deny_patterns(written) if widen else (written,):
+                    exact = glob.parse(text)
+                    pattern = glob.fold_case(exact) if fold else exact
+                    trie.add("" if fold else exact.prefix, _Entry(rule, text, pattern, order))
+                order += 1
+        return trie
+
+    def candidates(self, resource: str, action: str, prefix: str) -> list[_Entry]:
+        """Entries that may overlap a pattern with this literal prefix, in policy order."""
+        found = self._trie(resource, action).compatible(prefix)
+        return sorted(found, key=lambda entry: entry.order)
+
+
+@dataclass
+class _Accumulator:
+    """Parts under construction, merged by identity so equal parts carry all their rules."""
+
+    parts: dict[tuple[Any, ...], tuple[glob.Pattern, Part]] = field(default_factory=dict)
+
+    def add(self, resource: str, action: str, piece: glob.Pattern, excepts: tuple[str, ...], rule: RuleRef | None,
+            approvals: Approvals | None = None) -> None:
+        key = (piece.text, excepts, approvals)
+        refs = (rule,) if rule is not None else ()
+        if key in self.parts:
+            refs = tuple(sorted(set(self.parts[key][1].rules) | set(refs)))
+        self.parts[key] = (piece, Part(resource, action, piece.text, excepts, refs, approvals))
+
+    def pruned(self, cutters: Mapping[str, glob.Pattern], budget: Budget) -> tuple[Part, ...]:
+        """The parts, each part inside another one folded into it (its rules kept).
+
+        Part ``P except E`` lies inside ``Q except F`` when P ⊆ Q and every cut in F but not in E
+        is disjoint from P; ``cutters`` maps except texts to their (possibly case-folded)
+        patterns. Among parts of equal language the first (in sorted order) is kept.
+        """
+        items = sorted(self.parts.values(), key=lambda item: (item[1].pattern, item[1].excepts))
+        by_prefix = _by_prefix([pattern.prefix for pattern, _ in items])
+        host: dict[int, int] = {}
+        for i, (pattern, part) in enumerate(items):
+            # a pattern lies inside another only if their literal prefixes agree (patterns are never empty)
+            for j in by_prefix(pattern.prefix):
+                other_pattern, other = items[j]
+                if (
+                    i != j
+                    and other.approvals == part.approvals
+                    and not _plainly_outside(pattern, other_pattern, budget)
+                    and _subset(pattern, [other_pattern], budget)
+                    and all(
+                        _meets(pattern, cutters[text], budget) is False
+                        for text in sorted(set(other.excepts) - set(part.excepts))  # sorted: the same steps
+                    )
+                    and not (
+                        j > i
+                        and set(other.excepts) <= set(part.excepts)
+                        and not _plainly_outside(other_pattern, pattern, budget)
+                        and _subset(other_pattern, [pattern], budget)
+                    )
+                ):
+                    host[i] = j
+                    break
+        rules: dict[int, set[RuleRef]] = {i: set(items[i][1].rules) for i in range(len(items)) if i not in host}
+        for i in host:
+            root = i
+            while root in host:
+                root = host[root]
+            rules[root] |= set(items[i][1].rules)
+        return tuple(
+            Part(part.resource, part.action, part.pattern, part.excepts, tuple(sorted(rules[i])), part.approvals)
+            for i, (_, part) in enumerate(items)
+            if i not in host
+        )
+
+
+# Once an order's budget is spent every question is unknown, so these do not ask: pruning alone
+# asks a question per pair of parts, and raising each one's error would be work without bound.
+
+
+def _ask(question: Callable[[], T], budget: Budget, undecided: Any) -> Any:
+    """``question()``'s answer, or ``undecided`` when the algebra cannot decide it (within the budget)."""
+    if budget.exhausted:
+        return undecided
+    try:
+        return question()
+    except glob.AlgebraLimit:
+        return undecided
+
+
+def _subset(a: glob.Pattern, bs: list[glob.Pattern], budget: Budget) -> bool:
+    """Whether L(a) ⊆ ∪L(bs); False when undecided."""
+    return _ask(lambda: glob.is_subset(a, bs, budget=budget), budget, False)
+
+
+def _plainly_outside(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> bool:
+    """Whether a probe of ``a`` shows it is not inside ``b``; False when it does not, or undecided."""
+    return _ask(lambda: glob.plainly_outside(a, b, budget=budget), budget, False)
+
+
+def _meets(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> bool | None:
+    """Whether some text matches both; None when undecided."""
+    return _ask(lambda: glob.overlaps(a, b, budget=budget), budget, None)
+
+
+def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pattern] | None:
+    """The exact intersection; None when undecided."""
+    return _ask(lambda: glob.intersect(a, b, budget=budget), budget, None)
+
+
+
+
+class Compiler:
+    """Compiles orders against one policy; reuse it for many orders (the index is built once).
+
+    Each order gets its own work :class:`~bgc.core.patterns.budget.Budget` of ``order_budget`` steps (by default
+    ``bgc.core.values.limits.ORDER_BUDGET``), shared by its requests and calls; request results are remembered
+    with their cost, so an order's plan is the same whatever the compiler compiled before.
+    """
+
+    def __init__(self, policy: Policy, order_budget: int | None = None) -> None:
+        self.policy = policy
+        self.order_budget = ORDER_BUDGET if order_budget is None else order_budget
+        self.index = RuleIndex(policy)
+        self._requests: CostMemo[RequestResult] = CostMemo()
+        self._refs: dict[int, RuleRef] = {}
+        self.policy_id = policy.id()
+        self.tools = tool_specs(policy.tools)
+
+    def ref(self, rule: Rule) -> RuleRef:
+        """The rule's :class:`RuleRef` (memoised: every part of every request cites rules)."""
+        ref = self._refs.get(id(rule))
+        if ref is None:
+            ref = self._refs[id(rule)] = rule_ref(self.policy, rule)
+        return ref
+
+    @staticmethod
+    def context(order: WorkOrder) -> dict[str, str]:
+        """What conditions may know of an order; ``call.tool`` is never known while compiling."""
+        return {"intent.kind": order.intent.kind, "origin.model": order.origin.model}
+
+    def compile(self, order: WorkOrder, mode: str | None = None, budget: Budget | None = None) -> Plan:
+        """The plan for ``order``; its work is charged to ``budget`` (a fresh order budget if None)."""
+        mode = resolve_mode(self.policy, mode)
+        context = self.context(order)
+        budget = Budget(self.order_budget) if budget is None else budget
+        requests = tuple(self.request(atom, context, mode, budget) for atom in order.requests)
+        plan = Plan(str(order.id()), self.policy_id, mode, requests, (), self.policy.case_insensitive, self.tools)
+        if not order.calls:
+            return plan
+        gate = Gate([plan])  # calls are judged exactly as the gate will judge them at run time
+        calls = tuple(self.call(call, gate, budget) for call in order.calls)
+        return Plan(plan.order, plan.policy, mode, requests, calls, plan.fold_case, self.tools)
+
+    def request(
+        self, atom: GrantAtom, context: Mapping[str, str], mode: str | None, budget: Budget | None = None
+    ) -> RequestResult:
+        """What the policy gives ``atom``; the work is charged to ``budget`` (a fresh order's if None)."""
+        budget = Budget(self.order_budget) if budget is None else budget
+        key = (atom, tuple(sorted(context.items())), mode)
+        return self._requests.get(key, budget, lambda: self._request(atom, context, mode, budget))
+
+    def _request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None, budget: Budget) -> RequestResult:
+        requested = glob.parse(atom.pattern)
+        unknown = False
+        touching: dict[str, list[tuple[_Entry, list[glob.Pattern]]]] = {"allow": [], "ask": [], "deny": []}
+        undecided_asks: set[int] = set()
+        for entry in self.index.candidates(atom.resource, atom.action, requested.prefix):
+            if not _applies(entry.rule, context, mode):
+                continue
+            pieces = _overlaps(requested, entry.pattern, budget)
+            if pieces is None:
+                unknown = True
+                if entry.rule.effect == "allow":
+                    continue  # an allow we cannot intersect grants nothing
+                if entry.rule.effect == "ask":
+                    undecided_asks.add(id(entry))
+                pieces = [requested]  # a cut we cannot intersect cuts the whole request
+            if pieces:
+                touching[entry.rule.effect].append((entry, pieces))
+
+        # a cut can meet a piece only if their literal prefixes agree
+        cutters = {
+            effect: _by_prefix([entry.pattern.prefix for entry, _ in touching[effect]]) for effect in ("ask", "deny")
+        }
+
+        def cuts(piece: glob.Pattern, effects: tuple[str, ...]) -> tuple[tuple[str, ...], list[glob.Pattern]]:
+            texts: dict[str, glob.Pattern] = {}
+            for effect in effects:
+                for index in cutters[effect](piece.prefix):
+                    entry = touching[effect][index][0]
+                    if _meets(piece, entry.pattern, budget) is not False:  # undecided: kept as a cut
+                        texts.setdefault(entry.text, entry.pattern)
+            ordered = sorted(texts)
+            return tuple(ordered), [texts[text] for text in ordered]
+
+        def nonempty(piece: glob.Pattern, excepts: list[glob.Pattern]) -> bool:
+            nonlocal unknown
+            if not budget.exhausted:
+                try:
+                    return not glob.is_empty(piece, excepts, budget=budget)
+                except glob.AlgebraLimit:
+                    pass
+            unknown = True
+            return True  # kept: the term is exact, only its emptiness is undecided
+
+        granted, asked, denied = _Accumulator(), _Accumulator(), _Accumulator()
+        for entry, pieces in touching["allow"]:
+            for piece in pieces:
+                excepts, cut_patterns = cuts(piece, ("ask", "deny"))
+                if nonempty(piece, cut_patterns):
+                    granted.add(atom.resource, atom.action, piece, excepts, self.ref(entry.rule))
+        for entry, pieces in touching["ask"]:
+            if id(entry) in undecided_asks:
+                continue  # it cuts the whole request, but may not cover it: it asks for nothing
+            approvals = _approvals(entry.rule)
+            for piece in pieces:
+                excepts, cut_patterns = cuts(piece, ("deny",))
+                if nonempty(piece, cut_patterns):
+                    asked.add(atom.resource, atom.action, piece, excepts, self.ref(entry.rule), approvals)
+        for entry, pieces in touching["deny"]:
+            for piece in pieces:
+                denied.add(atom.resource, atom.action, piece, (), self.ref(entry.rule))
+        everything = {entry.text: entry.pattern for effect in touching.values() for entry, _ in effect}
+        residual = sorted(everything)
+        if nonempty(requested, [everything[text] for text in residual]):
+            denied.add(atom.resource, atom.action, requested, tuple(residual), None)
+
+        granted_parts, ask_parts = granted.pruned(everything, budget), asked.pruned(everything, budget)
+        allow_patterns = [piece for _, pieces in touching["allow"] for piece in pieces]
+        complete = not unknown and not touching["ask"] and not touching["deny"] and bool(allow_patterns)
+        if complete:  # granted as asked, or only narrowed? Undecided counts as narrowed, and unknown.
+            inside: bool | None = None
+            if not budget.exhausted:
+                try:
+                    inside = glob.is_subset(requested, allow_patterns, budget=budget)
+                except glob.AlgebraLimit:
+                    pass
+            complete, unknown = inside is True, inside is None
+        verdict = "granted" if complete else "narrowed" if granted_parts else "ask" if ask_parts else "denied"
+        return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything, budget), unknown)
+
+    def call(self, call: ToolCall, gate: Gate, budget: Budget) -> CallResult:
+        """Resolve a call through its tool declaration (for its server) and check every atom it
+        needs, exactly as the gate checks a call at run time (:meth:`bgc.core.gate.Gate.cover`)."""
+        decl = self.policy.tool(call.tool, call.server)
+        if decl is None:
+            return CallResult(call.tool, call.server, "uncovered", undeclared_reason(self.policy, call.tool, call.server))
+        if budget.exhausted:
+            return CallResult(call.tool, call.server, "uncovered", UNDECIDED)
+        try:
+            atoms = expand_call(decl.needs, decl.ignores, call.params)
+        except TemplateError as error:
+            return CallResult(call.tool, call.server, "uncovered", str(error))
+        return gate.cover(call.tool, call.server, atoms, budget)
+
+
+def undeclared_reason(policy: Policy, tool: str, server: str | None) -> str:
+    """Why a call has no declaration: an unknown tool, or a known tool on a server it is not declared for."""
+    servers = sorted({name for decl in policy.tools if decl.tool == tool for name in decl.servers})
+    if not servers:
+        return f"unknown tool {tool!r}: the policy does not declare it"
+    return f"tool {tool!r} is not declared on server {server or LOCAL_SERVER!r} (only on {', '.join(servers)})"
+
+
+def _approvals(rule: Rule) -> Approvals:
+    if rule.approvals is None:
+        return Approvals(1)
+    return Approvals(rule.approvals.count, rule.approvals.approvers)
+
+
+def compile(order: WorkOrder, policy: Policy, mode: str | None = None) -> Plan:  # noqa: A001 - the issue's name
+    """Compile one order; for many orders against one policy, reuse a :class:`Compiler`."""
+    return Compiler(policy).compile(order, mode)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The effect a policy gives one concrete value in a context (used by inline expects)."""
+
+    effect: str
+    rules: tuple[RuleRef, ...]
+    reason: str
+
+
+def decide(
+    policy: Policy,
+    resource: str,
+    action: str,
+    value: str,
+    context: Mapping[str, str],
+    mode: str | None = None,
+    compiler: Compiler | None = None,
+) -> Decision:
+    """Decide one concrete value: normalised, then compiled as a single-string request."""
+    normalised = values.normalise(resource, value, case_insensitive=policy.case_insensitive)
+    if isinstance(normalised, values.Rejection):
+        return Decision("deny", (), f"rejected: {normalised.reason}")
+    compiler = compiler or Compiler(policy)
+    atom = GrantAtom(resource, action, glob.escape(normalised))
+    result = compiler.request(atom, context, resolve_mode(policy, mode))
+    effect = {"granted": "allow", "narrowed": "allow", "ask": "ask", "denied": "deny"}[result.verdict]
+    if result.unknown and effect == "allow":
+        effect = "deny"
+    reason = {"allow": "granted", "ask": "awaits approval", "deny": "denied"}[effect]
+    return Decision(effect, result.rules, reason)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleTrace:
+    """How one rule bore on a requested atom, in words (for ``bgc explain``)."""
+
+    rule: RuleRef
+    pattern: str
+    applies: bool
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Every rule that touched an atom, in precedence order, the result, and other modes' verdicts."""
+
+    atom: str
+    mode: str | None
+    result: RequestResult
+    traces: tuple[RuleTrace, ...]
+    other_modes: tuple[tuple[str, str], ...]
+
+
+_PRECEDENCE = {"deny": 0, "ask": 1, "allow": 2}
+
+
+def explain(compiler: Compiler, order: WorkOrder, atom: GrantAtom, mode: str | None = None) -> Explanation:
+    """Why ``atom`` (asked in ``order``'s context) gets what it gets, rule by rule.
+
+    Rules are listed deny, then ask, then allow (the precedence), each in policy order. For a
+    request not granted in full, the verdict in every other mode is given too: a person may
+    switch modes; the proposal cannot. The atom is decided as if it were the order's only
+    request (an order's budget of its own); the rules' overlaps have another, and the other
+    modes share a third, so an explanation costs at most three orders' work.
+    """
+    policy = compiler.policy
+    mode = resolve_mode(policy, mode)
+    context = compiler.context(order)
+    requested = glob.parse(atom.pattern)
+    traces = []
+    budget = Budget(compiler.order_budget)
+    entries = sorted(
+        compiler.index.candidates(atom.resource, atom.action, ""),
+        key=lambda entry: (_PRECEDENCE[entry.rule.effect], entry.order),
+    )
+    for entry in entries:
+        rule = entry.rule
+        overlap = _overlaps(requested, entry.pattern, budget)
+        if overlap == []:
+            continue  # never touched the atom
+        if rule.mode is not None and rule.mode != mode:
+            applies, why = False, f"only in mode {rule.mode!r}"
+        else:
+            outcome = rule.when.evaluate(context) if rule.when is not None else True
+            applies = _applies(rule, context, mode)
+            if outcome is False:
+                why = "its condition is false for this order"
+            elif outcome is None and applies:
+                why = "its condition cannot be decided here, so it applies (fail closed)"
+            elif outcome is None:
+                why = "its condition cannot be decided here, and an allow needs it true"
+            elif overlap is None:
+                why = "applies; the overlap could not be computed within bounds (not granted)"
+            else:
+                why = "applies to " + ", ".join(piece.text for piece in overlap)
+        traces.append(RuleTrace(compiler.ref(rule), entry.text, applies, why))
+    result = compiler.request(atom, context, mode)
+    others: list[tuple[str, str]] = []
+    if result.verdict != "granted":
+        modes_budget = Budget(compiler.order_budget)
+        for other in policy.modes:
+            if other != mode:
+                others.append((other, compiler.request(atom, context, other, modes_budget).verdict))
+    return Explanation(str(atom), mode, result, tuple(traces), tuple(others))

@@ -1,0 +1,133 @@
+"""The work budget of one order: algebra steps, counted the same way on every run and machine.
+
+Deciding questions about patterns can cost exponential time in theory, and an order may ask
+thousands of them (requests × rules, then every part against every other). Each question has
+its own bound (:data:`bgc.core.patterns._automata.MAX_WORK` and friends), but an order's *total* work
+needs one too, or a thousand questions just under their bound take hours. A :class:`Budget`
+is threaded through the compiler for one order and charged by every question's work; once it
+is spent, every further question that needs work is unknown (:class:`BudgetExhausted`, an
+:class:`AlgebraLimit`), which the compiler treats as not granted.
+
+The budget counts steps, not seconds: a plan must be byte-identical across runs and machines,
+and a wall-clock deadline would stop at a different question on a busy machine. The price is
+that a step is only roughly a unit of time; the charges are set so that a whole budget is a
+few seconds of work on a slow machine (docs/semantics.md, "Bounds").
+
+Memoised answers must cost what computing them costs (:class:`CostMemo`): were a hit free, the
+point where an order runs out would depend on what the process compiled before, and so would
+its plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+from bgc.core.values._dataclasses import dataclass
+from bgc.core.patterns._automata import AlgebraLimit
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Generic, Protocol, TypeVar
+
+    V = TypeVar("V")
+    _Memo = Generic[V]
+    _Recall = Protocol[V]
+else:  # the generic and protocol bases at run time (a type checker reads typing's)
+    _Memo = _Recall = object
+
+
+class BudgetExhausted(AlgebraLimit):
+    """The order's work budget is spent: this question is unknown, and so is every later one.
+
+    An :class:`AlgebraLimit`, so every caller already treats it as "not granted"; a memo must
+    not keep it as the question's answer (the question itself may be easy).
+    """
+
+
+@dataclass(slots=True)
+class Budget:
+    """Steps one order may spend on pattern questions; ``limit=None`` counts without a bound.
+
+    Mutable on purpose (it is a counter) and owned by one compilation: never share one between
+    orders, or one order's plan would depend on another's.
+    """
+
+    limit: int | None = None
+    spent: int = 0
+
+    def charge(self, steps: int) -> None:
+        """Spend ``steps`` (> 0); raise :class:`BudgetExhausted` once more than the limit is spent."""
+        self.spent += steps
+        if self.limit is not None and self.spent > self.limit:
+            raise BudgetExhausted(
+                f"the order's work budget of {self.limit:,} steps is spent; the answer is unknown",
+                hint="ask for fewer or narrower atoms (fewer '*', '?' and '**'), or split the order",
+            )
+
+    def affords(self, steps: int) -> bool:
+        """Would charging ``steps`` stay within the limit?"""
+        return self.limit is None or self.spent + steps <= self.limit
+
+    @property
+    def remaining(self) -> int | None:
+        """Steps left before the limit (negative once exhausted); None without a limit."""
+        return None if self.limit is None else self.limit - self.spent
+
+    @property
+    def exhausted(self) -> bool:
+        return self.limit is not None and self.spent > self.limit
+
+
+class Recall(_Recall):
+    """Answers kept outside a memo (bgc's verified on-disk cache: :mod:`bgc.core.answer_cache`),
+    each with the steps it took: consulted when the memo misses, told every answer it keeps."""
+
+    def recall(self, key: Hashable) -> tuple[V, int] | None:
+        """The answer kept for ``key`` and its cost, or None (absent, or unreadable: a miss)."""
+
+    def keep(self, key: Hashable, value: V, cost: int) -> None:
+        """An answer just worked out, with its cost."""
+
+
+class CostMemo(_Memo):
+    """Answers remembered with the steps they took; a hit charges exactly those steps.
+
+    So an answer costs the same whether it was computed now or remembered, and a plan does not
+    depend on what was computed before. An answer computed while the budget ran out is not
+    kept (it is the budget's answer, not the question's); a hit the budget cannot afford is
+    computed again and runs out exactly as a first computation would. ``capacity`` bounds the
+    entries (all are dropped when it is reached: the answers stay the same, only slower).
+    A :class:`Recall` given to :meth:`get` is consulted on a miss and told what is computed:
+    its answers are charged their recorded cost like any other hit.
+    """
+
+    def __init__(self, capacity: int | None = None) -> None:
+        self.capacity = capacity
+        self._entries: dict[Hashable, tuple[V, int]] = {}
+
+    def get(self, key: Hashable, budget: Budget, compute: Callable[[], V], recall: Recall[V] | None = None) -> V:
+        hit = self._entries.get(key)
+        if hit is None and recall is not None:
+            hit = recall.recall(key)
+            if hit is not None:
+                self._put(key, hit)
+        if hit is not None and budget.affords(hit[1]):
+            if hit[1]:
+                budget.charge(hit[1])
+            return hit[0]
+        start = budget.spent
+        value = compute()
+        if not budget.exhausted:
+            cost = budget.spent - start
+            self._put(key, (value, cost))
+            if recall is not None:
+                recall.keep(key, value, cost)
+        return value
+
+    def _put(self, key: Hashable, entry: tuple[V, int]) -> None:
+        if self.capacity is not None and len(self._entries) >= self.capacity:
+            self._entries.clear()
+        self._entries[key] = entry
+
+    def clear(self) -> None:
+        self._entries.clear()

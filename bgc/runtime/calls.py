@@ -1,0 +1,758 @@
+"""Run-time call decisions: may this concrete tool call ``(tool, server, params)`` happen now?
+
+Every enforcer asks the same question through :meth:`CallDecider.decide_call` — ``bgc gate
+--call``, ``bgc hook claude-code``, and later the MCP proxy and the kernel's authorize — so a
+call means one thing wherever it is enforced. A decider holds plans (which carry the policy's
+tool declarations, so nothing else is needed) or is built for a policy directly
+(:func:`policy_decider`: an implicit order asking for everything the declarations can need,
+compiled once and kept in the verified cache).
+
+A call is mapped to atoms through the declaration of its tool *on its server* (``local`` when it
+names none); a call no declaration covers is denied. Parameters fill the templates as literal
+text and are canonicalised per resource before matching; a missing, nested, non-text or
+undeclared parameter is refused (:func:`bgc.core.gate.expand_call`). Each atom's decision names the
+rule that decided it.
+
+With a :class:`Workspace` (an agent working in a project on the host), an ``fs`` template that
+starts with a parameter takes a host path: inside the project it becomes a workspace path
+(``/home/me/proj/src/a.py`` is ``/src/a.py``; symbolic links are resolved under the project, as
+``bgc gate --root`` does), outside it is a ``host`` path (``host:read:/etc/passwd``), a resource
+of its own that only a rule naming ``host`` can allow. Nothing outside is ever read as inside.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import namedtuple
+from collections.abc import Iterable, Mapping
+
+from bgc.core.patterns import glob
+from bgc.core.resources import values
+from bgc.core.values._dataclasses import dataclass
+from bgc.core.patterns.argv import ARGV_RESOURCES
+from bgc.core.patterns.budget import Budget, BudgetExhausted
+from bgc.core.gate import (
+    NEED_STEPS,
+    NEED_STEPS_PER_CHAR,
+    UNDECIDED,
+    Gate,
+    expand_call,
+    no_link_below,
+    refuse_undeclared,
+    worded,
+)
+from bgc.core.values.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
+from bgc.core.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, coverage, strongest
+from bgc.core.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    CallEffect = Literal["allow", "ask", "deny"]
+else:  # at run time only a name to import (a type checker reads the Literal)
+    CallEffect = str
+
+HOST = "host"
+"""The resource of a path outside the workspace: ``host:read:/etc/passwd``."""
+
+IMPLICIT_INTENT = "bgc.call"
+"""The intent kind of the implicit order a policy is compiled with for run-time calls (a rule
+conditioned on another ``intent.kind`` does not apply: an allow grants nothing, a deny or ask
+does not cut)."""
+
+IMPLICIT_MODEL = "unknown"
+"""The ``origin.model`` of that implicit order."""
+
+_EFFECTS: dict[str, CallEffect] = {"covered": "allow", "pending": "ask", "uncovered": "deny"}
+
+
+class AtomDecision(
+    namedtuple("AtomDecision", ("atom", "effect", "reason", "rule", "approvals", "asked_by"), defaults=(None, (), ()))
+):
+    """One atom a call needs, and what decided it.
+
+    A named tuple rather than a frozen dataclass, as :class:`~bgc.core.gate.GateDecision` is: every
+    call builds one per atom, and a frozen dataclass costs a ``object.__setattr__`` per field
+    to build, more than deciding a plain value. It is just as immutable.
+    """
+
+    __slots__ = ()
+    atom: str
+    effect: CallEffect
+    reason: str
+    rule: RuleRef | None
+    approvals: tuple[Approvals, ...]
+    """For ``ask``: every requirement that applies to the atom; all must be met."""
+    asked_by: tuple[RuleRef, ...]
+    """For ``ask``: every ask rule whose requirement applies."""
+
+    @classmethod
+    def of(cls, need: NeedResult, reason: str | None = None) -> AtomDecision:
+        return cls(
+            need.atom, need.effect, need.reason if reason is None else reason, need.rule, need.approvals, need.asked_by
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        rule = None if self.rule is None else str(self.rule)
+        data: dict[str, Any] = {"atom": self.atom, "effect": self.effect, "reason": self.reason, "rule": rule}
+        if self.approvals:
+            data["approvals"] = [requirement.to_data() for requirement in strongest(self.approvals)]
+        return data
+
+
+class CallDecision(
+    namedtuple(
+        "CallDecision", ("tool", "server", "effect", "reason", "atoms", "declared", "understood"), defaults=((), True, True)
+    )
+):
+    """The answer for one call: ``allow`` (every atom granted), ``ask`` (some await a person),
+    ``deny`` (something denied, refused, or no declaration covers the call). A named tuple for
+    the reason :class:`AtomDecision` is one (``_replace`` makes a changed copy)."""
+
+    __slots__ = ()
+    tool: str
+    server: str
+    effect: CallEffect
+    reason: str
+    atoms: tuple[AtomDecision, ...]
+    declared: bool
+    """False when no declaration covers the tool on its server (an adapter may ask instead)."""
+    understood: bool
+    """False when some of the call was not understood exactly (a shell command bgc cannot read
+    fully): its atoms may be incomplete, so no approval of them can settle the ask."""
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "server": self.server,
+            "decision": self.effect,
+            "reason": self.reason,
+            "declared": self.declared,
+            "atoms": [atom.to_data() for atom in self.atoms],
+        }
+
+    def explanation(self) -> str:
+        """One line for a person: the deciding atom and its rule (the first denied or asked
+        atom, else every granted atom's rule)."""
+        for effect in ("deny", "ask"):
+            for atom in self.atoms:
+                if atom.effect == effect:
+                    return f"{atom.atom}: {atom.reason}"
+        if self.effect == "allow" and self.atoms:
+            return "; ".join(f"{atom.atom}: {atom.reason}" for atom in self.atoms)
+        return self.reason
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """An agent's project on the host: ``root`` (symbolic links resolved) and the directory
+    relative paths are read from."""
+
+    root: str
+    cwd: str
+
+    @classmethod
+    def at(cls, root: str, cwd: str | None = None) -> Workspace:
+        real = os.path.realpath(root)
+        return cls(real, os.path.realpath(cwd) if cwd else real)
+
+    def place(self, value: Any) -> list[tuple[str, Any]]:
+        """``(resource, value)`` for a host path: ``fs`` and the workspace path inside the root,
+        ``host`` and the absolute path outside (and its link target too when that differs).
+
+        A value that is not text is passed on unchanged, for the template to refuse; a path
+        that is not clean (``..`` above ``/``, control characters) is passed on for the gate to
+        refuse with its own reason. A ``..`` is read by the text, and also as the kernel reads
+        it, after the link before it (``src/link/../x`` with ``src/link`` -> ``../.git`` is
+        ``/x``): where the two differ, both are placed.
+        """
+        if not isinstance(value, str) or not value or "\0" in value:
+            return [("fs", value)]
+        absolute = value if value.startswith("/") else os.path.join(self.cwd, value)
+        lexical = values.normalise("fs", absolute)
+        if isinstance(lexical, values.Rejection):
+            return [("fs", value)]
+        placed = self.place_canonical(lexical)
+        if "/.." in absolute and ".." in absolute.split("/"):
+            physical = os.path.realpath(absolute)
+            if physical != os.path.realpath(lexical):
+                placed.append(self._placed_real(physical))
+        return placed
+
+    def place_canonical(self, lexical: str) -> list[tuple[str, Any]]:
+        """:meth:`place` of an absolute path in its canonical form (so with no ``..`` to read)."""
+        inside = self._relative(lexical)
+        if inside is not None:
+            return [("fs", inside)]  # links under the root: the gate's to resolve (Gate(root=...))
+        placed: list[tuple[str, Any]] = [(HOST, lexical)]
+        # no link on it (one lstat a segment, stopping where nothing more can be read): it is its
+        # own real path, which realpath would find at several times the cost
+        real = lexical if no_link_below("/", lexical) else os.path.realpath(lexical)
+        if real != lexical:
+            placed.append(self._placed_real(real))
+        return placed
+
+    def _placed_real(self, real: str) -> tuple[str, str]:
+        """A path with its links resolved: a workspace path inside the root, else a host path."""
+        inside = self._relative(real)
+        return (HOST, real) if inside is None else ("fs", inside)
+
+    def _relative(self, path: str) -> str | None:
+        if path == self.root:
+            return "/"
+        prefix = self.root.rstrip("/") + "/"
+        return "/" + path[len(prefix) :] if path.startswith(prefix) else None
+
+
+class CallDecider:
+    """Decides concrete calls against plans: their grants (a :class:`~bgc.core.gate.Gate`) and the
+    tool declarations they carry (every plan's declaration of a tool applies: its needs add up)."""
+
+    def __init__(self, plans: Iterable[Plan], root: str | None = None, workspace: Workspace | None = None) -> None:
+        plans = tuple(plans)
+        specs: dict[tuple[str, str], list[ToolSpec]] = {}
+        for plan in plans:
+            for spec in plan.tools:
+                for server in spec.servers:
+                    found = specs.setdefault((spec.tool, server), [])
+                    if spec not in found:
+                        found.append(spec)
+        self._setup(Gate(plans), specs, root, workspace, plans)
+
+    def _setup(
+        self,
+        gate: Gate,
+        specs: dict[tuple[str, str], list[ToolSpec]],
+        root: str | None,
+        workspace: Workspace | None,
+        plans: tuple[Plan, ...],
+    ) -> None:
+        self.workspace = workspace
+        self.gate = gate.rooted(workspace.root if workspace is not None else root)
+        self._inside_prefix = (
+            workspace.root.rstrip("/") + "/" if workspace is not None and not self.gate.case_insensitive else None
+        )
+        """What a host path strictly inside the workspace starts with (:meth:`_place`); None on a
+        case-insensitive file system."""
+        self._link_free_gate = gate.rooted(None)
+        """The same grants deciding a workspace path as written: for a file proven to have no
+        link on its way (:attr:`bgc.runtime.trees.FileReached.link_free`), which lands where it reads."""
+        self.specs = specs
+        self.plans = plans
+        self._plan_id: str | None = None
+        self._compiled: dict[tuple[str, str], _CompiledTool] = {}
+        """Each declared (tool, server) compiled on its first call; shared with every decider
+        :meth:`reuse` makes (what it holds does not depend on the workspace)."""
+
+    @property
+    def plan_id(self) -> str:
+        """The ids of the plans it decides with (comma-separated): what a permission request and
+        a ledger entry are bound to (computed when first asked: hashing a large plan costs)."""
+        if self._plan_id is None:
+            self._plan_id = ",".join(str(plan.id()) for plan in self.plans)
+        return self._plan_id
+
+    @classmethod
+    def reuse(cls, other: CallDecider, workspace: Workspace | None) -> CallDecider:
+        """The same grants and declarations (no work redone), for another workspace."""
+        decider = cls.__new__(cls)
+        decider._setup(other.gate, other.specs, None, workspace, other.plans)
+        decider._plan_id = other._plan_id
+        decider._compiled = other._compiled
+        return decider
+
+    def decide_call(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
+        """The decision for one call; never raises for anything the call contains.
+
+        A declared tool's call takes its compiled form (:class:`_CompiledTool`) when the call
+        has the shape it was compiled for; every other call, and every refusal, is decided by
+        :meth:`decide_general`.
+        """
+        key = (tool, LOCAL_SERVER if server is None else server)
+        compiled = self._compiled.get(key)
+        if compiled is None and key in self.specs:
+            compiled = self._compiled[key] = _CompiledTool(self.specs[key], self.gate)
+        if compiled is not None and compiled.slots is not None:
+            decision = self._decide_compiled(compiled, key, params)
+            if decision is not None:
+                return decision
+        return self.decide_general(tool, server, params)
+
+    def _decide_compiled(
+        self, compiled: _CompiledTool, key: tuple[str, str], params: Mapping[str, Any]
+    ) -> CallDecision | None:
+        """The call through its declarations' compiled form. None when the call is not of the
+        shape compiled for (a parameter missing, undeclared, not text or too long, a placed path
+        that is not text): :meth:`decide_general` decides it and words the refusal."""
+        if params.__class__ is not dict or not params.keys() <= compiled.names:
+            return None
+        if compiled.texts:
+            return self._decide_texts(compiled, key, params)
+        decided: list[AtomDecision] = []
+        workspace, decide_value = self.workspace, self.gate.decide_value
+        for kind, resource, action, prefix, param, suffix, fixed in compiled.slots:  # type: ignore[union-attr]
+            if fixed is not None:
+                decided.append(fixed)
+                continue
+            value = prefix
+            if param is not None:
+                given = params.get(param)
+                if given.__class__ is not str or len(prefix) + 2 * len(given) + len(suffix) > MAX_PATTERN_LENGTH:
+                    return None  # escaped, it could be longer than a pattern may be
+                value += given
+            if kind == _PATH and workspace is not None:
+                places, canonical = self._place(value)
+                if canonical and not suffix:
+                    inside = places[0][1]
+                    atom = f"fs:{action}:{inside}"
+                    decided.append(AtomDecision(atom, *worded(self.gate.decide_normalised("fs", action, inside, inside))))
+                    continue
+                for placed_resource, placed in places:
+                    if placed.__class__ is not str or 2 * len(placed) + len(suffix) > MAX_PATTERN_LENGTH:
+                        return None
+                    atom, decision = decide_value(placed_resource, action, placed + suffix)
+                    decided.append(AtomDecision(atom, *worded(decision)))
+            else:
+                atom, decision = decide_value(resource, action, value + suffix)
+                decided.append(AtomDecision(atom, *worded(decision)))
+        return _call_decision(*key, tuple(decided))
+
+    def _place(self, value: str) -> tuple[list[tuple[str, Any]], bool]:
+        """:meth:`Workspace.place` of a host path, and whether its one place is a workspace path
+        in canonical form. A path that is plainly its own canonical form
+        (:func:`bgc.core.resources.values.plain_path`; not on a case-insensitive file system, whose refusals
+        that test does not encode) is not read again: strictly inside the root, its workspace
+        path is the rest of it, canonical too, for the gate to decide with its links resolved
+        and without normalising it again (as :meth:`~bgc.core.gate.Gate.decide_value` would)."""
+        assert self.workspace is not None
+        if self._inside_prefix is None or not values.plain_path(value):
+            return self.workspace.place(value), False
+        if value.startswith(self._inside_prefix):
+            return [("fs", value[len(self._inside_prefix) - 1 :])], True
+        return self.workspace.place_canonical(value), False  # canonical, and with no '..' to read
+
+    def _decide_texts(
+        self, compiled: _CompiledTool, key: tuple[str, str], params: Mapping[str, Any]
+    ) -> CallDecision | None:
+        """A call of a tool some of whose templates have wildcards of their own
+        (``fs:read:{path}/**``), decided as :meth:`_decide_atoms` decides the atoms that
+        expanding the templates makes, with less work: an atom of a template with no wildcard,
+        escape or brace of its own (``fs:read:{path}``) is the concrete value it names, decided
+        as :meth:`~bgc.core.gate.Gate.need` decides such text (its parameter's escapes undone: a value);
+        the call's work bound is charged for every atom's text before any is decided, as
+        :meth:`~bgc.core.gate.Gate.cover` charges it. None for a call of another shape."""
+        atoms = self._texts(compiled, params)
+        if atoms is None:
+            return None
+        budget = Budget(ORDER_BUDGET)
+        try:
+            budget.charge(sum(NEED_STEPS + NEED_STEPS_PER_CHAR * len(text) for _, _, text, _, _ in atoms))
+        except BudgetExhausted:
+            return _decision(*key, CallResult(*key, "uncovered", UNDECIDED))
+        decided: list[AtomDecision | None] = [None] * len(atoms)
+        gate, proven = self.gate, None
+        # the atoms with wildcards first: a search's walk may prove its directory has no link,
+        # which deciding that directory's own atom then need not look for again
+        for index, (resource, action, text, value, _) in enumerate(atoms):
+            if value is None:
+                decided[index] = need = AtomDecision.of(gate.need(resource, action, text, budget))
+                if need.effect != "allow" and self.workspace is not None:
+                    decided[index], proven = self._on_disk(resource, action, text, need)
+        for index, (resource, action, _, value, canonical) in enumerate(atoms):
+            if value is None:
+                continue
+            if canonical:  # normalising it would give it back
+                linked = self._link_free_gate if value == proven else gate
+                decision = linked.decide_normalised(resource, action, value, value)
+                decided[index] = AtomDecision(f"{resource}:{action}:{value}", *worded(decision))
+            else:
+                atom, decision = gate.decide_value(resource, action, value)
+                decided[index] = AtomDecision(atom, *worded(decision))
+        return _call_decision(*key, tuple(decided))  # type: ignore[arg-type]
+
+    def _texts(
+        self, compiled: _CompiledTool, params: Mapping[str, Any]
+    ) -> list[tuple[str, str, str, str | None, bool]] | None:
+        """The atoms ``(resource, action, pattern text, value, canonical)`` the slots make of a
+        call's text parameters (escaped, host paths placed), as expanding the templates makes
+        them: ``value`` is the concrete value the text names when its template has nothing
+        special of its own (else None), ``canonical`` says it is a plain workspace path
+        (:meth:`_place`). None for a call of another shape."""
+        atoms: list[tuple[str, str, str, str | None, bool]] = []
+        # a parameter in several templates (a search's path) is placed once: its places, and
+        # whether it is a plain workspace path
+        placements: dict[str, tuple[list[tuple[str, Any]], bool]] = {}
+        for (kind, resource, action, prefix, param, suffix, _), patterned in zip(compiled.slots, compiled.patterned):  # type: ignore[arg-type]
+            if param is None:
+                atoms.append((resource, action, prefix + suffix, None if patterned else prefix + suffix, False))
+                continue
+            given = params.get(param)
+            if given.__class__ is not str:
+                return None
+            if kind == _PATH and self.workspace is not None:
+                placement = placements.get(param)
+                if placement is None:
+                    placement = placements[param] = self._place(given)
+                placed, canonical = placement[0], placement[1] and not suffix
+            else:
+                placed, canonical = [(resource, given)], False
+            for placed_resource, value in placed:
+                if value.__class__ is not str:
+                    return None
+                text = prefix + glob.escape(value) + suffix
+                if len(text) > MAX_PATTERN_LENGTH:
+                    return None
+                atoms.append((placed_resource, action, text, None if patterned else prefix + value + suffix, canonical))
+        return atoms
+
+    def decide_general(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
+        """The decision for any call, through the declarations as written: templates expanded
+        to pattern text, each atom decided by :meth:`~bgc.core.gate.Gate.need`. What
+        :meth:`decide_call` falls back to for every call its compiled form does not take (list,
+        integer and pattern parameters, refusals, undeclared tools and servers), and the
+        reference the tests hold the compiled form to."""
+        server = LOCAL_SERVER if server is None else server
+        specs = self.specs.get((tool, server))
+        if not specs and server != LOCAL_SERVER:
+            return self._decide_mcp_identity(tool, server)
+        if not specs:
+            return CallDecision(tool, server, "deny", self._undeclared(tool, server), declared=False)
+        if not isinstance(params, Mapping) or not all(isinstance(name, str) for name in params):
+            return CallDecision(tool, server, "deny", "the parameters are not a map of names to values")
+        try:
+            atoms: list[tuple[str, str, str]] = []
+            for spec in specs:
+                atoms.extend(self._atoms(spec, params))
+        except TemplateError as error:
+            return CallDecision(tool, server, "deny", f"refused: {error}")
+        return self._decide_atoms(tool, server, atoms)
+
+    def _decide_atoms(self, tool: str, server: str, atoms: list[tuple[str, str, str]]) -> CallDecision:
+        """A call's atoms as pattern text decided by the gate, a search's pattern decided on the
+        files it reaches when there is a workspace and the pattern is not granted whole."""
+        result = self.gate.cover(tool, server, atoms, Budget(ORDER_BUDGET))
+        if result.reason == UNDECIDED or self.workspace is None or result.status == "covered":
+            return _decision(tool, server, result)
+        decided = list(map(AtomDecision.of, result.needs))
+        for index, ((resource, action, text), need) in enumerate(zip(atoms, decided)):
+            if need.effect != "allow":
+                decided[index] = self._on_disk(resource, action, text, need)[0]
+        return _call_decision(tool, server, tuple(decided))
+
+    def _on_disk(self, resource: str, action: str, text: str, need: AtomDecision) -> tuple[AtomDecision, str | None]:
+        """An atom the algebra did not grant whole, an ``fs`` pattern, decided again on the files
+        it reaches in the workspace now (:mod:`bgc.runtime.trees`): a search reads what exists. With it,
+        the workspace path of the directory the walk started from when the walk proved that no
+        link lies on its way (a file it reached is ``link_free``), else None."""
+        import bgc.runtime.trees as trees  # not `from bgc import trees`: an import already made, at no cost
+
+        pattern = values.normalise_fs_pattern(text) if resource == "fs" else None
+        if pattern is None or isinstance(pattern, values.Rejection) or not trees.is_pattern(pattern):
+            return need, None
+        assert self.workspace is not None
+        files = trees.files_reached(self.workspace.root, pattern)
+        if isinstance(files, str):
+            return AtomDecision(need.atom, need.effect, f"{need.reason}; {files}", need.rule), None
+        link_free, rooted, head = self._link_free_gate.decide, self.gate.decide, f"{resource}:{action}:"
+        worst, proven = None, None  # the first file denied, else the first asked
+        for path, plain in files:
+            if plain:
+                effect = link_free(head + path).effect
+                # a file reached link-free: the walk found no link from / to where it started
+                proven = proven or trees._fixed_directory(pattern)
+            else:
+                effect = rooted(head + path).effect
+            if effect == "deny":
+                worst = path
+                break
+            if effect == "ask" and worst is None:
+                worst = path
+        if worst is None:
+            return AtomDecision(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)"), proven
+        found = self.gate.need_value(resource, action, worst)  # its rule and approvals
+        reason = f"{found.atom} is below it: {found.reason}"
+        return AtomDecision(need.atom, found.effect, reason, found.rule, found.approvals, found.asked_by), proven
+
+    def _decide_mcp_identity(self, tool: str, server: str) -> CallDecision:
+        """A tool of an MCP server that no declaration names, decided on its identity alone,
+        ``mcp:call:SERVER/TOOL`` (its arguments unchecked: what a rule naming the tool, as
+        ``bgc import claude-code`` writes it from ``mcp__SERVER__TOOL``, means). When no rule
+        decides that atom either, the call is undeclared (an adapter may ask instead)."""
+        if "/" in tool or "/" in server:
+            return CallDecision(tool, server, "deny", f"refused: {server}/{tool} is not one server and one tool name")
+        need = self.gate.need_value(*MCP_IDENTITY, f"{server}/{tool}")
+        if need.rule is None and need.effect == "deny":
+            reason = f"{self._undeclared(tool, server)}, and no rule names {need.atom}"
+            return CallDecision(tool, server, "deny", reason, declared=False)
+        atom = AtomDecision(need.atom, need.effect, need.reason, need.rule)
+        return CallDecision(tool, server, need.effect, f"{need.atom}: {need.reason}", (atom,))
+
+    def _undeclared(self, tool: str, server: str) -> str:
+        known = sorted({name for (name_tool, name) in self.specs if name_tool == tool})
+        if known:
+            return f"tool {tool!r} is not declared on server {server!r} (only on {', '.join(known)})"
+        return f"unknown tool {tool!r} on server {server!r}: no declaration covers it"
+
+    def _atoms(self, spec: ToolSpec, params: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        """The atoms one declaration needs; with a workspace, host paths placed first."""
+        if self.workspace is None:
+            return expand_call(spec.needs, spec.ignores, params)
+        refuse_undeclared(spec.needs, spec.ignores, params)
+        atoms: list[tuple[str, str, str]] = []
+        for need in spec.needs:
+            lead = _leading_param(need)
+            if lead is None or lead not in params:
+                atoms.extend((need.resource, need.action, text) for text in need.expand(params))
+                continue
+            value = params[lead]
+            items = list(value) if isinstance(value, (list, tuple)) else [value]
+            if len(items) > MAX_CALL_ATOMS:
+                raise TemplateError(f"parameter {lead!r} lists more than {MAX_CALL_ATOMS:,} paths", lead)
+            for item in items:
+                for resource, placed in self.workspace.place(item):
+                    texts = need.expand({**params, lead: placed})
+                    atoms.extend((resource, need.action, text) for text in texts)
+        return atoms
+
+    def decide_shell(self, command: Any, cwd: str) -> CallDecision:
+        """A shell command string run in the host directory ``cwd`` (an agent's Bash tool):
+        every simple command, redirection and wrapper it runs decided on its own
+        (:func:`bgc.runtime.shell.shell_atoms`), paths placed in the workspace when there is one.
+
+        Denied when any atom is denied; otherwise asked when any atom awaits a person or when
+        some of the command was not understood exactly (its needs may be incomplete); allowed
+        only when every atom is granted and all of it was understood.
+        """
+        from bgc.runtime.shell import shell_atoms
+
+        analysis = shell_atoms(command, cwd=cwd, fold_case=self.gate.case_insensitive)
+        atoms: list[AtomDecision] = []
+        for need in analysis.needs:
+            placed = (
+                self.workspace.place(need.value)
+                if self.workspace and need.resource == "fs"
+                else [(need.resource, need.value)]
+            )
+            for resource, value in placed:
+                decided = self.gate.need_value(resource, need.action, value)
+                atoms.append(AtomDecision.of(decided, f"{decided.reason} (in `{need.command}`)"))
+        effects = {atom.effect for atom in atoms}
+        if "deny" in effects:
+            return CallDecision(SHELL, LOCAL_SERVER, "deny", "a command it runs is denied", tuple(atoms))
+        if analysis.needs_ask:
+            reason = "not understood exactly: " + "; ".join(analysis.needs_ask)
+            return CallDecision(SHELL, LOCAL_SERVER, "ask", reason, tuple(atoms), understood=False)
+        if "ask" in effects or not atoms:
+            return CallDecision(
+                SHELL, LOCAL_SERVER, "ask", "some commands await approval" if atoms else "nothing to run", tuple(atoms)
+            )
+        return CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms))
+
+
+_VALUE, _PATH = "value", "path"
+"""A :class:`_Slot`'s kind, compared by ``==``, never ``is``: a slot read back from a cache entry
+(a decider's compiled tools travel with it) holds an equal text, not the same object."""
+
+
+class _Slot(namedtuple("_Slot", ("kind", "resource", "action", "prefix", "param", "suffix", "fixed"))):
+    """One atom template of a compiled declaration: ``prefix``, the parameter ``param`` (none:
+    the template has no parameter) and ``suffix``, as written; ``fixed``, its decision when
+    that cannot change (no parameter, not a file, nothing but its literal value); a ``_PATH``
+    slot's parameter is a host path when the decider has a workspace."""
+
+    __slots__ = ()
+    kind: str
+    resource: str
+    action: str
+    prefix: str
+    param: str | None
+    suffix: str
+    fixed: AtomDecision | None
+
+
+class _CompiledTool:
+    """The declarations of one (tool, server), compiled once: which parameters a call may
+    name, and each template split around its one parameter.
+
+    When every template is a literal without wildcards, escapes or braces around at most one
+    parameter (``fs:read:{file_path}``, ``net:connect:{url}``, ``mcp:call:filesystem/read_file``),
+    a text parameter adds no wildcard of its own, so each atom is the concrete value
+    ``prefix + parameter + suffix``, decided as the gate decides a value: expanding it to
+    pattern text and reading that back is skipped, never a check. Otherwise (``texts``: a
+    wildcard of the template's own, ``fs:read:{path}/**``) the atoms are made as pattern text, as
+    expanding the templates would make them, and decided as every call's are.
+
+    ``names`` are the parameters every declaration templates or ignores (a call naming another
+    is refused by :meth:`CallDecider.decide_general`); ``slots`` is None when some template has
+    another shape (an argv word, several parameters), and every call of the tool is decided the
+    general way.
+    """
+
+    __slots__ = ("names", "patterned", "slots", "texts")
+
+    def __init__(self, specs: list[ToolSpec], gate: Gate) -> None:
+        names = (frozenset((*spec.ignores, *(name for need in spec.needs for name in need.params))) for spec in specs)
+        self.names = frozenset.intersection(*names)
+        slots = [_slot(need, gate) for spec in specs for need in spec.needs]
+        self.patterned = tuple(slot is not None and _SPECIAL.search(slot.prefix + slot.suffix) is not None for slot in slots)
+        """Per slot, whether its template has a wildcard, escape or brace of its own."""
+        self.texts = any(self.patterned)
+        # at most two atoms a slot (a host path and its link target), none longer than a pattern may be
+        affordable = 2 * len(slots) * (NEED_STEPS + NEED_STEPS_PER_CHAR * MAX_PATTERN_LENGTH) <= ORDER_BUDGET
+        self.slots: tuple[_Slot, ...] | None = tuple(slots) if affordable and None not in slots else None  # type: ignore[arg-type]
+
+
+def _slot(need: AtomTemplate, gate: Gate) -> _Slot | None:
+    """A template as a :class:`_Slot`, or None when it has another shape."""
+    pieces = need.pieces()
+    holes = [index for index, piece in enumerate(pieces) if isinstance(piece, int)]
+    if need.resource in ARGV_RESOURCES or len(holes) > 1:
+        return None
+    if not holes:
+        text = "".join(pieces)  # type: ignore[arg-type]
+        if need.resource == "fs" or _SPECIAL.search(text):
+            return _Slot(_VALUE, need.resource, need.action, text, None, "", None)
+        atom, decision = gate.decide_value(need.resource, need.action, text)
+        return _Slot(_VALUE, need.resource, need.action, text, None, "", AtomDecision(atom, *worded(decision)))
+    prefix, suffix = "".join(pieces[: holes[0]]), "".join(pieces[holes[0] + 1 :])  # type: ignore[arg-type]
+    kind = _PATH if need.resource == "fs" and not prefix else _VALUE
+    return _Slot(kind, need.resource, need.action, prefix, need.params[0], suffix, None)
+
+
+_SPECIAL = re.compile(r"[\\*?[{}]")
+"""Characters that make template text more than its literal value."""
+
+
+SHELL = "shell"
+"""The tool name shell decisions carry (each enforcer's own shell tool: Claude Code's Bash)."""
+
+SHELL_PAIRS = frozenset({("proc", "exec"), ("fs", "read"), ("fs", "write")})
+"""What a shell command's atoms can be (:mod:`bgc.runtime.shell`): part of every implicit plan."""
+
+MCP_IDENTITY = ("mcp", "call")
+"""The resource and action of an MCP tool's identity, ``mcp:call:SERVER/TOOL``: what an
+undeclared MCP tool is decided on, and what a declaration may name among its needs so that rules
+about the tool itself apply to it too (the one mapping ``bgc import claude-code`` writes to)."""
+
+
+def _leading_param(need: AtomTemplate) -> str | None:
+    """The parameter an ``fs`` template starts with (``fs:read:{file_path}``): a host path."""
+    if need.resource != "fs" or not need.template.startswith("{") or not need.params:
+        return None
+    return need.params[0] if need.template.startswith("{" + need.params[0] + "}") else None
+
+
+def _decision(tool: str, server: str, result: CallResult) -> CallDecision:
+    if result.reason == UNDECIDED:  # refused before any atom was decided
+        return CallDecision(tool, server, "deny", f"{UNDECIDED} (the call's work bound)")
+    return _call_decision(tool, server, tuple(map(AtomDecision.of, result.needs)))
+
+
+def _call_decision(tool: str, server: str, atoms: tuple[AtomDecision, ...]) -> CallDecision:
+    status, reason = coverage(atoms)
+    return CallDecision(tool, server, _EFFECTS[status], reason, atoms)
+
+
+# --- deciding against a policy ----------------------------------------------------------------
+
+
+def implicit_plan(policy: Any, mode: str | None) -> Plan:
+    """The plan a policy gives a run-time call: an implicit order asking ``R:A:**`` for every
+    resource and action a declaration can need (and ``host:A`` for each ``fs:A``), compiled in
+    ``mode``. A concrete atom is then decided by the gate exactly as compiling it alone would:
+    granted where an allow holds it and no ask or deny does."""
+    from bgc.core.compiler import Compiler
+    from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
+
+    pairs = {(need.resource, need.action) for decl in policy.tools for need in decl.needs} | SHELL_PAIRS | {MCP_IDENTITY}
+    pairs |= {(HOST, action) for resource, action in pairs if resource == "fs"}
+    order = WorkOrder(
+        Intent(IMPLICIT_INTENT, None),
+        (),
+        GrantSet.of(GrantAtom(resource, action, "**") for resource, action in sorted(pairs)),
+        ProposalOrigin(IMPLICIT_MODEL, (), Digest.of(b"")),
+    )
+    return Compiler(policy).compile(order, mode)
+
+
+class TrustLine(namedtuple("TrustLine", ("role", "name", "key"))):
+    """A policy's ``trust ROLE NAME KEY`` line as plain text (what :func:`compiled_policy` keeps:
+    reading it back needs none of the policy AST)."""
+
+    __slots__ = ()
+    role: str
+    name: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPolicy:
+    """What a run-time enforcer needs of a policy: the call decider of its implicit plan (the
+    plan's id already derived), the policy's id, its trust lines and the modes it declares."""
+
+    decider: CallDecider
+    policy_id: str
+    trust: tuple[TrustLine, ...]
+    modes: tuple[str, ...]
+
+
+def compiled_policy(path: str, mode: str | None = None, *, memo: dict[str, Any] | None = None) -> CompiledPolicy:
+    """The policy at ``path`` compiled for run-time calls in ``mode`` (its default when None).
+
+    It comes from bgc's verified cache (:mod:`bgc.core.cache`: entries checksummed, keyed by bgc's
+    code, the root file's real path and digest, and the mode as asked) while every file the
+    policy was read from still has the digest it had: a hit reads the policy's files and nothing
+    else (no parse, no policy loaded, no id derived), which is what a hook run before every tool
+    call can afford. ``memo`` (a long-lived process's, :mod:`bgc.app.commands.serve`) keeps entries
+    in memory too, so a hit there skips reading and unpickling the entry; it is checked against
+    the policy's files exactly as an entry read from disk is.
+    """
+    from bgc.core import cache
+
+    keyed = cache.compiled_key(path, f"compiled-policy\0{mode!r}")
+    if keyed is not None:
+        entry = memo.get(keyed[0]) if memo is not None else None
+        if entry is None:
+            entry = cache.load_object("compiled-policy", keyed[0])
+        if (
+            isinstance(entry, tuple)
+            and len(entry) == 3
+            and entry[0] == keyed[0]
+            and isinstance(entry[2], CompiledPolicy)
+            and cache.unchanged(path, keyed[1], entry[1])
+        ):
+            if memo is not None:
+                memo[keyed[0]] = entry
+            return entry[2]  # type: ignore[no-any-return]
+    from bgc.core.policy.loader import cached_policy
+
+    policy = cached_policy(path)
+    decider = CallDecider([implicit_plan(policy, policy.resolve_mode(mode))])
+    decider.plan_id  # noqa: B018 - derived now, so the cached decider carries it
+    trust = tuple(TrustLine(line.role, line.name, line.key) for line in policy.trust)
+    compiled = CompiledPolicy(decider, policy.id(), trust, policy.modes)
+    if keyed is not None:
+        entry = (keyed[0], policy.file_digests(), compiled)
+        cache.store_object("compiled-policy", keyed[0], entry)
+        if memo is not None:
+            memo[keyed[0]] = entry
+    return compiled
+
+
+def policy_decider(path: str, mode: str | None = None, workspace: Workspace | None = None) -> CallDecider:
+    """A decider for the policy at ``path`` in ``mode`` (its default when None), for calls in
+    ``workspace``: :func:`compiled_policy`'s."""
+    return CallDecider.reuse(compiled_policy(path, mode).decider, workspace)
+
+
+def call_from_data(data: Any) -> tuple[str, str | None, Mapping[str, Any]]:
+    """``{"tool": …, "server": …, "params": {…}}`` (server and params optional) as a call;
+    a :class:`~bgc.core.values.model.ModelError` names the field at fault."""
+    from bgc.core.values.model import Fields, ToolCall
+
+    fields = Fields(data, ())
+    fields.only("tool", "server", "params")
+    call = fields.build(ToolCall, fields.get("tool"), fields.get("server", None), fields.get("params", {}))
+    return call.tool, call.server, call.params

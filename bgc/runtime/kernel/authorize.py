@@ -1,0 +1,392 @@
+"""``authorize``: the kernel's answer to one AgentMessage, and the check that decided it.
+
+For a ToolCallRequest, in this order (DESIGN §6; docs/kernel.md, "Order of checks"), the first
+that fails decides and nothing after it runs:
+
+1. ``authorization_conflict`` and the message schema (:mod:`bgc.runtime.kernel.messages`);
+2. the capability token: well formed, signed, issued by a trusted issuer, every attenuation
+   proven narrower; not expired; already valid; its audience holds ``server_id``;
+3. ``tool`` in the token's scope;
+4. ``params`` mapped to atoms through the token's tool declarations by ``bgc.runtime.calls`` (the one
+   mapping every enforcer uses), every atom normalised and decided as ``bgc gate`` decides it,
+   against the token's grants: an atom outside them is denied;
+5. an atom pending there needs approval (docs/kernel.md, "Approvals"): the kernel records a
+   permission request bound to this exact call and token (:mod:`bgc.runtime.approvals`), and the call
+   is allowed only once enough people the policy trusts approved it — answers given with
+   ``bgc approve`` in the kernel's store, or carried in the message as approval tokens for the
+   request its ``governed_intent`` names, a threshold proposal never asking less than the rule;
+6. the execution nonce, when the token or the kernel requires one (and whenever one is sent):
+   the kernel's signature, its lifetime, and consumed exactly once in the store; only then is
+   an approved request used up (once, across processes).
+
+With ``ledger`` on, every decision is appended to the ledger in the store; a decision that
+cannot be recorded is a deny. Everything fails closed: an error, an unknown, a store that
+cannot answer is a deny.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from bgc.core.values import canonical
+from bgc import codes
+from bgc.core.values._dataclasses import dataclass, field
+from bgc.runtime.calls import CallDecider
+from bgc.runtime.kernel import messages
+from bgc.runtime.kernel.keys import PublicKey, SigningKey
+from bgc.runtime.kernel.messages import Conflict, Heartbeat, ListCapabilities, ToolCallRequest
+from bgc.runtime.kernel.nonce import issue_nonce, read_nonce, request_digest
+from bgc.runtime.kernel.token import TokenError, Verified, check_time, decode_token, verify_chain
+from bgc.runtime.store import Store, StoreError
+
+NONCE_KIND = "execution-nonce"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The kernel's answer: ``allow``, ``deny``, ``alive`` or ``capabilities``, the check that
+    decided (a BGC5xx code and its rule name), why, and what it was about."""
+
+    decision: str
+    code: str
+    check: str
+    reason: str
+    id: str | None = None
+    rules: tuple[str, ...] = ()
+    atoms: tuple[str, ...] = ()
+    counterexample: str | None = None
+    supplemental: str | None = None
+    """The digest of the opaque supplemental authorization, recorded, never consulted."""
+    capabilities: tuple[dict[str, Any], ...] = ()
+    request: str | None = None
+    """The permission request the call is bound to, when it needed approval."""
+    approvers: tuple[str, ...] = ()
+    """Who approved it, when people did."""
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision in ("allow", "alive", "capabilities")
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "decision": self.decision,
+            "code": self.code,
+            "check": self.check,
+            "reason": self.reason,
+        }
+        for key in ("id", "counterexample", "supplemental", "request"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        for key in ("rules", "atoms", "capabilities", "approvers"):
+            if getattr(self, key):
+                data[key] = list(getattr(self, key))
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class _Approved:
+    """A permission request people approved for this call, not yet used."""
+
+    request: Any
+    approvers: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A verified token as the kernel keeps it: the chain, and the call decider over its grants
+    and tool declarations (``bgc.runtime.calls``: the one mapping of a call to atoms every enforcer uses)."""
+
+    verified: Verified
+    calls: CallDecider
+
+    @classmethod
+    def of(cls, verified: Verified) -> _Held:
+        return cls(verified, CallDecider([verified.claims.gate_plan()]))
+
+
+@dataclass
+class Kernel:
+    """Authorizes messages against trusted issuers, with the kernel's key and store for nonces.
+
+    Verified token chains are kept by the token's bytes (a verified chain stays verified; its
+    times are checked on every message), so a session's token costs one signature check.
+    """
+
+    issuers: Sequence[PublicKey]
+    key: SigningKey | None = None
+    store: Store | None = None
+    require_nonce: bool = False
+    clock: Callable[[], float] = time.time
+    session_tokens: Sequence[str] = ()
+    approvers: Mapping[str, PublicKey] = field(default_factory=dict)
+    """Approver name → key, from the policy's ``trust approver`` lines: whose answers count."""
+    ledger: bool = False
+    """Append every decision to the ledger in ``store``."""
+    _verified: OrderedDict[str, _Held | TokenError] = field(default_factory=OrderedDict)
+
+    def authorize_line(self, line: str) -> Decision:
+        """The decision for one JSON line (a message, or the conflict that refuses it)."""
+        return self.authorize(messages.read_message(line))
+
+    def authorize(self, message: messages.AgentMessage | Conflict) -> Decision:
+        if isinstance(message, Conflict):
+            decision = Decision("deny", message.code, message.rule, message.reason)
+        elif isinstance(message, Heartbeat):
+            return Decision("alive", codes.HEARTBEAT, "heartbeat", "the kernel is alive")
+        elif isinstance(message, ListCapabilities):
+            return self._capabilities()
+        else:
+            decision = self._request(message, check_nonce=True)
+        return self._record(decision, message) if self.ledger else decision
+
+    def _record(self, decision: Decision, message: messages.AgentMessage | Conflict) -> Decision:
+        """Append ``decision`` to the ledger; a decision that cannot be recorded is a deny."""
+        from bgc.runtime import ledger
+        from bgc.runtime.enforce import params_digest
+
+        call = message if isinstance(message, ToolCallRequest) else None
+        try:
+            if self.store is None:
+                raise StoreError("the kernel has no store to keep its ledger in")
+            held = self._token(call.capability_token) if call is not None else None
+            token = held.verified.claims.token if isinstance(held, _Held) else None
+            ledger.append(self.store, ledger.Record(
+                "authorize", decision.decision, int(self.clock()), token=token,
+                tool=call.tool if call else None, server=call.server_id if call else None,
+                params=params_digest(call.params) if call else None,
+                reason=f"{decision.code} {decision.check}: {decision.reason}", request=decision.request,
+                approvers=decision.approvers, **ledger.subjects(decision.atoms, decision.rules),
+            ))  # fmt: skip
+        except Exception as error:  # noqa: BLE001 - unrecorded is not allowed
+            if decision.decision != "allow":
+                return decision
+            return Decision(
+                "deny", codes.LEDGER_UNAVAILABLE, "ledger", f"the decision could not be recorded: {error}", decision.id
+            )
+        return decision
+
+    def preflight(self, message: messages.AgentMessage | Conflict) -> tuple[Decision, str | None]:
+        """A strict execution preflight: every check but the nonce, then a nonce for exactly
+        this request, signed by the kernel's key. No nonce unless the request would pass."""
+        if not isinstance(message, ToolCallRequest):
+            decision = self.authorize(message)
+            if decision.decision != "deny":
+                decision = Decision(
+                    "deny", codes.PREFLIGHT_NOT_A_CALL, "preflight", "only a ToolCallRequest is preflighted"
+                )
+            return decision, None
+        if self.key is None:
+            return Decision(
+                "deny", codes.NONCE_INVALID, "nonce", "the kernel has no key to sign nonces with", message.id
+            ), None
+        decision = self._request(message, check_nonce=False)
+        if decision.decision != "allow":
+            return decision, None
+        digest = request_digest(message.id, message.tool, message.server_id, message.params)
+        return decision, issue_nonce(digest, self.key, now=int(self.clock()))
+
+    # -- the checks --
+
+    def _token(self, text: str) -> _Held | TokenError:
+        """The verified chain of the token ``text`` and the gate over its grants, kept by the
+        token's exact bytes (never by a claimed id: ids are chosen by whoever signs a link)."""
+        found = self._verified.get(text)
+        if found is None:
+            try:
+                verified = verify_chain(decode_token(text), self.issuers)
+                found = _Held.of(verified)
+            except TokenError as error:
+                found = error
+            self._verified[text] = found
+            if len(self._verified) > 4096:
+                self._verified.popitem(last=False)
+        return found
+
+    def _request(self, message: ToolCallRequest, *, check_nonce: bool) -> Decision:
+        def deny(code: str, check: str, reason: str, **extra: Any) -> Decision:
+            return Decision("deny", code, check, reason, message.id, supplemental=supplemental, **extra)
+
+        conflict = messages.authorization_conflict(message)
+        if conflict is not None:  # first, before any signature is checked
+            return Decision("deny", conflict.code, conflict.rule, conflict.reason, message.id)
+
+        supplemental = None
+        if message.supplemental_authorization is not None:
+            supplemental = canonical.digest_text(canonical.encode(message.supplemental_authorization))
+        held = self._token(message.capability_token)
+        if isinstance(held, TokenError):
+            return deny(held.code, held.check, held.message, counterexample=held.counterexample)
+        verified = held.verified
+        now = int(self.clock())
+        late = check_time(verified, now)
+        if late is not None:
+            return deny(late.code, late.check, late.message)
+        claims = verified.claims
+        if message.server_id not in claims.audience:
+            return deny(
+                codes.SERVER_NOT_IN_AUDIENCE, "audience", f"server {message.server_id!r} is not in the token's audience"
+            )
+        if (message.tool, message.server_id) not in held.calls.specs:
+            return deny(
+                codes.TOOL_NOT_IN_SCOPE,
+                "scope",
+                f"tool {message.tool!r} on {message.server_id!r} is not in the token's scope",
+            )
+        call = held.calls.decide_call(message.tool, message.server_id, message.params)
+        atoms = tuple(atom.atom for atom in call.atoms)
+        if call.effect != "allow" and not call.atoms:
+            return deny(
+                codes.PARAMS_DO_NOT_FILL,
+                "params",
+                f"the call's params do not fill {message.tool!r}'s atoms: {call.reason}",
+            )
+        for atom in call.atoms:
+            if atom.effect == "deny":
+                code = codes.VALUE_REFUSED if atom.reason.startswith("rejected") else codes.ATOM_OUTSIDE_GRANTS
+                reason = "not in the token's grants" if atom.reason == "not granted by the plan" else atom.reason
+                return deny(code, "atoms", f"{atom.atom}: {reason}", atoms=atoms)
+        approval: _Approved | None = None
+        if call.effect != "allow":
+            settled = self._approval(message, call, claims.token, now)
+            if not isinstance(settled, _Approved):
+                return deny(*settled, atoms=atoms)
+            approval = settled
+        if check_nonce and (message.execution_nonce is not None or claims.nonce or self.require_nonce):
+            refused = self._nonce(message, now)
+            if refused is not None:
+                return deny(*refused)
+        rules = tuple(
+            sorted({str(rule) for atom in call.atoms for rule in (*atom.asked_by, atom.rule) if rule is not None})
+        )
+        if approval is not None:
+            from bgc.runtime.approvals import use_request
+
+            request = approval.request
+            if not check_nonce:  # a preflight: the approval is used by the call it vouches for, not here
+                return Decision("allow", codes.APPROVED_ONCE, "approval", f"approved by {', '.join(approval.approvers)}, not yet used ({request.id})",
+                                message.id, rules, atoms, supplemental=supplemental, request=request.id, approvers=approval.approvers)  # fmt: skip
+            try:
+                fresh = use_request(self.store, request)
+            except StoreError as error:
+                return deny(
+                    codes.REQUEST_ENDED, "approval", f"the approval could not be used: {error}", request=request.id
+                )
+            if not fresh:
+                return deny(
+                    codes.REQUEST_ENDED,
+                    "approval",
+                    f"permission request {request.id} was already used",
+                    request=request.id,
+                )
+            return Decision(
+                "allow", codes.APPROVED_ONCE, "approval", f"approved once by {', '.join(approval.approvers)} ({request.id}); "
+                f"every other atom is granted by token {claims.token}", message.id, rules, atoms, supplemental=supplemental,
+                request=request.id, approvers=approval.approvers,
+            )  # fmt: skip
+        return Decision(
+            "allow", codes.AUTHORIZED, "granted", f"every atom is granted by token {claims.token}", message.id,
+            rules, atoms, supplemental=supplemental,
+        )  # fmt: skip
+
+    def _approval(self, message: ToolCallRequest, call: Any, token: str, now: int) -> _Approved | tuple[str, str, str]:
+        """Whether people approved this exact call enough (nothing is used up here), or the
+        refusal ``(code, check, reason)``."""
+        from bgc.runtime import approvals
+        from bgc.runtime.enforce import permission_request
+        from bgc.core.plan import Approvals
+
+        pending = "; ".join(f"{atom.atom} {atom.reason}" for atom in call.atoms if atom.effect == "ask") or call.reason
+        if self.store is None:
+            return (
+                codes.ATOM_NEEDS_APPROVAL,
+                "approval",
+                f"needs approval: {pending} (the kernel has no store for permission requests)",
+            )
+        request = permission_request(call, message.params, now=now, lifetime=approvals.DEFAULT_LIFETIME_SECONDS,
+                                     plan=None, token=token, session=None)  # fmt: skip
+        if request is None:
+            return (codes.ATOM_NEEDS_APPROVAL, "approval", f"needs approval: {pending}")
+        carried = (message.approval_token,) if message.approval_token is not None else message.approval_tokens
+        try:
+            if not carried:  # answers given with `bgc approve` in this kernel's store
+                stored, result = approvals.stand_ask(self.store, request, self.approvers, now)
+            else:
+                named = message.governed_intent["payload"]  # the conflict check made every token name it
+                loaded = approvals.load_request(self.store, named)
+                if loaded is None:
+                    return (
+                        codes.APPROVAL_NOT_BOUND,
+                        "approval",
+                        f"no permission request {named} in this kernel's store",
+                    )
+                stored, cancelled = loaded
+                if stored.call_key() != request.call_key():
+                    return (codes.APPROVAL_NOT_BOUND, "approval", f"permission request {named} is for another call")
+                proposal = message.threshold_approval_proposal
+                if proposal is not None:
+                    offered = Approvals(proposal.threshold, proposal.approvers)
+                    weaker = [r for r in stored.requirements if not offered.implies(Approvals(r.count, r.approvers))]
+                    if weaker:
+                        return (codes.PROPOSAL_TOO_WEAK, "approval",
+                                f"the proposal ({offered}) does not meet what the rule requires ({weaker[0]})")  # fmt: skip
+                answers = [approvals.Answer(t.intent, "allow-once", t.approver, t.time, t.signature) for t in carried]
+                result = approvals.stored_standing(self.store, stored, cancelled, self.approvers, now, answers)
+        except (StoreError, approvals.RequestUnreadable) as error:
+            return (codes.ATOM_NEEDS_APPROVAL, "approval", f"needs approval, and the store failed: {error}")
+        if result.state == "approved":
+            if approvals.was_used(self.store, stored):
+                return (codes.REQUEST_ENDED, "approval", f"permission request {stored.id} was already used")
+            return _Approved(stored, result.counted)
+        if result.state == "pending":
+            return (codes.ATOM_NEEDS_APPROVAL, "approval",
+                    f"{approvals.awaiting(stored.id, result.describe(stored), self.approvers)}; {pending}")  # fmt: skip
+        why = f"rejected by {result.rejected_by}" if result.rejected_by else result.state
+        return (codes.REQUEST_ENDED, "approval", f"permission request {stored.id} is {why}")
+
+    def _nonce(self, message: ToolCallRequest, now: int) -> tuple[str, str, str] | None:
+        if message.execution_nonce is None:
+            return (codes.NONCE_MISSING, "nonce", "an execution nonce is required: run a preflight first")
+        if self.key is None or self.store is None:
+            return (codes.NONCE_INVALID, "nonce", "the kernel has no key or store to check nonces with")
+        nonce = read_nonce(message.execution_nonce)  # well formed: the conflict check read it
+        if not nonce.signed_by(self.key.public):
+            return (codes.NONCE_INVALID, "nonce", "the execution nonce is not signed by this kernel")
+        if now >= nonce.exp or now < nonce.nbf:
+            return (
+                codes.NONCE_INVALID,
+                "nonce",
+                f"the execution nonce is valid from {nonce.nbf} to {nonce.exp} (now {now})",
+            )
+        try:
+            fresh = self.store.consume_once(NONCE_KIND, nonce.nonce, nonce.exp)
+        except StoreError as error:
+            return (codes.NONCE_INVALID, "nonce", f"the nonce could not be consumed: {error}")
+        if not fresh:
+            return (codes.NONCE_REPLAYED, "replay", "the execution nonce was already used")
+        return None
+
+    def _capabilities(self) -> Decision:
+        listed = []
+        for text in self.session_tokens:
+            held = self._token(text)
+            if isinstance(held, TokenError) or check_time(held.verified, int(self.clock())) is not None:
+                continue
+            verified = held.verified
+            claims = verified.claims
+            listed.append({
+                "token": claims.token,
+                "audience": list(claims.audience),
+                "tools": [spec.to_data() for spec in claims.tools],
+                "granted": sorted(str(part) for r in claims.requests for part in r.granted),
+                "expires": verified.exp,
+            })  # fmt: skip
+        return Decision(
+            "capabilities",
+            codes.CAPABILITIES_LISTED,
+            "capabilities",
+            f"{len(listed)} valid token(s)",
+            capabilities=tuple(listed),
+        )

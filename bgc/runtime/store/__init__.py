@@ -1,0 +1,47 @@
+"""The kernel's state behind one small interface (docs/kernel.md, "The store").
+
+:class:`Store` is what the runtime asks of any engine; :class:`bgc.runtime.store.sqlite.SqliteStore`
+is the embedded default (one file, stdlib ``sqlite3``). The approvals and ledger issue adds its
+operations and a PostgreSQL engine behind the same interface.
+"""
+
+from __future__ import annotations
+
+from bgc.runtime.store.base import GENESIS, Store, StoreError
+
+__all__ = ["GENESIS", "Store", "StoreError", "open_store", "store_exists"]
+
+_URLS = ("postgresql://", "postgres://")
+
+
+def store_exists(location: str) -> bool:
+    """Whether there is a store at ``location`` to read (a database URL is taken as existing)."""
+    import os
+
+    return location.startswith(_URLS) or os.path.isfile(location)
+
+
+def open_store(location: str, *, create: bool = True, durable: bool = False) -> Store:
+    """The store at ``location``: a ``postgresql://`` (or ``postgres://``) URL for a fleet of
+    enforcers sharing one database, else a SQLite file (its directory created when missing).
+    ``create=False`` (commands that only read or answer what is there) refuses a SQLite file
+    that does not exist instead of making one. ``durable``: a SQLite store's every commit is on
+    disk before it returns (:class:`~bgc.runtime.store.sqlite.SqliteStore`; PostgreSQL's always is)."""
+    if location.startswith(_URLS):
+        from bgc.runtime.store.postgresql import PostgresStore
+
+        return PostgresStore(location)
+    import os
+
+    from bgc.core.values.files import make_directories
+    from bgc.runtime.store.sqlite import SqliteStore
+
+    if not create and not store_exists(location):
+        raise StoreError(f"no store at {location} (an enforcer makes it when it first records a decision)")
+    directory = os.path.dirname(location)
+    if directory:
+        try:
+            make_directories(directory)
+        except OSError as error:
+            raise StoreError(f"cannot create the store's directory {directory}: {error.strerror or error}") from None
+    return SqliteStore(location, durable=durable)

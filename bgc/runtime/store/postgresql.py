@@ -1,0 +1,58 @@
+"""The fleet store: one PostgreSQL database shared by many enforcers (``psycopg`` 3).
+
+Install with ``pip install 'boundgraph-bgc[postgresql]'``. Same operations and the same
+guarantees as the SQLite engine (they share :mod:`bgc.runtime.store.sql`), across machines: writes are
+serialised by a transaction-scoped advisory lock, so a nonce is consumed by exactly one of any
+number of racing enforcers and the ledger has one order whoever appends. Every failure is a
+:class:`~bgc.runtime.store.StoreError`: the caller denies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bgc.runtime.store.base import StoreError
+from bgc.runtime.store.sql import SqlStore
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
+WRITE_LOCK = 0x6267_635F_7374_6F72  # "bgc_stor": the advisory lock every write holds
+
+
+class PostgresStore(SqlStore):
+    """A :class:`~bgc.runtime.store.Store` in the PostgreSQL database at ``url``."""
+
+    placeholder = "%s"
+    blob = "BYTEA"
+
+    def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise StoreError("a postgresql:// store needs psycopg: pip install 'boundgraph-bgc[postgresql]'") from None
+        self._errors = (psycopg.Error,)
+        try:
+            self._db = psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
+            self._write(self._create)
+        except psycopg.Error as error:
+            raise StoreError(f"cannot open the store {_redacted(url)}: {error}") from None
+
+    def _write(self, work: Callable[[], T]) -> T:
+        with self._db.transaction():
+            self._db.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            return work()
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for messages."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))

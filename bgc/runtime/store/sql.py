@@ -1,0 +1,233 @@
+"""The store's operations, written once in the SQL both engines speak.
+
+An engine (:mod:`bgc.runtime.store.sqlite`, :mod:`bgc.runtime.store.postgresql`) supplies a connection, its
+placeholder style and one primitive, :meth:`SqlStore._write`: run a function inside a write
+transaction that no other writer overlaps (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's
+transaction-scoped advisory lock). Everything else is here, so the two engines cannot drift
+apart in meaning. Every database error becomes a :class:`~bgc.runtime.store.StoreError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from bgc.core.values.canonical import digest_text
+from bgc.runtime.store.base import GENESIS, StoreError
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+
+USED_REQUEST = "permission-request"
+"""The ``consume_once`` kind of a permission request whose outcome was applied to its call."""
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS bgc_consumed (kind TEXT NOT NULL, key TEXT NOT NULL, expires BIGINT NOT NULL, PRIMARY KEY (kind, key))",
+    "CREATE TABLE IF NOT EXISTS bgc_ledger (seq BIGINT PRIMARY KEY, digest TEXT NOT NULL, entry {blob} NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS bgc_requests (id TEXT PRIMARY KEY, call TEXT NOT NULL, body {blob} NOT NULL,"
+    " created BIGINT NOT NULL, expires BIGINT NOT NULL, cancelled BIGINT)",
+    "CREATE INDEX IF NOT EXISTS bgc_requests_call ON bgc_requests (call, expires)",
+    "CREATE TABLE IF NOT EXISTS bgc_modes (session TEXT NOT NULL, approver TEXT NOT NULL, time BIGINT NOT NULL,"
+    " body {blob} NOT NULL, PRIMARY KEY (session, approver, time))",
+    "CREATE TABLE IF NOT EXISTS bgc_answers (request TEXT NOT NULL, approver TEXT NOT NULL, decision TEXT NOT NULL,"
+    " body {blob} NOT NULL, PRIMARY KEY (request, approver, decision))",
+)
+
+
+class SqlStore:
+    """A :class:`~bgc.runtime.store.Store` over a DB-API connection; see the module docstring."""
+
+    _db: Any
+    _errors: tuple[type[BaseException], ...]
+    _head: tuple[int, str] | None = None
+    """The last entry this connection appended or read: where its next append goes first."""
+    placeholder = "?"
+    blob = "BLOB"
+
+    def _sql(self, text: str) -> str:
+        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+
+    def _run(self, text: str, params: tuple[Any, ...] = ()) -> Any:
+        return self._db.execute(self._sql(text), params)
+
+    def _write(self, work: Callable[[], T]) -> T:
+        raise NotImplementedError
+
+    def _create(self) -> None:
+        for statement in SCHEMA:
+            self._run(statement.format(blob=self.blob))
+
+    def _guard(self, what: str, work: Callable[[], T]) -> T:
+        try:
+            return work()
+        except self._errors as error:
+            raise StoreError(f"the store could not {what}: {error}") from None
+
+    # ---- single use ------------------------------------------------------------------------------
+
+    def consume_once(self, kind: str, key: str, expires: int) -> bool:
+        def insert() -> bool:
+            cursor = self._run(
+                "INSERT INTO bgc_consumed (kind, key, expires) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                (kind, key, expires),
+            )
+            return cursor.rowcount == 1
+
+        return self._guard("record a consume", lambda: self._write(insert))
+
+    def consumed(self, kind: str, key: str) -> bool:
+        def select() -> bool:
+            return (
+                self._run("SELECT 1 FROM bgc_consumed WHERE kind = ? AND key = ?", (kind, key)).fetchone() is not None
+            )
+
+        return self._guard("read a consume", select)
+
+    def prune(self, now: int) -> int:
+        return self._guard(
+            "prune",
+            lambda: self._write(lambda: self._run("DELETE FROM bgc_consumed WHERE expires < ?", (now,)).rowcount),
+        )
+
+    # ---- the ledger --------------------------------------------------------------------------------
+
+    def append(self, make: Callable[[int, str], bytes]) -> tuple[int, str]:
+        """First optimistically: the entry after the head this connection last appended, in one
+        statement; the number's primary key refuses it when another writer got there first.
+        Correct because numbers are only ever taken in order (a free ``seq`` means ``seq - 1``
+        is the last entry). When refused (or on the first append), the head is read and the
+        entry inserted under the write lock, so contention costs a wait, not a retry loop."""
+
+        def head() -> tuple[int, str]:
+            last = self._run("SELECT seq, digest FROM bgc_ledger ORDER BY seq DESC LIMIT 1").fetchone()
+            return (int(last[0]), str(last[1])) if last else (0, GENESIS)
+
+        def insert(seq: int, prev: str) -> tuple[int, str] | None:
+            data = make(seq, prev)
+            digest = digest_text(data)
+            cursor = self._run(
+                "INSERT INTO bgc_ledger (seq, digest, entry) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                (seq, digest, data),
+            )
+            return (seq, digest) if cursor.rowcount == 1 else None
+
+        def locked() -> tuple[int, str]:
+            while True:  # writers on the optimistic path do not wait for the lock: one may still win
+                seq, prev = head()
+                added = insert(seq + 1, prev)
+                if added is not None:
+                    return added
+
+        def add() -> tuple[int, str]:
+            if self._head is not None:  # the uncontended case: one statement
+                added = insert(self._head[0] + 1, self._head[1])
+                if added is not None:
+                    self._head = added
+                    return added
+            self._head = self._write(locked)  # raced, or first append: under the write lock
+            return self._head
+
+        return self._guard("append to the ledger", add)
+
+    def rows(self) -> Iterator[tuple[int, str, bytes]]:
+        try:
+            cursor = self._db.cursor()
+            cursor.execute("SELECT seq, digest, entry FROM bgc_ledger ORDER BY seq")
+            while batch := cursor.fetchmany(1000):
+                yield from ((seq, digest, bytes(entry)) for seq, digest, entry in batch)
+        except self._errors as error:
+            raise StoreError(f"the store could not read the ledger: {error}") from None
+
+    # ---- permission requests -------------------------------------------------------------------------
+
+    def put_request(self, request_id: str, call: str, body: bytes, created: int, expires: int) -> str:
+        """Record a request unless a live, unused one for the same call exists; the id that stands.
+
+        A request is used once its outcome was applied to a call (``consume_once(USED_REQUEST,
+        id, …)``): the next attempt at the same call makes a new request."""
+
+        def put() -> str:
+            live = self._run(
+                "SELECT id FROM bgc_requests WHERE call = ? AND expires > ? AND cancelled IS NULL"
+                " AND id NOT IN (SELECT key FROM bgc_consumed WHERE kind = ?) ORDER BY created DESC, id LIMIT 1",
+                (call, created, USED_REQUEST),
+            ).fetchone()
+            if live:
+                return str(live[0])
+            self._run(
+                "INSERT INTO bgc_requests (id, call, body, created, expires) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (request_id, call, body, created, expires),
+            )
+            return request_id
+
+        return self._guard("record a permission request", lambda: self._write(put))
+
+    def request(self, request_id: str) -> tuple[bytes, int | None] | None:
+        """A request's body and when it was cancelled (None: not cancelled), or None if unknown."""
+        row = self._guard(
+            "read a request",
+            lambda: self._run("SELECT body, cancelled FROM bgc_requests WHERE id = ?", (request_id,)).fetchone(),
+        )
+        return None if row is None else (bytes(row[0]), row[1])
+
+    def requests(self, since_expiry: int) -> list[tuple[str, bytes, int | None]]:
+        """Requests that expire after ``since_expiry``: id, body, cancelled time; oldest first."""
+        rows = self._guard(
+            "list requests",
+            lambda: self._run(
+                "SELECT id, body, cancelled FROM bgc_requests WHERE expires > ? ORDER BY created, id", (since_expiry,)
+            ).fetchall(),
+        )
+        return [(str(row[0]), bytes(row[1]), row[2]) for row in rows]
+
+    def cancel(self, request_id: str, at: int) -> bool:
+        """Cancel a request (first cancellation wins); False when it is unknown."""
+
+        def cancel() -> bool:
+            self._run("UPDATE bgc_requests SET cancelled = ? WHERE id = ? AND cancelled IS NULL", (at, request_id))
+            return self._run("SELECT 1 FROM bgc_requests WHERE id = ?", (request_id,)).fetchone() is not None
+
+        return self._guard("cancel a request", lambda: self._write(cancel))
+
+    def add_answer(self, request_id: str, approver: str, decision: str, body: bytes) -> bool:
+        """Keep a signed answer; an approver's second answer of the same kind is not kept (False)."""
+
+        def add() -> bool:
+            cursor = self._run(
+                "INSERT INTO bgc_answers (request, approver, decision, body) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (request_id, approver, decision, body),
+            )
+            return cursor.rowcount == 1
+
+        return self._guard("record an answer", lambda: self._write(add))
+
+    def answers(self, request_id: str) -> list[bytes]:
+        rows = self._guard(
+            "read answers",
+            lambda: self._run(
+                "SELECT body FROM bgc_answers WHERE request = ? ORDER BY approver, decision", (request_id,)
+            ).fetchall(),
+        )
+        return [bytes(row[0]) for row in rows]
+
+    # ---- modes chosen by people ----------------------------------------------------------------------
+
+    def add_mode(self, session: str, approver: str, time: int, body: bytes) -> None:
+        self._guard("record a mode decision", lambda: self._write(lambda: self._run(
+            "INSERT INTO bgc_modes (session, approver, time, body) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (session, approver, time, body),
+        )))  # fmt: skip
+
+    def modes(self, session: str) -> list[bytes]:
+        rows = self._guard(
+            "read mode decisions",
+            lambda: self._run(
+                "SELECT body FROM bgc_modes WHERE session = ? ORDER BY time, approver", (session,)
+            ).fetchall(),
+        )
+        return [bytes(row[0]) for row in rows]
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,78 @@
+"""The embedded store: one SQLite file, WAL journal, one transaction per operation.
+
+The driver is CPython's ``_sqlite3`` itself, not the ``sqlite3`` package around it: the package
+adds adapters for dates and times, which bgc never stores, and importing them (``datetime``)
+was 1.5 ms of every cold hook. Whatever else imports ``sqlite3`` shares the same module state.
+
+WAL lets readers run beside the one writer; ``BEGIN IMMEDIATE`` takes the write lock at the
+start of every write, so racing processes queue on the busy timeout instead of failing, and a
+primary key refuses a second insert of the same nonce inside its own transaction. A lock held
+past the timeout is a :class:`~bgc.runtime.store.StoreError`: the caller denies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+try:  # the C module the sqlite3 package re-exports: connect and Error are the same objects
+    import _sqlite3 as sqlite3
+except ImportError:  # an interpreter without it (not CPython)
+    import sqlite3
+
+from bgc.runtime.store.base import StoreError
+from bgc.runtime.store.sql import SqlStore
+
+TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 5000
+
+
+SCHEMA_VERSION = 1
+"""Kept in the file's ``user_version``: a store opened again skips creating its tables (a write
+transaction on every open was most of a hook's store cost)."""
+
+
+class SqliteStore(SqlStore):
+    """A :class:`~bgc.runtime.store.Store` in the SQLite file ``path`` (created when missing)."""
+
+    _errors = (sqlite3.Error,)
+
+    def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, durable: bool = False) -> None:
+        """``durable``: every commit is on disk before it returns (``synchronous = FULL``: one
+        fsync of the write-ahead log per commit). Otherwise (``NORMAL``) a commit survives a
+        crash of the process but may be lost with the machine until the log is checkpointed —
+        which the last connection to close does, so a one-shot process that is the only user of
+        the file is durable when it exits, but not one that shares the file with a long-lived
+        connection (a decision server's), nor a long-lived connection itself."""
+        try:
+            # one thread uses a connection at a time, but the one that closes it may be another
+            # (the MCP proxy closes its threads' stores when it exits)
+            self._db = sqlite3.connect(
+                path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
+            if self._db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                self._write(self._create_versioned)  # a new file (or an older layout): one write, once
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot open the store {path}: {error}") from None
+
+    def _create_versioned(self) -> None:
+        self._create()
+        self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _write(self, work: Callable[[], T]) -> T:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            result = work()
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+        return result
