@@ -8,8 +8,7 @@ SARIF rule metadata (:mod:`bgc.app.render.sarif`) and the docs' table (docs/code
 against this module by tests/test_codes.py, which also refuses a code spelled as a bare string
 anywhere else in bgc). Defining a code twice fails at import.
 
-This module imports nothing of bgc but :mod:`bgc.core.values._dataclasses` (which imports nothing), so every
-layer may use it.
+This module imports nothing of bgc, so every layer may use it.
 
 Ranges (docs/codes.md):
 
@@ -24,7 +23,7 @@ Ranges (docs/codes.md):
 - ``BGC7xx`` compile results (a request not granted as asked, a call not covered)
 """
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 
 ERROR = "error"
 WARNING = "warning"

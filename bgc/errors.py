@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.text import escape_field
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bgc import codes
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.errors import BgcError, ExitCode, Span
 from bgc.analysis.findings import Finding, Severity
 from bgc.analysis.findings import exit_code as findings_exit_code

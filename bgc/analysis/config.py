@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.errors import BgcError, InputError, Span, UsageError
 from bgc.core.values.schema import Fields, ModelError, format_path
 

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from bgc.core.patterns import glob
 from bgc.core.resources import values
-from bgc.core.values._dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from bgc.core.patterns.argv import ARGV_RESOURCES
 from bgc.core.patterns.budget import Budget
 from bgc.core.compiler import RuleIndex, applies, rule_ref

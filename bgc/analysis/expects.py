@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from bgc import codes
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.compiler import Compiler, Decision, decide, rule_source
 from bgc.errors import BgcError
 from bgc.analysis.findings import Finding, Severity

@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 
 from bgc.core.patterns import glob
 from bgc.core.resources import values
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.core.patterns.budget import Budget, CostMemo
 from bgc.core.gate import UNDECIDED, Gate, expand_call
 from bgc.core.values.limits import ORDER_BUDGET

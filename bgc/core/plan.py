@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from bgc.core.values import canonical
 from bgc.core.patterns import glob
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.core.values.canonical import DataModelError, Digest, kind_name
 from bgc.names import ATOM_NAME
 from bgc.core.policy.templates import AtomTemplate, scan_template

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from bgc.core.values import canonical
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 
 REQUEST_TAG = "bgc.PermissionRequest"
 ANSWER_TAG = "bgc.PermissionAnswer"
@@ -431,7 +431,7 @@ def stand_ask(
 ) -> tuple[PermissionRequest, Standing]:
     """Record ``request`` (or find the live one for the same call) and where it stands; nothing
     is used up (:func:`settle_ask` uses it; the kernel uses it only after its nonce check)."""
-    from bgc.core.values._dataclasses import replace
+    from dataclasses import replace
 
     for _ in range(MAX_ATTEMPTS):
         request_id = store.put_request(

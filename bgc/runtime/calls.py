@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 
 from bgc.core.patterns import glob
 from bgc.core.resources import values
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.patterns.argv import ARGV_RESOURCES
 from bgc.core.patterns.budget import Budget, BudgetExhausted
 from bgc.core.gate import (

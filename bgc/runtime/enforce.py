@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from bgc.core.values import canonical
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.runtime.calls import CallDecision, CallEffect
 
 TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)

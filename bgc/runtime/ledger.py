@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from bgc.core.values import canonical
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.runtime.store import GENESIS
 
 TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)

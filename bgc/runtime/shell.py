@@ -34,7 +34,7 @@ import re
 
 from bgc.runtime import runners
 from bgc.core.resources import values
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.core.patterns.argv import ArgvError, encode_argv
 
 TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)

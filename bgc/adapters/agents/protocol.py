@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.values.limits import MAX_PATTERN_LENGTH
 from bgc.core.policy.templates import LOCAL_SERVER
 

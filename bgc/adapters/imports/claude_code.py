@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bgc.core.patterns import glob
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.patterns.argv import decode_argv, pattern_of_words
 from bgc.runtime.calls import MCP_IDENTITY
 from bgc.core.policy.format import atom_word, format_text, pattern_word, quote_string

@@ -48,7 +48,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 
 #: The largest message the proxy reads from the client: larger lines are drained and refused.
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024

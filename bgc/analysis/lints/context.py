@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from bgc import codes
 from bgc.core.patterns import glob
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.errors import Span
 from bgc.analysis.findings import Finding, Severity
 from bgc.core.policy.ast import Policy, Rule

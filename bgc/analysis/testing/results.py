@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.errors import Span
 from bgc.analysis.findings import Finding
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bgc import codes
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.errors import UsageError
 from bgc.analysis.findings import Finding, Severity
 from bgc.analysis.testing.results import CaseResult, PolicyTestRun, RuleSite

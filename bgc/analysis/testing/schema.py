@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.values.model import GrantAtom, WorkOrder
 from bgc.core.plan import CALL_STATUSES, VERDICTS
 from bgc.core.values.schema import Fields, ModelError

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from bgc import codes
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.app.commands.io import Result, machine_error
 from bgc.errors import BgcError, ExitCode, Span, UsageError
 from bgc.analysis.findings import Finding, Severity

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bgc import codes
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.app.commands.io import Result
 from bgc.errors import BgcError, ExitCode, Span, UsageError
 from bgc.analysis.findings import Finding, Severity

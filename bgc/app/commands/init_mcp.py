@@ -20,7 +20,7 @@ import shutil
 import sys
 from typing import Any
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.errors import ExitCode, InputError, Span
 
 

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 
 TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from xml.etree import ElementTree
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.analysis.findings import Finding
 from bgc.app.render.locations import shown_path
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bgc.core.values import canonical
-from bgc.core.values._dataclasses import replace
+from dataclasses import replace
 from bgc.core.plan import Approvals, CallResult, Part, Plan, RequestResult, approvals_text
 from bgc.text import escape_field
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.core.patterns._automata import AlgebraLimit, Automaton, Matcher, Position, positions
 from bgc.core.patterns._regex import compile_matcher
 from bgc.core.patterns._syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render

@@ -21,7 +21,7 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.errors import BgcError, Span
 
 MAX_CP = 0x10FFFF

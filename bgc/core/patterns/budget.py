@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.patterns._automata import AlgebraLimit
 
 TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)

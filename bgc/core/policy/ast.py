@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, Union
 
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.errors import Span, UsageError
 from bgc.core.policy.templates import LOCAL_SERVER as LOCAL_SERVER
 from bgc.core.policy.templates import AtomTemplate as AtomTemplate

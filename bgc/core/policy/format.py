@@ -16,7 +16,7 @@ import codecs
 import re
 from collections.abc import Iterator
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.policy.ast import (
     LOCAL_SERVER,
     And,

@@ -12,7 +12,7 @@ import functools
 import itertools
 from collections.abc import Iterator, Mapping
 
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.errors import Span
 from bgc.core.values.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH
 

@@ -32,7 +32,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.patterns.argv import ARGV_RESOURCES
 from bgc.core.values.regexes import RegexOnFirstUse
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.values.schema import DataModelError, ModelError
 from bgc.core.values.schema import format_path as format_path  # re-exported: its readers import it from here
 from bgc.core.values.schema import kind_name as kind_name

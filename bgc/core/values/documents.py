@@ -19,7 +19,7 @@ import sys
 from bisect import bisect_right
 from collections.abc import Callable
 
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.core.values.canonical import (
     INT_OUT_OF_RANGE,
     MAX_DEPTH,

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sized
 from typing import Any
 
 from bgc.core.values import canonical
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.values.canonical import DataModelError, Digest, FrozenMap, freeze, kind_name, thaw
 from bgc.core.values.limits import MAX_CALLS, MAX_REQUEST_CHARS, MAX_REQUESTS
 from bgc.names import ATOM_NAME

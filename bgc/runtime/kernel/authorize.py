@@ -33,7 +33,7 @@ from typing import Any
 
 from bgc.core.values import canonical
 from bgc import codes
-from bgc.core.values._dataclasses import dataclass, field
+from dataclasses import dataclass, field
 from bgc.runtime.calls import CallDecider
 from bgc.runtime.kernel import messages
 from bgc.runtime.kernel.keys import PublicKey, SigningKey

@@ -19,7 +19,7 @@ from typing import Any
 
 import cbor2
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.runtime.kernel.keys import PublicKey, SigningKey
 
 ALG = 1

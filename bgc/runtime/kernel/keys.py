@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.errors import InputError, Span, UsageError
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from typing import Any
 
 from bgc.core.values import canonical
 from bgc import codes
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.values.canonical import DataModelError
 from bgc.runtime.kernel.nonce import NonceError, read_nonce, request_digest
 

@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from bgc.core.values import canonical
-from bgc.core.values._dataclasses import dataclass
+from dataclasses import dataclass
 from bgc.core.values.canonical import DataModelError
 from bgc.runtime.kernel import cose
 from bgc.runtime.kernel.keys import PublicKey, SigningKey, b64url, from_b64url

@@ -28,7 +28,7 @@ from typing import Any
 from bgc.core.values import canonical
 from bgc import codes
 from bgc.core.patterns import glob
-from bgc.core.values._dataclasses import dataclass, replace
+from dataclasses import dataclass, replace
 from bgc.core.values.canonical import DataModelError
 from bgc.runtime.kernel import cose
 from bgc.runtime.kernel.keys import PublicKey, SigningKey, b64url, from_b64url
