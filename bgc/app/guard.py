@@ -11,10 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import NoReturn
+from typing import NoReturn
 
 
 def guarded(run: Callable[[], object]) -> NoReturn:

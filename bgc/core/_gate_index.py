@@ -38,13 +38,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from bgc.core.patterns import glob
 from bgc.core.resources import values
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 #: Different answers (lane masks) a directory's pattern set remembers, per set.
 MAX_REMEMBERED = 4096

@@ -23,14 +23,11 @@ import functools
 import os
 import stat
 from collections.abc import Iterable
+from typing import Any
 
 from bgc.errors import InputError
 from bgc.core.values.files import read_bounded
 from bgc.core.values.sha256 import sha256
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 MAGIC = b"bgc-cache\x001\n"
 _DIGEST_SIZE = 32

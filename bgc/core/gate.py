@@ -14,6 +14,7 @@ import re
 import stat
 from collections import namedtuple
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from bgc.core.patterns import glob
 from bgc.core.resources import values
@@ -33,10 +34,7 @@ from bgc.core.plan import (
 )
 from bgc.core.policy.templates import AtomTemplate, TemplateError
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
-    from typing import Any
-
     from bgc.core.plan import GateEffect
 
 

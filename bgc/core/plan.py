@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from bgc.core.values import canonical
 from bgc.core.patterns import glob
@@ -24,17 +25,12 @@ from bgc.core.policy.templates import AtomTemplate, scan_template
 from bgc.core.values.schema import Fields, ModelError, dotted_name, visible_name
 from bgc.core.values.sha256 import sha256
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
-    from typing import Any, Literal, Protocol
-
     from bgc.core.policy.ast import ToolDecl
 
-    Verdict = Literal["granted", "narrowed", "ask", "denied"]
-    CallStatus = Literal["covered", "pending", "uncovered"]
-    GateEffect = Literal["allow", "ask", "deny"]
-else:  # the protocols' base at run time (a type checker reads typing's)
-    Protocol = object
+Verdict = Literal["granted", "narrowed", "ask", "denied"]
+CallStatus = Literal["covered", "pending", "uncovered"]
+GateEffect = Literal["allow", "ask", "deny"]
 
 # Not bgc.core.values.model: reading a plan checks tool and server names as an order names them (the same
 # checks, from bgc.core.values.schema) and needs none of the work-order classes.

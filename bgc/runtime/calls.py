@@ -26,6 +26,7 @@ import os
 import re
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
+from typing import Any, Literal
 
 from bgc.core.patterns import glob
 from bgc.core.resources import values
@@ -46,13 +47,7 @@ from bgc.core.values.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUD
 from bgc.core.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, coverage, strongest
 from bgc.core.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any, Literal
-
-    CallEffect = Literal["allow", "ask", "deny"]
-else:  # at run time only a name to import (a type checker reads the Literal)
-    CallEffect = str
+CallEffect = Literal["allow", "ask", "deny"]
 
 HOST = "host"
 """The resource of a path outside the workspace: ``host:read:/etc/passwd``."""

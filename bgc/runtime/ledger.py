@@ -20,14 +20,11 @@ seconds), and nothing else varies.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from bgc.core.values import canonical
 from dataclasses import dataclass, field
 from bgc.runtime.store import GENESIS
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 ENTRY_TAG = "bgc.LedgerEntry"
 ENTRY_VERSION = 1

@@ -31,15 +31,12 @@ from __future__ import annotations
 import itertools
 import posixpath
 import re
+from typing import Any
 
 from bgc.runtime import runners
 from bgc.core.resources import values
 from dataclasses import dataclass, field
 from bgc.core.patterns.argv import ArgvError, encode_argv
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["ShellAnalysis", "ShellNeed", "shell_atoms"]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bgc.app.commands.io import Result
 from bgc.errors import ExitCode
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
     from bgc.core.plan import Plan
 

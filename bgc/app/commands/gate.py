@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bgc.errors import ExitCode, UsageError
 from bgc.app.render.color import use_color
@@ -13,7 +14,6 @@ EFFECT_CODES = {"allow": ExitCode.OK, "ask": ExitCode.ASK, "deny": ExitCode.DENI
 """A decision's exit code; the worst over all atoms is the command's (deny > ask > allow). An
 effect not listed counts as denied (fail closed)."""
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
     from bgc.core.plan import Plan
 

@@ -11,11 +11,10 @@ import sys
 from collections.abc import Iterator
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 from bgc.errors import BgcError, ExitCode, InputError, Span, UsageError
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
-    from typing import Any
     from bgc.core.plan import Plan
     from bgc.core.policy.ast import Policy
 

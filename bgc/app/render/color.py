@@ -9,10 +9,7 @@ codes written directly: the hot commands colour without importing rich. Standard
 from __future__ import annotations
 
 import os
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import TextIO
+from typing import TextIO
 
 CHOICES = ("auto", "always", "never")
 """The values of ``--color``: ``auto`` decides from the environment and the stream."""

@@ -13,12 +13,9 @@ import itertools
 from collections.abc import Iterator, Mapping
 
 from dataclasses import dataclass, field
+from typing import Any
 from bgc.errors import Span
 from bgc.core.values.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 class TemplateError(ValueError):

@@ -22,18 +22,13 @@ import re
 from collections.abc import Mapping
 
 from dataclasses import dataclass
+from typing import Any
 from bgc.core.values.schema import DataModelError, ModelError
 from bgc.core.values.schema import format_path as format_path  # re-exported: its readers import it from here
 from bgc.core.values.schema import kind_name as kind_name
 from bgc.core.values.sha256 import sha256
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any
-
-    _TextKeyed = Mapping[str, Any]
-else:  # the base at run time (a type checker reads the parametrised one)
-    _TextKeyed = Mapping
+_TextKeyed = Mapping[str, Any]
 
 MAX_DEPTH = 64
 """Nesting deeper than this is refused: no honest order needs it, and it bounds recursion."""

@@ -20,6 +20,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 from bgc.core.values.canonical import (
     INT_OUT_OF_RANGE,
     MAX_DEPTH,
@@ -33,13 +34,10 @@ from bgc.core.values.canonical import (
 from bgc.errors import InputError, Span
 from bgc.core.values.files import read_bounded
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
 if TYPE_CHECKING:
-    from typing import Any, TypeVar
-
     from bgc.core.values.model import WorkOrder
 
-    T = TypeVar("T")
+T = TypeVar("T")
 
 MAX_NODES = 200_000
 """Bound on values after alias expansion (the 'billion laughs' guard)."""

@@ -9,13 +9,10 @@ must not pay for importing the document readers (cbor2, the canonical data model
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import BinaryIO
 
 from bgc.errors import InputError, Span
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import BinaryIO
-    from pathlib import Path
 
 MAX_BYTES = 8 * 1024 * 1024
 """Larger inputs are refused before parsing: no work order or policy is megabytes long."""
@@ -58,7 +55,6 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     """
     import stat
     import tempfile  # here: only a command that writes a file pays for it
-    from pathlib import Path
 
     target = Path(os.path.realpath(path))
     try:

@@ -15,15 +15,12 @@ read on every ``bgc check`` and hook start, before anything heavy is needed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from bgc.names import DOTTED_NAME, display_control
 from bgc.text import did_you_mean
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any, TypeVar
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 
 class DataModelError(ValueError):

@@ -7,12 +7,7 @@ this module and never the package that imports them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Protocol
-else:  # the protocol's base at run time (a type checker reads typing's)
-    Protocol = object
+from typing import Protocol
 
 GENESIS = "sha256:" + "0" * 64
 """The ``prev`` of a ledger's first entry."""

@@ -10,15 +10,12 @@ number of racing enforcers and the ledger has one order whoever appends. Every f
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from bgc.runtime.store.base import StoreError
 from bgc.runtime.store.sql import SqlStore
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 WRITE_LOCK = 0x6267_635F_7374_6F72  # "bgc_stor": the advisory lock every write holds
 

@@ -10,15 +10,12 @@ apart in meaning. Every database error becomes a :class:`~bgc.runtime.store.Stor
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from bgc.core.values.canonical import digest_text
 from bgc.runtime.store.base import GENESIS, StoreError
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any, TypeVar
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 USED_REQUEST = "permission-request"
 """The ``consume_once`` kind of a permission request whose outcome was applied to its call."""

@@ -13,6 +13,7 @@ past the timeout is a :class:`~bgc.runtime.store.StoreError`: the caller denies.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 try:  # the C module the sqlite3 package re-exports: connect and Error are the same objects
     import _sqlite3 as sqlite3
@@ -22,11 +23,7 @@ except ImportError:  # an interpreter without it (not CPython)
 from bgc.runtime.store.base import StoreError
 from bgc.runtime.store.sql import SqlStore
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 5000
 
