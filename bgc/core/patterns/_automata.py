@@ -27,15 +27,11 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from itertools import chain
 
 from bgc.core.patterns._syntax import ANY, NOSLASH, SLASH, SLASH_SET, CharSet, Elems, Segment, Star
-from bgc.errors import BgcError
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Callable, Hashable, Iterable, Iterator, Sequence
-    from bgc.core.patterns.budget import Budget
+from bgc.core.patterns.budget import AlgebraLimit, Budget
 
 #: Cached DFA states per automaton; a matcher that needs more goes on without caching. A decision
 #: may build more while it runs (it has its own bound, MAX_VISITED) and trims the cache after.
@@ -59,13 +55,6 @@ WEIGHT_BITS = 256
 SETUP_STEPS_PER_ATOM = 16
 STATE_STEPS = 8
 MOVE_STEPS = 4
-
-
-class AlgebraLimit(BgcError):
-    """A work bound was hit while deciding a question about patterns: the answer is unknown.
-
-    Callers treat it as "not granted" (fail closed).
-    """
 
 
 class _Overflow(Exception):

@@ -10,17 +10,15 @@ algebra tries before it searches.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 
 from dataclasses import dataclass, field
-from bgc.core.patterns._automata import AlgebraLimit, Automaton, Matcher, Position, positions
+from bgc.core.patterns._automata import Automaton, Matcher, Position, positions
 from bgc.core.patterns._regex import compile_matcher
 from bgc.core.patterns._syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render
+from bgc.core.patterns.budget import AlgebraLimit
 from bgc.core.values.limits import MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Callable, Iterator, Sequence
 
 #: "Not worked out yet" in a pattern's cache, where None is an answer.
 _UNSET = object()

@@ -21,12 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-from bgc.core.patterns._automata import AlgebraLimit
 from bgc.core.patterns._syntax import D0, D1, STAR, DStar, Elems, Item, One, Segment, Star, canonical, merge_stars
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from bgc.core.patterns.budget import Budget
+from bgc.core.patterns.budget import AlgebraLimit, Budget
 
 #: Alternatives one sub-problem may produce before the intersection is declared too large.
 MAX_TERMS = 256

@@ -21,19 +21,19 @@ its plan.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-
 from dataclasses import dataclass
-from bgc.core.patterns._automata import AlgebraLimit
+from typing import Generic, Protocol, TypeVar
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Generic, Protocol, TypeVar
+from bgc.errors import BgcError
 
-    V = TypeVar("V")
-    _Memo = Generic[V]
-    _Recall = Protocol[V]
-else:  # the generic and protocol bases at run time (a type checker reads typing's)
-    _Memo = _Recall = object
+V = TypeVar("V")
+
+
+class AlgebraLimit(BgcError):
+    """A work bound was hit while deciding a question about patterns: the answer is unknown.
+
+    Callers treat it as "not granted" (fail closed).
+    """
 
 
 class BudgetExhausted(AlgebraLimit):
@@ -78,7 +78,7 @@ class Budget:
         return self.limit is not None and self.spent > self.limit
 
 
-class Recall(_Recall):
+class Recall(Protocol[V]):
     """Answers kept outside a memo (bgc's verified on-disk cache: :mod:`bgc.core.answer_cache`),
     each with the steps it took: consulted when the memo misses, told every answer it keeps."""
 
@@ -89,7 +89,7 @@ class Recall(_Recall):
         """An answer just worked out, with its cost."""
 
 
-class CostMemo(_Memo):
+class CostMemo(Generic[V]):
     """Answers remembered with the steps they took; a hit charges exactly those steps.
 
     So an answer costs the same whether it was computed now or remembered, and a plan does not

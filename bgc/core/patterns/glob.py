@@ -25,9 +25,11 @@ Why it is built this way:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import Protocol, TypeVar
 
-from bgc.core.patterns._automata import AlgebraLimit, Automaton, search
+from bgc.core.patterns._automata import Automaton, search
 from bgc.core.patterns._pattern import (
     Pattern,
     PatternSet,
@@ -40,15 +42,9 @@ from bgc.core.patterns._pattern import (
     size_problem,
 )
 from bgc.core.patterns._syntax import PatternError, Segment
-from bgc.core.patterns.budget import Budget, BudgetExhausted, CostMemo
+from bgc.core.patterns.budget import AlgebraLimit, Budget, BudgetExhausted, CostMemo
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Callable, Protocol, Sequence, TypeVar
-
-    _T = TypeVar("_T")
-else:  # the protocols' base at run time (a type checker reads typing's)
-    Protocol = object
+_T = TypeVar("_T")
 
 __all__ = [
     "AlgebraLimit",
