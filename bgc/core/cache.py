@@ -23,11 +23,11 @@ import functools
 import os
 import stat
 from collections.abc import Iterable
+from hashlib import sha256
 from typing import Any
 
 from bgc.errors import InputError
 from bgc.core.values.files import read_bounded
-from bgc.core.values.sha256 import sha256
 
 MAGIC = b"bgc-cache\x001\n"
 _DIGEST_SIZE = 32

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from hashlib import sha256
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from bgc.core.values import canonical
@@ -23,7 +24,6 @@ from bgc.core.values.canonical import DataModelError, Digest, kind_name
 from bgc.names import ATOM_NAME
 from bgc.core.policy.templates import AtomTemplate, scan_template
 from bgc.core.values.schema import Fields, ModelError, dotted_name, visible_name
-from bgc.core.values.sha256 import sha256
 
 if TYPE_CHECKING:
     from bgc.core.policy.ast import ToolDecl

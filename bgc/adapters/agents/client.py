@@ -32,7 +32,7 @@ import stat
 import sys
 import time
 
-from bgc.core.values.sha256 import sha256
+from hashlib import sha256
 
 TYPE_CHECKING = False  # not typing's: importing typing costs a served hook more than the server's answer
 if TYPE_CHECKING:

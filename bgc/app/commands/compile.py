@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from hashlib import sha256
 from typing import TYPE_CHECKING
 
 from bgc.app.commands.io import Result
@@ -126,7 +127,6 @@ class _CachedOutput:
         from bgc.core import cache
         from bgc.errors import InputError
         from bgc.core.values.files import read_bounded
-        from bgc.core.values.sha256 import sha256
 
         keyed = cache.policy_key(policy, "compile-output")
         if keyed is None:

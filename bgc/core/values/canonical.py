@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from hashlib import sha256
 
 from dataclasses import dataclass
 from typing import Any
 from bgc.core.values.schema import DataModelError, ModelError
 from bgc.core.values.schema import format_path as format_path  # re-exported: its readers import it from here
 from bgc.core.values.schema import kind_name as kind_name
-from bgc.core.values.sha256 import sha256
 
 _TextKeyed = Mapping[str, Any]
 
