@@ -6,11 +6,9 @@ surrogate in a key or in a value."""
 
 from __future__ import annotations
 
-import enum
 import json
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,101 +92,3 @@ def test_locations_are_found_only_when_asked(monkeypatch) -> None:  # type: igno
     assert document.data == {"a": [1, {"b": "c"}]} and walks == []
     assert document.locations[("a", 1, "b")] == (1, 17) and document.key_locations[("a", 1, "b")] == ((1, 12), (1, 15))
     assert document.locations[()] == (1, 1) and len(walks) == 1  # found once
-
-
-def _outcome(data: bytes, through_json: bool) -> Any:
-    """What reading ``data`` as JSON gives — the data, or the error's message and place — read
-    as bgc reads it, or (``through_json``) with every text left to ``json.loads``."""
-    from bgc.core.values import documents
-
-    with pytest.MonkeyPatch.context() as patch:
-        if through_json:
-            patch.setattr(documents, "_json_scanner", lambda: None)
-        try:
-            read = parse_document(data, "d.json", "json").data
-        except DocumentError as error:
-            return "error", error.message, error.span.line, error.span.col
-    return "data", json.dumps(read, sort_keys=True, allow_nan=True)  # NaN never equals itself; its text does
-
-
-BREAKS = st.sampled_from([
-    "", " ", "\n\t", "\r", "\r\n", "\x0b", "\x1c", "\u2028", "\u3000", "\ufeff", " \ufeff", "\x0c", "\u00a0", "x", ",", "]",
-    "]]", "}", "{", "[", '"', '"\\ud800"', "\ud800", "\U0001f600", "NaN", "-Infinity", "1e999", "-", "00", "-0", "1.", ".5", "tru",
-    "true false", '"a":1', "1" * 5000, "\\", "\x00",
-])  # fmt: skip
-"""What damages a document: JSON's four spaces and the spaces it does not take (vertical tab, a
-separator, U+2028, U+3000, a BOM anywhere), lone surrogates raw and escaped, a character past the
-BMP, numbers of every broken shape and one too long to convert, constants, brackets, keys."""
-
-
-@settings(max_examples=examples(300, thorough=3000), deadline=None)
-@given(VALUES, st.booleans(), BREAKS, st.integers(0, 1000), BREAKS, st.booleans())
-def test_the_scanner_reads_every_text_as_json_loads_does(
-    value: Any, escape: bool, insert: str, at: int, append: str, truncate: bool
-) -> None:
-    """JSON is read by ``_json``'s scanner without importing json; on generated documents and
-    damaged ones (a character inserted anywhere, something appended, the text cut short, a BOM,
-    NaN and overflowing numbers, repeated and invalid keys) the outcome — data, or the error
-    message and its line and column — is the outcome of leaving every text to ``json.loads``."""
-    written = render(value, escape)
-    at %= len(written) + 1
-    damaged = written[:at] + insert + (written[at:at + 1] if truncate else written[at:]) + append
-    data = damaged.encode("utf-8", "surrogatepass")
-    assert _outcome(data, through_json=False) == _outcome(data, through_json=True)
-
-
-class _Text(str):
-    pass
-
-
-class _Map(dict):
-    pass
-
-
-class _List(list):
-    pass
-
-
-class _Flag(enum.IntEnum):
-    ON = 1
-
-
-def _nested(depth: int, inner: Any) -> Any:
-    for level in range(depth):
-        inner = [inner] if level % 2 else {"k": inner}
-    return inner
-
-
-OUTPUT_VALUES = st.recursive(
-    st.one_of(
-        st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.text(max_size=8), st.floats(), st.just((1, "x")),
-        st.sampled_from([_Text("x"), _Flag.ON, 10**400, "\ud800", "\u2028\x7f\U0001f600"]),
-    ),
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.lists(inner, max_size=4).map(_List),
-        st.dictionaries(st.one_of(st.text(max_size=4), st.integers(0, 3), st.sampled_from([_Text("k"), None, 1.5, True])), inner, max_size=4),
-        st.dictionaries(st.text(max_size=4), inner, max_size=4).map(_Map),
-        st.builds(_nested, st.integers(60, 70), inner),
-    ),
-    max_leaves=20,
-)  # fmt: skip
-"""What a hook might answer with, and what json.dumps takes besides: subclasses of text, maps,
-lists and integers (an IntEnum writes its value), integers too long to write, lone surrogates,
-keys of every type json.dumps converts, nesting about bgc's depth limit."""
-
-
-@settings(max_examples=examples(300), deadline=None)
-@given(OUTPUT_VALUES)
-def test_json_text_is_json_dumps_without_ascii_escapes(value: Any) -> None:
-    """What a hook writes: byte for byte ``json.dumps(value, ensure_ascii=False)``, for every
-    value (floats, tuples, subclasses, keys that are not text and nesting past bgc's limit are
-    left to json.dumps itself), and the same refusal for an integer too long to write."""
-    from bgc.core.values.documents import json_text
-
-    def written(write: Any) -> Any:
-        try:
-            return write(value)
-        except ValueError as error:  # an integer too long to write: the same refusal
-            return type(error), str(error)
-
-    assert written(json_text) == written(lambda v: json.dumps(v, ensure_ascii=False))

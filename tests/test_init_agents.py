@@ -237,7 +237,7 @@ PLANTED = (
 """A module an agent could write into the project: if the hook imported it, it would answer allow."""
 
 
-@pytest.mark.parametrize("planted", ["bgc/__init__.py", "bgc/app/launch.py", "select.py", "_json.py", "_sqlite3.py"])
+@pytest.mark.parametrize("planted", ["bgc/__init__.py", "bgc/app/launch.py", "select.py", "json.py", "sqlite3.py"])
 def test_the_hook_never_imports_a_module_from_the_project(tmp_path: Path, planted: str) -> None:
     """The hook runs in the project (its working directory), where the agent writes: the
     command `bgc init` writes keeps that directory off ``sys.path`` (``-P``), so a ``bgc``

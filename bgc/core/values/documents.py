@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import json
 import os
 import re
 import sys
@@ -234,12 +235,10 @@ def parse_document(data: bytes, path: str, fmt: str) -> Document:
 
 # --- JSON -------------------------------------------------------------------------------------
 
-_JSON_SPACE = r"[ \t\n\r]*"
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 """JSON's four whitespace characters."""
-_JSON_SCALAR = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|NaN|-?Infinity"
-"""Every scalar token json.loads accepts except strings (NaN and Infinity are Python extensions).
-Both are compiled by :func:`_json_locations`, the only reader, which runs only when a document's
-places are asked for (an error to locate): reading a well-formed plan compiles neither."""
+_JSON_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|NaN|-?Infinity")
+"""Every scalar token json.loads accepts except strings (NaN and Infinity are Python extensions)."""
 
 
 def _locator(text: str) -> Callable[[int], Location]:
@@ -282,106 +281,9 @@ def _too_long(literal: str) -> bool:
     return len(_int_digits(literal).lstrip("0")) > _INT_DIGITS
 
 
-_REFUSED = object()
-"""What :func:`_json_accepted` returns for text it does not accept."""
-
-_JSON_SPACE_CHARS = " \t\n\r"
-
-
-def _json_accepted(text: str) -> Any:
-    """``json.loads(text, parse_int=_json_int, object_pairs_hook=_regular_map)`` for text it
-    accepts, read by the very scanner ``json.loads`` uses (CPython's ``_json.make_scanner``,
-    built with the same settings as ``json.JSONDecoder``'s) without importing :mod:`json`, whose
-    import compiles six expressions and an encoder: 1.7 ms of a cold ``bgc gate`` or hook.
-    :data:`_REFUSED` for any other text, and without ``_json``: then ``json.loads`` itself
-    decides, so every refusal and its message are json's own. A repeated or invalid key raises
-    :class:`_IrregularKeys` from here as from ``json.loads``."""
-    scanner = _json_scanner()
-    if scanner is None:
-        return _REFUSED
-    start = len(text) - len(text.lstrip(_JSON_SPACE_CHARS))
-    try:
-        value, end = scanner(text, start)
-    except (_IrregularKeys, RecursionError):
-        raise
-    except Exception:  # noqa: BLE001 - StopIteration or json's JSONDecodeError: json.loads reports it
-        return _REFUSED
-    return _REFUSED if text[end:].strip(_JSON_SPACE_CHARS) else value
-
-
-def _json_scanner() -> Callable[[str, int], tuple[Any, int]] | None:
-    """``json.JSONDecoder(parse_int=_json_int, object_pairs_hook=_regular_map).scan_once``, made
-    from ``_json`` directly (None without it)."""
-    global _SCANNER  # made once, on first use
-    if _SCANNER is None:
-        try:
-            from _json import make_scanner
-        except ImportError:
-            _SCANNER = False
-            return None
-        constants = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
-        settings = type("_JsonSettings", (), {
-            "strict": True, "object_hook": None, "object_pairs_hook": staticmethod(_regular_map), "parse_float": float,
-            "parse_int": staticmethod(_json_int), "parse_constant": constants.__getitem__,
-        })  # fmt: skip
-        _SCANNER = make_scanner(settings)
-    return _SCANNER or None
-
-
-_SCANNER: Any = None
-
-
 def json_text(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False)`` of maps, lists, text, integers, booleans and
-    None (what a hook answers with), written with ``_json``'s string encoder, without importing
-    :mod:`json` (see :func:`_json_accepted`); anything else, json.dumps itself."""
-    try:
-        from _json import encode_basestring
-    except ImportError:
-        encode_basestring = None
-    out: list[str] = []
-    if encode_basestring is None or not _json_write(value, out, encode_basestring, 0):
-        import json
-
-        return json.dumps(value, ensure_ascii=False)
-    return "".join(out)
-
-
-def _json_write(value: Any, out: list[str], quote: Callable[[str], str], depth: int) -> bool:
-    """Append ``value`` as json.dumps writes it; False (leaving ``out`` partly written) for a
-    value this writer does not handle: floats, tuples, other types, keys that are not text,
-    deeper nesting than :data:`~bgc.core.values.canonical.MAX_DEPTH`."""
-    kind = type(value)
-    if kind is str:
-        out.append(quote(value))
-    elif value is None:
-        out.append("null")
-    elif kind is bool:
-        out.append("true" if value else "false")
-    elif kind is int:
-        out.append(int.__repr__(value))
-    elif depth >= MAX_DEPTH:
-        return False
-    elif kind is dict:
-        out.append("{")
-        for index, (key, item) in enumerate(value.items()):
-            if type(key) is not str:
-                return False
-            out += (", " if index else "", quote(key), ": ")
-            if not _json_write(item, out, quote, depth + 1):
-                return False
-        out.append("}")
-    elif kind is list:
-        out.append("[")
-        for index, item in enumerate(value):
-            if index:
-                out.append(", ")
-            if not _json_write(item, out, quote, depth + 1):
-                return False
-        out.append("]")
-    else:
-        return False
-    return True
+    """``value`` as JSON text without ASCII escapes: what a hook answers with."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _json_int(literal: str) -> int:
@@ -403,10 +305,8 @@ def _json_locations(
     are checked here, before they join a path: duplicates (which ``json.loads`` would silently
     merge) are refused at the second key, and keys that are not valid Unicode at the key.
     """
-    import json  # here: a plan served from the cache never reads JSON
-
     scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
-    space, scalar = re.compile(_JSON_SPACE).match, re.compile(_JSON_SCALAR).match
+    space, scalar = _JSON_SPACE.match, _JSON_SCALAR.match
 
     def skip(pos: int) -> int:
         """The offset of the first non-space character at or after ``pos``."""
@@ -494,14 +394,9 @@ def _load_json(text: str, path: str) -> Document:
         return _json_locations(text, _locator(text), fail)
 
     try:
-        data = _json_accepted(text)
-        if data is _REFUSED:
-            import json  # here: only for text the scanner refused (json.loads then says why, and where)
-
-            try:
-                data = json.loads(text, parse_int=_json_int, object_pairs_hook=_regular_map)
-            except json.JSONDecodeError as error:
-                raise fail(f"invalid JSON: {error.msg}", error.pos) from None
+        data = json.loads(text, parse_int=_json_int, object_pairs_hook=_regular_map)
+    except json.JSONDecodeError as error:
+        raise fail(f"invalid JSON: {error.msg}", error.pos) from None
     except RecursionError:
         raise DocumentError(f"nesting deeper than {MAX_DEPTH} levels", Span(path)) from None
     except _IrregularKeys:
