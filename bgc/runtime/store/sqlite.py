@@ -1,9 +1,5 @@
 """The embedded store: one SQLite file, WAL journal, one transaction per operation.
 
-The driver is CPython's ``_sqlite3`` itself, not the ``sqlite3`` package around it: the package
-adds adapters for dates and times, which bgc never stores, and importing them (``datetime``)
-was 1.5 ms of every cold hook. Whatever else imports ``sqlite3`` shares the same module state.
-
 WAL lets readers run beside the one writer; ``BEGIN IMMEDIATE`` takes the write lock at the
 start of every write, so racing processes queue on the busy timeout instead of failing, and a
 primary key refuses a second insert of the same nonce inside its own transaction. A lock held
@@ -12,13 +8,9 @@ past the timeout is a :class:`~bgc.runtime.store.StoreError`: the caller denies.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from typing import TypeVar
-
-try:  # the C module the sqlite3 package re-exports: connect and Error are the same objects
-    import _sqlite3 as sqlite3
-except ImportError:  # an interpreter without it (not CPython)
-    import sqlite3
 
 from bgc.runtime.store.base import StoreError
 from bgc.runtime.store.sql import SqlStore
