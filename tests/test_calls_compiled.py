@@ -186,19 +186,17 @@ def test_compiled_declarations_decide_as_the_general_way(plans, project: Path, d
 @settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_decider_read_back_from_the_cache_decides_as_the_one_stored(plans, project: Path, data: st.DataObject) -> None:  # type: ignore[no-untyped-def]
-    """A decider pickled as the cache stores it (its compiled regexes read back uncompiled) and
-    read back — fresh, or after calls compiled some of its tools, whose slots then travel with
-    it — decides every call as the decider it was stored from, on its own and for a workspace."""
+    """A decider pickled as the cache stores it and read back — fresh, or after calls compiled
+    some of its tools, whose slots then travel with it — decides every call as the decider it
+    was stored from, on its own and for a workspace."""
     import pickle
-
-    from bgc.core import cache
 
     root, outside = os.path.realpath(project), os.path.realpath(project.parent / "o")
     call = data.draw(_calls(root, outside))
     stored = CallDecider(plans)
     for earlier in data.draw(st.lists(st.one_of(st.just(call), _calls(root, outside)), max_size=3)):
         stored.decide_call(*earlier)  # its tool compiled before it is stored, or not
-    loaded = pickle.loads(cache._pickled(stored))
+    loaded = pickle.loads(pickle.dumps(stored, protocol=pickle.HIGHEST_PROTOCOL))
     cwd = data.draw(st.sampled_from([root, f"{root}/src", outside]))
     assert loaded.decide_call(*call) == stored.decide_call(*call), call
     placed = [CallDecider.reuse(decider, Workspace.at(root, cwd)).decide_call(*call) for decider in (loaded, stored)]

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 import stat
+import tempfile
 from collections.abc import Iterable
 from hashlib import sha256
 from typing import Any
@@ -157,11 +159,8 @@ def store_bytes(namespace: str, key: str, payload: bytes) -> None:
     name = entry_key(namespace, key)
     if name is None or not _usable(directory, create=True):
         return
-    # A fresh, unguessable name created exclusively, as tempfile.mkstemp does, without importing
-    # tempfile (random, shutil…): a compile writes an entry or two on every run that works.
-    temporary = os.path.join(directory, f".tmp-{os.urandom(12).hex()}")
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     except OSError:
         return
     try:
@@ -180,16 +179,8 @@ def load_object(namespace: str, key: str) -> Any | None:
     payload = load_bytes(namespace, key)
     if payload is None:
         return None
-    # here, not at the top: a process with no cache (or no entry) never unpickles; and CPython's
-    # unpickler itself, whose function pickle.loads is: pickle.py (with struct) is 1-2 ms of a
-    # cold hook on a plain install, for a name
     try:
-        from _pickle import loads
-    except ImportError:  # an interpreter without CPython's accelerator
-        from pickle import loads
-
-    try:
-        return loads(payload)
+        return pickle.loads(payload)
     except Exception:  # noqa: BLE001 - verified bytes that still fail to load are just a miss
         return None
 
@@ -198,30 +189,11 @@ def store_object(namespace: str, key: str, value: Any) -> None:
     """Pickle and store ``value``; a value that cannot be pickled is simply not cached."""
     if cache_dir() is None:
         return
-    import pickle
-
     try:
-        payload = _pickled(value)
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return
     store_bytes(namespace, key, payload)
-
-
-def _pickled(value: Any) -> bytes:
-    """``value`` pickled, its compiled regular expressions and their bound methods compiled
-    again only when first used once loaded (:func:`bgc.core.values.regexes.reduced`)."""
-    import io
-    import pickle
-
-    from bgc.core.values.regexes import reduced
-
-    class Pickler(pickle.Pickler):
-        def reducer_override(self, obj: Any) -> Any:
-            return reduced(obj) or NotImplemented
-
-    out = io.BytesIO()
-    Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
-    return out.getvalue()
 
 
 # --- keys for policies: valid while every file that went into one is unchanged ---------------------
