@@ -9,12 +9,12 @@ and the kernel through :mod:`bgc.runtime.calls`. Values are canonicalised per re
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import stat
-from collections import namedtuple
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from bgc.core.patterns import glob
 from bgc.core.resources import values
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from bgc.core.plan import GateEffect
 
 
-class GateDecision(namedtuple("GateDecision", ("effect", "reason", "approvals", "rule", "asked_by"), defaults=("", (), None, ()))):
+class GateDecision(NamedTuple):
     """The gate's answer for a concrete atom: ``effect`` (allow, ask or deny), ``reason`` (why),
     ``approvals`` (for ask: the requirement of every ask part holding the value; all of them
     apply), ``rule`` (the rule that decided it: an allow's or ask's part names the rule it came
@@ -49,16 +49,14 @@ class GateDecision(namedtuple("GateDecision", ("effect", "reason", "approvals", 
     hold gets the same answer, so a gate works each answer out once and hands out that one
     object (:class:`_PartIndex`). A warm decision builds nothing; building a decision object per
     atom was the largest cost of a warm decision after the regex. A named tuple rather than a
-    frozen dataclass: just as immutable, and cheap to build where a reason names a value; made
-    by :func:`collections.namedtuple`, as ``typing.NamedTuple`` would, without importing typing.
+    frozen dataclass: just as immutable, and cheap to build where a reason names a value.
     """
 
-    __slots__ = ()
     effect: GateEffect
-    reason: str
-    approvals: tuple[Approvals, ...]
-    rule: RuleRef | None
-    asked_by: tuple[RuleRef, ...]
+    reason: str = ""
+    approvals: tuple[Approvals, ...] = ()
+    rule: RuleRef | None = None
+    asked_by: tuple[RuleRef, ...] = ()
 
     def to_data(self, atom: str) -> dict[str, Any]:
         """The JSON answer of ``bgc gate`` for ``atom``, whose decision this is."""
@@ -236,8 +234,7 @@ class Gate:
 
     def rooted(self, root: str | None) -> Gate:
         """This gate resolving links under ``root`` (the same grants: nothing is rebuilt)."""
-        gate = object.__new__(type(self))  # a shallow copy (copy.copy's, without importing copy and weakref: a millisecond of a cold hook)
-        gate.__dict__.update(self.__dict__)
+        gate = copy.copy(self)
         gate._root = os.path.realpath(root) if root is not None else None
         gate._warm_match = gate._warm if gate._root is None else None
         gate._probe = gate._heads.get if gate._root is None else None

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections import namedtuple
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from bgc.core.patterns import glob
 from bgc.core.resources import values
@@ -63,9 +62,7 @@ IMPLICIT_MODEL = "unknown"
 _EFFECTS: dict[str, CallEffect] = {"covered": "allow", "pending": "ask", "uncovered": "deny"}
 
 
-class AtomDecision(
-    namedtuple("AtomDecision", ("atom", "effect", "reason", "rule", "approvals", "asked_by"), defaults=(None, (), ()))
-):
+class AtomDecision(NamedTuple):
     """One atom a call needs, and what decided it.
 
     A named tuple rather than a frozen dataclass, as :class:`~bgc.core.gate.GateDecision` is: every
@@ -73,14 +70,13 @@ class AtomDecision(
     to build, more than deciding a plain value. It is just as immutable.
     """
 
-    __slots__ = ()
     atom: str
     effect: CallEffect
     reason: str
-    rule: RuleRef | None
-    approvals: tuple[Approvals, ...]
+    rule: RuleRef | None = None
+    approvals: tuple[Approvals, ...] = ()
     """For ``ask``: every requirement that applies to the atom; all must be met."""
-    asked_by: tuple[RuleRef, ...]
+    asked_by: tuple[RuleRef, ...] = ()
     """For ``ask``: every ask rule whose requirement applies."""
 
     @classmethod
@@ -97,24 +93,19 @@ class AtomDecision(
         return data
 
 
-class CallDecision(
-    namedtuple(
-        "CallDecision", ("tool", "server", "effect", "reason", "atoms", "declared", "understood"), defaults=((), True, True)
-    )
-):
+class CallDecision(NamedTuple):
     """The answer for one call: ``allow`` (every atom granted), ``ask`` (some await a person),
     ``deny`` (something denied, refused, or no declaration covers the call). A named tuple for
     the reason :class:`AtomDecision` is one (``_replace`` makes a changed copy)."""
 
-    __slots__ = ()
     tool: str
     server: str
     effect: CallEffect
     reason: str
-    atoms: tuple[AtomDecision, ...]
-    declared: bool
+    atoms: tuple[AtomDecision, ...] = ()
+    declared: bool = True
     """False when no declaration covers the tool on its server (an adapter may ask instead)."""
-    understood: bool
+    understood: bool = True
     """False when some of the call was not understood exactly (a shell command bgc cannot read
     fully): its atoms may be incomplete, so no approval of them can settle the ask."""
 
@@ -551,13 +542,12 @@ _VALUE, _PATH = "value", "path"
 (a decider's compiled tools travel with it) holds an equal text, not the same object."""
 
 
-class _Slot(namedtuple("_Slot", ("kind", "resource", "action", "prefix", "param", "suffix", "fixed"))):
+class _Slot(NamedTuple):
     """One atom template of a compiled declaration: ``prefix``, the parameter ``param`` (none:
     the template has no parameter) and ``suffix``, as written; ``fixed``, its decision when
     that cannot change (no parameter, not a file, nothing but its literal value); a ``_PATH``
     slot's parameter is a host path when the decider has a workspace."""
 
-    __slots__ = ()
     kind: str
     resource: str
     action: str
@@ -672,11 +662,10 @@ def implicit_plan(policy: Any, mode: str | None) -> Plan:
     return Compiler(policy).compile(order, mode)
 
 
-class TrustLine(namedtuple("TrustLine", ("role", "name", "key"))):
+class TrustLine(NamedTuple):
     """A policy's ``trust ROLE NAME KEY`` line as plain text (what :func:`compiled_policy` keeps:
     reading it back needs none of the policy AST)."""
 
-    __slots__ = ()
     role: str
     name: str
     key: str

@@ -23,8 +23,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections import namedtuple
 from functools import lru_cache
+from typing import NamedTuple
 
 from bgc.core.patterns import glob
 from bgc.core.gate import no_link_below
@@ -33,13 +33,12 @@ MAX_ENTRIES = 10_000
 """Directory entries walked at most for one pattern need."""
 
 
-class FileReached(namedtuple("FileReached", ("path", "link_free"))):
+class FileReached(NamedTuple):
     """A file a pattern need reaches: its workspace path, and whether no symbolic link lies on
     its way from ``/`` (then it lands where it reads, and the gate need not resolve it). A named
     tuple rather than a frozen dataclass, as the gate's decisions are: a search builds one a
     file, and it is just as immutable."""
 
-    __slots__ = ()
     path: str
     link_free: bool
 

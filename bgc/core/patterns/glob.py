@@ -25,7 +25,8 @@ Why it is built this way:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Protocol, TypeVar
 
@@ -98,29 +99,18 @@ _SHELVES: dict[str, _ShelfView] = {}
 """The shelf's view for each memoised question while one is in use (:func:`answers_kept_on`)."""
 
 
-def answers_kept_on(shelf: AnswerShelf) -> _ShelvesKept:
+@contextmanager
+def answers_kept_on(shelf: AnswerShelf) -> Iterator[None]:
     """Within this ``with`` block, every memoised question that misses in memory asks ``shelf``
     first, and every answer worked out is given to it (with its cost, so a kept answer is
     charged exactly what working it out costs: plans stay byte-identical)."""
-    return _ShelvesKept(shelf)
-
-
-class _ShelvesKept:
-    """The block of :func:`answers_kept_on`: a class rather than contextlib's decorator, whose
-    import is half a millisecond of every cold gate and hook (which never keep answers)."""
-
-    __slots__ = ("previous", "shelf")
-
-    def __init__(self, shelf: AnswerShelf) -> None:
-        self.shelf, self.previous = shelf, dict(_SHELVES)
-
-    def __enter__(self) -> None:
-        self.previous = dict(_SHELVES)
-        _SHELVES.update({name: _ShelfView(name, self.shelf) for name in _MEMOISED})
-
-    def __exit__(self, *exc_info: object) -> None:
+    previous = dict(_SHELVES)
+    _SHELVES.update({name: _ShelfView(name, shelf) for name in _MEMOISED})
+    try:
+        yield
+    finally:
         _SHELVES.clear()
-        _SHELVES.update(self.previous)
+        _SHELVES.update(previous)
 
 
 class _ShelfView:
