@@ -5,7 +5,7 @@ resource and action: a plan compiled from a thousand-rule policy holds hundreds 
 resource, nearly all a literal directory and a short tail (``/p7/src/**``, ``https://h/*``, a
 literal file). One automaton over all of them has a state for every prefix of every literal —
 thousands, each built on first use from bitmasks thousands of bits wide — so a new gate paid
-tens of microseconds a decision until it had met them all, which every one-shot ``bgc gate``
+for building states on its decisions until it had met them all, which every one-shot ``bgc gate``
 process pays, and held megabytes of states.
 
 Instead each pattern is filed under its *directory*: its literal text up to the last ``/``

@@ -439,7 +439,7 @@ class Gate:
 MAX_PATTERN_NEEDS = 4096
 
 #: Steps charged for deciding one atom a call needs, plus NEED_STEPS_PER_CHAR per character
-#: (expanding, parsing, normalising and matching the value take about 3 µs a character).
+#: (expanding, parsing, normalising and matching the value grow with its length).
 NEED_STEPS = 128
 NEED_STEPS_PER_CHAR = 6
 
@@ -548,4 +548,4 @@ _NEVER_PLAIN = re.compile("(?!)").match
 
 WARM_AFTER = 1024
 """Decisions a gate makes by dict probes (or the full reading) before it builds its warm path (one regex over the
-plan: tens to hundreds of milliseconds to compile for a large plan)."""
+plan, costly to compile for a large plan)."""

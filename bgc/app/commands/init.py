@@ -132,8 +132,8 @@ def _bgc_command() -> str:
 
 HOOK_ENTRY = "from bgc.app.launch import console; console()"
 """What the hook's interpreter runs (``-c``), rather than the ``bgc`` console script: the script
-pip writes imports :mod:`re` before bgc does, 7 ms of every call a decision server answers
-(whose client imports no ``re``): 1.9× ``python -c pass`` through the script, 1.3× this way."""
+pip writes imports :mod:`re` before bgc does, which every call a decision server answers would
+pay for (its client imports no ``re``)."""
 
 
 def _hook_program() -> str:

@@ -41,11 +41,11 @@ MAX_ROW_ENTRIES = 65_536
 #: Different answers (sets of matching patterns) a pattern set remembers.
 MAX_ANSWERS = 4096
 #: Automaton steps (product states × atoms × automata) one decision may take before it gives
-#: up: about half a second of work.
+#: up, so that no single question can stall an order.
 MAX_WORK = 2_000_000
 #: Automaton states (summed over the automata) one decision may visit before it gives up.
 MAX_VISITED = 20_000
-#: What a decision is charged, in steps (about a cached automaton transition, 0.3 µs, each):
+#: What a decision is charged, in steps (each about the work of a cached automaton transition):
 #: to start, per atom of its alphabet to set it up (a readable representative, a column per
 #: automaton), per automaton state it visits to build that state, and per atom of that
 #: automaton to compute the state's move.

@@ -14,7 +14,7 @@ lets a formatter or an editor parse one file as written.
 
 Start-up matters (a pre-commit hook or ``bgc gate`` runs often), so the LALR tables are built
 once per grammar/Lark/Python version and kept in bgc's verified on-disk cache (bgc.core.cache):
-loading them takes ~2 ms against ~65 ms to build (docs/policy-language.md, "Performance").
+loading them is far cheaper than building them (docs/policy-language.md, "Performance").
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ MAX_REQUESTS = 1_000
 
 MAX_REQUEST_CHARS = 65_536
 """Characters of all the atoms one order requests, together: a thousand requests of 65
-characters on average (parsing costs about 2 µs a character, before any budget applies)."""
+characters on average (parsing costs time with every character, before any budget applies)."""
 
 MAX_CALLS = 1_000
 """Tool calls one order may propose."""
@@ -38,8 +38,8 @@ people write have a handful."""
 
 ORDER_BUDGET = 6_000_000
 """Algebra steps (about a cached automaton transition each) one order may spend, requests and
-calls together: about 3 s of the slowest kind of work on a 2-core machine, about three times
-what the largest bundled example needs. Counted in steps, not seconds, so that a plan is the
+calls together: a few seconds of the slowest kind of work, about three times what the
+largest bundled example needs. Counted in steps, not seconds, so that a plan is the
 same on every run and machine (bgc.core.patterns.budget)."""
 
 MAX_KEPT_QUESTION = 64
