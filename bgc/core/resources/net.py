@@ -14,7 +14,7 @@ and a refused value is denied whatever the rules say. Why, per resource:
   where that parser ends it, not where a glob thinks (``https://evil.com\\.example.com`` is host
   ``evil.com``). Values are parsed with ada (a WHATWG-conformant parser) and written back in one
   form; spellings a server would decode (``%61``) are decoded, ambiguous ones refused.
-* ``proc`` — an argv in the argv dialect (:mod:`bgc.core.patterns.argv`), one word a segment, matched as
+* ``proc`` — an argv in the argv dialect (:mod:`bgc.core.resources.proc`), one word a segment, matched as
   given: ``.`` and ``..`` are ordinary words there (``find .``), not segments to refuse.
 * every other resource — matched as given, but a segment a URL parser or server would read as
   ``.`` or ``..`` is refused.
@@ -33,7 +33,7 @@ import unicodedata
 from collections.abc import Callable
 
 from dataclasses import dataclass
-from bgc.core.patterns.argv import ARGV_RESOURCES
+from bgc.core.resources.proc import ARGV_RESOURCES
 from bgc.core.values.regexes import RegexOnFirstUse
 
 TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
@@ -102,7 +102,7 @@ def _read(resource: str, value: str, case_insensitive: bool) -> str | Rejection:
     if resource in URL_RESOURCES:
         return canonical_url(value)
     if resource in ARGV_RESOURCES:
-        return value  # an argv, one word a segment: `.` and `..` are words (bgc.core.patterns.argv)
+        return value  # an argv, one word a segment: `.` and `..` are words (bgc.core.resources.proc)
     problem = _dot_segment_problem(value)
     return Rejection(value, problem) if problem else value
 
