@@ -33,7 +33,7 @@ import posixpath
 import re
 
 from bgc.runtime import runners
-from bgc.core.resources import net
+from bgc.core import resources
 from dataclasses import dataclass, field
 from bgc.core.resources.proc import ArgvError, encode_argv
 
@@ -202,7 +202,7 @@ def shell_atoms(command: str, *, cwd: str, fold_case: bool = False) -> ShellAnal
     duplicates.
     """
     walk = _Walk(cwd, fold_case)
-    start = net.normalise("fs", cwd) if isinstance(cwd, str) else None
+    start = resources.normalise("fs", cwd) if isinstance(cwd, str) else None
     if not isinstance(start, str):
         walk.ask("the working directory is not an absolute path")
         return ShellAnalysis((), tuple(walk.asks))
@@ -474,8 +474,8 @@ def _proc_need(walk: _Walk, argv: list[str], source: str) -> None:
         except ArgvError as error:
             walk.ask(f"`{_shown(source)}`: {error}")
             continue
-        checked = net.normalise("proc", value)
-        if isinstance(checked, net.Rejection):
+        checked = resources.normalise("proc", value)
+        if isinstance(checked, resources.Rejection):
             walk.ask(f"a word of `{_shown(source)}` {checked.reason}")
             continue
         walk.need("proc", "exec", checked, source)
@@ -549,7 +549,7 @@ def _cd(walk: _Walk, argv: list[str], scope: _Scope) -> None:
         return
     moved = []
     for base in scope.dirs:
-        target = net.normalise("fs", posixpath.join(base, args[0]))
+        target = resources.normalise("fs", posixpath.join(base, args[0]))
         if not isinstance(target, str):
             scope.unknown()
             walk.ask(f"cd to {args[0]!r}, which {target.reason}")
@@ -745,7 +745,7 @@ def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str,
     for base in bases:
         if _may_climb_a_link(target, base, walk.cwd):
             walk.ask(f"a '..' in a redirection target that may climb out of a symbolic link (`{_shown(source)}`)")
-        path = net.normalise("fs", posixpath.join(base, target))
+        path = resources.normalise("fs", posixpath.join(base, target))
         if not isinstance(path, str):
             walk.ask(f"the redirection target {target!r} {path.reason}")
             continue

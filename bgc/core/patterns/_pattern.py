@@ -361,7 +361,7 @@ class PatternSet(Matcher):
 
 
 # ---------------------------------------------------------------------------------------------
-# Patterns and concrete values (the values themselves: bgc.core.resources.net)
+# Patterns and concrete values (the values themselves: bgc.core.resources)
 
 
 def has_dot_segment(pattern_text: str) -> bool:

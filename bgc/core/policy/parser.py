@@ -411,7 +411,7 @@ class FileParser:
         exception: its segments are words, and ``.`` is a word (``find .``; bgc.core.resources.proc).
         """
         from bgc.core.patterns import glob
-        from bgc.core.resources.proc import ARGV_RESOURCES
+        from bgc.core.resources import ARGV_RESOURCES
 
         text = self.pattern(located, shown)
         for start, end in [] if resource in ARGV_RESOURCES else _segments(located.text):
