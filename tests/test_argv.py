@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bgc.core.patterns import glob
-from bgc.core.patterns.argv import WORD_SLASH, ArgvError, decode_argv, encode_argv, pattern_of_words
+from bgc.core.resources.proc import WORD_SLASH, ArgvError, decode_argv, encode_argv, pattern_of_words
 from bgc.core.compiler import Compiler
 from bgc.analysis.findings import Severity
 from bgc.core.values.model import GrantAtom, ModelError, WorkOrder

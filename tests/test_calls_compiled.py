@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc.core.resources import values
+from bgc.core import resources
 from bgc.runtime.calls import CallDecider, Workspace, implicit_plan
 from bgc.core.gate import Gate
 from bgc.core.policy.loader import parse_policy
@@ -252,16 +252,16 @@ def test_plain_calls_take_the_compiled_form(plans, project: Path, monkeypatch: p
     assert len(general) == 6
 
 
-def _resolved_by_realpath(root: str, raw: str) -> str | values.Rejection:
+def _resolved_by_realpath(root: str, raw: str) -> str | resources.Rejection:
     """Where ``raw`` lands under ``root`` by ``os.path.realpath`` of the whole path: the reference
     the gate's walk from the root is held to."""
     real = os.path.realpath(root + raw)
     if real != root and not real.startswith(root.rstrip("/") + "/"):
-        return values.Rejection(raw, f"a symbolic link leaves the root {root}")
+        return resources.Rejection(raw, f"a symbolic link leaves the root {root}")
     target = "/" + os.path.relpath(real, root) if real != root else "/"
-    normalised = values.normalise("fs", target)
-    if isinstance(normalised, values.Rejection):
-        return values.Rejection(raw, f"rejected: the link target {normalised.reason}")
+    normalised = resources.normalise("fs", target)
+    if isinstance(normalised, resources.Rejection):
+        return resources.Rejection(raw, f"rejected: the link target {normalised.reason}")
     return normalised
 
 

@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc.core import gate
-from bgc.core.resources import values
+from bgc.core import resources
+from bgc.core.resources import fs, kind
 from bgc.runtime.calls import CallDecider, Workspace, implicit_plan
 from bgc.core.gate import GateDecision, worded
 from bgc.core.plan import Approvals, RuleRef
@@ -128,7 +129,7 @@ def test_host_paths_are_placed_as_the_general_way_places_them(project: Path, dat
         if canonical:  # its one place is a workspace path that normalises to itself on this file system
             assert len(places) == 1 and places[0][0] == "fs", path
             folded = decider.gate.case_insensitive
-            assert values.normalise("fs", places[0][1], case_insensitive=folded) == places[0][1], path
+            assert resources.normalise("fs", places[0][1], case_insensitive=folded) == places[0][1], path
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -201,10 +202,10 @@ def test_plain_calls_take_the_fast_ways(project: Path, monkeypatch: pytest.Monke
 @given(st.lists(st.sampled_from(["a", "b.c", ".d", "..", ".", "", "e f", "\u00e9", "e\u0301", "\x7f", "*", "\\", "~1"]), max_size=5))
 def test_a_plain_path_and_each_of_its_tails_are_canonical(segments: list[str]) -> None:
     path = "/" + "/".join(segments)
-    if values.plain_path(path):
+    if fs.plain_path(path):
         for at in [index for index, char in enumerate(path) if char == "/"]:
-            assert values.normalise("fs", path[at:]) == path[at:], path
-            assert values.normalise("host", path[at:]) == path[at:], path
+            assert resources.normalise("fs", path[at:]) == path[at:], path
+            assert resources.normalise("host", path[at:]) == path[at:], path
 
 
 @settings(max_examples=500)
@@ -213,8 +214,8 @@ def test_fs_paths_are_normalised_as_read_segment_by_segment(segments: list[str],
     """The shortcut for paths with no empty, ``.`` or ``..`` segment gives what reading the
     path segment by segment gives (the reference, as it was written before the shortcut)."""
     path = "/" + "/".join(segments)
-    normalised = values.normalise("fs", path, case_insensitive=folded)
-    text_problem = values._text_problem(path)
+    normalised = resources.normalise("fs", path, case_insensitive=folded)
+    text_problem = kind.text_problem(path)
     stack: list[str] = []
     for segment in path.split("/"):
         if segment == ".." and not stack:
@@ -225,11 +226,11 @@ def test_fs_paths_are_normalised_as_read_segment_by_segment(segments: list[str],
         elif segment not in ("", "."):
             stack.append(segment)
     if text_problem or stack == ["<above />"]:
-        assert isinstance(normalised, values.Rejection), path
-    elif not folded or values._alias_problem(path, stack) is None:
+        assert isinstance(normalised, resources.Rejection), path
+    elif not folded or fs.alias_problem(path, stack) is None:
         assert normalised == "/" + "/".join(stack), path
     else:
-        assert isinstance(normalised, values.Rejection), path
+        assert isinstance(normalised, resources.Rejection), path
 
 
 @pytest.mark.parametrize("room", [gate.MAX_WORDED, 3])

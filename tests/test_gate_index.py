@@ -5,7 +5,7 @@
   lanes :meth:`bgc.core.patterns.glob.Pattern.matches` gives, pattern by pattern.
 - :class:`bgc.core.gate.Gate` decides from lane masks it remembers: on generated plans and atoms it
   must give exactly what a rule-by-rule reading of the plan gives.
-- :func:`bgc.core.resources.values.normalise` returns a value unchanged when a per-resource test says it is
+- :func:`bgc.core.resources.normalise` returns a value unchanged when a per-resource test says it is
   canonical already: whatever that test accepts, the full reading must return unchanged.
 """
 
@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc.core.patterns import glob
-from bgc.core.resources import values
+from bgc.core import resources
+from bgc.core.resources.kind import _CONTROL
 from bgc.core._gate_index import LaneIndex
 from bgc.core.gate import Gate
 from bgc.core.plan import Approvals, Part, Plan, RequestResult, RuleRef
@@ -122,8 +123,8 @@ def reference_decision(plans_: list[Plan], atom: str) -> tuple[str, str, tuple[A
     """The gate's rules read literally: every part of every plan, pattern by pattern."""
     resource, action, raw = atom.split(":", 2)
     fold = any(plan.fold_case for plan in plans_)
-    value = values.normalise(resource, raw, case_insensitive=fold)
-    if isinstance(value, values.Rejection):
+    value = resources.normalise(resource, raw, case_insensitive=fold)
+    if isinstance(value, resources.Rejection):
         return "deny", f"rejected: {value.reason}", ()
 
     def holds(part: Part) -> bool:
@@ -199,14 +200,14 @@ def _pieces(alphabet: list[str]) -> st.SearchStrategy[str]:
 @settings(max_examples=examples(150, thorough=10_000), deadline=None)
 @given(st.one_of(_pieces(URL_PIECES), urls))
 def test_a_url_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str) -> None:
-    if values.plain_form("net")(text):
-        assert values._read("net", text, False) == text
+    if resources.plain_form("net")(text):
+        assert resources._read("net", text, False) == text
 
 
 @settings(max_examples=examples(100, thorough=5000), deadline=None)
 @given(st.one_of(_pieces(FS_PIECES), paths), st.booleans())
 def test_a_path_the_shortcut_accepts_is_one_the_full_reading_leaves_unchanged(text: str, case_insensitive: bool) -> None:
-    assert values.normalise("fs", text, case_insensitive=case_insensitive) == values._read("fs", text, case_insensitive)
+    assert resources.normalise("fs", text, case_insensitive=case_insensitive) == resources._read("fs", text, case_insensitive)
 
 
 # the URL shortcut as first written, without possessive repeats: the language the rewrite must keep
@@ -225,7 +226,7 @@ def test_the_url_shortcut_accepts_exactly_what_its_plain_backtracking_spelling_a
     """Its repeats are possessive for speed; possessive must change nothing it accepts."""
     import re
 
-    assert bool(values.plain_form("net")(text)) == bool(re.fullmatch(REFERENCE_URL, text)), text
+    assert bool(resources.plain_form("net")(text)) == bool(re.fullmatch(REFERENCE_URL, text)), text
 
 
 def test_the_shortcut_takes_the_plain_canonical_values() -> None:
@@ -233,8 +234,8 @@ def test_the_shortcut_takes_the_plain_canonical_values() -> None:
     plain = ["/p7/src/util4/f1.py", "/a b/c~d-e.py", "https://api7.example.com/f1", "https://h.example.com:8443/a/b/?q=1&r=x",
              "http://localhost/", "wss://a-1.b2.example/x"]  # fmt: skip
     for text in plain:
-        assert values.plain_form("fs" if text.startswith("/") else "net")(text), text  # type: ignore[misc]
-        assert values._read("fs" if text.startswith("/") else "net", text, False) == text
+        assert resources.plain_form("fs" if text.startswith("/") else "net")(text), text  # type: ignore[misc]
+        assert resources._read("fs" if text.startswith("/") else "net", text, False) == text
 
 
 # --- the warm path: one regex over whole atoms (bgc.core._gate_index.WarmPath) -----------------------
@@ -296,12 +297,12 @@ def test_a_plain_head_and_rest_make_a_value_the_shortcut_accepts(text: str) -> N
     '/'-prefix of the value is a head too (so the deepest head is the deepest directory)."""
     import re
 
-    for resource, (head, rest) in values.PLAIN_SPLIT.items():
+    for resource, (head, rest) in {name: row.plain_split for name, row in resources.RESOURCES.items() if row.plain_split}.items():
         cuts = [index + 1 for index, char in enumerate(text) if char == "/"]
         for cut in cuts:
             if not (re.fullmatch(head, text[:cut]) and (tail := re.fullmatch(rest, text[cut:]))):
                 continue
-            assert values.plain_form(resource)(text), (resource, text, cut)
+            assert resources.plain_form(resource)(text), (resource, text, cut)
             assert (tail.lastindex == 1) == ("/" in text[cut:]), (resource, text, cut)
             assert all(re.fullmatch(head, text[:longer]) for longer in cuts if longer > cut), (resource, text, cut)
 
@@ -440,7 +441,7 @@ def test_the_control_characters_are_exactly_unicodes_category_cc() -> None:
     import unicodedata
 
     assert [cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)) == "Cc"] == [
-        cp for cp in range(sys.maxunicode + 1) if values._CONTROL.fullmatch(chr(cp))
+        cp for cp in range(sys.maxunicode + 1) if _CONTROL.fullmatch(chr(cp))
     ]
 
 

@@ -26,7 +26,7 @@ from bgc.core.patterns.glob import (
     is_subset_terms,
     parse,
 )
-from bgc.core.resources.values import Rejection, match_value, normalise
+from bgc.core.resources import Rejection, match_value, normalise
 
 # --- the dialect --------------------------------------------------------------------------
 

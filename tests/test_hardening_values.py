@@ -17,14 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.core.resources import values
+from bgc.core.resources import fs
 from bgc.analysis.checks import check_paths
 from bgc.core.compiler import Compiler
 from bgc.core.gate import Gate
 from bgc.core.values.model import ToolCall
 from bgc.core.policy.ast import Matches
 from bgc.core.policy.loader import parse_policy
-from bgc.core.resources.values import HFS_IGNORED, Rejection, normalise
+from bgc.core.resources import Rejection, normalise
+from bgc.core.resources.fs import HFS_IGNORED
 from tests.samples import characters_in, examples
 from tests.test_compiler import order, plan_for
 
@@ -410,4 +411,4 @@ def test_an_allow_on_proposer_fields_alone_is_flagged(tmp_path: Path, condition:
 @given(st.text(alphabet="/.\\*?[]a\n", max_size=14), st.booleans())
 def test_a_plain_fs_pattern_is_handed_back_only_when_reading_it_gives_it_back(text: str, rooted: bool) -> None:
     text = "/" + text if rooted else text
-    assert values.normalise_fs_pattern(text) == values._read_fs_pattern(text)
+    assert fs.normalise_fs_pattern(text) == fs._read_fs_pattern(text)

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.core.patterns.argv import encode_argv
+from bgc.core.resources.proc import encode_argv
 from bgc.analysis.checks import EXPECT_CODES, check_paths
 from bgc.adapters.imports.claude_code import translate
 from bgc.core.compiler import Compiler, decide

@@ -17,7 +17,7 @@ from bgc.errors import ExitCode
 from bgc.analysis.findings import Severity
 from bgc.analysis.lints.never_matches import NOT_FS_PATHS
 from bgc.app.render.findings_text import findings_text
-from bgc.core.resources.values import normalise
+from bgc.core.resources import normalise
 from tests.samples import bgc
 
 ROOT = Path(__file__).parent.parent

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.core.patterns.argv import WORD_SLASH as S
+from bgc.core.resources.proc import WORD_SLASH as S
 from bgc.runtime.shell import MAX_COMMAND_CHARS, MAX_SIMPLE_COMMANDS, shell_atoms
 
 CWD = "/w"

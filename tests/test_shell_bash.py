@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc.core.patterns.argv import decode_argv
+from bgc.core.resources.proc import decode_argv
 from bgc.runtime.shell import shell_atoms
 
 BASH = shutil.which("bash") or "/bin/bash"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bgc.core.patterns import glob
 from bgc.runtime import trees
-from bgc.core.resources import values
+from bgc.core import resources
 from bgc.runtime.calls import CallDecider, Workspace, implicit_plan
 from bgc.core.policy.loader import parse_policy
 
@@ -183,7 +183,7 @@ def reference_place(workspace: Workspace, value: str) -> list[tuple[str, str]]:
     """Placing a host path as it was first written: the real path of one outside the project by
     os.path.realpath, always."""
     absolute = value if value.startswith("/") else os.path.join(workspace.cwd, value)
-    lexical = values.normalise("fs", absolute)
+    lexical = resources.normalise("fs", absolute)
     assert isinstance(lexical, str)
     inside = workspace._relative(lexical)
     if inside is not None:

@@ -25,7 +25,7 @@ splitting or reformatting rules costs nothing and reports nothing, and two large
 differ in one rule cost about one rule's intersections with the other side.
 
 Values, not pattern texts, are what the gate decides: a term counts only when it holds a value
-in its resource's canonical form (:mod:`bgc.core.resources.values`; ``/src/`` is never a value, ``/src`` is),
+in its resource's canonical form (:mod:`bgc.core.resources`; ``/src/`` is never a value, ``/src`` is),
 and its counterexample is the shortest such value. Values a case-insensitive policy refuses are
 denied by that policy, so dropping ``filesystem case-insensitive`` is new access.
 
@@ -44,9 +44,8 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence
 
 from bgc.core.patterns import glob
-from bgc.core.resources import values
+from bgc.core.resources import ARGV_RESOURCES, normalise
 from dataclasses import dataclass, field, replace
-from bgc.core.patterns.argv import ARGV_RESOURCES
 from bgc.core.patterns.budget import Budget
 from bgc.core.compiler import RuleIndex, applies, rule_ref
 from bgc.errors import BgcError, UsageError
@@ -329,9 +328,9 @@ def _weaker_approvals(x: _Side, y: _Side, budget: Budget) -> Iterator[_Term]:
 
 
 # The values a resource can have, as patterns: a term counts only for values in its canonical
-# form (bgc.core.resources.values), so the shortest counterexample is searched inside UNIVERSE minus NOT_CANONICAL;
+# form (bgc.core.resources), so the shortest counterexample is searched inside UNIVERSE minus NOT_CANONICAL;
 # the spellings these patterns cannot express are caught by checking each example with
-# values.normalise and searching again without it.
+# normalise and searching again without it.
 _DOT_SEGMENTS = (".", "..", "./**", "../**", "**/.", "**/..", "**/./**", "**/../**")
 _CONTROL = ("**/*[[:cntrl:]]*", "**/*[[:cntrl:]]*/**")
 _UNIVERSE = {
@@ -347,7 +346,7 @@ _NOT_CANONICAL = {
     "argv": _CONTROL,
     None: (*_DOT_SEGMENTS, *_CONTROL),
 }
-# What a case-insensitive policy refuses (bgc.core.resources.values._alias_problem), as far as patterns say it:
+# What a case-insensitive policy refuses (bgc.core.resources.fs.alias_problem), as far as patterns say it:
 # a segment ending in '.' or ' ', a ':' or '\' in a segment, an 8.3 short name.
 _CASE_INSENSITIVE_REFUSED = (
     "**/*[. ]", "**/*[. ]/**", "**/*:*", "**/*:*/**", "**/*\\\\*", "**/*\\\\*/**", "**/*~[0-9]*", "**/*~[0-9]*/**",
@@ -376,7 +375,7 @@ def _witness(resource: str, piece: glob.Pattern, cuts: Sequence[glob.Pattern], b
                         best = found
             if best is None:
                 return None
-            if values.normalise(resource, best) == best:
+            if normalise(resource, best) == best:
                 return best
             tried.append(glob.parse(glob.escape(best)))
     except glob.AlgebraLimit as error:

@@ -29,7 +29,7 @@ names them all: each :class:`Directory` carries its ``D**`` masks ORed with thos
 directory above it. The regex is the directories as a character trie, so at most one branch can
 follow at any character and the greedy choice is the deepest directory — linear, and never
 backtracking past the one path (it is atomic). In front of it, a lookahead with the resource's
-"already canonical" expression (:data:`bgc.core.resources.values.ALREADY_CANONICAL`): a raw value it accepts
+"already canonical" expression (:attr:`bgc.core.resources.ResourceKind.plain`): a raw value it accepts
 is its own canonical form, so one regex call both checks the value and finds its directory; a
 value it refuses takes the full reading and the segment walk, exactly as before.
 """
@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bgc.core.patterns import glob
-from bgc.core.resources import values
+from bgc.core import resources
 
 #: Different answers (lane masks) a directory's pattern set remembers, per set.
 MAX_REMEMBERED = 4096
@@ -229,15 +229,16 @@ def _alternatives(resource: str, directories: Mapping[str, Directory]) -> list[s
     deepest directory, and a ``/`` after it; none when the resource has no plain form or a trie
     nests too deeply.
 
-    With :data:`~bgc.core.resources.values.PLAIN_SPLIT`, a trie of the directories that are plain heads, then
+    With :attr:`~bgc.core.resources.ResourceKind.plain_split`, a trie of the directories that are plain heads, then
     the rest: the deepest head that starts a plain value is its deepest directory, since a longer
     ``/``-prefix of it is a head too. A value no head starts (a URL whose host no directory
     names) is checked whole by a lookahead before a trie of every directory; fs needs no such
     second way, as ``/`` starts every plain path and is always a head and a directory.
     """
     out = []
-    if resource in values.PLAIN_SPLIT:
-        head, rest = values.PLAIN_SPLIT[resource]
+    kind = resources.kind_of(resource)
+    if kind.plain_split is not None:
+        head, rest = kind.plain_split
         plain_head = re.compile(head).fullmatch
         heads = sorted(text for text in directories if plain_head(text))
         trie = _trie(heads) if heads else None  # no head: no value can be read this way
@@ -247,11 +248,11 @@ def _alternatives(resource: str, directories: Mapping[str, Directory]) -> list[s
             out.append(f"(?>({trie}))(?:{rest})\\Z")
         if plain_head("/"):
             return out
-    if resource in values.ALREADY_CANONICAL:
+    if kind.plain is not None:
         trie = _trie(sorted(directories))
         if trie is None:
             return []
-        out.append(f"(?=(?:{values.ALREADY_CANONICAL[resource]})\\Z)(?>({trie}))[^/]*(/)?")
+        out.append(f"(?=(?:{kind.plain})\\Z)(?>({trie}))[^/]*(/)?")
     return out
 
 

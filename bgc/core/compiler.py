@@ -33,7 +33,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 from bgc.core.patterns import glob
-from bgc.core.resources import values
+from bgc.core import resources
+from bgc.core.resources.net import url_deny_patterns
 from dataclasses import dataclass, field
 from bgc.core.patterns.budget import Budget, CostMemo
 from bgc.core.gate import UNDECIDED, Gate, expand_call
@@ -153,7 +154,7 @@ class RuleIndex:
     case-insensitive filesystem the ``fs`` tries hold deny and ask patterns case-folded — also
     those of ``*:…`` rules, which a request for ``fs`` meets like any ``fs`` rule — filed under
     the empty prefix, since a folded pattern has no case-exact prefix. Likewise a deny or ask on a
-    URL stands for every scheme, port and query of what it names (``values.url_deny_patterns``).
+    URL stands for every scheme, port and query of what it names (``bgc.core.resources.net.url_deny_patterns``).
     """
 
     def __init__(self, policy: Policy) -> None:
@@ -171,9 +172,9 @@ class RuleIndex:
                 order += len(rule.patterns)
                 continue
             fold = self.policy.case_insensitive and rule.effect != "allow" and resource == "fs"
-            widen = rule.effect != "allow" and resource in values.URL_RESOURCES
+            widen = rule.effect != "allow" and resource in resources.URL_RESOURCES
             for written in rule.patterns:
-                for text in values.url_deny_patterns(written) if widen else (written,):
+                for text in url_deny_patterns(written) if widen else (written,):
                     exact = glob.parse(text)
                     pattern = glob.fold_case(exact) if fold else exact
                     trie.add("" if fold else exact.prefix, _Entry(rule, text, pattern, order))
@@ -464,8 +465,8 @@ def decide(
     compiler: Compiler | None = None,
 ) -> Decision:
     """Decide one concrete value: normalised, then compiled as a single-string request."""
-    normalised = values.normalise(resource, value, case_insensitive=policy.case_insensitive)
-    if isinstance(normalised, values.Rejection):
+    normalised = resources.normalise(resource, value, case_insensitive=policy.case_insensitive)
+    if isinstance(normalised, resources.Rejection):
         return Decision("deny", (), f"rejected: {normalised.reason}")
     compiler = compiler or Compiler(policy)
     atom = GrantAtom(resource, action, glob.escape(normalised))

@@ -4,7 +4,7 @@ A plan (:mod:`bgc.core.plan`) says what was granted; the gate answers, for one c
 time, whether it falls inside those grants: allow, ask (with every approval requirement that
 applies) or deny, naming the rule that decided. It serves ``bgc gate``, the hooks, the MCP proxy
 and the kernel through :mod:`bgc.runtime.calls`. Values are canonicalised per resource first
-(:mod:`bgc.core.resources.values`); a value that cannot be canonicalised is refused, never matched.
+(:mod:`bgc.core.resources`); a value that cannot be canonicalised is refused, never matched.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from bgc.core.patterns import glob
-from bgc.core.resources import values
+from bgc.core import resources
 from bgc.core._gate_index import Directory, LaneIndex, WarmPath
-from bgc.core.patterns.argv import ARGV_RESOURCES
+from bgc.core.resources import ARGV_RESOURCES
+from bgc.core.resources.fs import normalise_fs_pattern
 from bgc.core.patterns.budget import Budget, BudgetExhausted, CostMemo
 from bgc.names import ATOM_NAME
 from bgc.core.plan import (
@@ -89,7 +90,7 @@ class _PartIndex:
         self, granted: Sequence[Part], asked: Sequence[Part], denied: Sequence[Part], fold_case: bool, plain: Callable[[str], object] | None
     ) -> None:
         self.plain = plain or _NEVER_PLAIN
-        """The test a raw value passes when it is its own canonical form (:func:`bgc.core.resources.values.plain_form`)."""
+        """The test a raw value passes when it is its own canonical form (:func:`bgc.core.resources.plain_form`)."""
         lanes: dict[tuple[str, bool], int] = {}
         patterns: list[glob.Pattern] = []
 
@@ -195,7 +196,7 @@ class Gate:
         self._fold_case = fold_case
         for (resource, action), kinds in by_key.items():
             if ATOM_NAME.fullmatch(resource) and ATOM_NAME.fullmatch(action):  # so a known key is a valid name
-                plain = values.plain_form(resource, case_insensitive=fold_case)
+                plain = resources.plain_form(resource, case_insensitive=fold_case)
                 self._indices.setdefault(resource, {})[action] = _PartIndex(*kinds, fold_case and resource == "fs", plain)
         self._heads = _atom_heads(self._indices)
         """Every directory of every index with a plain form, by the atom text that ends where its
@@ -274,7 +275,7 @@ class Gate:
             if index is not None:
                 if index.plain(raw):
                     return index.outcome(raw)
-                value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
+                value = resources.normalise(resource, raw, case_insensitive=self._case_insensitive)
                 if value.__class__ is str:
                     return index.outcome(value)
         if len(parts) != 3:
@@ -283,18 +284,18 @@ class Gate:
         for what, name in (("resource", resource), ("action", action)):
             if not ATOM_NAME.fullmatch(name):
                 return GateDecision("deny", f"not an atom: the {what} must match [a-z][a-z0-9_.-]*")
-        value = values.normalise(resource, raw, case_insensitive=self._case_insensitive)
-        if isinstance(value, values.Rejection):
+        value = resources.normalise(resource, raw, case_insensitive=self._case_insensitive)
+        if isinstance(value, resources.Rejection):
             return GateDecision("deny", f"rejected: {value.reason}")
         return self.decide_normalised(resource, action, raw, value)
 
     def decide_normalised(self, resource: str, action: str, raw: str, value: str) -> GateDecision:
-        """Decide ``value`` (``raw`` normalised, by :func:`bgc.core.resources.values.normalise` with this gate's
+        """Decide ``value`` (``raw`` normalised, by :func:`bgc.core.resources.normalise` with this gate's
         case sensitivity), and its link target under the root too."""
         if resource != "fs" or self._root is None:
             return self._decide_value(resource, action, value)
         resolved = self._resolve(raw, value)
-        if isinstance(resolved, values.Rejection):
+        if isinstance(resolved, resources.Rejection):
             return GateDecision("deny", resolved.reason)
         if resolved == value:
             return self._decide_value(resource, action, value)
@@ -306,7 +307,7 @@ class Gate:
                     return decision
         return decisions[0]
 
-    def _resolve(self, raw: str, normalised_raw: str | None = None) -> str | values.Rejection:
+    def _resolve(self, raw: str, normalised_raw: str | None = None) -> str | resources.Rejection:
         """Where the value really lands under the root, following links as the OS would.
 
         The *raw* value is resolved, not the lexically normalised one: after a link, ``..``
@@ -324,11 +325,11 @@ class Gate:
             real = os.path.realpath(self._root + raw)
             inside = real == self._root or real.startswith(self._root.rstrip("/") + "/")
             if not inside:
-                return values.Rejection(raw, f"a symbolic link leaves the root {self._root}")
+                return resources.Rejection(raw, f"a symbolic link leaves the root {self._root}")
             target = "/" + os.path.relpath(real, self._root) if real != self._root else "/"
-        normalised = values.normalise("fs", target, case_insensitive=self._case_insensitive)
-        if isinstance(normalised, values.Rejection):
-            return values.Rejection(raw, f"rejected: the link target {normalised.reason}")
+        normalised = resources.normalise("fs", target, case_insensitive=self._case_insensitive)
+        if isinstance(normalised, resources.Rejection):
+            return resources.Rejection(raw, f"rejected: the link target {normalised.reason}")
         return normalised
 
     def _decide_value(self, resource: str, action: str, value: str) -> GateDecision:
@@ -380,13 +381,13 @@ class Gate:
         probe = _ESCAPE.sub(r"\1", text) if escaped else text
         if escaped and glob.escape(probe) == text:  # nothing of it is a wildcard: a concrete value
             return self.need_value(resource, action, probe)
-        checked = values.normalise(resource, probe, case_insensitive=self._case_insensitive)
-        if isinstance(checked, values.Rejection):
+        checked = resources.normalise(resource, probe, case_insensitive=self._case_insensitive)
+        if isinstance(checked, resources.Rejection):
             return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {checked.reason}")
         if resource == "fs":
             # every parameter is normalised before it meets the template's own wildcards
-            normalised = values.normalise_fs_pattern(text)
-            if isinstance(normalised, values.Rejection):
+            normalised = normalise_fs_pattern(text)
+            if isinstance(normalised, resources.Rejection):
                 return NeedResult(f"{resource}:{action}:{probe}", "deny", f"rejected: {normalised.reason}")
             text = normalised
         needed = glob.parse(text)
@@ -411,7 +412,7 @@ class Gate:
         """A concrete value a call touches, canonicalised or refused, its links resolved under the
         root, then decided as the gate decides an atom: the atom decided (its canonical form, or
         the value as given when it is refused) and the decision."""
-        checked = values.normalise(resource, value, case_insensitive=self._case_insensitive)
+        checked = resources.normalise(resource, value, case_insensitive=self._case_insensitive)
         if not isinstance(checked, str):
             return f"{resource}:{action}:{value}", GateDecision("deny", f"rejected: {checked.reason}")
         atom = f"{resource}:{action}:{checked}"

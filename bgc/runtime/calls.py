@@ -28,9 +28,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from bgc.core.patterns import glob
-from bgc.core.resources import values
+from bgc.core import resources
+from bgc.core.resources.fs import normalise_fs_pattern, plain_path
 from dataclasses import dataclass
-from bgc.core.patterns.argv import ARGV_RESOURCES
+from bgc.core.resources import ARGV_RESOURCES
 from bgc.core.patterns.budget import Budget, BudgetExhausted
 from bgc.core.gate import (
     NEED_STEPS,
@@ -157,8 +158,8 @@ class Workspace:
         if not isinstance(value, str) or not value or "\0" in value:
             return [("fs", value)]
         absolute = value if value.startswith("/") else os.path.join(self.cwd, value)
-        lexical = values.normalise("fs", absolute)
-        if isinstance(lexical, values.Rejection):
+        lexical = resources.normalise("fs", absolute)
+        if isinstance(lexical, resources.Rejection):
             return [("fs", value)]
         placed = self.place_canonical(lexical)
         if "/.." in absolute and ".." in absolute.split("/"):
@@ -308,12 +309,12 @@ class CallDecider:
     def _place(self, value: str) -> tuple[list[tuple[str, Any]], bool]:
         """:meth:`Workspace.place` of a host path, and whether its one place is a workspace path
         in canonical form. A path that is plainly its own canonical form
-        (:func:`bgc.core.resources.values.plain_path`; not on a case-insensitive file system, whose refusals
+        (:func:`bgc.core.resources.fs.plain_path`; not on a case-insensitive file system, whose refusals
         that test does not encode) is not read again: strictly inside the root, its workspace
         path is the rest of it, canonical too, for the gate to decide with its links resolved
         and without normalising it again (as :meth:`~bgc.core.gate.Gate.decide_value` would)."""
         assert self.workspace is not None
-        if self._inside_prefix is None or not values.plain_path(value):
+        if self._inside_prefix is None or not plain_path(value):
             return self.workspace.place(value), False
         if value.startswith(self._inside_prefix):
             return [("fs", value[len(self._inside_prefix) - 1 :])], True
@@ -434,8 +435,8 @@ class CallDecider:
         link lies on its way (a file it reached is ``link_free``), else None."""
         import bgc.runtime.trees as trees  # not `from bgc import trees`: an import already made, at no cost
 
-        pattern = values.normalise_fs_pattern(text) if resource == "fs" else None
-        if pattern is None or isinstance(pattern, values.Rejection) or not trees.is_pattern(pattern):
+        pattern = normalise_fs_pattern(text) if resource == "fs" else None
+        if pattern is None or isinstance(pattern, resources.Rejection) or not trees.is_pattern(pattern):
             return need, None
         assert self.workspace is not None
         files = trees.files_reached(self.workspace.root, pattern)

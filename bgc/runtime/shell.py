@@ -6,7 +6,7 @@ parses the string with a real shell grammar (tree-sitter-bash) into every simple
 run — in ``&&``, ``||``, ``;``, ``&``, pipes, subshells, ``{ }``, ``if``, ``$(…)``, backticks,
 process substitution — and says which atoms each needs:
 
-* every simple command needs ``proc:exec:<argv>`` in the argv dialect (:mod:`bgc.core.patterns.argv`), its
+* every simple command needs ``proc:exec:<argv>`` in the argv dialect (:mod:`bgc.core.resources.proc`), its
   words as the shell will pass them (quotes removed, ``$'…'`` decoded);
 * a redirection needs ``fs:write`` (``>``, ``>>``, ``>|``, ``&>``) or ``fs:read`` (``<``) on its
   target, resolved against the working directory (``<>`` needs both);
@@ -34,9 +34,9 @@ import re
 from typing import Any
 
 from bgc.runtime import runners
-from bgc.core.resources import values
+from bgc.core import resources
 from dataclasses import dataclass, field
-from bgc.core.patterns.argv import ArgvError, encode_argv
+from bgc.core.resources.proc import ArgvError, encode_argv
 
 __all__ = ["ShellAnalysis", "ShellNeed", "shell_atoms"]
 
@@ -199,7 +199,7 @@ def shell_atoms(command: str, *, cwd: str, fold_case: bool = False) -> ShellAnal
     duplicates.
     """
     walk = _Walk(cwd, fold_case)
-    start = values.normalise("fs", cwd) if isinstance(cwd, str) else None
+    start = resources.normalise("fs", cwd) if isinstance(cwd, str) else None
     if not isinstance(start, str):
         walk.ask("the working directory is not an absolute path")
         return ShellAnalysis((), tuple(walk.asks))
@@ -471,8 +471,8 @@ def _proc_need(walk: _Walk, argv: list[str], source: str) -> None:
         except ArgvError as error:
             walk.ask(f"`{_shown(source)}`: {error}")
             continue
-        checked = values.normalise("proc", value)
-        if isinstance(checked, values.Rejection):
+        checked = resources.normalise("proc", value)
+        if isinstance(checked, resources.Rejection):
             walk.ask(f"a word of `{_shown(source)}` {checked.reason}")
             continue
         walk.need("proc", "exec", checked, source)
@@ -546,7 +546,7 @@ def _cd(walk: _Walk, argv: list[str], scope: _Scope) -> None:
         return
     moved = []
     for base in scope.dirs:
-        target = values.normalise("fs", posixpath.join(base, args[0]))
+        target = resources.normalise("fs", posixpath.join(base, args[0]))
         if not isinstance(target, str):
             scope.unknown()
             walk.ask(f"cd to {args[0]!r}, which {target.reason}")
@@ -742,7 +742,7 @@ def _file_needs(walk: _Walk, target: str, actions: tuple[str, ...], source: str,
     for base in bases:
         if _may_climb_a_link(target, base, walk.cwd):
             walk.ask(f"a '..' in a redirection target that may climb out of a symbolic link (`{_shown(source)}`)")
-        path = values.normalise("fs", posixpath.join(base, target))
+        path = resources.normalise("fs", posixpath.join(base, target))
         if not isinstance(path, str):
             walk.ask(f"the redirection target {target!r} {path.reason}")
             continue

@@ -22,7 +22,7 @@ permission rules"):
 * ``WebFetch(domain:host)`` matches fetches of that host; ``mcp__server`` every tool of an MCP
   server, ``mcp__server__tool`` one tool.
 
-What bgc decides is the argv, not the text of the command (bgc.core.patterns.argv, bgc.runtime.shell), so a Bash rule
+What bgc decides is the argv, not the text of the command (bgc.core.resources.proc, bgc.runtime.shell), so a Bash rule
 is translated word by word: ``Bash(npm run test:*)`` is ``proc:exec:npm/run/test,
 npm/run/test/**``. Workspace paths have the project root as ``/``; Claude Code is taken to run in
 the project root, so ``./x`` and ``x`` are relative to it. Paths outside the project (``//abs``,
@@ -39,7 +39,7 @@ from typing import Any
 
 from bgc.core.patterns import glob
 from dataclasses import dataclass
-from bgc.core.patterns.argv import decode_argv, pattern_of_words
+from bgc.core.resources.proc import decode_argv, pattern_of_words
 from bgc.runtime.calls import MCP_IDENTITY
 from bgc.core.policy.format import atom_word, format_text, pattern_word, quote_string
 

@@ -10,17 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bgc import codes
-from bgc.core.resources import values
+from bgc.core.resources import URL_RESOURCES
+from bgc.core.resources.net import url_host_wildcard_problem
 from bgc.analysis.findings import Finding, Severity
 from bgc.analysis.lints.context import Context, pattern_span
 
 
 def check(context: Context) -> Iterator[Finding]:
     for rule in context.policy.rules:
-        if rule.effect != "allow" or rule.resource not in values.URL_RESOURCES:
+        if rule.effect != "allow" or rule.resource not in URL_RESOURCES:
             continue
         for index, text in enumerate(rule.patterns):
-            wide = values.url_host_wildcard_problem(text)
+            wide = url_host_wildcard_problem(text)
             if wide:
                 yield Finding(
                     codes.HOST_LABEL_WILDCARD,

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bgc import codes
-from bgc.core.resources import values
-from bgc.core.patterns.argv import ARGV_RESOURCES
+from bgc.core.resources import ARGV_RESOURCES, URL_RESOURCES
+from bgc.core.resources.kind import decoded_dot_segment
+from bgc.core.resources.net import url_pattern_problem
 from bgc.analysis.findings import Finding, Severity
 from bgc.analysis.lints.atom_as_pattern import looks_like_an_atom
 from bgc.analysis.lints.context import Context, pattern_span
@@ -42,15 +43,15 @@ def check(context: Context) -> Iterator[Finding]:
                         "a trailing `/` drops): write the pattern that way, e.g. `/src/**`",
                     )  # fmt: skip
             elif rule.resource in ARGV_RESOURCES:
-                continue  # argv words may be `.` or `..` (bgc.core.patterns.argv): they are words, not paths
-            elif values.decoded_dot_segment(text) is not None:
+                continue  # argv words may be `.` or `..` (bgc.core.resources.proc): they are words, not paths
+            elif decoded_dot_segment(text) is not None:
                 yield Finding(
                     codes.NEVER_MATCHES, Severity.WARNING,
                     f"`{text}` has a segment a URL parser reads as `.` or `..` (percent-encoded, or "
                     f"cut by `\\`, `?`, `#`, `;`); the gate refuses such values, so this {rule.effect} has no effect",
                     pattern_span(rule, index), "write the path the pattern means, without dot segments",
                 )  # fmt: skip
-            elif rule.resource in values.URL_RESOURCES and (problem := values.url_pattern_problem(text)):
+            elif rule.resource in URL_RESOURCES and (problem := url_pattern_problem(text)):
                 yield Finding(
                     codes.NEVER_MATCHES, Severity.WARNING,
                     f"`{text}` can never match a {rule.resource} value, so this {rule.effect} has no effect: {problem}",

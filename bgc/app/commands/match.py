@@ -29,7 +29,7 @@ def run(
     ``grep -q``.
     """
     from bgc.core.patterns import glob
-    from bgc.core.resources import values
+    from bgc.core import resources
     from bgc.app.commands import io
     from bgc.names import ATOM_NAME
     from bgc.app.render.color import paint, use_color
@@ -45,8 +45,8 @@ def run(
     all_matched = True
     for text in texts if texts else io.stdin_lines():
         seen += 1
-        verdict = values.match_value(compiled, text, None if raw else resource or "fs")
-        if isinstance(verdict, values.Rejection):
+        verdict = resources.match_value(compiled, text, None if raw else resource or "fs")
+        if isinstance(verdict, resources.Rejection):
             answer, fields = "rejected", [escape_field(text), verdict.reason]
         else:
             answer, fields = ("match" if verdict else "no-match"), [escape_field(text)]

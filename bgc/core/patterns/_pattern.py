@@ -359,7 +359,7 @@ class PatternSet(Matcher):
 
 
 # ---------------------------------------------------------------------------------------------
-# Patterns and concrete values (the values themselves: bgc.core.resources.values)
+# Patterns and concrete values (the values themselves: bgc.core.resources)
 
 
 def has_dot_segment(pattern_text: str) -> bool:

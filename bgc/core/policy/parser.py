@@ -408,10 +408,10 @@ class FileParser:
         ``/.git``), so no value has such a segment: a deny of ``/src/../.git/**`` would protect
         nothing, and ``/src/**/../x`` must not read as if it were under ``/src``. The same rule
         holds for requests (``bgc.core.patterns.glob.has_dot_segment``). An argv resource (``proc``) is the
-        exception: its segments are words, and ``.`` is a word (``find .``; bgc.core.patterns.argv).
+        exception: its segments are words, and ``.`` is a word (``find .``; bgc.core.resources.proc).
         """
         from bgc.core.patterns import glob
-        from bgc.core.patterns.argv import ARGV_RESOURCES
+        from bgc.core.resources import ARGV_RESOURCES
 
         text = self.pattern(located, shown)
         for start, end in [] if resource in ARGV_RESOURCES else _segments(located.text):

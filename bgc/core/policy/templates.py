@@ -85,8 +85,9 @@ class AtomTemplate:
 
     def _word(self, name: str, text: str) -> str:
         """A parameter of an argv atom (``proc:exec:{argv0}``) is one word: its ``/`` cannot end
-        the word (bgc.core.patterns.argv); any other resource takes the text as it is."""
-        from bgc.core.patterns.argv import ARGV_RESOURCES, ArgvError, encode_word
+        the word (bgc.core.resources.proc); any other resource takes the text as it is."""
+        from bgc.core.resources import ARGV_RESOURCES
+        from bgc.core.resources.proc import ArgvError, encode_word
 
         if self.resource not in ARGV_RESOURCES:
             return text

@@ -85,8 +85,8 @@ class GrantAtom:
             if not isinstance(value, str) or not ATOM_NAME.fullmatch(value):
                 raise ModelError(f"atom {what} must match [a-z][a-z0-9_.-]*, got {value!r}")
         from bgc.core.patterns import glob
-        from bgc.core.resources import values
-        from bgc.core.patterns.argv import ARGV_RESOURCES
+        from bgc.core.resources import ARGV_RESOURCES
+        from bgc.core.resources.kind import decoded_dot_segment
 
         try:
             parsed = glob.parse(self.pattern)
@@ -95,10 +95,10 @@ class GrantAtom:
         too_large = glob.size_problem(parsed)
         if too_large:
             raise ModelError(f"the pattern is too large: it {too_large}")
-        argv = self.resource in ARGV_RESOURCES  # words, not path segments: `.` is a word (bgc.core.patterns.argv)
+        argv = self.resource in ARGV_RESOURCES  # words, not path segments: `.` is a word (bgc.core.resources.proc)
         if not argv and glob.has_dot_segment(parsed.text):
             raise ModelError(f"pattern {self.pattern!r} has a '.' or '..' segment")
-        if not argv and self.resource != "fs" and values.decoded_dot_segment(parsed.text) is not None:
+        if not argv and self.resource != "fs" and decoded_dot_segment(parsed.text) is not None:
             raise ModelError(f"pattern {self.pattern!r} has a segment a URL parser reads as '.' or '..'")
         object.__setattr__(self, "pattern", parsed.text)
 

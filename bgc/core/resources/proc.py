@@ -1,4 +1,4 @@
-"""The argv dialect: a command line as the pattern of a ``proc`` atom, matched word by word.
+"""Argvs: the values of ``proc``, a command line written in the argv dialect, matched word by word.
 
 A rule about a command must be able to name its arguments (``allow git status``, ``deny git push
 ...``), and it must be decided by the same exact algebra as every other atom (:mod:`bgc.core.patterns.glob`), so
@@ -17,15 +17,21 @@ word can never forge a word boundary (``cat`` with the one argument ``a/b`` is `
 be written and is refused (an argv is rarely spelled with it; if one is, it is not decided).
 Words ``.`` and ``..`` are ordinary words here (``find .``, ``git add .``), not path segments:
 ``proc`` values and patterns are exempt from the ``.``/``..`` segment refusals of other
-resources. An empty word (``echo ""``) is an empty segment.
+resources. An empty word (``echo ""``) is an empty segment. So a value is matched as given, once
+it passed the checks every value takes (:func:`bgc.core.resources.kind.text_problem`).
 
-This module is core: it imports nothing of bgc.
+The dialect lives here, with the resource, rather than among the pattern dialects of
+:mod:`bgc.core.patterns`: it adds no pattern algebra (the glob's is used unchanged), it is the
+spelling of ``proc`` values, and whoever writes one (the shell reader, the importers, a
+template's parameter) writes a ``proc`` value.
 """
 
 from __future__ import annotations
 
+from bgc.core.resources.kind import Rejection, ResourceKind
+
 __all__ = [
-    "ARGV_RESOURCES",
+    "PROC",
     "WORD_SLASH",
     "ArgvError",
     "decode_argv",
@@ -34,9 +40,6 @@ __all__ = [
     "pattern_of_words",
     "word_problem",
 ]
-
-ARGV_RESOURCES = frozenset({"proc"})
-"""Resources whose values are argvs in this dialect (``proc:exec:git/status``)."""
 
 WORD_SLASH = "\u2215"
 """How a ``/`` inside one argv word is written (DIVISION SLASH): one character for one."""
@@ -80,3 +83,12 @@ def pattern_of_words(words: list[str] | tuple[str, ...]) -> str:
     if not words or list(words) == [""]:
         raise ArgvError("an argv pattern has at least one word, and a program name is not empty")
     return "/".join(word if word == "**" else word.replace("/", WORD_SLASH) for word in words)
+
+
+def _read(value: str, case_insensitive: bool) -> str | Rejection:
+    """An argv is matched as given: ``.`` and ``..`` are words."""
+    return value
+
+
+PROC = ResourceKind(read=_read, argv=True)
+"""``proc``: an argv (``proc:exec:git/status``)."""
