@@ -150,7 +150,7 @@ def test_the_starter_declares_a_case_insensitive_file_system_where_the_project_h
     """On a case-insensitive file system (macOS, Windows) `/.ENV` opens `/.env`: the starter
     `bgc init` writes there declares it, so the secrets rule stops `.ENV` too."""
     from bgc.runtime.calls import policy_decider
-    from bgc.app.commands.init import AGENTS as SETUPS
+    from bgc.adapters.agents import AGENTS as ROWS
     from bgc.app.commands.init import _starter, case_insensitive
 
     (tmp_path / "probe").write_text("x")
@@ -161,7 +161,7 @@ def test_the_starter_declares_a_case_insensitive_file_system_where_the_project_h
     for name in ("base.bgp", "claude-code.bgp", "agents.bgp"):
         (folded / name).write_text((Path(__file__).parent.parent / "policies" / name).read_text())
     for insensitive, env_upper in ((True, "deny"), (False, "allow")):
-        (folded / "policy.bgp").write_bytes(_starter(SETUPS["claude-code"], insensitive))
+        (folded / "policy.bgp").write_bytes(_starter(ROWS["claude-code"], insensitive))
         gate = policy_decider(str(folded / "policy.bgp")).gate
         assert gate.decide("fs:read:/.ENV").effect == env_upper
         assert gate.decide("fs:read:/.env").effect == "deny"
