@@ -93,6 +93,9 @@ HOOK_ENTRY = "from bgc.app.launch import console; console()"
 """What the hook's interpreter runs (``-c``), rather than the ``bgc`` console script: the script
 pip writes imports :mod:`re` before bgc does, which every call a decision server answers would
 pay for (its client imports no ``re``)."""
+EARLIER_ENTRIES = (HOOK_ENTRY, "from bgc.launch import console; console()")
+"""What the hook's interpreter ran in the ``-c`` forms earlier versions of ``bgc init`` wrote
+(the launcher was ``bgc.launch`` before the package took its layers)."""
 
 
 def _hook_program() -> str:
@@ -133,7 +136,8 @@ def _hook_arguments(agent: str, directory: str) -> str:
 
 def _earlier_form(command: object, arguments: str) -> bool:
     """Whether ``command`` is bgc's hook with these arguments as an earlier ``bgc init`` wrote it:
-    a ``bgc`` console script's absolute path (:func:`_bgc_script`) or ``python [-P] -m bgc``
+    a ``bgc`` console script's absolute path (:func:`_bgc_script`), ``python [-P] -m bgc`` or
+    ``python -P -c ENTRY`` (:data:`EARLIER_ENTRIES`, another installation's interpreter too)
     before them, and nothing else. Any other program named ``bgc`` (a wrapper of the user's at
     another path, which may set up what bgc runs with) is theirs: kept as it is, today's hook
     added beside it."""
@@ -145,6 +149,8 @@ def _earlier_form(command: object, arguments: str) -> bool:
     except ValueError:
         return False
     if len(words) in (3, 4) and words[1:-2] in ([], ["-P"]) and words[-2:] == ["-m", "bgc"]:
+        return True
+    if len(words) == 4 and words[1:3] == ["-P", "-c"] and words[3] in EARLIER_ENTRIES:
         return True
     return len(words) == 1 and os.path.isabs(words[0]) and os.path.basename(words[0]) == "bgc" and _bgc_script(words[0])
 
@@ -159,7 +165,12 @@ def _bgc_script(path: str) -> bool:
         return True
     except OSError:
         return False
-    return b"\nfrom bgc.app.launch import " in head or b"\nfrom bgc.app.cli import " in head
+    return any(b"\nfrom " + module + b" import " in head for module in SCRIPT_MODULES)
+
+
+SCRIPT_MODULES = (b"bgc.app.launch", b"bgc.app.cli", b"bgc.launch", b"bgc.cli")
+"""The modules a console script pip wrote for bgc imports its entry point from, today's and
+earlier versions' (before the package took its layers)."""
 
 
 def serve_command(agent: str, option: str, directory: str = ".") -> str:
