@@ -158,13 +158,14 @@ class Sources:
         store.close()
 
     @contextmanager
-    def hook_session(
-        self, *, policy: str | None, plan: str | None, mode: str | None, store: str | None, project: str,
+    def project_session(
+        self, kind: str, *, policy: str | None, plan: str | None, mode: str | None, store: str | None, project: str,
         workspace: Workspace, session: str | None,
     ) -> Iterator[Session]:  # fmt: skip
-        """A hook call's session: decided with ``plan`` (compiled plans), else ``policy``, else the
-        policy configured for ``project``; recording in the store ``store`` names
-        (:func:`store_location`), opened for the call and released after it."""
+        """The session of one call an agent makes in ``project`` (``kind``: the enforcer, as the
+        ledger names it): decided with ``plan`` (compiled plans), else ``policy``, else the policy
+        configured for the project; recording in the store ``store`` names (:func:`store_location`),
+        opened for the call and released after it (as failed when the block raised)."""
         location = store_location(store, project)
         opened = None if location is None else self.open_store(location)
         failed = True
@@ -172,11 +173,11 @@ class Sources:
             if plan is not None:
                 from bgc.core.plan import read_plans
 
-                built = plans_session("hook", read_plans(plan), workspace=workspace, store=opened, session=session)
+                built = plans_session(kind, read_plans(plan), workspace=workspace, store=opened, session=session)
             else:
                 if policy is None:
                     policy, mode = configured_policy(project, mode)
-                built = policy_session("hook", policy, mode, workspace=workspace, store=opened, session=session, sources=self)
+                built = policy_session(kind, policy, mode, workspace=workspace, store=opened, session=session, sources=self)
             yield built
             failed = False
         finally:

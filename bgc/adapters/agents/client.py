@@ -171,7 +171,9 @@ def send(connection: _socket.socket, data: bytes, deadline: float) -> None:
 def identity() -> tuple[str, str]:
     """The code a request comes from (bgc's package directory, the Python version): a server
     running other code refuses the request."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__))), sys.version
+    import bgc
+
+    return os.path.dirname(os.path.abspath(bgc.__file__)), sys.version
 
 
 def encode_reply(code: int, stdout: bytes, stderr: bytes) -> bytes:

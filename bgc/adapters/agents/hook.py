@@ -35,14 +35,15 @@ import signal
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bgc.adapters.agents import AGENTS, Agent
 from bgc.adapters.agents.client import DEFAULT_TIMEOUT, MAX_INPUT
+from bgc.adapters.agents.protocol import HookInputError
+from bgc.core.values.documents import json_text, parse_document
 from bgc.errors import BgcError, ExitCode, UsageError
-
-if TYPE_CHECKING:
-    from bgc.runtime.session import Sources
+from bgc.runtime.calls import Workspace
+from bgc.runtime.session import Sources
 
 UNKNOWN_ANSWERS = ("ask", "deny")
 ASKS = ("agent", "bgc")
@@ -119,27 +120,20 @@ def decide(
     try:
         with deadline(options.timeout, started):
             answer = _answer(AGENTS[agent], options, stdin, env, cwd, sources)
+        # None: the agent's way of saying "no objection" is to say nothing. UTF-8, as every agent
+        # reads its hooks' JSON; a lone surrogate in a reason becomes "?" (written as is, it would
+        # not be UTF-8)
+        stdout = b"" if answer is None else (json_text(answer) + "\n").encode("utf-8", "replace")
     except HookTimeout:
         return blocked(f"no decision within {options.timeout:g} s: the call is blocked")
     except Exception as error:  # noqa: BLE001 - the hook's edge: every failure blocks the call
         return blocked(failure(error))
-    if answer is None:
-        return ExitCode.OK, b"", b""
-    from bgc.core.values.documents import json_text
-
-    # UTF-8, as every agent reads its hooks' JSON; a lone surrogate in a reason becomes "?" (written
-    # as is, it would not be UTF-8)
-    return ExitCode.OK, (json_text(answer) + "\n").encode("utf-8", "replace"), b""
+    return ExitCode.OK, stdout, b""
 
 
 def _answer(
     agent: Agent, options: Options, data: bytes, env: Mapping[str, str], cwd: str, sources: Sources | None
 ) -> dict[str, Any] | None:
-    from bgc.adapters.agents.protocol import HookInputError
-    from bgc.core.values.documents import parse_document
-    from bgc.runtime.calls import Workspace
-    from bgc.runtime.session import Sources
-
     adapter = agent.adapter()
     if len(data) > MAX_INPUT:
         raise HookInputError(f"the hook input is larger than {MAX_INPUT:,} bytes")
@@ -148,8 +142,8 @@ def _answer(
     if not project or not project.startswith("/"):
         raise HookInputError(f"no project directory ({' or '.join((*agent.project_env, 'cwd'))})")
     workspace = Workspace.at(project, use.cwd)
-    here = (sources or Sources(durable=True)).hook_session(
-        policy=_anchored(options.policy, cwd), plan=_anchored(options.plan, cwd), mode=options.mode,
+    here = (sources or Sources(durable=True)).project_session(
+        "hook", policy=_anchored(options.policy, cwd), plan=_anchored(options.plan, cwd), mode=options.mode,
         store=_anchored(options.store, cwd), project=project, workspace=workspace, session=use.session,
     )  # fmt: skip
     with here as session:
@@ -180,8 +174,6 @@ def _anchored(path: str | None, cwd: str) -> str | None:
 
 def failure(error: Exception) -> str:
     """Why the call is blocked, in one line."""
-    from bgc.adapters.agents.protocol import HookInputError
-
     if isinstance(error, BgcError):
         return error.render().splitlines()[0]  # file:line:col: error: message
     if isinstance(error, HookInputError):
