@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import gc
 import sys
-from typing import TYPE_CHECKING, NoReturn
 
+TYPE_CHECKING = False  # typing is never imported on a served hook's path (it brings re): annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from typing import NoReturn
 
 class Option:
     """One option of a fast command: where its value goes (``dest``), and what it may be:

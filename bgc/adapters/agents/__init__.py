@@ -8,52 +8,63 @@ the hook (:mod:`bgc.adapters.agents.hook`) and the hook's client (:mod:`bgc.adap
 all read the row.
 
 The client reads this module before anything else on a hook the decision server answers, so a
-row is plain data and an adapter is imported only when a hook decides in this process.
+row is a plain class (no :mod:`typing`, :mod:`dataclasses` or :mod:`collections` to import) and
+an adapter is imported only when a hook decides in this process.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
-
+TYPE_CHECKING = False  # typing is never imported on a served hook's path (it brings re): annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from bgc.adapters.agents.protocol import Adapter
 
 
-class Setup(NamedTuple):
+class Setup:
     """Where an agent keeps its hooks and how it runs one: what ``bgc init AGENT`` writes (each
     agent's hooks reference is cited in its adapter module)."""
 
-    directory: str
-    """The agent's directory in a project; the policy goes into its ``bgc/``."""
-    settings: str
-    """The file in that directory whose ``hooks`` object gets the hook."""
-    event: str
-    """The event that fires before every tool call."""
-    timeout: int
-    """The hook's timeout, in the agent's unit."""
-    project: str | None
-    """How the hook command names the project directory (None: the project's absolute path)."""
-    lifecycle: tuple[tuple[str, str], ...] = ()
-    """``(event, bgc serve option)``: the session events that start and stop the project's
-    decision server (``bgc serve``), where the agent has them."""
+    __slots__ = ("directory", "event", "lifecycle", "project", "settings", "timeout")
+
+    def __init__(
+        self, directory: str, settings: str, event: str, timeout: int, project: str | None,
+        lifecycle: tuple[tuple[str, str], ...] = (),
+    ) -> None:  # fmt: skip
+        self.directory = directory
+        """The agent's directory in a project; the policy goes into its ``bgc/``."""
+        self.settings = settings
+        """The file in that directory whose ``hooks`` object gets the hook."""
+        self.event = event
+        """The event that fires before every tool call."""
+        self.timeout = timeout
+        """The hook's timeout, in the agent's unit."""
+        self.project = project
+        """How the hook command names the project directory (None: the project's absolute path)."""
+        self.lifecycle = lifecycle
+        """``(event, bgc serve option)``: the session events that start and stop the project's
+        decision server (``bgc serve``), where the agent has them."""
 
 
-class Agent(NamedTuple):
+class Agent:
     """One agent bgc speaks to through its hooks."""
 
-    name: str
-    """What ``bgc hook`` and ``bgc init`` call it (``claude-code``)."""
-    adapter: Callable[[], Adapter]
-    """Its hook protocol (imported when called: a hook the server answers never needs it)."""
-    project_env: tuple[str, ...]
-    """Environment variables the agent sets to the project directory, first found wins (else the
-    hook input's ``cwd`` is the project, and the working directory names its server)."""
-    mapping: str
-    """Its bundled mapping policy (``policies/``): its tools as bgc's resources."""
-    setup: Setup
-    """What ``bgc init`` writes for it."""
+    __slots__ = ("adapter", "mapping", "name", "project_env", "setup")
+
+    def __init__(
+        self, name: str, adapter: Callable[[], Adapter], project_env: tuple[str, ...], mapping: str, setup: Setup
+    ) -> None:
+        self.name = name
+        """What ``bgc hook`` and ``bgc init`` call it (``claude-code``)."""
+        self.adapter = adapter
+        """Its hook protocol (imported when called: a hook the server answers never needs it)."""
+        self.project_env = project_env
+        """Environment variables the agent sets to the project directory, first found wins (else
+        the hook input's ``cwd`` is the project, and the working directory names its server)."""
+        self.mapping = mapping
+        """Its bundled mapping policy (``policies/``): its tools as bgc's resources."""
+        self.setup = setup
+        """What ``bgc init`` writes for it."""
 
 
 HOOK_TIMEOUT = 30
