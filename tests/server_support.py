@@ -30,7 +30,7 @@ START_SECONDS = 120  # a loaded machine imports slowly
 
 
 def status(project: str) -> dict[str, Any] | None:
-    from bgc.app.commands.serve import control
+    from bgc.app.server import control
 
     return control(project, "status")
 
@@ -51,7 +51,7 @@ class Server:
             time.sleep(0.05)
 
     def stop(self) -> None:
-        from bgc.app.commands.serve import control
+        from bgc.app.server import control
 
         if self.process.poll() is None:
             control(self.project, "stop")

@@ -317,13 +317,14 @@ def _own_handler(signum: int, frame: object) -> None:
 @pytest.mark.parametrize("before", [signal.SIG_DFL, signal.SIG_IGN, _own_handler], ids=["default", "ignore", "own"])
 @pytest.mark.parametrize("ending", ["done", "raised", "expired", "nested"])
 def test_the_deadline_leaves_the_alarm_as_it_found_it(before: Any, ending: str) -> None:
-    """The deadline's SIGALRM (set through ``_signal``, not :mod:`signal`) in a process that runs
-    hook after hook (the decision server, a test run in process): whatever handler was there —
+    """The deadline's SIGALRM in a process that runs hook after hook (the decision server, a test
+    run in process): whatever handler was there —
     default, ignore, one of the process's own — is back, and no timer is left running, however
     the block ends: done, raising, expired, or around an inner deadline."""
     import time
 
-    from bgc.app.commands.hook import HookTimeout, _deadline
+    from bgc.adapters.agents.hook import HookTimeout
+    from bgc.adapters.agents.hook import deadline as _deadline
 
     previous = signal.signal(signal.SIGALRM, before)
     try:
@@ -405,27 +406,26 @@ def test_the_sandbox_flag_is_read_by_its_type_alone() -> None:
     check()
 
 
-def test_outside_the_sandbox_an_allow_is_asked_and_nothing_else_changes(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_outside_the_sandbox_an_allow_is_asked_and_nothing_else_changes(tmp_path_factory: pytest.TempPathFactory) -> None:
     """For generated commands (allowed, asked and denied ones, over generated file names), the
     answer with `dangerouslyDisableSandbox: true` is the answer without it, an allow made an ask."""
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from bgc.app.commands.hook import _decide
+    from bgc.adapters.agents.hook import Options, decide
 
     root = _sandbox_project(tmp_path_factory)
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(root))
-    policy = str(root / ".claude" / "bgc" / "policy.bgp")
+    env = {"CLAUDE_PROJECT_DIR": str(root)}
+    options = Options.of(policy=str(root / ".claude" / "bgc" / "policy.bgp"), store="none")
     shapes = [">src/{n}", ">>tests/{n}", "cat src/{n}", "echo x > .git/{n}", "cat .env > src/{n}", "rm -rf {n}",
               "ls src && >src/{n}", ">.github/workflows/{n}", "git status", ">/etc/{n}"]  # fmt: skip
 
     def effect(command: str, sandbox_off: bool) -> str:
         tool_input = {"command": command, "dangerouslyDisableSandbox": sandbox_off}
         data = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(root), "tool_input": tool_input})
-        answer = _decide("claude-code", data.encode(), policy, None, None, "ask", "none", "agent", None)
-        return answer["hookSpecificOutput"]["permissionDecision"]  # type: ignore[index]
+        code, out, _ = decide("claude-code", options, data.encode(), env, "/")
+        assert code == 0
+        return json.loads(out)["hookSpecificOutput"]["permissionDecision"]  # type: ignore[no-any-return]
 
     seen: set[str] = set()
 
@@ -461,15 +461,19 @@ def test_the_answer_is_valid_utf8_json_whatever_its_text_holds(monkeypatch: pyte
     surrogate outside U+DC80-U+DCFF, not at all (the call blocked)."""
     import io
 
-    from bgc.app.commands import hook
+    from bgc.adapters.agents import hook
+    from bgc.app.commands import hook as hook_command
 
     answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": f"bgc: {text}"}}
+    monkeypatch.setattr(hook, "_answer", lambda *_: answer)
+    code, out, err = hook.decide("claude-code", hook.Options.of(policy="p.bgp"), b"{}", {}, "/")  # as the decision server calls it
+    assert (code, err) == (0, b"")
     written = io.BytesIO()
-    monkeypatch.setattr(hook, "_decide", lambda *_: answer)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
-    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(written, encoding="utf-8", errors=errors))  # as the decision server's
-    assert hook.run("claude-code", policy="p.bgp") == 0
-    data = json.loads(written.getvalue().decode("utf-8"))
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(written, encoding="utf-8", errors=errors))
+    assert hook_command.run("claude-code", policy="p.bgp") == 0  # and as the hook's own process writes it
+    assert written.getvalue() == out
+    data = json.loads(out.decode("utf-8"))
     assert data["hookSpecificOutput"]["permissionDecision"] == "deny" and data["hookSpecificOutput"]["permissionDecisionReason"].startswith("bgc: ")
 
 
@@ -509,4 +513,4 @@ def test_a_served_answer_the_agent_cannot_read_blocks(monkeypatch: pytest.Monkey
     monkeypatch.setattr(client, "trusted_socket", lambda path: True)
     monkeypatch.setattr(client, "_ask", lambda *_: (0, b'{"decision": "deny"}\n', b""))
     monkeypatch.setattr(client, "_write_all", fail)
-    assert client.decide(["hook", "claude-code"], "claude-code", None) == 2
+    assert client.ask_server("claude-code", [], {}) == 2

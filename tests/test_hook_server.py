@@ -105,14 +105,14 @@ def test_a_kept_policy_is_checked_by_its_files_stamps_and_young_stamps_are_not_t
     """In the server's memory a compiled policy is kept while its files' stamps hold. With a
     coarse clock an edit may keep a file's stamp (here: every stamp stays the same), so stamps
     younger than the racy window are never trusted and the contents decide."""
-    from bgc.app.commands.serve import WarmState, _stamp
+    from bgc.runtime.session import WarmSources, stamp
 
     policy = Path(project["root"]) / ".claude" / "bgc" / "policy.bgp"
     included = policy.with_name("base.bgp")
     if clock == "coarse":
-        frozen = {path: _stamp(path) for path in map(str, policy.parent.iterdir())}
-        monkeypatch.setattr("bgc.app.commands.serve._stamp", lambda path: frozen.get(path) or _stamp(path))
-    warm = WarmState(racy_seconds=0 if clock == "fine" else 3600)
+        frozen = {path: stamp(path) for path in map(str, policy.parent.iterdir())}
+        monkeypatch.setattr("bgc.runtime.session.stamp", lambda path: frozen.get(path) or stamp(path))
+    warm = WarmSources(racy_seconds=0 if clock == "fine" else 3600)
     first = warm.compiled_policy(str(policy), None)
     assert warm.compiled_policy(str(policy), None) is first and warm.compiled_policy(str(policy), None) is first
     decide = lambda compiled: compiled.decider.decide_call("Read", None, {"file_path": "/docs/guide.md"}).effect  # noqa: E731
@@ -375,13 +375,13 @@ def test_the_hooks_stores_sync_every_commit(tmp_path: Path) -> None:
     """A ledger entry is on disk before the answer lets the call run: a connection a server keeps
     open is never checkpointed by a close, so the hook's stores, kept or one-shot, commit with
     ``synchronous = FULL`` (2); other enforcers keep ``NORMAL`` (1)."""
-    from bgc.app.commands.serve import WarmState
+    from bgc.runtime.session import WarmSources
     from bgc.runtime.store import open_store
 
     def synchronous(store: Any) -> int:
         return int(store._db.execute("PRAGMA synchronous").fetchone()[0])
 
-    warm = WarmState()
+    warm = WarmSources()
     kept, plain = warm.open_store(str(tmp_path / "kept.db")), open_store(str(tmp_path / "plain.db"))
     try:
         assert (synchronous(kept), synchronous(open_store(str(tmp_path / "one.db"), durable=True)), synchronous(plain)) == (2, 2, 1)
@@ -404,4 +404,4 @@ def test_an_answer_that_cannot_be_written_is_never_a_success(project: dict[str, 
     gone.stdout.close()  # type: ignore[union-attr]
     _, errors = gone.communicate(call, timeout=TIMEOUT)
     assert gone.returncode == 2 and b"Traceback" not in errors, errors
-    assert served(server) == 1  # the second answer was the server's: the client's write met the closed pipe
+    assert served(server) == 2  # both answers were the server's: the client's write met the closed stdout, then the closed pipe

@@ -150,7 +150,7 @@ def test_the_starter_declares_a_case_insensitive_file_system_where_the_project_h
     """On a case-insensitive file system (macOS, Windows) `/.ENV` opens `/.env`: the starter
     `bgc init` writes there declares it, so the secrets rule stops `.ENV` too."""
     from bgc.runtime.calls import policy_decider
-    from bgc.app.commands.init import AGENTS as SETUPS
+    from bgc.adapters.agents import AGENTS as ROWS
     from bgc.app.commands.init import _starter, case_insensitive
 
     (tmp_path / "probe").write_text("x")
@@ -161,7 +161,7 @@ def test_the_starter_declares_a_case_insensitive_file_system_where_the_project_h
     for name in ("base.bgp", "claude-code.bgp", "agents.bgp"):
         (folded / name).write_text((Path(__file__).parent.parent / "policies" / name).read_text())
     for insensitive, env_upper in ((True, "deny"), (False, "allow")):
-        (folded / "policy.bgp").write_bytes(_starter(SETUPS["claude-code"], insensitive))
+        (folded / "policy.bgp").write_bytes(_starter(ROWS["claude-code"], insensitive))
         gate = policy_decider(str(folded / "policy.bgp")).gate
         assert gate.decide("fs:read:/.ENV").effect == env_upper
         assert gate.decide("fs:read:/.env").effect == "deny"
@@ -377,12 +377,21 @@ def _with_pre_tool_use(project: Path, commands: list[str]) -> None:
 ARGUMENTS = 'hook claude-code -p "$CLAUDE_PROJECT_DIR/.claude/bgc/policy.bgp"'
 
 
+BEFORE_LAYERS = f"/usr/bin/python3 -P -c 'from bgc.launch import console; console()' {ARGUMENTS}"
+"""The hook as ``bgc init`` wrote it before the package took its layers (``bgc.launch``)."""
+OTHER_INTERPRETER = f"'/opt/old env/bin/python3' -P -c 'from bgc.app.launch import console; console()' {ARGUMENTS}"
+"""Today's form, written by another installation's interpreter."""
+
+
 @pytest.mark.parametrize("olds", [
     [f"'/opt/old env/bin/bgc' {ARGUMENTS}", f"/usr/bin/python3 -m bgc {ARGUMENTS}"],
     [f"/usr/bin/python3 -P -m bgc {ARGUMENTS}", f"/gone/bin/bgc {ARGUMENTS}", f"/usr/bin/python3 -m bgc {ARGUMENTS}"],
+    [BEFORE_LAYERS, f"/usr/bin/python3 -m bgc {ARGUMENTS}"],
+    [OTHER_INTERPRETER, BEFORE_LAYERS],
 ])  # fmt: skip
 def test_earlier_hooks_become_one_hook_in_the_first_ones_place(tmp_path: Path, olds: list[str]) -> None:
-    """Several hooks of earlier inits (two installations', or the ``-P -m`` form): the first is
+    """Several hooks of earlier inits (two installations', the ``-P -m`` form, the ``-P -c`` form
+    of another interpreter or of the launcher before the package took its layers): the first is
     brought up to date, the rest left as they were, so today's command runs once; and again, it
     is unchanged."""
     project = tmp_path / "p"
@@ -408,9 +417,10 @@ def test_a_wrapper_of_the_users_named_bgc_is_kept(tmp_path: Path) -> None:
     assert "added the PreToolUse" in init(project).stdout
     commands = _pre_tool_use_commands(project)
     assert commands[0] == theirs and len(commands) == 2 and "-P -c" in commands[1]
-    wrapper.write_text("#!/opt/bgc/bin/python3\nimport re\nimport sys\nfrom bgc.app.launch import console\n")
-    _with_pre_tool_use(project, [theirs])
-    assert "updated the PreToolUse hook" in init(project).stdout and "-P -c" in _pre_tool_use_commands(project)[0]
+    for script in ("from bgc.app.launch import console", "from bgc.launch import console"):  # today's pip script, and before the layers
+        wrapper.write_text(f"#!/opt/bgc/bin/python3\nimport re\nimport sys\n{script}\n")
+        _with_pre_tool_use(project, [theirs])
+        assert "updated the PreToolUse hook" in init(project).stdout and "-P -c" in _pre_tool_use_commands(project)[0]
 
 
 def test_a_bgc_found_through_a_relative_path_entry_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -441,11 +451,13 @@ def _settings_cases() -> Any:
     from hypothesis import strategies as st
 
     pool = ["./check.sh", "/x/bgc hook claude-code -p other.bgp", "WRAPPER", f"/gone/bin/bgc {ARGUMENTS}",
-            f"/usr/bin/python3 -m bgc {ARGUMENTS}", f"/usr/bin/python3 -P -m bgc {ARGUMENTS}", "TODAY"]  # fmt: skip
+            f"/usr/bin/python3 -m bgc {ARGUMENTS}", f"/usr/bin/python3 -P -m bgc {ARGUMENTS}", BEFORE_LAYERS,
+            f"/usr/bin/python3 -c 'from bgc.launch import console; console()' {ARGUMENTS}", "TODAY"]  # fmt: skip
     return st.lists(st.lists(st.sampled_from(pool), min_size=1, max_size=3), max_size=4)
 
 
-EARLIER = ("/gone/bin/bgc ", "/usr/bin/python3 -m bgc ", "/usr/bin/python3 -P -m bgc ")
+EARLIER = ("/gone/bin/bgc ", "/usr/bin/python3 -m bgc ", "/usr/bin/python3 -P -m bgc ", BEFORE_LAYERS)
+"""bgc's earlier forms in the pool (without ``-P``, ``-c`` was never one of them: the user's own)."""
 
 
 def test_the_upgrade_by_class_of_settings(tmp_path_factory: pytest.TempPathFactory) -> None:

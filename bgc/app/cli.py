@@ -13,8 +13,13 @@ from typing import Annotated, Literal, Optional
 
 import typer
 
+from bgc.adapters.agents import AGENTS, Agent
 from bgc.app.cli_base import ColorOption, InputFormatOption, PolicyOption, QuietOption, app, command_group, fail, run
 from bgc.errors import BgcError
+
+AgentName = Literal[tuple(AGENTS)]  # type: ignore[valid-type]
+"""The agents ``bgc hook`` and ``bgc init`` know (:data:`bgc.adapters.agents.AGENTS`)."""
+AGENT_NAMES = ", ".join(AGENTS)
 
 
 @app.command()
@@ -398,8 +403,8 @@ def order_new(
 @app.command()
 def hook(
     agent: Annotated[
-        Literal["claude-code", "gemini-cli", "codex"],
-        typer.Argument(metavar="AGENT", help="The agent whose hook protocol to speak: claude-code, gemini-cli or codex."),
+        AgentName,
+        typer.Argument(metavar="AGENT", help=f"The agent whose hook protocol to speak: {' or '.join(AGENT_NAMES.rsplit(', ', 1))}."),
     ],
     policy: Annotated[Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy to decide with (default: `policy` in bgc.toml / [tool.bgc] of the project).")] = None,
     plan: Annotated[Optional[str], typer.Option("--plan", metavar="FILE", help="Decide with these compiled plans instead of a policy.")] = None,
@@ -435,8 +440,8 @@ def serve(
 ) -> None:
     """Keep a project's hook decisions warm: a server the agent's `bgc hook` hands each call to.
 
-    The hook asks the project's server first and writes back its answer; the server runs the same
-    hook entry with the hook's own argv, stdin, working directory and environment, keeping bgc
+    The hook asks the project's server first and writes back its answer; the server decides with
+    the same function the hook runs, given the hook's options, stdin, working directory and environment, keeping bgc
     imported, compiled policies in memory and the store open (each checked on every call), and
     reading approvals, modes and the ledger afresh every time. No server, or any trouble reaching
     it, and the hook decides in its own process: the answers are the same. The socket is private
@@ -458,32 +463,30 @@ INIT_KEPT = """Nothing there is lost: other settings and hooks are kept, the pre
     and column (exit 2), and nothing is written."""
 
 
-def _init_agent(agent: str, directory: str) -> None:
-    from bgc.app.commands import init as command
+def _init_command(agent: Agent) -> None:
+    """Register ``bgc init AGENT``, its help from the agent's row."""
+    setup = agent.setup
+    moved = (
+        "The hook names the policy by this project's absolute path (the agent gives hooks no project\n"
+        "    directory): run it again after moving the project. "
+        if setup.project is None
+        else ""
+    )
+    summary = (
+        f"Write a starter policy into {setup.directory}/bgc/ and merge `bgc hook {agent.name}` into "
+        f"{setup.directory}/{setup.settings} ({setup.event})."
+    )
 
-    run(lambda: command.run(agent, directory=directory))
+    def init_agent(directory: DirOption = ".") -> None:
+        from bgc.app.commands import init as command
+
+        run(lambda: command.run(agent.name, directory=directory))
+
+    init_app.command(agent.name, help=f"{summary}\n\n    {moved}{INIT_KEPT}")(init_agent)
 
 
-@init_app.command("claude-code", help=f"""Write a starter policy into .claude/bgc/ and merge `bgc hook claude-code` into .claude/settings.json (PreToolUse).
-
-    {INIT_KEPT}""")
-def init_claude_code(directory: DirOption = ".") -> None:
-    _init_agent("claude-code", directory)
-
-
-@init_app.command("gemini-cli", help=f"""Write a starter policy into .gemini/bgc/ and merge `bgc hook gemini-cli` into .gemini/settings.json (BeforeTool).
-
-    {INIT_KEPT}""")
-def init_gemini_cli(directory: DirOption = ".") -> None:
-    _init_agent("gemini-cli", directory)
-
-
-@init_app.command("codex", help=f"""Write a starter policy into .codex/bgc/ and merge `bgc hook codex` into .codex/hooks.json (PreToolUse).
-
-    The hook names the policy by this project's absolute path (Codex gives hooks no project
-    directory): run it again after moving the project. {INIT_KEPT}""")
-def init_codex(directory: DirOption = ".") -> None:
-    _init_agent("codex", directory)
+for _agent in AGENTS.values():
+    _init_command(_agent)
 
 
 @init_app.command("mcp")

@@ -17,17 +17,14 @@ from __future__ import annotations
 import gc
 import sys
 
-TYPE_CHECKING = False  # not typing's: a hook the decision server answers never imports typing
+TYPE_CHECKING = False  # typing is never imported on a served hook's path (it brings re): annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import NoReturn
 
 class Option:
     """One option of a fast command: where its value goes (``dest``), and what it may be:
-    ``choices`` (None: any value), ``repeatable``, ``flag`` (takes no value).
-
-    A plain slotted class, not a named tuple: making one costs a named tuple's type about 60 µs
-    (it compiles its ``__new__``), and this module is on the path of every cold command."""
+    ``choices`` (None: any value), ``repeatable``, ``flag`` (takes no value)."""
 
     __slots__ = ("choices", "dest", "flag", "repeatable")
 
@@ -161,10 +158,9 @@ def main(leave: Callable[[object], NoReturn] = sys.exit) -> NoReturn:
     through typer. A fast command ends by calling ``leave`` with its exit code (:func:`console`
     passes :func:`leave_now`; the default, ``sys.exit``, suits a caller that goes on)."""
     # A bgc process builds large trees of acyclic objects (policies, plans, automata) and makes
-    # almost no cyclic garbage: a compile of 1,000 orders collected 170 objects in 1,142
-    # collections, each generation-2 pass walking a heap that grows with the policy (a third of
-    # that compile's time at N = 1,000 rules). Rarer collections keep that cost flat; the cyclic
-    # garbage left waiting is at most a few thousand objects.
+    # almost no cyclic garbage, while each generation-2 pass walks a heap that grows with the
+    # policy. Rarer collections keep that cost flat; the cyclic garbage left waiting is at most a
+    # few thousand objects.
     gc.set_threshold(10_000, 10, 10)
     fast = fast_arguments(sys.argv[1:])
     if fast is None:
@@ -174,12 +170,12 @@ def main(leave: Callable[[object], NoReturn] = sys.exit) -> NoReturn:
     command, positionals, options = fast
     if command == "hook":
         # first, before anything heavy is imported: the project's decision server, if one runs
-        from bgc.adapters.agents.client import Fallback, decide
+        from bgc.adapters.agents.client import Fallback, ask_server
 
-        served = decide(sys.argv[1:], positionals[0], options.get("timeout"))
+        served = ask_server(positionals[0], positionals[1:], options)
         if not isinstance(served, Fallback):
             leave(served)
-        sys.stdin, options = served.stdin, {**options, "started": served.started}
+        options = {**options, "received": served}
     from bgc.app.guard import guarded
 
     try:
@@ -190,7 +186,7 @@ def main(leave: Callable[[object], NoReturn] = sys.exit) -> NoReturn:
 
 def leave_now(code: object) -> NoReturn:
     """Exit with ``code`` at once, without the interpreter's teardown (freeing every module,
-    class and object one by one: about a seventh of a cold ``bgc gate``, for nothing the user
+    class and object one by one: a sizeable part of a cold ``bgc gate``, for nothing the user
     sees).
 
     Only for a finished fast command, whose answer is written and whose files and stores were

@@ -690,7 +690,7 @@ def compiled_policy(path: str, mode: str | None = None, *, memo: dict[str, Any] 
     code, the root file's real path and digest, and the mode as asked) while every file the
     policy was read from still has the digest it had: a hit reads the policy's files and nothing
     else (no parse, no policy loaded, no id derived), which is what a hook run before every tool
-    call can afford. ``memo`` (a long-lived process's, :mod:`bgc.app.commands.serve`) keeps entries
+    call can afford. ``memo`` (a long-lived process's, :class:`bgc.runtime.session.WarmSources`) keeps entries
     in memory too, so a hit there skips reading and unpickling the entry; it is checked against
     the policy's files exactly as an entry read from disk is.
     """

@@ -22,14 +22,11 @@ that cannot be digested, or any other failure while settling or recording turns 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from bgc.core.values import canonical
-from dataclasses import dataclass
 from bgc.runtime.calls import CallDecision, CallEffect
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 PARAMS_TAG = "bgc.CallParams"
 SUMMARY_VALUE_CHARS = 120

@@ -23,8 +23,8 @@ Tool names: Claude Code's built-in tools are tools of server ``local``; an MCP t
 
 from __future__ import annotations
 
+from typing import Any
 
-from bgc.adapters.agents.client import PROJECT_ENV
 from bgc.adapters.agents.protocol import (
     Adapter,
     Effect,
@@ -37,10 +37,6 @@ from bgc.adapters.agents.protocol import (
     with_glob_alternatives,
 )
 from bgc.core.policy.templates import LOCAL_SERVER
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 EVENTS = ("PreToolUse", "PermissionRequest")
 
@@ -102,4 +98,4 @@ def permission_request_answer(effect: Effect, reason: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
-ADAPTER = Adapter("claude-code", PROJECT_ENV["claude-code"], tool_use, answer)
+ADAPTER = Adapter(tool_use, answer)

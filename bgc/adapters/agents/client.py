@@ -1,20 +1,22 @@
 """The hook's way to a warm decision server (``bgc serve``), tried before anything heavy is imported.
 
 A hook runs as a fresh process before every tool call, and most of its time is Python starting
-and bgc importing itself. A decision server started once per project (``bgc serve``, in
-:mod:`bgc.app.commands.serve`) keeps that work warm; this module is the hook's side: it reads the
-hook input, hands the whole invocation (argv, stdin bytes, working directory, environment) to the
-project's server over a Unix socket, and writes back the server's answer byte for byte. The
-server runs the very entry point the hook would have run (:mod:`bgc.app.commands.hook`), so an
-answer is the same whether it came from there or from here.
+and bgc importing itself. A decision server started once per project (``bgc serve``,
+:mod:`bgc.app.server`) keeps that work warm; this module is the hook's side: it reads the hook
+input, hands the call (the agent, the hook's options, the stdin bytes, the working directory and
+the environment) to the project's server over a Unix socket, and writes back the server's answer
+byte for byte. The server answers with the very function the hook would have run
+(:func:`bgc.adapters.agents.hook.decide`), so an answer is the same whether it came from there or
+from here.
 
 Fail closed, and never slower to fail than the hook's own deadline: no server, a socket that is
 not ours, a refused connection, a server that does not answer within half the deadline, a reply
 that is not whole and well-formed, a server running other code — each one makes the hook decide
 in its own process with the input already read (:class:`Fallback`), never allow. Imports only
-what is already loaded at start-up or builtin (``os``, ``sys``, ``io``, ``marshal``, ``_socket``,
-``select``, ``time``) and :mod:`bgc.core.values.sha256`: ``socket``, ``json`` and ``hashlib`` would each
-cost more than the server's whole answer.
+what is already loaded at start-up or builtin (``os``, ``sys``, ``marshal``, ``_socket``,
+``select``, ``time``), :mod:`hashlib` (the socket's name) and the agents' rows
+(:data:`bgc.adapters.agents.AGENTS`): ``socket``, ``json`` and ``typing`` would each cost more
+than the server's whole answer.
 
 Where a server listens (:func:`socket_path`): a directory only this user may enter,
 ``$XDG_RUNTIME_DIR/bgc`` or else ``/tmp/bgc-UID`` (mode 0700, owned by this user, not a link), a
@@ -25,7 +27,7 @@ other end runs as this user (``SO_PEERCRED``, Linux; elsewhere no server is used
 
 from __future__ import annotations
 
-import io
+import _socket
 import marshal
 import os
 import stat
@@ -34,9 +36,7 @@ import time
 
 from hashlib import sha256
 
-TYPE_CHECKING = False  # not typing's: importing typing costs a served hook more than the server's answer
-if TYPE_CHECKING:
-    from typing import Any
+from bgc.adapters.agents import AGENTS
 
 MAX_INPUT = 32 * 1024 * 1024
 """Bytes of hook input read at most (a Write of a large file carries its content)."""
@@ -56,11 +56,6 @@ ANSWERED, REFUSED = b"A", b"R"
 """A reply's first byte: the server's answer follows, or the server will not answer this request."""
 ACCEPTED_CODES = (0, 2)
 """The hook's exit codes: 0 with an answer, 2 blocked. Any other code from a server is not used."""
-
-PROJECT_ENV = {"claude-code": ("CLAUDE_PROJECT_DIR",), "gemini-cli": ("GEMINI_PROJECT_DIR",), "codex": ()}
-"""Environment variables each agent sets to the project directory, first found wins (Codex names
-none: its hooks run in the session's working directory). The adapters read the same table."""
-
 
 def private_dir(*, create: bool = False) -> str | None:
     """The directory servers' sockets live in, or ``None`` when it is missing (and not
@@ -84,9 +79,10 @@ def private_dir(*, create: bool = False) -> str | None:
 
 def project_of(agent: str) -> str:
     """The project directory a hook of ``agent`` runs for, as its server is named: the agent's
-    project variable, else the working directory. Only the choice of server depends on it; the
-    server decides with the request's own environment and working directory."""
-    found = next((os.environ[name] for name in PROJECT_ENV.get(agent, ()) if os.environ.get(name)), None)
+    project variable (its :data:`~bgc.adapters.agents.AGENTS` row), else the working directory.
+    Only the choice of server depends on it; the server decides with the request's own
+    environment and working directory."""
+    found = next((os.environ[name] for name in AGENTS[agent].project_env if os.environ.get(name)), None)
     return os.path.realpath(found or os.getcwd())
 
 
@@ -109,11 +105,9 @@ def trusted_socket(path: str) -> bool:
     return stat.S_ISSOCK(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
-def peer_uid(connection: Any) -> int | None:
+def peer_uid(connection: _socket.socket) -> int | None:
     """The user the process at the other end of a Unix socket runs as (``SO_PEERCRED``:
     pid, uid, gid as native ints), or ``None`` where the system cannot say."""
-    import _socket
-
     option = getattr(_socket, "SO_PEERCRED", None)
     if option is None:
         return None
@@ -121,11 +115,9 @@ def peer_uid(connection: Any) -> int | None:
     return int.from_bytes(raw[4:8], sys.byteorder) if len(raw) == 12 else None
 
 
-def connect(path: str, seconds: float) -> Any:
+def connect(path: str, seconds: float) -> _socket.socket:
     """A connection to the server at ``path``, whose peer was checked to be this user; raises
     ``OSError`` (a refused or timed-out connection, a peer of another user)."""
-    import _socket
-
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         connection.settimeout(max(seconds, 0.001))
@@ -142,7 +134,7 @@ def frame(payload: bytes) -> bytes:
     return MAGIC + len(payload).to_bytes(8, "big") + payload
 
 
-def read_frame(connection: Any, limit: int, deadline: float) -> bytes:
+def read_frame(connection: _socket.socket, limit: int, deadline: float) -> bytes:
     """One whole frame's payload, then the end of the stream; ``ValueError`` when the frame is
     malformed, larger than ``limit`` or followed by more bytes, ``OSError`` on a timeout."""
     received = _read_exactly(connection, HEADER, deadline)
@@ -155,7 +147,7 @@ def read_frame(connection: Any, limit: int, deadline: float) -> bytes:
     return payload
 
 
-def _read_exactly(connection: Any, size: int, deadline: float) -> bytes:
+def _read_exactly(connection: _socket.socket, size: int, deadline: float) -> bytes:
     chunks: list[bytes] = []
     left = size
     while left:
@@ -168,7 +160,7 @@ def _read_exactly(connection: Any, size: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-def send(connection: Any, data: bytes, deadline: float) -> None:
+def send(connection: _socket.socket, data: bytes, deadline: float) -> None:
     view = memoryview(data)
     while view:
         connection.settimeout(max(deadline - time.monotonic(), 0.001))
@@ -179,7 +171,9 @@ def send(connection: Any, data: bytes, deadline: float) -> None:
 def identity() -> tuple[str, str]:
     """The code a request comes from (bgc's package directory, the Python version): a server
     running other code refuses the request."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__))), sys.version
+    import bgc
+
+    return os.path.dirname(os.path.abspath(bgc.__file__)), sys.version
 
 
 def encode_reply(code: int, stdout: bytes, stderr: bytes) -> bytes:
@@ -204,33 +198,51 @@ def decode_reply(payload: bytes) -> tuple[int, bytes, bytes] | None:
 
 
 class Fallback:
-    """No server answered: the hook decides in this process, with what was read of stdin (a
-    plain class: a NamedTuple or a dataclass would import typing or dataclasses)."""
+    """No server answered: the hook decides in this process, with what was read of stdin (a plain
+    class: a dataclass would import :mod:`dataclasses` on every served hook)."""
 
-    __slots__ = ("stdin", "started")
+    __slots__ = ("complete", "data", "started")
 
-    def __init__(self, stdin: io.TextIOWrapper, started: float) -> None:
-        self.stdin = stdin
-        """The hook input: the bytes already read, then whatever stdin still holds."""
+    def __init__(self, data: bytes, complete: bool, started: float) -> None:
+        self.data = data
+        """The hook input read so far."""
+        self.complete = complete
+        """Whether stdin ended (or :data:`MAX_INPUT` was passed) with it."""
         self.started = started
         """``time.monotonic()`` when the hook started: the deadline counts from here."""
 
+    def read(self) -> bytes:
+        """The hook input: the bytes already read, then whatever stdin still holds, up to
+        ``MAX_INPUT + 1`` bytes in all (a caller's deadline bounds the wait)."""
+        chunks, total = [self.data], len(self.data)
+        while not self.complete and total <= MAX_INPUT:
+            chunk = os.read(0, min(1 << 20, MAX_INPUT + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks)
 
-def decide(argv: list[str], agent: str, timeout: object) -> int | Fallback:
+
+def ask_server(agent: str, arguments: list[str], options: dict[str, object]) -> int | Fallback:
     """The server's exit code after its answer was written to stdout and stderr, or
-    :class:`Fallback` when there is no server or anything went wrong on the way to it."""
+    :class:`Fallback` when there is no server or anything went wrong on the way to it.
+    ``arguments`` and ``options``: the hook's other positionals and its options as the command
+    line gave them (the server checks them as the hook does)."""
     started = time.monotonic()
+    timeout = options.get("timeout")
     try:
         seconds = float(timeout) if timeout is not None else DEFAULT_TIMEOUT  # type: ignore[arg-type]
     except ValueError:
         seconds = 0.0  # the hook itself explains the bad --timeout
     data, complete = _read_stdin(started + seconds * SERVER_SHARE)
-    fallback = Fallback(io.TextIOWrapper(io.BufferedReader(_Prefixed(data, 0))), started)
-    if not complete or not 0 < seconds <= 600 or agent not in PROJECT_ENV:
+    fallback = Fallback(data, complete, started)
+    if not complete or not 0 < seconds <= 600 or agent not in AGENTS:
         return fallback
+    request = {"kind": "hook", "agent": agent, "arguments": arguments, "options": options}
     try:
         path = socket_path(project_of(agent))
-        reply = _ask(path, argv, data, started + seconds * SERVER_SHARE) if path and trusted_socket(path) else None
+        reply = _ask(path, request, data, started + seconds * SERVER_SHARE) if path and trusted_socket(path) else None
     except Exception:  # noqa: BLE001 - this runs before the guard: anything unforeseen is the hook's to decide
         reply = None
     if reply is None:
@@ -248,11 +260,8 @@ def decide(argv: list[str], agent: str, timeout: object) -> int | Fallback:
     return code
 
 
-def _ask(path: str, argv: list[str], data: bytes, deadline: float) -> tuple[int, bytes, bytes] | None:
-    meta = {
-        "kind": "hook", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "code": identity(),
-        "stdout": (sys.stdout.encoding, sys.stdout.errors), "stderr": (sys.stderr.encoding, sys.stderr.errors),
-    }  # fmt: skip
+def _ask(path: str, request: dict[str, object], data: bytes, deadline: float) -> tuple[int, bytes, bytes] | None:
+    meta = {**request, "cwd": os.getcwd(), "env": dict(os.environ), "code": identity()}
     try:
         connection = connect(path, deadline - time.monotonic())
     except (OSError, ValueError):
@@ -296,24 +305,3 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-
-
-class _Prefixed(io.RawIOBase):
-    """A raw stream that yields ``prefix``, then reads file descriptor ``fd``."""
-
-    def __init__(self, prefix: bytes, fd: int) -> None:
-        self._prefix = memoryview(prefix)
-        self._fd = fd
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self._prefix:
-            size = min(len(buffer), len(self._prefix))
-            buffer[:size] = self._prefix[:size]
-            self._prefix = self._prefix[size:]
-            return size
-        data = os.read(self._fd, len(buffer))
-        buffer[: len(data)] = data
-        return len(data)

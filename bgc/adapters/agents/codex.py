@@ -33,15 +33,11 @@ alone, as Codex splits them. A patch that names no file is refused.
 
 from __future__ import annotations
 
+from typing import Any
 
 from bgc.adapters.agents.claude_code import permission_request_answer
-from bgc.adapters.agents.client import PROJECT_ENV
 from bgc.adapters.agents.protocol import Adapter, Effect, HookInputError, ToolUse, prefixed, read_call, split_mcp_name
 from bgc.core.policy.templates import LOCAL_SERVER
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 EVENTS = ("PreToolUse", "PermissionRequest")
 
@@ -99,4 +95,4 @@ def answer(event: str, effect: Effect, reason: str) -> dict[str, Any] | None:
     }
 
 
-ADAPTER = Adapter("codex", PROJECT_ENV["codex"], tool_use, answer)
+ADAPTER = Adapter(tool_use, answer)

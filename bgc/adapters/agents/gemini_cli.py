@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
+from typing import Any
 
-from bgc.adapters.agents.client import PROJECT_ENV
 from bgc.adapters.agents.protocol import (
     Adapter,
     Effect,
@@ -44,10 +44,6 @@ from bgc.adapters.agents.protocol import (
     with_glob_alternatives,
 )
 from bgc.core.policy.templates import LOCAL_SERVER
-
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 EVENTS = ("BeforeTool",)
 
@@ -104,4 +100,4 @@ def answer(event: str, effect: Effect, reason: str) -> dict[str, Any]:
     return {"decision": effect, "reason": reason}
 
 
-ADAPTER = Adapter("gemini-cli", PROJECT_ENV["gemini-cli"], tool_use, answer)
+ADAPTER = Adapter(tool_use, answer)

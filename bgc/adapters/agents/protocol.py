@@ -3,8 +3,8 @@ per agent that says how to read it and how to answer.
 
 An adapter (DESIGN §5) translates and never interprets policy: it turns the agent's hook input
 into a :class:`ToolUse` (a call ``(tool, server, params)`` of :mod:`bgc.runtime.calls`, or a shell
-command) and a decision back into the agent's own output. ``bgc hook AGENT``
-(:mod:`bgc.app.commands.hook`) does the rest, the same way for every agent, so a call means one thing
+command) and a decision back into the agent's own output. The hook
+(:func:`bgc.adapters.agents.hook.decide`) does the rest, the same way for every agent, so a call means one thing
 whichever agent makes it.
 
 Everything an adapter cannot read exactly raises :class:`HookInputError`, and the hook blocks
@@ -14,18 +14,13 @@ the call (every agent here treats exit code 2 as a block, the reason on stderr).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-
 from dataclasses import dataclass
-from bgc.core.values.limits import MAX_PATTERN_LENGTH
+from typing import Any, Literal
+
 from bgc.core.policy.templates import LOCAL_SERVER
+from bgc.core.values.limits import MAX_PATTERN_LENGTH
 
-TYPE_CHECKING = False  # not typing's: a cold `bgc gate` or hook never imports typing (tests/test_startup_imports.py)
-if TYPE_CHECKING:
-    from typing import Any, Literal
-
-    Effect = Literal["allow", "ask", "deny"]
-else:  # at run time only a name to import (a type checker reads the Literal)
-    Effect = str
+Effect = Literal["allow", "ask", "deny"]
 
 REASON_PREFIX = "bgc: "
 
@@ -62,13 +57,8 @@ class ToolUse:
 
 @dataclass(frozen=True, slots=True)
 class Adapter:
-    """One agent's hook protocol."""
+    """One agent's hook protocol (its :data:`~bgc.adapters.agents.AGENTS` row says the rest)."""
 
-    agent: str
-    """The name ``bgc hook`` and ``bgc init`` know it by (``claude-code``)."""
-    project_env: tuple[str, ...]
-    """Environment variables the agent sets to the project directory, first found wins (else
-    the hook input's ``cwd`` is the project)."""
     tool_use: Callable[[Any], ToolUse]
     """The call in a parsed hook input; :class:`HookInputError` says what is wrong with it."""
     answer: Callable[[str, Effect, str], dict[str, Any] | None]

@@ -9,11 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from bgc.errors import ExitCode, UsageError
-
-DEFAULT_STORE = os.path.join(".bgc", "kernel.db")
-
-
-NO_STORE = "none"
+from bgc.runtime.session import DEFAULT_STORE, NO_STORE
 
 
 def kernel(

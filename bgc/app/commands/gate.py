@@ -7,15 +7,15 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from bgc.errors import ExitCode, UsageError
 from bgc.app.render.color import use_color
+from bgc.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from bgc.core.plan import Plan
 
 EFFECT_CODES = {"allow": ExitCode.OK, "ask": ExitCode.ASK, "deny": ExitCode.DENIED}
 """A decision's exit code; the worst over all atoms is the command's (deny > ask > allow). An
 effect not listed counts as denied (fail closed)."""
-
-if TYPE_CHECKING:
-    from bgc.core.plan import Plan
 
 
 def run(
@@ -128,18 +128,14 @@ def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str, q
     """One answer line per JSON line on stdin: a line that is not a call is denied, with why."""
     import json
 
-    from bgc.runtime.calls import CallDecider, CallDecision, call_from_data
     from bgc.app.commands import io
     from bgc.core.values.documents import parse_document
     from bgc.errors import BgcError
+    from bgc.runtime.calls import CallDecision, call_from_data
+    from bgc.runtime.session import plans_session
     from bgc.text import escape_field
 
-    decider = CallDecider(plans, root)
-    enforcer = None
-    if store is not None:
-        from bgc.runtime.enforce import Context, Enforcer
-
-        enforcer = Enforcer(store, {}, Context("gate", decider.plan_id), settle=False)
+    session = plans_session("gate", plans, root=root, store=store, settle=False)  # type: ignore[arg-type]  # a Store or None
     worst, seen = ExitCode.OK, False
     for number, text in enumerate(io.stdin_lines(), 1):
         if not text.strip():
@@ -148,9 +144,9 @@ def _decide_calls(plans: Sequence[Plan], root: str | None, output_format: str, q
         try:
             document = parse_document(text.encode("utf-8", "surrogateescape"), "<stdin>", "json")
             tool, server, params = document.build(call_from_data)
-            decision = decider.decide_call(tool, server, params)
-            if enforcer is not None:
-                enforced = enforcer.enforce(decision, params)
+            decision = session.decider.decide_call(tool, server, params)
+            if store is not None:
+                enforced = session.enforce(decision, params)
                 if enforced.effect != decision.effect:  # it could not be recorded
                     decision = decision._replace(effect=enforced.effect, reason=enforced.reason)
         except BgcError as error:

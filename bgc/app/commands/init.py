@@ -3,13 +3,14 @@
 Writes a starter policy into the agent's directory (``.claude/bgc/``, ``.gemini/bgc/``,
 ``.codex/bgc/``: ``policy.bgp``, which includes the bundled ``base.bgp`` and the agent's tool
 mapping, copied beside it with the ``agents.bgp`` they share) and merges ``bgc hook AGENT`` into
-the agent's hook settings (:data:`AGENTS`) as a hook for every tool. The project's state
+the agent's hook settings as a hook for every tool, as the agent's row in
+:data:`bgc.adapters.agents.AGENTS` says. The project's state
 directory ``.bgc/`` (the hook's store and ledger, private keys) gets a ``.gitignore`` of ``*``.
 
 Safe to run again: a file that already holds what would be written is left alone, a policy file
 someone edited is kept (and said so), and the hook is added only when no hook runs that command
-yet (bgc's hook as an earlier ``bgc init`` wrote it, through the ``bgc`` script, is brought up to
-date in place). The settings are read strictly (invalid JSON is refused with its line and column, nothing
+yet (bgc's hook as an earlier ``bgc init`` wrote it, :func:`_earlier_form`, is brought up to date
+in place). The settings are read strictly (invalid JSON is refused with its line and column, nothing
 written), everything else in them is kept as it was, the old file is saved as ``….bak``, and the
 new one is written atomically.
 """
@@ -21,58 +22,15 @@ import shlex
 import shutil
 import sys
 from importlib import resources
-from typing import Any, NamedTuple
+from typing import Any
 
+from bgc.adapters.agents import AGENTS, Agent
 from bgc.errors import ExitCode, UsageError
 
 STARTER = "claude-code-starter.bgp"
 """The bundled starter policy; it includes ``claude-code.bgp``, which names another agent's mapping
 for that agent (:func:`_starter`)."""
 STARTER_INCLUDE = 'include "claude-code.bgp"'
-
-HOOK_TIMEOUT = 30
-"""Seconds the agent waits for the hook (every agent here lets the call through when they pass);
-bgc's own deadline (20 s) blocks the call before."""
-
-
-class AgentSetup(NamedTuple):
-    """Where an agent keeps its hooks, and how it runs one (each agent's hooks reference is cited
-    in its adapter, bgc/adapters/agents)."""
-
-    directory: str
-    """The agent's project directory; the policy goes into its ``bgc/``."""
-    settings: str
-    """The file whose ``hooks`` object gets the hook."""
-    event: str
-    """The event that fires before every tool call."""
-    mapping: str
-    """The bundled tool mapping the starter includes."""
-    timeout: int
-    """The hook's timeout, in the agent's unit."""
-    project: str | None
-    """How the hook command names the project directory (None: this project's absolute path)."""
-    lifecycle: tuple[tuple[str, str], ...] = ()
-    """``(event, bgc serve option)``: the session events that start and stop the project's
-    decision server (``bgc serve``), where the agent has them."""
-
-
-AGENTS = {
-    # Claude Code: CLAUDE_PROJECT_DIR in the hook's environment, timeout in seconds.
-    # SessionStart starts the decision server (its stdout would become context: --quiet), SessionEnd stops it.
-    "claude-code": AgentSetup(".claude", "settings.json", "PreToolUse", "claude-code.bgp", HOOK_TIMEOUT, '"$CLAUDE_PROJECT_DIR"',
-                              (("SessionStart", "--detach"), ("SessionEnd", "--stop"))),
-    # Gemini CLI writes $GEMINI_PROJECT_DIR into the command itself, already shell-quoted (so it must
-    # stand unquoted here: in double quotes its quotes would be literal), and also sets it in the
-    # environment; timeout in milliseconds. SessionStart and SessionEnd as Claude Code's (its hooks
-    # must print nothing but JSON: --quiet).
-    "gemini-cli": AgentSetup(".gemini", "settings.json", "BeforeTool", "gemini-cli.bgp", HOOK_TIMEOUT * 1000, "$GEMINI_PROJECT_DIR",
-                             (("SessionStart", "--detach"), ("SessionEnd", "--stop"))),
-    # Codex names no project directory to its hooks (they run in the session's working directory):
-    # the command names this project by its absolute path; timeout in seconds. Codex has a
-    # SessionStart but no SessionEnd: its server exits when idle (bgc serve --idle).
-    "codex": AgentSetup(".codex", "hooks.json", "PreToolUse", "codex.bgp", HOOK_TIMEOUT, None, (("SessionStart", "--detach"),)),
-}
-
 
 def run(agent: str, *, directory: str = ".") -> ExitCode:
     """Set up ``directory`` (a project) for ``agent``; prints one line per file."""
@@ -82,14 +40,15 @@ def run(agent: str, *, directory: str = ".") -> ExitCode:
         raise UsageError(f"unknown agent {agent!r} (bgc init: {', '.join(AGENTS)}, mcp)")
     if not os.path.isdir(directory):
         raise UsageError(f"{directory!r} is not a directory")
-    setup = AGENTS[agent]
+    row = AGENTS[agent]
+    setup = row.setup
     settings_path = os.path.join(directory, setup.directory, setup.settings)
     settings, original = _read_settings(settings_path, (setup.event, *(event for event, _ in setup.lifecycle)))
-    for line in _write_policies(directory, setup):
+    for line in _write_policies(directory, row):
         io.write_line(line)
     io.write_line(_ignore_state(directory))
     io.write_line(_merge_hook(directory, settings_path, settings, original, agent))
-    io.write_line(_warm(directory, setup))
+    io.write_line(_warm(directory, row))
     return ExitCode.OK
 
 
@@ -110,11 +69,11 @@ def _ignore_state(directory: str) -> str:
         return f"unchanged {shown}" if handle.read() == STATE_IGNORE else f"kept {shown} (yours)"
 
 
-def _warm(directory: str, setup: AgentSetup) -> str:
+def _warm(directory: str, agent: Agent) -> str:
     """Compile the policy once now, so the session's first tool call finds it in the cache."""
     from bgc.runtime.calls import policy_decider
 
-    path = os.path.join(directory, setup.directory, "bgc", "policy.bgp")
+    path = os.path.join(directory, agent.setup.directory, "bgc", "policy.bgp")
     policy_decider(path)  # a policy that does not load is an error here, before any session
     return f"checked {os.path.relpath(path, directory)}: it loads, and is compiled for the hook"
 
@@ -134,6 +93,9 @@ HOOK_ENTRY = "from bgc.app.launch import console; console()"
 """What the hook's interpreter runs (``-c``), rather than the ``bgc`` console script: the script
 pip writes imports :mod:`re` before bgc does, which every call a decision server answers would
 pay for (its client imports no ``re``)."""
+EARLIER_ENTRIES = (HOOK_ENTRY, "from bgc.launch import console; console()")
+"""What the hook's interpreter ran in the ``-c`` forms earlier versions of ``bgc init`` wrote
+(the launcher was ``bgc.launch`` before the package took its layers)."""
 
 
 def _hook_program() -> str:
@@ -161,7 +123,7 @@ def hook_command(agent: str, directory: str = ".") -> str:
 
 def _hook_arguments(agent: str, directory: str) -> str:
     """``hook AGENT -p POLICY``: what every form of the hook command ends with."""
-    setup = AGENTS[agent]
+    setup = AGENTS[agent].setup
     policy = f"{setup.directory}/bgc/policy.bgp"
     if setup.project is None:
         where = shlex.quote(os.path.join(os.path.realpath(directory), policy))
@@ -174,7 +136,8 @@ def _hook_arguments(agent: str, directory: str) -> str:
 
 def _earlier_form(command: object, arguments: str) -> bool:
     """Whether ``command`` is bgc's hook with these arguments as an earlier ``bgc init`` wrote it:
-    a ``bgc`` console script's absolute path (:func:`_bgc_script`) or ``python [-P] -m bgc``
+    a ``bgc`` console script's absolute path (:func:`_bgc_script`), ``python [-P] -m bgc`` or
+    ``python -P -c ENTRY`` (:data:`EARLIER_ENTRIES`, another installation's interpreter too)
     before them, and nothing else. Any other program named ``bgc`` (a wrapper of the user's at
     another path, which may set up what bgc runs with) is theirs: kept as it is, today's hook
     added beside it."""
@@ -186,6 +149,8 @@ def _earlier_form(command: object, arguments: str) -> bool:
     except ValueError:
         return False
     if len(words) in (3, 4) and words[1:-2] in ([], ["-P"]) and words[-2:] == ["-m", "bgc"]:
+        return True
+    if len(words) == 4 and words[1:3] == ["-P", "-c"] and words[3] in EARLIER_ENTRIES:
         return True
     return len(words) == 1 and os.path.isabs(words[0]) and os.path.basename(words[0]) == "bgc" and _bgc_script(words[0])
 
@@ -200,12 +165,17 @@ def _bgc_script(path: str) -> bool:
         return True
     except OSError:
         return False
-    return b"\nfrom bgc.app.launch import " in head or b"\nfrom bgc.app.cli import " in head
+    return any(b"\nfrom " + module + b" import " in head for module in SCRIPT_MODULES)
+
+
+SCRIPT_MODULES = (b"bgc.app.launch", b"bgc.app.cli", b"bgc.launch", b"bgc.cli")
+"""The modules a console script pip wrote for bgc imports its entry point from, today's and
+earlier versions' (before the package took its layers)."""
 
 
 def serve_command(agent: str, option: str, directory: str = ".") -> str:
     """The command that starts (``--detach``) or stops (``--stop``) the project's decision server."""
-    setup = AGENTS[agent]
+    setup = AGENTS[agent].setup
     where = shlex.quote(os.path.realpath(directory)) if setup.project is None else setup.project
     return f"{_bgc_command()} serve {option} --quiet --dir {where}"
 
@@ -218,11 +188,11 @@ CASE_INSENSITIVE = (
 ``/.ENV`` opens ``/.env``: without it, ``deny fs:*:/**/.env`` would not stop that read."""
 
 
-def _starter(setup: AgentSetup, case_insensitive: bool = False) -> bytes:
+def _starter(agent: Agent, case_insensitive: bool = False) -> bytes:
     """The starter policy for an agent: the bundled one, including that agent's tool mapping,
     declaring a case-insensitive file system when the project's is one."""
     text = (resources.files("bgc.policies") / STARTER).read_text(encoding="utf-8")
-    include = f'include "{setup.mapping}"'
+    include = f'include "{agent.mapping}"'
     return text.replace(STARTER_INCLUDE, include + (CASE_INSENSITIVE if case_insensitive else ""), 1).encode("utf-8")
 
 
@@ -244,16 +214,16 @@ def case_insensitive(directory: str) -> bool:
         os.unlink(path)
 
 
-def _write_policies(directory: str, setup: AgentSetup) -> list[str]:
+def _write_policies(directory: str, agent: Agent) -> list[str]:
     from bgc.core.values.files import write_atomic
 
-    target_dir = os.path.join(directory, setup.directory, "bgc")
+    target_dir = os.path.join(directory, agent.setup.directory, "bgc")
     os.makedirs(target_dir, exist_ok=True)
     bundled = resources.files("bgc.policies")
-    files = {"policy.bgp": None, "base.bgp": "base.bgp", setup.mapping: setup.mapping, "agents.bgp": "agents.bgp"}
+    files = {"policy.bgp": None, "base.bgp": "base.bgp", agent.mapping: agent.mapping, "agents.bgp": "agents.bgp"}
     lines = []
     for name, source in files.items():
-        data = _starter(setup, case_insensitive(target_dir)) if source is None else (bundled / source).read_bytes()
+        data = _starter(agent, case_insensitive(target_dir)) if source is None else (bundled / source).read_bytes()
         source = source or STARTER
         path = os.path.join(target_dir, name)
         shown = os.path.relpath(path, directory)
@@ -297,7 +267,7 @@ def _merge_hook(directory: str, path: str, settings: dict[str, Any], original: b
 
     from bgc.core.values.files import write_atomic
 
-    setup = AGENTS[agent]
+    setup = AGENTS[agent].setup
     shown = os.path.join(setup.directory, setup.settings)
     wanted = [(setup.event, {"matcher": "*"}, hook_command(agent, directory), setup.timeout)]
     wanted += [(event, {}, serve_command(agent, option, directory), setup.timeout) for event, option in setup.lifecycle]

@@ -4,7 +4,7 @@ The policy is read and compiled, and the store opened, before the server starts:
 store that cannot be read is exit 2 and no server, never a server running unguarded. Each
 ``tools/call`` is then the call ``(params.name, NAME, params.arguments)`` decided by
 :mod:`bgc.runtime.calls`, the one decision every
-enforcer shares, then settled and recorded by :mod:`bgc.runtime.enforce` in the store (``--store``,
+enforcer shares, then settled and recorded (:mod:`bgc.runtime.session`) in the store (``--store``,
 ``.bgc/kernel.db`` by default, ``none`` for neither): an ``ask`` is a permission request people
 answer with ``bgc approve``, held up to ``--wait`` seconds. The transport rules live in
 :mod:`bgc.adapters.mcp.proxy`.
@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bgc.errors import UsageError
+from bgc.runtime.session import DEFAULT_STORE, NO_STORE
 
 
 def configured_policy_path(policy: str | None) -> str:
@@ -33,9 +34,6 @@ def configured_policy_path(policy: str | None) -> str:
     return os.path.relpath(config.policy)
 
 
-DEFAULT_STORE = ".bgc/kernel.db"
-NO_STORE = "none"
-
 
 def run(
     command: Sequence[str],
@@ -49,11 +47,8 @@ def run(
     elicit: bool = True,
 ) -> int:
     """Start the proxy; returns the server's exit status (2 when nothing could start)."""
-    from bgc.runtime.approvals import trusted_approvers
-    from bgc.runtime.calls import policy_decider
-    from bgc.runtime.enforce import Context
     from bgc.adapters.mcp.proxy import ProxyOptions, ToolVerdict, run_proxy
-    from bgc.core.policy.loader import cached_policy
+    from bgc.runtime.session import policy_session
 
     if not command:
         raise UsageError(
@@ -63,29 +58,21 @@ def run(
         raise UsageError("--server NAME is empty: it names the server in the policy's `tool … on NAME` declarations")
     if not 0 <= wait <= 3600:
         raise UsageError(f"--wait must be from 0 to 3600 seconds, not {wait:g}")
-    path = configured_policy_path(policy)
-    decider = policy_decider(path, mode)
-    loaded = cached_policy(path)
+    session = policy_session("proxy", configured_policy_path(policy), mode)
     stores = _ThreadStores(None if store == NO_STORE else store)
     stores.check()  # a store that cannot be opened stops the proxy before the server starts
-    context = Context("proxy", decider.plan_id, str(loaded.id()))
-    trusted = trusted_approvers(loaded.trust)
 
     def decide(tool: str, arguments: Mapping[str, Any]) -> ToolVerdict:
-        from bgc.runtime.enforce import Enforcer
-
-        enforced = Enforcer(stores.get(), trusted, context).enforce(
-            decider.decide_call(tool, server, arguments), arguments
-        )
+        enforced = session.using(stores.get()).decide_call(tool, server, arguments)
         anyone = enforced.effect == "ask" and enforced.anyone_may_answer()
         return ToolVerdict(enforced.effect, enforced.reason, enforced.request, anyone)
 
     def offered(tool: str) -> bool:
-        return decider.decide_call(tool, server, {}).declared
+        return session.decider.decide_call(tool, server, {}).declared
 
     options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait, elicit=elicit)
     try:
-        return run_proxy(command, decide, options, offered=offered, approvals=_StoreApprovals(stores, trusted))
+        return run_proxy(command, decide, options, offered=offered, approvals=_StoreApprovals(stores, session.trusted))
     finally:
         stores.close()
 

@@ -1,0 +1,211 @@
+"""An agent's hook as a function: a tool call's hook input in, the hook's exit code and output out.
+
+The agent runs its hook before every tool call with the call on stdin; the agent's adapter (its
+:data:`~bgc.adapters.agents.AGENTS` row) reads it. The call is decided by :mod:`bgc.runtime.calls`
+against the configured policy (``-p``, else ``policy`` in ``[tool.bgc]`` / ``bgc.toml`` of the
+project) or against plans (``--plan``), the same way for every agent, settled and recorded by a
+:class:`~bgc.runtime.session.Session` in the store (``--store``; by default ``.bgc/kernel.db`` in
+the project, ``none`` for no store), and answered in the agent's own format, the reason naming the
+rule (file:line) that decided.
+
+An ``ask`` becomes a permission request people answer with ``bgc approve`` / ``bgc reject``. With
+``--asks agent`` (the default) an ask that any one person may answer (``approvals 1``, no names)
+is also put to the agent's own permission dialog, the person at the session being that one
+approval (Codex's PreToolUse has none: there it is denied); a requirement that names approvers or
+counts more than one is met only by their signed answers, so until then the call is denied with
+the request to answer.
+
+:func:`decide` is the whole hook: ``bgc hook AGENT`` (:mod:`bgc.app.commands.hook`) calls it with
+its own stdin, environment and working directory, the decision server (:mod:`bgc.app.server`) with
+those a hook's client sent, and each writes back what it returns. It reads the agent's project
+directory from ``env`` and anchors relative paths (``-p``, ``--plan``, ``--store``) to ``cwd``;
+it changes no process-wide state but the deadline's alarm, which it puts back.
+
+Fail closed: input that cannot be read, a policy that does not load, a bug, or no answer within
+``--timeout`` seconds blocks the call (exit 2, the reason on stderr: the blocking answer of every
+agent here, whatever the event), never allows it. A tool no declaration covers gets ``--unknown``
+(ask by default). The agents let a call through when a hook times out, so the deadline here is
+bgc's own, shorter than the hook timeout ``bgc init`` configures.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bgc.adapters.agents import AGENTS, Agent
+from bgc.adapters.agents.client import DEFAULT_TIMEOUT, MAX_INPUT
+from bgc.adapters.agents.protocol import HookInputError
+from bgc.core.values.documents import json_text, parse_document
+from bgc.errors import BgcError, ExitCode, UsageError
+from bgc.runtime.calls import Workspace
+from bgc.runtime.session import Sources
+
+UNKNOWN_ANSWERS = ("ask", "deny")
+ASKS = ("agent", "bgc")
+MAX_TIMEOUT = 600.0
+"""Seconds ``--timeout`` may give at most."""
+
+
+class HookTimeout(Exception):
+    """bgc's own deadline passed before a decision."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """How ``bgc hook`` decides, checked (:meth:`of`)."""
+
+    policy: str | None = None
+    plan: str | None = None
+    mode: str | None = None
+    unknown: str = "ask"
+    """The answer for a tool no declaration covers."""
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds before the call is blocked."""
+    store: str | None = None
+    asks: str = "agent"
+
+    @classmethod
+    def of(
+        cls, *, policy: str | None = None, plan: str | None = None, mode: str | None = None, unknown: str = "ask",
+        timeout: str | float = DEFAULT_TIMEOUT, store: str | None = None, asks: str = "agent",
+    ) -> Options:  # fmt: skip
+        """The options as given on the command line; :class:`UsageError` says what is wrong."""
+        if unknown not in UNKNOWN_ANSWERS:
+            raise UsageError(f"--unknown must be ask or deny, not {unknown!r}")
+        if asks not in ASKS:
+            raise UsageError(f"--asks must be agent or bgc, not {asks!r}")
+        if policy is not None and plan is not None:
+            raise UsageError("give -p POLICY or --plan PLAN, not both")
+        return cls(policy, plan, mode, unknown, seconds(timeout), store, asks)
+
+
+def check_agent(agent: str, extra: tuple[str, ...] | list[str] = ()) -> None:
+    """:class:`UsageError` unless ``agent`` is one bgc hooks and nothing follows it."""
+    if extra:
+        raise UsageError(f"unexpected argument {extra[0]!r}: the hook reads the call on stdin")
+    if agent not in AGENTS:
+        raise UsageError(f"unknown agent {agent!r} (bgc hooks: {', '.join(AGENTS)})")
+
+
+def seconds(timeout: str | float) -> float:
+    """``--timeout`` as seconds; :class:`UsageError` unless more than 0 and at most 600."""
+    try:
+        value = float(timeout)
+    except ValueError:
+        raise UsageError(f"--timeout must be a number of seconds, not {timeout!r}") from None
+    if not 0 < value <= MAX_TIMEOUT:
+        raise UsageError(f"--timeout must be more than 0 and at most 600 seconds, not {timeout!r}")
+    return value
+
+
+def decide(
+    agent: str, options: Options, stdin: bytes, env: Mapping[str, str], cwd: str, *,
+    sources: Sources | None = None, started: float | None = None,
+) -> tuple[int, bytes, bytes]:  # fmt: skip
+    """The hook of ``agent`` run on ``stdin`` (the hook input's bytes, at most
+    :data:`~bgc.adapters.agents.client.MAX_INPUT` of them read, one more to tell it was too
+    long), in environment ``env`` and working directory ``cwd``: its exit code, stdout and stderr.
+
+    0 with the agent's answer (one line of JSON in UTF-8, or nothing: the agent's way of saying
+    "no objection"), or 2 with the reason on stderr when the call is blocked because something
+    failed or no decision came within ``options.timeout`` seconds of ``started`` (a
+    ``time.monotonic()``; now when None). ``sources``: where compiled policies and stores come
+    from (the decision server's kept ones; else this process's, opened for the call). Never
+    raises for anything the call, the environment or the policy holds."""
+    try:
+        with deadline(options.timeout, started):
+            answer = _answer(AGENTS[agent], options, stdin, env, cwd, sources)
+        # None: the agent's way of saying "no objection" is to say nothing. UTF-8, as every agent
+        # reads its hooks' JSON; a lone surrogate in a reason becomes "?" (written as is, it would
+        # not be UTF-8)
+        stdout = b"" if answer is None else (json_text(answer) + "\n").encode("utf-8", "replace")
+    except HookTimeout:
+        return blocked(f"no decision within {options.timeout:g} s: the call is blocked")
+    except Exception as error:  # noqa: BLE001 - the hook's edge: every failure blocks the call
+        return blocked(failure(error))
+    return ExitCode.OK, stdout, b""
+
+
+def _answer(
+    agent: Agent, options: Options, data: bytes, env: Mapping[str, str], cwd: str, sources: Sources | None
+) -> dict[str, Any] | None:
+    adapter = agent.adapter()
+    if len(data) > MAX_INPUT:
+        raise HookInputError(f"the hook input is larger than {MAX_INPUT:,} bytes")
+    use = adapter.tool_use(parse_document(data, "<stdin>", "json").data)
+    project = next((env[name] for name in agent.project_env if env.get(name)), None) or use.cwd
+    if not project or not project.startswith("/"):
+        raise HookInputError(f"no project directory ({' or '.join((*agent.project_env, 'cwd'))})")
+    workspace = Workspace.at(project, use.cwd)
+    here = (sources or Sources(durable=True)).project_session(
+        "hook", policy=_anchored(options.policy, cwd), plan=_anchored(options.plan, cwd), mode=options.mode,
+        store=_anchored(options.store, cwd), project=project, workspace=workspace, session=use.session,
+    )  # fmt: skip
+    with here as session:
+        if use.shell:
+            decision = session.decider.decide_shell(use.params.get("command"), workspace.cwd)
+        else:
+            decision = session.decider.decide_call(use.tool, use.server, use.params)
+        if not decision.declared and options.unknown == "ask":
+            decision = decision._replace(effect="ask")
+        if use.asks_anyway and decision.effect == "allow":  # the agent asks its person; no approval of atoms settles it
+            decision = decision._replace(effect="ask", reason=f"{use.asks_anyway}; {decision.reason}", understood=False)
+        enforced = session.enforce(decision, use.params)
+    if not decision.declared:
+        return adapter.answer(use.event, enforced.effect, f"{use.tool_name}: {enforced.reason}")
+    effect = enforced.effect
+    if effect == "ask" and enforced.request is not None and not (options.asks == "agent" and enforced.anyone_may_answer()):
+        effect = "deny"  # named or several approvers: only their signed answers can settle it
+    return adapter.answer(use.event, effect, enforced.reason)
+
+
+def _anchored(path: str | None, cwd: str) -> str | None:
+    """A path option as the hook's caller meant it: relative to its working directory (a store's
+    URL and ``none`` are kept as they are)."""
+    if path is None or path.startswith("/") or "://" in path or path == "none":
+        return path
+    return os.path.join(cwd, path)
+
+
+def failure(error: Exception) -> str:
+    """Why the call is blocked, in one line."""
+    if isinstance(error, BgcError):
+        return error.render().splitlines()[0]  # file:line:col: error: message
+    if isinstance(error, HookInputError):
+        return f"bad hook input: {error}"
+    return f"internal error: {type(error).__name__}: {error}"
+
+
+def blocked(reason: str) -> tuple[int, bytes, bytes]:
+    """The call blocked with ``reason``: exit 2, the blocking exit code of every agent bgc speaks
+    to, and the reason on stderr (UTF-8, as the agents read it)."""
+    return ExitCode.BAD_INPUT, b"", f"bgc: {reason}\n".encode("utf-8", "backslashreplace")
+
+
+class deadline:
+    """Raise :class:`HookTimeout` in this (main) thread ``seconds`` after ``started`` (a
+    ``time.monotonic()``; now when None), by SIGALRM; at once when that time has passed. The
+    handler and timer found are put back however the block ends."""
+
+    def __init__(self, seconds: float, started: float | None = None) -> None:
+        if started is not None:
+            seconds -= time.monotonic() - started
+        self.seconds = max(seconds, 1e-6)
+
+    def __enter__(self) -> None:
+        def expire(signum: int, frame: object) -> None:
+            raise HookTimeout
+
+        self.previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        finally:  # the alarm may go off here still: its handler goes all the same
+            signal.signal(signal.SIGALRM, self.previous)
