@@ -13,28 +13,25 @@ Fail closed, and never slower to fail than the hook's own deadline: no server, a
 not ours, a refused connection, a server that does not answer within half the deadline, a reply
 that is not whole and well-formed, a server running other code — each one makes the hook decide
 in its own process with the input already read (:class:`Fallback`), never allow. Imports only
-what is already loaded at start-up or builtin (``os``, ``sys``, ``marshal``, ``_socket``,
-``select``, ``time``), :mod:`hashlib` (the socket's name) and the agents' rows
-(:data:`bgc.adapters.agents.AGENTS`): ``socket``, ``json`` and ``typing`` would each cost more
-than the server's whole answer.
+the standard library's ``os``, ``sys``, ``stat``, ``marshal``, ``select``, ``time`` and
+``socket``, and the agents' rows (:data:`bgc.adapters.agents.AGENTS`): ``json`` and ``typing``
+would each cost more than the server's whole answer.
 
 Where a server listens (:func:`socket_path`): a directory only this user may enter,
 ``$XDG_RUNTIME_DIR/bgc`` or else ``/tmp/bgc-UID`` (mode 0700, owned by this user, not a link), a
-socket named by a digest of the project's real path (so its length is bounded). A socket is used
+socket named by the project directory's device and inode (so its length is bounded). A socket is used
 only when it is owned by this user with no access for others, and only when the process at the
 other end runs as this user (``SO_PEERCRED``, Linux; elsewhere no server is used).
 """
 
 from __future__ import annotations
 
-import _socket
+import socket
 import marshal
 import os
 import stat
 import sys
 import time
-
-from hashlib import sha256
 
 from bgc.adapters.agents import AGENTS
 
@@ -87,13 +84,22 @@ def project_of(agent: str) -> str:
 
 
 def socket_path(project: str, *, create: bool = False) -> str | None:
-    """Where the server of ``project`` listens, or ``None`` when there is no private directory
-    (or the path would be too long for a Unix socket)."""
+    """Where the server of ``project`` listens, or ``None`` when there is no private directory,
+    no project directory, or the path would be too long for a Unix socket.
+
+    The name is the directory's identity (device and inode): bounded in length, the same for
+    every spelling of the path, and read with ``os``, which a hook has loaded already. Which
+    server a hook reaches only decides who computes the answer, never what it is: the server
+    decides with the request's own environment, working directory and options."""
     directory = private_dir(create=create)
     if directory is None:
         return None
-    path = os.path.join(directory, sha256(os.path.realpath(project).encode("utf-8", "surrogateescape")).hexdigest()[:32])
-    return path + ".sock" if len(path) + 5 < 108 else None
+    try:
+        identity = os.stat(project)
+    except OSError:
+        return None
+    path = os.path.join(directory, f"{identity.st_dev:x}-{identity.st_ino:x}.sock")
+    return path if len(path) < 108 else None
 
 
 def trusted_socket(path: str) -> bool:
@@ -105,20 +111,20 @@ def trusted_socket(path: str) -> bool:
     return stat.S_ISSOCK(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
-def peer_uid(connection: _socket.socket) -> int | None:
+def peer_uid(connection: socket.socket) -> int | None:
     """The user the process at the other end of a Unix socket runs as (``SO_PEERCRED``:
     pid, uid, gid as native ints), or ``None`` where the system cannot say."""
-    option = getattr(_socket, "SO_PEERCRED", None)
+    option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
-    raw = connection.getsockopt(_socket.SOL_SOCKET, option, 12)
+    raw = connection.getsockopt(socket.SOL_SOCKET, option, 12)
     return int.from_bytes(raw[4:8], sys.byteorder) if len(raw) == 12 else None
 
 
-def connect(path: str, seconds: float) -> _socket.socket:
+def connect(path: str, seconds: float) -> socket.socket:
     """A connection to the server at ``path``, whose peer was checked to be this user; raises
     ``OSError`` (a refused or timed-out connection, a peer of another user)."""
-    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         connection.settimeout(max(seconds, 0.001))
         connection.connect(path)
@@ -134,7 +140,7 @@ def frame(payload: bytes) -> bytes:
     return MAGIC + len(payload).to_bytes(8, "big") + payload
 
 
-def read_frame(connection: _socket.socket, limit: int, deadline: float) -> bytes:
+def read_frame(connection: socket.socket, limit: int, deadline: float) -> bytes:
     """One whole frame's payload, then the end of the stream; ``ValueError`` when the frame is
     malformed, larger than ``limit`` or followed by more bytes, ``OSError`` on a timeout."""
     received = _read_exactly(connection, HEADER, deadline)
@@ -147,7 +153,7 @@ def read_frame(connection: _socket.socket, limit: int, deadline: float) -> bytes
     return payload
 
 
-def _read_exactly(connection: _socket.socket, size: int, deadline: float) -> bytes:
+def _read_exactly(connection: socket.socket, size: int, deadline: float) -> bytes:
     chunks: list[bytes] = []
     left = size
     while left:
@@ -160,7 +166,7 @@ def _read_exactly(connection: _socket.socket, size: int, deadline: float) -> byt
     return b"".join(chunks)
 
 
-def send(connection: _socket.socket, data: bytes, deadline: float) -> None:
+def send(connection: socket.socket, data: bytes, deadline: float) -> None:
     view = memoryview(data)
     while view:
         connection.settimeout(max(deadline - time.monotonic(), 0.001))
