@@ -13,9 +13,10 @@
    at them), except the files a Write creates. Target: at least 50,000 calls/s. For host paths
    it also prints the ``lstat`` calls a decision makes and their share of its time, measured
    the same minutes.
-2. A whole ``bgc hook claude-code`` process deciding one Read, the policy compiled and cached
-   beforehand (``bgc init`` does that), against a bare ``python -c pass``, each in fresh
-   processes, interleaved, medians of the same run. Target: at most 3x.
+2. A whole ``bgc hook claude-code`` process deciding one Read with no decision server (the
+   hook's fallback), the policy compiled and cached beforehand (``bgc init`` does that), against
+   a bare ``python -c pass``, each in fresh processes, interleaved, medians of the same run.
+   Informational: the hook's bar is the served hook's, in ``tests/bench/run.py --only startup``.
 
 The machine's load is printed with the results: on a shared machine compare the ratios, not
 the absolute times.
@@ -166,7 +167,7 @@ def main() -> None:
         print(f"decide_call, {label}: {wall:,.0f} calls/s, {cpu:,.0f} a CPU second (target >= 50,000)")
     bare, hooked, command = whole_process()
     print(f"python -c pass: median {bare * 1000:.1f} ms; `{command}`: median {hooked * 1000:.1f} ms; "
-          f"ratio {hooked / bare:.2f}x (target <= 3x), {RUNS} runs each, interleaved")
+          f"ratio {hooked / bare:.2f}x (no server), {RUNS} runs each, interleaved")
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -4,9 +4,8 @@ Run on demand, not in the suite, with the interpreter of the installation to mea
     python tests/bench/bench_hook_server.py            # e.g. the editable dev venv
     /tmp/v/bin/python tests/bench/bench_hook_server.py # a plain install: python -m venv /tmp/v && /tmp/v/bin/pip install .
 
-The issue's bar: a cold whole-process hook decision on the bundled starter policy at most 3x a
-bare ``python -c pass`` (median, same run), the compiled policy served from the verified cache.
-Each case is a fresh process deciding one ``Read`` (allowed) as Claude Code runs the hook (the
+The bar (docs/performance.md) is the served hook's: at most 1.3x a bare ``python -c pass``;
+``tests/bench/run.py --only startup`` checks it, without the shell. Each case is a fresh process deciding one ``Read`` (allowed) as Claude Code runs the hook (the
 command ``bgc init claude-code`` wrote, through ``sh -c``, JSON on stdin), interleaved with the
 others, ``RUNS`` rounds; medians:
 

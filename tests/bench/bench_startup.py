@@ -1,8 +1,9 @@
 """Superseded by ``python tests/bench/run.py --only startup`` (kept because docs/ci.md names it).
 
-Runs the startup section of the one benchmark entry point — cold ``bgc check``, ``bgc compile``
-and ``bgc gate`` against ``python -c pass`` and importing bgc's five dependencies, in fresh
-processes with private caches — and exits 1 when a target is missed, as this script did.
+Runs the startup section of the one benchmark entry point — the served hook against
+``python -c pass``; cold ``bgc gate``, ``bgc compile`` and ``bgc check`` against importing bgc's
+five dependencies; fresh processes with private caches, paired with their yardsticks — and exits
+1 when a bar is missed, as this script did.
 """
 
 import sys

@@ -30,7 +30,7 @@ def bgc_script() -> str:
         return str(script)
     found = shutil.which("bgc")
     if found is None:
-        sys.exit("bench: the `bgc` console script is not installed (pip install -e '.[bench]')")
+        sys.exit("bench: the `bgc` console script is not installed (pip install '.[bench]')")
     return found
 
 
@@ -98,7 +98,10 @@ def peak_rss(argv: Sequence[str], env: dict[str, str], timeout: float, stdin: st
 @dataclass
 class Case:
     """A command timed in fresh processes. ``setup`` runs before each round, untimed, and
-    returns extra environment (e.g. a private copy of a primed cache)."""
+    returns extra environment (e.g. a private copy of a primed cache). A case with a
+    ``yardstick`` is timed in pairs: each round runs the yardstick right before or right after it
+    (in turn), and its ratio is the median of the rounds' ratios, so a ratio never spans two
+    stretches of the machine's load."""
 
     name: str
     argv: list[str]
@@ -107,7 +110,9 @@ class Case:
     timeout: float = 60.0
     budget: float = 120.0
     stdin: str | None = None
+    yardstick: Case | None = None
     times: list[float] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
     stopped: bool = False
     runs: list[Run] = field(default_factory=list)
 
@@ -119,25 +124,45 @@ class Case:
     def min(self) -> float | None:
         return None if self.stopped or not self.times else min(self.times)
 
+    @property
+    def ratio(self) -> float | None:
+        """The median of the paired rounds' ratios to the yardstick."""
+        return None if self.stopped or not self.ratios else statistics.median(self.ratios)
+
 
 def race(cases: list[Case], rounds: int) -> list[Case]:
     """Each round runs every case once, in a rotating order, so a noisy neighbour slows all
-    alike. A case stopped at its time limit or over its budget is not run again."""
+    alike; a case with a yardstick runs next to a run of its yardstick (before it in even
+    rounds, after it in odd ones). A case stopped at its time limit or over its budget is not
+    run again."""
     env = base_env()
     for round_ in range(rounds):
         order = cases[round_ % len(cases):] + cases[: round_ % len(cases)]
         for case in order:
             if case.stopped or (case.times and sum(case.times) > case.budget):
                 continue
-            run = run_once(case.argv, {**env, **case.setup()}, case.timeout, case.stdin)
-            case.runs.append(run)
-            if run.seconds is None:
-                case.stopped = True
-            elif run.code not in case.ok:
-                raise RuntimeError(f"{' '.join(case.argv)} exited {run.code}: {run.stderr}")
-            else:
-                case.times.append(run.seconds)
+            if case.yardstick is None:
+                _time(case, env)
+                continue
+            first, second = (case.yardstick, case) if round_ % 2 == 0 else (case, case.yardstick)
+            pair = [_time(first, env), _time(second, env)]
+            mine, theirs = pair if first is case else pair[::-1]
+            if mine is not None and theirs is not None:
+                case.ratios.append(mine / theirs)
     return cases
+
+
+def _time(case: Case, env: dict[str, str]) -> float | None:
+    """One fresh-process run of a case: its seconds, or None when it was stopped at its limit."""
+    run = run_once(case.argv, {**env, **case.setup()}, case.timeout, case.stdin)
+    case.runs.append(run)
+    if run.seconds is None:
+        case.stopped = True
+    elif run.code not in case.ok:
+        raise RuntimeError(f"{' '.join(case.argv)} exited {run.code}: {run.stderr}")
+    else:
+        case.times.append(run.seconds)
+    return run.seconds
 
 
 class PrimedCache:
@@ -199,7 +224,7 @@ def verdict(ok: bool | None) -> str:
 
 
 def print_table(rows: list[Row], peer_header: str = "peer / baseline (same run)") -> None:
-    print(f"| measure | bgc | {peer_header} | ratio | target | result |")
+    print(f"| measure | bgc | {peer_header} | ratio | bar | result |")
     print("|---|---:|---:|---:|---|---|")
     for row in rows:
         print(f"| {row.measure} | {row.value} | {row.peer} | {row.ratio} | {row.target} | {row.result} |")
