@@ -85,3 +85,15 @@ def test_a_cold_compile_of_an_order_the_cache_has_not_seen_imports_no_parser_or_
     assert done.returncode == 1, done  # the order asks
     assert done.stdout.startswith("examples/orders/fix-bug.yaml\n  plan sha256:"), done
     assert not {"typer", "click", "rich", "lark"} & set(loaded), loaded
+
+
+def test_a_warm_check_loads_no_policy_ast_parser_or_command_line(tmp_path: Path) -> None:
+    """A check of unchanged files is read back from the cache: its result holds counts and file
+    digests, never the policy, so no AST class is made and nothing is parsed."""
+    env = {**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache")}
+    cold, cold_loaded = _loaded(["check", "policies/default.bgp"], env)
+    warm, warm_loaded = _loaded(["check", "policies/default.bgp"], env)
+    for done in (cold, warm):
+        assert done.returncode == 0 and "20/20 expects hold" in done.stdout, done
+    assert {"lark", "bgc.core.policy.ast", "bgc.core.policy.parser"} <= set(cold_loaded), cold_loaded
+    assert warm_loaded == ["bgc.analysis.config"], warm_loaded  # check reads [tool.bgc]; a hook or gate does not

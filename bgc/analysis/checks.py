@@ -11,16 +11,36 @@ notes never fail a check.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bgc import codes
 from dataclasses import dataclass
 from bgc.errors import BgcError, ExitCode, Span
 from bgc.analysis.findings import Finding, Severity
 from bgc.analysis.findings import exit_code as findings_exit_code
-from bgc.core.policy.ast import Policy
+
+if TYPE_CHECKING:
+    from bgc.core.policy.ast import Policy
 
 EXPECT_CODES = (codes.EXPECT_FAILED, codes.EXPECT_UNDECIDED)
 """The ids of a failed inline expect (every other id a policy check reports is a lint or a load error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedPolicy:
+    """What a check keeps of a policy that loaded: its summary line's counts and the files it was
+    read from. A cached result holds this, not the policy, so reading it back builds no AST."""
+
+    path: str
+    rules: int
+    tools: int
+    expects: int
+    files: tuple[tuple[str, str], ...]
+    """``(path, digest)`` of every file the policy was read from (:meth:`Policy.file_digests`)."""
+
+    @staticmethod
+    def of(policy: Policy) -> CheckedPolicy:
+        return CheckedPolicy(policy.path, len(policy.rules), len(policy.tools), len(policy.expects), policy.file_digests())
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +51,7 @@ class CheckResult:
     and the load errors (kept as errors too, so a renderer can show their source line)."""
 
     findings: tuple[Finding, ...]
-    policies: tuple[Policy, ...]
+    policies: tuple[CheckedPolicy, ...]
     failed_expects: tuple[int, ...]
     errors: tuple[BgcError, ...]
 
@@ -55,7 +75,7 @@ def check_paths(paths: Sequence[str]) -> CheckResult:
     from bgc.core.policy.loader import load_policy
 
     findings: list[Finding] = []
-    policies: list[Policy] = []
+    policies: list[CheckedPolicy] = []
     failed_expects: list[int] = []
     errors: list[BgcError] = []
     for path in paths:
@@ -65,7 +85,7 @@ def check_paths(paths: Sequence[str]) -> CheckResult:
             errors.append(error)
             findings.append(error_finding(error, path, codes.UNREADABLE_POLICY))
             continue
-        policies.append(policy)
+        policies.append(CheckedPolicy.of(policy))
         found = check_policy(policy)
         findings.extend(found)
         failed_expects.append(sum(finding.rule_id in EXPECT_CODES for finding in found))
@@ -82,7 +102,7 @@ def cached_check(path: str) -> CheckResult:
     keyed = cache.policy_key(path, "check")
     if keyed is not None:
         entry = cache.load_object("check", keyed[0])
-        if entry is not None and all(cache.unchanged(path, keyed[1], policy.file_digests()) for policy in entry.policies):
+        if entry is not None and all(cache.unchanged(path, keyed[1], policy.files) for policy in entry.policies):
             return entry  # type: ignore[no-any-return]
     result = check_paths([path])
     if keyed is not None and not result.errors:

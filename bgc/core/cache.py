@@ -23,7 +23,6 @@ import functools
 import os
 import pickle
 import stat
-import tempfile
 from collections.abc import Iterable
 from hashlib import sha256
 from typing import Any
@@ -160,6 +159,8 @@ def store_bytes(namespace: str, key: str, payload: bytes) -> None:
     if name is None or not _usable(directory, create=True):
         return
     try:
+        import tempfile  # only a miss writes an entry
+
         fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     except OSError:
         return

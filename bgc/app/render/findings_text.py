@@ -46,11 +46,10 @@ def findings_text(result: CheckResult, color: bool = False) -> str:
     cache: dict[str, list[str] | None] = {}
     blocks = [render_finding(finding, source_line(finding.span, cache), color) for finding in result.findings]
     for policy, failing in zip(result.policies, result.failed_expects, strict=True):
-        expects = len(policy.expects)
         blocks.append(
-            f"{escape_field(policy.path, backslash=False)}: {count(len(policy.rules), 'rule')}, "
-            f"{count(len(policy.tools), 'tool')}, {expects - failing}/{count(expects, 'expect')} "
-            + ("holds" if expects == 1 else "hold")
+            f"{escape_field(policy.path, backslash=False)}: {count(policy.rules, 'rule')}, "
+            f"{count(policy.tools, 'tool')}, {policy.expects - failing}/{count(policy.expects, 'expect')} "
+            + ("holds" if policy.expects == 1 else "hold")
         )
     return "\n".join(blocks)
 
