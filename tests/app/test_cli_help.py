@@ -86,6 +86,7 @@ def test_exit_codes_are_distinct_and_documented_once() -> None:
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.e2e
 def test_completion_works_in_bash() -> None:
     """The script ``--show-completion`` prints, sourced in a real bash, completes commands and options."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}

@@ -342,6 +342,7 @@ def test_order_new_compiles() -> None:
 # --- the fast path takes the new flags ----------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_fast_path_takes_color_and_quiet_and_prints_what_typer_prints(gate_plan: str, tmp_path: Path) -> None:
     env = {**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("NO_COLOR", None)

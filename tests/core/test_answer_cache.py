@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -277,6 +278,7 @@ def test_questions_name_their_patterns_exactly() -> None:
     assert answer_cache._question("covered", (p[0], many)) is None
 
 
+@pytest.mark.e2e
 def test_bgc_compile_recalls_answers_across_processes(tmp_path: Path) -> None:
     """The real command, in fresh processes: the second compile reads the first one's answers and
     prints the same bytes, which are also what a compile without any cache prints."""

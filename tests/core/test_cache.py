@@ -169,6 +169,7 @@ def test_code_that_cannot_be_stamped_disables_the_cache(
         cache.code_digest.cache_clear()
 
 
+@pytest.mark.e2e
 def test_an_edited_copy_of_bgc_never_reads_what_the_unedited_one_wrote(tmp_path: Path) -> None:
     """End to end, as a user's checkout: `bgc hook` run from a copy of the package compiles the
     policy once and then serves it from the cache; after an edit that a size-and-time key would

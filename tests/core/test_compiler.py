@@ -253,6 +253,7 @@ def test_plan_id_covers_order_policy_and_mode() -> None:
     assert first.id() != Compiler(policy).compile(order("fs:write:/src/**", model="m2")).id()
 
 
+@pytest.mark.e2e
 def test_plans_are_byte_identical_across_hash_seeds() -> None:
     args = ["compile", "examples/orders/overreach.yaml", "-p", "policies/default.bgp", "--format", "cbor"]
     outputs = {

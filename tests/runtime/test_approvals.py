@@ -192,6 +192,7 @@ print(settle_ask(open_store(sys.argv[1]), request, trusted, now=1_300).effect)
 """
 
 
+@pytest.mark.e2e
 def test_eight_processes_using_one_approval_get_one_allow(store_location: str) -> None:
     import json
 

@@ -217,6 +217,7 @@ def _gate_call(plan: Path, lines: list[str], *extra: str) -> subprocess.Complete
     )
 
 
+@pytest.mark.e2e
 def test_gate_call_answers_one_line_per_call(tmp_path: Path, policy) -> None:  # type: ignore[no-untyped-def]
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(implicit_plan(policy, None).to_data()))

@@ -123,6 +123,7 @@ APPENDS = examples(250, thorough=1000)
 keeps the longer race the default run had before it was cut to fit the default run's time."""
 
 
+@pytest.mark.e2e
 def test_eight_processes_appending_make_one_chain(store_location: str) -> None:
     open_store(store_location).close()  # the schema exists before the race
     workers = [
@@ -141,6 +142,7 @@ def test_eight_processes_appending_make_one_chain(store_location: str) -> None:
     assert sorted(printed) == list(range(1, 8 * APPENDS + 1))  # every append got its own place
 
 
+@pytest.mark.e2e
 def test_a_process_killed_mid_append_loses_no_committed_entry(store_location: str) -> None:
     open_store(store_location).close()
     worker = subprocess.Popen(
@@ -166,6 +168,7 @@ print(store.consume_once("nonce", "the-one", 4_000_000_000))
 """
 
 
+@pytest.mark.e2e
 def test_eight_processes_consuming_one_nonce_get_exactly_one_yes(store_location: str) -> None:
     open_store(store_location).close()
     racers = [

@@ -273,6 +273,7 @@ CRASHERS = ["{\U000cb34b", "ì{\U000cb34b", "a{\U000cb34b x", "mwäwð{\U0010392
 before the parser was given non-ASCII as letters: found by the totality tests below."""
 
 
+@pytest.mark.e2e
 def test_characters_that_crash_the_grammar_do_not_crash_the_analysis() -> None:
     import subprocess
     import sys

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from bgc.core.resources.proc import decode_argv
 from bgc.runtime.shell import shell_atoms
 
+pytestmark = pytest.mark.e2e
+
 BASH = shutil.which("bash") or "/bin/bash"
 STUBS = ("echo", "cat", "rm", "git", "ls", "a", "b", "env", "nice", "nohup", "timeout", "sh")
 # One record, one write: the programs of a pipeline run at once, and records written piece by

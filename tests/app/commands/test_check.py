@@ -330,6 +330,7 @@ def test_fast_path_recognises_only_plain_forms(argv: list[str], parsed: object) 
     assert fast_arguments(argv) == parsed
 
 
+@pytest.mark.e2e
 def test_fast_path_and_typer_print_the_same(repo: Path) -> None:
     """The console script (fast path) and the typer command: same bytes, same exit code."""
     (repo / "policies/p.bgp").write_text(POLICY + "expect allow fs:write:/src/secrets/x\n")
@@ -344,6 +345,7 @@ def test_fast_path_and_typer_print_the_same(repo: Path) -> None:
         assert (script.returncode, script.stdout) == (typed.exit_code, typed.stdout), args
 
 
+@pytest.mark.e2e
 def test_gate_and_compile_fast_paths_print_what_typer_prints_without_importing_it(tmp_path: Path) -> None:
     """`bgc gate` and `bgc compile` in their plain forms: same bytes and exit code as the typer
     commands, and neither typer, click, rich nor pydantic in the process."""
@@ -370,6 +372,7 @@ def test_gate_and_compile_fast_paths_print_what_typer_prints_without_importing_i
         assert (script.returncode, script.stdout) == (typed.exit_code, typed.stdout), args
 
 
+@pytest.mark.e2e
 def test_fast_path_never_imports_typer_or_lark_on_a_warm_cache(repo: Path) -> None:
     env = {**os.environ, "BGC_CACHE_DIR": str(repo / ".cache")}
     probe = (

@@ -86,6 +86,7 @@ def test_a_damaged_entry_is_a_miss(tree: Path, monkeypatch: pytest.MonkeyPatch) 
     assert _compile(monkeypatch, "orders/fix-bug.yaml") == expected
 
 
+@pytest.mark.e2e
 def test_a_repeated_compile_prints_the_same_bytes_without_the_compiler(tmp_path: Path) -> None:
     env = {**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache")}
     args = ["compile", "examples/orders/fix-bug.yaml", "-p", "policies/default.bgp"]

@@ -179,6 +179,7 @@ def test_output_that_cannot_be_written_is_a_located_error(tmp_path: Path) -> Non
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.e2e
 def test_full_disk_on_stdout_is_reported_without_traceback() -> None:
     import subprocess
     import sys

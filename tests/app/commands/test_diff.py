@@ -14,6 +14,8 @@ import pytest
 from tests.app.render.test_machine_formats import validate_sarif
 from tests.samples import bgc as run_bgc
 
+pytestmark = pytest.mark.e2e
+
 OLD = """\
 include "base.bgp"
 allow fs:write:/src/**

@@ -169,6 +169,7 @@ def test_the_starter_declares_a_case_insensitive_file_system_where_the_project_h
         assert gate.decide("fs:write:/SRC/a.py").effect == "deny"
 
 
+@pytest.mark.e2e
 def test_bgcs_state_is_never_committed(tmp_path: Path) -> None:
     """The hook's store and ledger and `bgc key new`'s private keys live in the project's `.bgc/`:
     whatever makes that directory gives it a `.gitignore` of `*`, so `git add .` leaves it out
@@ -238,6 +239,7 @@ PLANTED = (
 
 
 @pytest.mark.parametrize("planted", ["bgc/__init__.py", "bgc/app/launch.py", "select.py", "json.py", "sqlite3.py"])
+@pytest.mark.e2e
 def test_the_hook_never_imports_a_module_from_the_project(tmp_path: Path, planted: str) -> None:
     """The hook runs in the project (its working directory), where the agent writes: the
     command `bgc init` writes keeps that directory off ``sys.path`` (``-P``), so a ``bgc``
@@ -259,6 +261,7 @@ def test_the_hook_never_imports_a_module_from_the_project(tmp_path: Path, plante
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
+@pytest.mark.e2e
 def test_no_module_the_hook_imports_can_come_from_the_project(tmp_path: Path, agent: str) -> None:
     """The whole class, not the modules planted above: the interpreter the hook command starts,
     started the same way in the project, has no directory on ``sys.path`` that is the project or
@@ -333,6 +336,7 @@ def _mcp_proxy_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[
 
 
 @pytest.mark.parametrize("started", [_started_server_command, _mcp_proxy_command])
+@pytest.mark.e2e
 def test_a_bgc_started_by_module_never_imports_from_its_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, started: object
 ) -> None:

@@ -85,6 +85,7 @@ def test_machine_formats_are_never_coloured() -> None:
 
 
 @pytest.mark.parametrize("color", ["always", "never"])
+@pytest.mark.e2e
 def test_fast_path_check_prints_the_same_golden_report(color: str) -> None:
     """``bgc check --color`` is a plain form the fast path runs without typer."""
     probe = (

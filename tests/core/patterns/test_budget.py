@@ -398,6 +398,7 @@ def test_wherever_the_budget_runs_out_nothing_is_widened(monkeypatch: pytest.Mon
     assert decided == expected  # with the whole budget, exact
 
 
+@pytest.mark.e2e
 def test_a_plan_cut_short_by_the_budget_is_the_same_whatever_the_hash_seed(tmp_path: Path) -> None:
     requests = [f"fs:write:/src/d{i}/**/*{'?' * i}" for i in range(6)] + ["fs:write:/**"]
     path = write_order(tmp_path / "order.json", requests)

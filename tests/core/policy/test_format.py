@@ -393,6 +393,7 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))
 
 
+@pytest.mark.e2e
 def test_a_policy_larger_than_the_limit_is_refused_without_reading_it_all(tmp_path: Path) -> None:
     """`bgc check` of /dev/zero used to read forever; every policy read stops at MAX_BYTES + 1."""
     from bgc.core.values.files import MAX_BYTES

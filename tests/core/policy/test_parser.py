@@ -478,6 +478,7 @@ def test_parser_tables_are_cached_and_a_damaged_cache_is_rebuilt(
         policy_parser.parser.cache_clear()
 
 
+@pytest.mark.e2e
 def test_importing_the_front_end_does_not_import_lark() -> None:
     code = "import sys, bgc.app.cli, bgc.core.policy.parser, bgc.core.policy.loader, bgc.analysis.checks; print('lark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -143,6 +143,7 @@ def test_every_example_order_loads() -> None:
         assert load_order(str(path)).requests
 
 
+@pytest.mark.e2e
 def test_ids_do_not_depend_on_hash_seed() -> None:
     code = "from bgc.core.values.documents import load_order; import sys; print(load_order(sys.argv[1]).id())"
     outputs = {

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import multiprocessing
 
+import pytest
+
 from bgc.runtime.kernel.authorize import Kernel
 from bgc.runtime.kernel.messages import read_message
 from bgc.runtime.store.sqlite import SqliteStore
@@ -28,6 +30,7 @@ def _race(path: str, line: str, barrier, results) -> None:  # type: ignore[no-un
     store.close()
 
 
+@pytest.mark.e2e
 def test_eight_processes_racing_for_one_nonce_get_one_allow(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = str(tmp_path / "kernel.db")
     setup = SqliteStore(path)
