@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -144,16 +145,35 @@ def test_the_ledger_gets_the_same_entries_either_way(project: dict[str, Any]) ->
     assert alone == by_server
 
 
-def test_a_stopped_server_is_waited_for_only_part_of_the_deadline(project: dict[str, Any], server: Server) -> None:
+def test_a_stopped_server_is_waited_for_only_part_of_the_deadline(
+    project: dict[str, Any], server: Server, tmp_path: Path
+) -> None:
     """SIGSTOP: the connection is accepted by the kernel and never answered; the hook gives the
-    server half its deadline, then decides itself in time (a block would mean it did not)."""
-    command = project["command"].replace("hook claude-code", "hook claude-code --timeout 6")
+    server its share of the deadline (it did wait: the call took at least that long), then decides
+    itself in time (a block would mean it did not).
+
+    The deadline is measured, not guessed: the yardstick is the longest the same calls take here
+    and now with the hook deciding alone (a runtime directory where no server listens), and what
+    the server's share leaves of the deadline is several yardsticks, however loaded the machine."""
+    no_server = {"XDG_RUNTIME_DIR": str(tmp_path / "no-server")}
+    (tmp_path / "no-server").mkdir()
+    yardstick = max(timed_ask(project, call, environ=no_server)[1] for call in (READ_SOURCE, READ_ENV))
+    seconds = min(max(3.0, 5 * yardstick) / (1 - client.SERVER_SHARE), 600.0)
+    command = project["command"].replace("hook claude-code", f"hook claude-code --timeout {seconds:.3f}")
     os.kill(server.process.pid, signal.SIGSTOP)
     try:
-        answers = (ask(project, READ_SOURCE, command=command), ask(project, READ_ENV, command=command))
+        answers = [timed_ask(project, call, command=command) for call in (READ_SOURCE, READ_ENV)]
     finally:
         os.kill(server.process.pid, signal.SIGCONT)
-    assert answers == ("allow", "deny")
+    assert [answer for answer, _ in answers] == ["allow", "deny"]
+    assert all(took >= seconds * client.SERVER_SHARE for _, took in answers)
+
+
+def timed_ask(project: dict[str, Any], call: tuple[str, dict[str, str]], **options: Any) -> tuple[str, float]:
+    """:func:`ask`'s answer, and the seconds the hook took to give it."""
+    started = time.monotonic()
+    answer = ask(project, call, **options)
+    return answer, time.monotonic() - started
 
 
 def test_a_killed_server_leaves_a_socket_nobody_answers(project: dict[str, Any], server: Server) -> None:
