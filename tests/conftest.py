@@ -1,5 +1,5 @@
-"""What every test gets without asking: a private cache, Hypothesis profiles, and an order that
-lets parallel workers finish together.
+"""What every test gets without asking: a private cache, Hypothesis profiles, the ``e2e`` mark for
+every test in tests/e2e, and an order that lets parallel workers finish together.
 
 The cache fixture exists because the suite used to write compiled policies into the developer's
 real ``~/.cache/bgc``: a test could then pass on a warm cache it did not create, and a developer's
@@ -26,10 +26,20 @@ settings.register_profile("thorough", settings.get_profile("default"), max_examp
 settings.load_profile("default")  # the plugin loads --hypothesis-profile after this file
 
 
+E2E = Path(__file__).parent / "e2e"
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by mark
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``first`` start before the rest (the order is otherwise kept): they are the
+    """Every test in tests/e2e is marked ``e2e``: the inner loop, ``-m "not e2e"``, leaves them
+    out (tests/test_e2e_marker.py makes every other test that starts a process carry the mark).
+
+    Tests marked ``first`` start before the rest (the order is otherwise kept): they are the
     longest (pip installing the pre-commit hooks, the hook tables with a process per call), and a
     long test started last keeps the other workers waiting for it at the end of the run."""
+    for item in items:
+        if item.path.is_relative_to(E2E):
+            item.add_marker(pytest.mark.e2e)
     items.sort(key=lambda item: item.get_closest_marker("first") is None)
 
 

@@ -32,7 +32,7 @@ def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None
     """Run the CLI in-process (from ``cwd`` when given, as a user in that directory would); a
     traceback or an unexpected exception fails the calling test.
 
-    Every in-process CLI test goes through here (tests/test_cli_help.py checks that no test
+    Every in-process CLI test goes through here (tests/app/test_cli_help.py checks that no test
     builds its own ``CliRunner``), so none can pass while printing a traceback.
     """
     from typer.testing import CliRunner

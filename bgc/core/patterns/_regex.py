@@ -31,7 +31,7 @@ to each ``/``) tries each place once. The work per character is bounded by the s
 chunk spans (each character is read by at most that many attempts) times the longest piece
 (the compare at each place): :func:`translate` refuses a pattern where that product exceeds
 :data:`MAX_WORK`, and the automaton matches it instead. The agreement with the automaton, on
-near misses of patterns with many pieces, is a property test (``tests/test_glob_props.py``).
+near misses of patterns with many pieces, is a property test (``tests/core/patterns/test_glob_props.py``).
 """
 
 from __future__ import annotations

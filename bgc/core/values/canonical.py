@@ -5,7 +5,7 @@ digest) in deterministic CBOR (RFC 8949 §4.2: shortest-form integers and floats
 lengths, no tags, map keys sorted by their encoded bytes). Because the data model only allows
 *text* map keys, cbor2's ``canonical=True`` (length-first) key order is the same as RFC 8949's
 bytewise order. The encoding of this small data model is written here (:func:`encode`), byte for
-byte what ``cbor2.dumps(value, canonical=True)`` writes (tests/test_canonical_cbor.py holds the
+byte what ``cbor2.dumps(value, canonical=True)`` writes (tests/core/values/test_canonical.py holds the
 two equal on generated values): a cold ``bgc gate`` derives its plan's id on every call, and
 importing cbor2 (which imports typing) cost it more than the rest of its decision; cbor2 still
 reads CBOR documents and ledger entries and checks them.

@@ -4,7 +4,7 @@ envelope of capability tokens and execution nonces.
 Written here rather than taken from a COSE package: bgc needs one structure and one algorithm,
 and the package index's COSE library (pycose) had its last release in 2023 and pulls in more
 than it would use. The signature itself is ``cryptography``'s; this module only lays out bytes,
-and tests/test_kernel_cose.py checks them against the COSE working group's Ed25519 example
+and tests/runtime/kernel/test_cose.py checks them against the COSE working group's Ed25519 example
 (cose-wg/Examples, eddsa-sig-01) byte for byte.
 
 Decoding is strict, because every byte of a token is attacker-supplied: exactly tag 18 around

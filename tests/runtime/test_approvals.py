@@ -1,0 +1,382 @@
+"""People answering `ask`: every refusal built by hand, thresholds, single use, both engines."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bgc.runtime import ledger
+from bgc.runtime.approvals import PermissionRequest, Requirement, settle_ask, sign_answer, standing, suggest_rule
+from bgc.runtime.kernel.keys import SigningKey
+from bgc.runtime.store import open_store
+from tests.samples import bgc
+
+ALICE, BOB, CAROL, MALLORY = (SigningKey.generate(name) for name in ("alice", "bob", "carol", "mallory"))
+TRUSTED = {"alice": ALICE.public, "bob": BOB.public, "carol": CAROL.public}
+
+
+def request(**change: object) -> PermissionRequest:
+    base = PermissionRequest(
+        tool="Write", server="local", params="sha256:" + "1" * 64, summary="Write /src/release/v1",
+        atoms=("fs:write:/src/release/v1",), rule="p.bgp:6", requirements=(Requirement(2, ("alice", "bob", "carol")),),
+        created=1_000, expires=2_000, plan="sha256:" + "2" * 64,
+    )  # fmt: skip
+    return dataclasses.replace(base, **change)
+
+
+def allow(key: SigningKey, target: PermissionRequest, at: int = 1_500, name: str | None = None):  # type: ignore[no-untyped-def]
+    return sign_answer(target.id, "allow-once", name or key.name, key, at)
+
+
+def test_two_distinct_trusted_approvers_approve() -> None:
+    target = request()
+    assert standing(target, [allow(ALICE, target)], TRUSTED, now=1_600).state == "pending"
+    result = standing(target, [allow(ALICE, target), allow(BOB, target)], TRUSTED, now=1_600)
+    assert result.state == "approved" and result.counted == ("alice", "bob")
+
+
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ("the same approver twice", "counts once"),
+        ("a key the policy does not trust for the name", "does not verify"),
+        ("a name the policy does not trust at all", "trusts no key"),
+        ("an approver the rule does not name", "not among the approvers it needs"),
+        ("an answer for another request", "another request"),
+        ("an answer after cancel", "after the request was cancelled"),
+        ("an answer after expiry", "not live"),
+    ],
+)
+def test_answers_that_must_not_count(case: str, why: str) -> None:
+    named_mallory = case == "a name the policy does not trust at all"
+    target = request(requirements=(Requirement(2, ("alice", "bob", "mallory")),)) if named_mallory else request()
+    first = allow(ALICE, target)
+    second = {
+        "the same approver twice": allow(ALICE, target, at=1_501),
+        "a key the policy does not trust for the name": allow(MALLORY, target, name="bob"),
+        "a name the policy does not trust at all": allow(MALLORY, target),
+        "an approver the rule does not name": allow(MALLORY, target),
+        "an answer for another request": allow(BOB, request(params="sha256:" + "3" * 64)),
+        "an answer after cancel": allow(BOB, target, at=1_700),
+        "an answer after expiry": allow(BOB, target, at=2_000),
+    }[case]
+    if case == "an approver the rule does not name":
+        trusted = {**TRUSTED, "mallory": MALLORY.public}
+    else:
+        trusted = TRUSTED
+    result = standing(target, [first, second], trusted, now=1_800, cancelled_at=1_650 if "cancel" in case else None)
+    assert result.state != "approved"
+    assert any(why in reason for _, reason in result.ignored), result.ignored
+
+
+def test_a_rejection_by_a_named_approver_ends_the_request_whatever_else() -> None:
+    target = request()
+    answers = [allow(ALICE, target), allow(BOB, target), sign_answer(target.id, "reject", "carol", CAROL, 1_400)]
+    result = standing(target, answers, TRUSTED, now=1_600)
+    assert result.state == "rejected" and result.rejected_by == "carol"
+
+
+FIELDS = {
+    "tool": st.just("Edit"), "server": st.just("evil"), "params": st.just("sha256:" + "9" * 64),
+    "atoms": st.just(("fs:write:/src/release/v2",)), "plan": st.just("sha256:" + "8" * 64),
+    "token": st.just("t-1"), "rule": st.just("p.bgp:7"), "requirements": st.just((Requirement(1, ("alice", "bob")),)),
+    "summary": st.just("x"), "session": st.just("other"), "expires": st.just(2_001), "created": st.just(999),
+}  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(FIELDS)), st.data())
+def test_an_approval_never_counts_for_a_request_that_differs_in_any_field(field: str, data: st.DataObject) -> None:
+    original = request()
+    changed = dataclasses.replace(original, **{field: data.draw(FIELDS[field])})
+    answers = [allow(ALICE, original), allow(BOB, original), allow(CAROL, original)]
+    assert changed.id != original.id
+    assert standing(changed, answers, TRUSTED, now=1_600).state == "pending"
+
+
+def test_suggested_rule_is_a_policy_line_that_allows_exactly_the_atom(tmp_path: Path) -> None:
+    from bgc.core.patterns.glob import is_subset
+    from bgc.core.policy.loader import parse_policy
+
+    value = "/src/re lease/v*1"
+    rule_text = suggest_rule(request(atoms=(f"fs:write:{value}",)), "alice")
+    (rule,) = parse_policy(rule_text + "\n", str(tmp_path / "s.bgp")).rules
+    assert (rule.effect, rule.resource, rule.action, rule.because) == (
+        "allow",
+        "fs",
+        "write",
+        "approved for Write on local by alice",
+    )
+    (pattern,) = rule.patterns
+    # exactly the value: the pattern and the value's literal pattern cover each other, so the
+    # `*` in the value did not become a wildcard
+    from bgc.core.patterns.glob import escape
+
+    assert is_subset(pattern, [escape(value)]) and is_subset(escape(value), [pattern])
+    assert not is_subset("/src/re lease/vX1", [pattern])
+
+
+# ---- with a store ----------------------------------------------------------------------------------
+
+
+def test_an_approved_request_allows_its_call_once_then_asks_again(store_location: str) -> None:
+    store = open_store(store_location)
+    target = request()
+    first = settle_ask(store, target, TRUSTED, now=1_100)
+    assert first.effect == "ask" and first.request == target.id and "bgc approve" in first.reason
+    from bgc.runtime.approvals import encode_answer
+
+    for key in (ALICE, BOB):
+        store.add_answer(target.id, key.name, "allow-once", encode_answer(allow(key, target, at=1_200)))
+    again = dataclasses.replace(target, created=1_300, expires=2_300)  # the agent retries the same call
+    approved = settle_ask(store, again, TRUSTED, now=1_300)
+    assert approved.effect == "allow" and approved.request == target.id and approved.approvers == ("alice", "bob")
+    retry = settle_ask(store, dataclasses.replace(target, created=1_400, expires=2_400), TRUSTED, now=1_400)
+    assert retry.effect == "ask" and retry.request != target.id  # used once: a new request
+    store.close()
+
+
+@pytest.mark.parametrize("ended_by", ["use", "cancel"])
+def test_the_same_call_asked_again_within_the_second_its_twin_ended_gets_a_request_of_its_own(
+    store_location: str, ended_by: str
+) -> None:
+    """Same call, same second: the request would have its ended twin's id (the time is in whole
+    seconds); it must not be found as that ended request."""
+    from bgc.runtime.approvals import encode_answer
+
+    store = open_store(store_location)
+    target = request()
+    settle_ask(store, target, TRUSTED, now=1_100)
+    if ended_by == "use":
+        for key in (ALICE, BOB):
+            store.add_answer(target.id, key.name, "allow-once", encode_answer(allow(key, target, at=1_100)))
+        assert settle_ask(store, target, TRUSTED, now=1_100).effect == "allow"
+    else:
+        store.cancel(target.id, 1_100)
+    again = settle_ask(store, target, TRUSTED, now=1_100)
+    assert (again.effect, again.request != target.id) == ("ask", True), again
+    assert settle_ask(store, target, TRUSTED, now=1_100).request == again.request  # and is found as live
+    store.close()
+
+
+def test_a_cancelled_request_takes_no_more_answers(store_location: str) -> None:
+    from bgc.runtime.approvals import encode_answer
+
+    store = open_store(store_location)
+    target = request(requirements=(Requirement(1, ("alice", "bob", "carol")),))
+    settle_ask(store, target, TRUSTED, now=1_100)
+    assert store.cancel(target.id, 1_150)
+    store.add_answer(target.id, "alice", "allow-once", encode_answer(allow(ALICE, target, at=1_200)))
+    later = settle_ask(store, dataclasses.replace(target, created=1_300), TRUSTED, now=1_300)
+    assert later.effect == "ask" and later.request != target.id
+    store.close()
+
+
+SETTLER = """
+import sys, dataclasses
+from bgc.runtime import ledger
+from bgc.runtime.approvals import PermissionRequest, settle_ask
+from bgc.runtime.kernel.keys import PublicKey, parse_public
+from bgc.runtime.store import open_store
+import json
+data = json.loads(sys.argv[2])
+trusted = {name: parse_public(text) for name, text in data["trusted"].items()}
+request = PermissionRequest.from_data(data["request"])
+print(settle_ask(open_store(sys.argv[1]), request, trusted, now=1_300).effect)
+"""
+
+
+@pytest.mark.e2e
+def test_eight_processes_using_one_approval_get_one_allow(store_location: str) -> None:
+    import json
+
+    from bgc.runtime.approvals import encode_answer
+
+    store = open_store(store_location)
+    target = request(requirements=(Requirement(1, ("alice", "bob", "carol")),))
+    settle_ask(store, target, TRUSTED, now=1_100)
+    store.add_answer(target.id, "alice", "allow-once", encode_answer(allow(ALICE, target, at=1_200)))
+    store.close()
+    payload = json.dumps({"trusted": {n: k.text for n, k in TRUSTED.items()}, "request": target.body()})
+    racers = [
+        subprocess.Popen([sys.executable, "-c", SETTLER, store_location, payload], stdout=subprocess.PIPE, text=True)
+        for _ in range(8)
+    ]
+    answers = sorted(racer.communicate(timeout=120)[0].strip() for racer in racers)
+    assert answers.count("allow") == 1 and all(answer in ("allow", "ask", "deny") for answer in answers)
+
+
+# ---- the commands, as a person uses them -------------------------------------------------------------
+
+
+def test_pending_approve_and_the_ledger_from_the_command_line(tmp_path: Path) -> None:
+    import os
+    import time
+
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    assert bgc("key", "new", "alice", "--dir", str(keys)).exit_code == 0
+    alice_public = (keys / "alice.pub").read_text().strip()
+    policy = tmp_path / "p.bgp"
+    policy.write_text(f"trust approver alice {alice_public}\nask fs:write:/src/release/** approvals 1 of [alice]\n")
+    store_path = str(tmp_path / "state.db")
+    now = int(time.time())
+    target = request(requirements=(Requirement(1, ("alice",)),), created=now, expires=now + 600)
+    store = open_store(store_path)
+    trusted = {"alice": SigningKey.generate("x").public}  # the real key is only in the policy
+    assert settle_ask(store, target, trusted, now=now).effect == "ask"
+    store.close()
+
+    listed = bgc("pending", "--store", store_path, "-p", str(policy))
+    assert listed.exit_code == 0 and target.id in listed.stdout and "awaits 1 of [alice] (have: none)" in listed.stdout
+    mallory = bgc("key", "new", "mallory", "--dir", str(keys))
+    assert mallory.exit_code == 0
+    refused = bgc(
+        "approve",
+        target.id,
+        "--key",
+        str(keys / "mallory.key"),
+        "--as",
+        "alice",
+        "--store",
+        store_path,
+        "-p",
+        str(policy),
+    )
+    assert refused.exit_code == 2 and "trusts no key" in refused.output
+    approved = bgc(
+        "approve",
+        target.id,
+        "--key",
+        str(keys / "alice.key"),
+        "--store",
+        store_path,
+        "-p",
+        str(policy),
+        "--suggest-rule",
+    )
+    assert approved.exit_code == 0, approved.output
+    assert "approved by alice" in approved.stdout and "allow fs:write:/src/release/v1 because" in approved.stdout
+    assert bgc("pending", "--store", store_path, "-p", str(policy)).stdout == ""  # nothing waits any more
+    shown = bgc("log", "show", "--store", store_path, "--kind", "approve")
+    assert shown.exit_code == 0 and "\tapprove\tallow-once\tWrite@local\tp.bgp:6\tapproved by alice" in shown.stdout
+    assert bgc("log", "verify", "--store", store_path).exit_code == 0
+    assert os.path.exists(store_path)
+
+
+def test_approve_reject_and_mode_set_take_a_key_by_its_name_as_bgc_key_new_made_it(tmp_path: Path) -> None:
+    """`bgc key new alice` writes .bgc/keys/alice.key; `--key alice` names it, as it does for
+    `bgc token issue` (docs/kernel.md, "Keys"), so a person answers with the name they chose."""
+    import time
+
+    assert bgc("key", "new", "alice", cwd=tmp_path).exit_code == 0
+    alice_public = (tmp_path / ".bgc" / "keys" / "alice.pub").read_text().strip()
+    (tmp_path / "p.bgp").write_text(
+        f"trust approver alice {alice_public}\nmode release {{\n  allow fs:write:/dist/**\n}}\n"
+        "ask fs:write:/src/release/** approvals 1 of [alice]\n"
+    )
+    now = int(time.time())
+    store = open_store(str(tmp_path / "s.db"))
+    approved, rejected = (
+        request(params="sha256:" + digit * 64, requirements=(Requirement(1, ("alice",)),), created=now, expires=now + 600)
+        for digit in "45"
+    )
+    for target in (approved, rejected):
+        settle_ask(store, target, {}, now=now)
+    store.close()
+
+    answered = bgc("approve", approved.id, "--key", "alice", "--store", "s.db", "-p", "p.bgp", cwd=tmp_path)
+    assert answered.exit_code == 0 and "approved by alice" in answered.stdout, answered.output
+    refused = bgc("reject", rejected.id, "--key", "alice", "--store", "s.db", "-p", "p.bgp", cwd=tmp_path)
+    assert refused.exit_code == 0 and "rejected" in refused.stdout, refused.output
+    mode = bgc("mode", "set", "s1", "release", "--key", "alice", "--store", "s.db", "-p", "p.bgp", cwd=tmp_path)
+    assert mode.exit_code == 0, mode.output
+    missing = bgc("approve", approved.id, "--key", "bob", "--store", "s.db", "-p", "p.bgp", cwd=tmp_path)
+    assert missing.exit_code == 2 and "no such key file" in missing.output
+
+
+def test_overlapping_requirements_are_all_met_by_one_set_of_people() -> None:
+    """`1 of [alice]` and `1 of [bob, carol]` (two ask rules): alice alone is not enough."""
+    target = request(requirements=(Requirement(1, ("alice",)), Requirement(1, ("bob", "carol"))))
+    assert standing(target, [allow(ALICE, target)], TRUSTED, now=1_600).state == "pending"
+    assert standing(target, [allow(ALICE, target), allow(CAROL, target)], TRUSTED, now=1_600).state == "approved"
+    anyone = request(requirements=(Requirement(2),))
+    assert standing(anyone, [allow(ALICE, anyone), allow(BOB, anyone)], TRUSTED, now=1_600).state == "approved"
+    assert standing(anyone, [allow(ALICE, anyone), allow(MALLORY, anyone)], TRUSTED, now=1_600).state == "pending"
+
+
+# ---- modes chosen by people ----------------------------------------------------------------------
+
+
+def test_a_mode_counts_only_when_a_trusted_person_signed_it() -> None:
+    from bgc.runtime.approvals import effective_mode, sign_mode
+
+    modes = ("review", "release")
+    good = sign_mode("s1", "release", "alice", ALICE, 100)
+    forged = sign_mode("s1", "review", "alice", MALLORY, 200)  # mallory's key under alice's name
+    unknown_mode = sign_mode("s1", "admin", "bob", BOB, 300)
+    other_session = sign_mode("s2", "review", "bob", BOB, 400)
+    assert effective_mode("s1", [good, forged, unknown_mode, other_session], TRUSTED, modes) == good
+    assert effective_mode("s1", [forged], TRUSTED, modes) is None
+    later = sign_mode("s1", "review", "bob", BOB, 500)
+    assert effective_mode("s1", [good, later], TRUSTED, modes) == later
+
+
+def test_an_agent_asking_for_a_mode_is_refused_and_recorded(tmp_path: Path) -> None:
+    from bgc.runtime.approvals import refuse_agent_mode
+
+    store = open_store(str(tmp_path / "s.db"))
+    refuse_agent_mode(store, "s1", "release", 1_000)
+    (entry,) = [ledger.decode_entry(*row) for row in store.rows()]
+    store.close()
+    assert (
+        entry.body["kind"] == "mode" and entry.body["decision"] == "refused" and "agent asked" in entry.body["reason"]
+    )
+
+
+def test_mode_set_and_show_from_the_command_line(tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    for name in ("alice", "mallory"):
+        assert bgc("key", "new", name, "--dir", str(keys)).exit_code == 0
+    policy = tmp_path / "p.bgp"
+    alice = (keys / "alice.pub").read_text().strip()
+    policy.write_text(
+        f"trust approver alice {alice}\nmode release {{\n  allow fs:write:/dist/**\n}}\nallow fs:read:/**\n"
+    )
+    store = str(tmp_path / "s.db")
+    assert "default mode" in bgc("mode", "show", "s1", "--store", store, "-p", str(policy)).stdout
+    refused = bgc(
+        "mode",
+        "set",
+        "s1",
+        "release",
+        "--key",
+        str(keys / "mallory.key"),
+        "--as",
+        "alice",
+        "--store",
+        store,
+        "-p",
+        str(policy),
+    )
+    assert refused.exit_code == 2 and "trusts no key" in refused.output
+    unknown = bgc("mode", "set", "s1", "admin", "--key", str(keys / "alice.key"), "--store", store, "-p", str(policy))
+    assert unknown.exit_code == 2 and "no mode 'admin'" in unknown.output
+    assert (
+        bgc(
+            "mode", "set", "s1", "release", "--key", str(keys / "alice.key"), "--store", store, "-p", str(policy)
+        ).exit_code
+        == 0
+    )
+    assert (
+        bgc("mode", "show", "s1", "--store", store, "-p", str(policy)).stdout.strip()
+        == "session s1: mode release, set by alice"
+    )
+    assert "\tmode\tset release\t" in bgc("log", "show", "--store", store).stdout
