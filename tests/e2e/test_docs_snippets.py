@@ -29,7 +29,7 @@ import pytest
 from bgc.errors import ExitCode, exit_code_table
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARK = "<!-- bgc-doctest -->"
 SKIP = re.compile(r"<!-- bgc-doctest: skip \S.* -->")
 FENCE = re.compile(r"^```(\w*)\s*$")
