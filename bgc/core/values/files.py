@@ -9,7 +9,6 @@ must not pay for importing the document readers (cbor2, the canonical data model
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import BinaryIO
 
 from bgc.errors import InputError, Span
@@ -43,7 +42,7 @@ def read_bounded(path: str, *, stream: BinaryIO | None = None, error: type[Input
     return data
 
 
-def write_atomic(path: str | Path, data: bytes) -> None:
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to a temporary file beside the target, then rename it into place.
 
     The rename is atomic on POSIX, so readers see the old content or the new, never a mix, and
@@ -56,26 +55,30 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     import stat
     import tempfile  # here: only a command that writes a file pays for it
 
-    target = Path(os.path.realpath(path))
+    target = os.path.realpath(path)
     try:
-        special = not stat.S_ISREG(target.stat().st_mode)
+        special = not stat.S_ISREG(os.stat(target).st_mode)
     except FileNotFoundError:
         special = False
     if special:
         with open(target, "wb") as stream:
             stream.write(data)
         return
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    directory, name = os.path.split(target)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
-        if target.exists():
-            os.chmod(temporary, target.stat().st_mode & 0o777)
-        else:
+        try:
+            os.chmod(temporary, os.stat(target).st_mode & 0o777)
+        except FileNotFoundError:
             os.chmod(temporary, 0o644)
         os.replace(temporary, target)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
         raise
 
 
