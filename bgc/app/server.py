@@ -141,7 +141,7 @@ def serve(project: str, idle: float) -> ExitCode:
         raise UsageError("the decision server runs on Linux only (how its hooks see it go away): no server")
     path = client.doorbell_path(project, create=True)
     if path is None:
-        raise UsageError("no private directory for the server's doorbell ($XDG_RUNTIME_DIR/bgc or /tmp/bgc-UID, mode 0700)")
+        raise UsageError("no private directory for the server's doorbell ($XDG_RUNTIME_DIR/bgc or /tmp/bgc-UID, 0700)")
     lock = os.open(lock_path(path), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -178,7 +178,7 @@ def serve(project: str, idle: float) -> ExitCode:
             except BlockingIOError:
                 continue
             *tokens, rung = rung.split(b"\n")
-            rung = rung[-MAX_TOKEN - 1 :]  # a line that long is no token: its end is dropped with it
+            rung = rung[-MAX_TOKEN - 1 :]  # what is kept of a longer line is still too long to be a token
             for token in tokens:
                 if not _handle(token, path, warm, code, state):
                     return ExitCode.OK
@@ -197,23 +197,31 @@ def _remove_abandoned(doorbell: str) -> None:
     """Remove the request files and reply FIFOs of this project's hooks whose process is gone (a
     hook killed before it removed them; a request may hold megabytes of a memory-backed directory)."""
     directory, stem = os.path.split(doorbell[: -len(client.DOORBELL)])
-    for name in os.listdir(directory):
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
         parts = name.split(".")
-        if len(parts) != 3 or parts[0] != stem or parts[2] not in ("request", "reply") or not _is_token(parts[1].encode()):
+        if len(parts) != 3 or parts[0] != stem or parts[2] not in ("request", "reply"):
             continue
-        token = parts[1]
-        try:
-            os.kill(int(token.split("-")[0], 16), 0)
-        except ProcessLookupError:
-            pass
-        except (ValueError, OSError):
-            continue  # not a pid, or a process that is not ours: kept
-        else:
-            continue  # its hook is still running
-        try:
-            os.unlink(os.path.join(directory, name))
-        except OSError:
-            pass
+        if _is_token(parts[1].encode()) and _hook_gone(parts[1]):
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
+def _hook_gone(token: str) -> bool:
+    """Whether the hook that made ``token`` has ended: no process has its pid (a process of
+    another user's, or a token that names no pid, counts as running)."""
+    try:
+        os.kill(int(token.split("-")[0], 16), 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, OSError):
+        return False
+    return False
 
 
 def _is_token(token: bytes) -> bool:

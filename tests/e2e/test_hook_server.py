@@ -87,8 +87,17 @@ def ask(project: dict[str, Any], call: tuple[str, dict[str, str]], **options: An
 def test_answers_come_from_the_server_and_match_the_hook_alone(project: dict[str, Any], server: Server) -> None:
     assert (ask(project, READ_SOURCE), ask(project, READ_ENV)) == ("allow", "deny")
     assert served(server) == 2
+    assert requests_left(project) == []
     server.stop()
     assert (ask(project, READ_SOURCE), ask(project, READ_ENV)) == ("allow", "deny")
+
+
+def requests_left(project: dict[str, Any]) -> list[str]:
+    """The request files and reply FIFOs in the private directory: a hook removes its own
+    whatever happened, so none is left once the hooks are done."""
+    directory = client.private_dir()
+    assert directory is not None
+    return [name for name in os.listdir(directory) if name.endswith((".request", ".reply"))]
 
 
 def test_a_policy_edit_is_seen_on_the_next_call(project: dict[str, Any], server: Server) -> None:
@@ -275,7 +284,9 @@ def ring(doorbell: str, token: str, request: Callable[[str], None], seconds: flo
                 os.unlink(path)
 
 
-def test_a_request_others_could_have_written_is_refused(project: dict[str, Any], server: Server, tmp_path: Path) -> None:
+def test_a_request_others_could_have_written_is_refused(
+    project: dict[str, Any], server: Server, tmp_path: Path
+) -> None:
     """The server reads a request only from a regular file this user owns that nobody else may
     read or write (what stands in for a socket's peer credentials): a request readable by others,
     a link, a FIFO (never waited on) or a file of another user's is refused, unread."""
@@ -451,6 +462,7 @@ def test_a_server_answering_garbage_is_never_an_answer(shared_project: dict[str,
         answers = [ask(project, call, command=command, in_process=True) for call in (READ_ENV, READ_SOURCE)]
         assert answers == ["deny", "allow"]
         assert fake.requests == 2  # it was asked, and its answer was not taken
+        assert requests_left(project) == []  # the fake server removes nothing: the hook did
     finally:
         fake.close()
 

@@ -160,7 +160,8 @@ def exchange(doorbell: str, payload: bytes, deadline: float) -> bytes | None:
             return None
         os.mkfifo(reply, 0o600)
         created.append(reply)
-        reader = os.open(reply, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)  # before the ring: the server finds a reader
+        # open before the ring: the server finds a reader (nobody reading is a hook that gave up)
+        reader = os.open(reply, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
         written = os.open(request, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         created.append(request)
         try:

@@ -81,7 +81,8 @@ def _wait_gone(project: str) -> None:
 def _status_text(found: dict[str, Any]) -> str:
     return (
         f"the decision server of {found['project']}: pid {found['pid']}, up {found['up']:.0f} s, "
-        f"{found['served']} requests served ({found['untaken']} replies not taken), exits after {found['idle']:g} s idle"
+        f"{found['served']} requests served ({found['untaken']} replies not taken), "
+        f"exits after {found['idle']:g} s idle"
     )
 
 
