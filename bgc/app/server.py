@@ -276,7 +276,8 @@ def _handle(token: bytes, doorbell: str, warm: WarmSources, code: CodeWatch, sta
             taken = _write_reply(reply_fd, client.frame(reply), time.monotonic() + REPLY_SECONDS)
         except OSError:
             taken = False  # the hook gave up (EPIPE): it decides itself
-        state["untaken"] += not taken
+        if not taken:
+            state["untaken"] += 1
         return keep_going
     finally:
         os.close(reply_fd)
