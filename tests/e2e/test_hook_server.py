@@ -498,7 +498,7 @@ def test_a_reply_the_hook_does_not_take_never_holds_the_server(tmp_path: Path) -
                 with contextlib.suppress(BlockingIOError):
                     received.extend(os.read(reader, 1 << 16))
 
-        taking = threading.Thread(target=take)
+        taking = threading.Thread(target=take, daemon=True)
         taking.start()
         assert server_module._write_reply(writer, large, time.monotonic() + TIMEOUT)
         taking.join(TIMEOUT)
