@@ -74,8 +74,8 @@ def served(server: Server | None) -> int:
 
 @contextmanager
 def private_runtime() -> Iterator[str]:
-    """A fresh ``XDG_RUNTIME_DIR`` for this process and its children (short: a socket's path has
-    at most 107 bytes)."""
+    """A fresh ``XDG_RUNTIME_DIR`` for this process and its children, where the servers' doorbells
+    and the hooks' requests live."""
     runtime = tempfile.mkdtemp(prefix="bgc-rt-", dir="/tmp")
     try:
         with pytest.MonkeyPatch.context() as patch:

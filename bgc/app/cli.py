@@ -444,7 +444,7 @@ def serve(
     the same function the hook runs, given the hook's options, stdin, working directory and environment, keeping bgc
     imported, compiled policies in memory and the store open (each checked on every call), and
     reading approvals, modes and the ledger afresh every time. No server, or any trouble reaching
-    it, and the hook decides in its own process: the answers are the same. The socket is private
+    it, and the hook decides in its own process: the answers are the same. Its pipes are private
     to your user. `bgc init AGENT` starts it at SessionStart (and stops it at SessionEnd where the
     agent has one).
     """

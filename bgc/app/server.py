@@ -26,23 +26,32 @@ What it keeps warm, and how each is kept honest:
   store is kept: approvals, session modes and the ledger's tip are read in every decision, as the
   hook reads them.
 
-Requests are served one at a time, in the main thread (the hook's deadline is a SIGALRM there);
-others wait in the listen queue. Each request is bounded (:data:`bgc.adapters.agents.client.MAX_INPUT`
-plus :data:`bgc.adapters.agents.client.MAX_META`) and must arrive within :data:`REQUEST_SECONDS`. The
-server exits after ``--idle`` seconds without a request, on ``bgc serve --stop``, on SIGTERM or
-SIGINT, or when bgc's code changes. A lock file beside the socket (``flock``) keeps a second
-server from serving the same project.
+How requests arrive (the transport is :func:`bgc.adapters.agents.client.exchange`'s): a hook
+writes its request to a file, creates a FIFO for the reply, and writes a line naming them to the
+project's doorbell, a FIFO this server keeps open for reading and writing (so it never reads an
+end, and a hook's ring never finds it closed while it runs). Requests are served one at a time,
+in the order they rang, in the main thread (the hook's deadline is a SIGALRM there). For each the
+server opens the reply FIFO first (a hook that gave up has removed it: its call is not decided),
+then reads the request, which is bounded (:data:`bgc.adapters.agents.client.MAX_INPUT` plus
+:data:`bgc.adapters.agents.client.MAX_META`); a reply the hook does not take within
+:data:`REPLY_SECONDS` is dropped. The server exits after ``--idle`` seconds without a request, on
+``bgc serve --stop``, on SIGTERM or SIGINT, or when bgc's code changes; hooks waiting then see
+the doorbell closed and decide themselves at once. A lock file beside the doorbell (``flock``)
+keeps a second server from serving the same project.
 
-Who may talk to it: the socket lives in a directory only this user may enter (0700, owner
-checked), is itself 0600, and each connection's peer must run as this user (``SO_PEERCRED``).
-Such a peer could run ``bgc hook`` itself with the same arguments and environment; the server
-gives it nothing more.
+Who may talk to it: the doorbell, the requests and the replies live in a directory only this user
+may enter (0700, owner checked); a request is read only from a regular file this user owns that
+nobody else may read or write, and a reply is written only to a FIFO of the same kind. Whoever
+wrote such a request runs as this user, and could run ``bgc hook`` itself with the same arguments
+and environment; the server gives it nothing more.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
+import stat
+import sys
 import time
 from typing import Any
 
@@ -51,8 +60,15 @@ from bgc.adapters.agents.hook import Options, check_agent, decide
 from bgc.errors import ExitCode, UsageError
 from bgc.runtime.session import WarmSources, file_identity, stamp
 
-REQUEST_SECONDS = 10.0
-"""Seconds a client has to send its whole request once connected."""
+REPLY_SECONDS = 10.0
+"""Seconds a hook has to take its reply (when it is larger than the reply FIFO holds)."""
+CONTROL_SECONDS = 10.0
+"""Seconds ``--status`` and ``--stop`` wait for the server's answer."""
+TOKEN_CHARACTERS = frozenset(b"0123456789abcdef-")
+"""What a token rung at the doorbell is made of (a pid and random bits, in hex): never a ``/`` or
+a ``.``, so a token names files in the private directory only."""
+MAX_TOKEN = 40
+"""Characters of a token at most."""
 CONTROL = ("status", "stop")
 """Requests for people (``--status``, ``--stop``), besides the hook's."""
 OPTIONS = frozenset({"policy", "plan", "mode", "unknown", "timeout", "store", "asks"})
@@ -62,27 +78,23 @@ OPTIONS = frozenset({"policy", "plan", "mode", "unknown", "timeout", "store", "a
 def control(project: str, kind: str) -> dict[str, Any] | None:
     """Ask the project's server for ``kind`` (:data:`CONTROL`): its answer, or None when no
     server answers."""
-    path = client.socket_path(project)
-    if path is None or not client.trusted_socket(path):
+    path = client.doorbell_path(project)
+    if path is None:
         return None
-    deadline = time.monotonic() + REQUEST_SECONDS
+    request = marshal.dumps(({"kind": kind, "code": client.identity()}, b""))
+    payload = client.exchange(path, request, time.monotonic() + CONTROL_SECONDS)
+    if payload is None:
+        return None
     try:
-        connection = client.connect(path, REQUEST_SECONDS)
-        try:
-            client.send(connection, client.frame(marshal.dumps(({"kind": kind, "code": client.identity()}, b""))), deadline)
-            connection.shutdown(1)
-            payload = client.read_frame(connection, client.MAX_REPLY, deadline)
-        finally:
-            connection.close()
         answer = marshal.loads(payload)
-    except (OSError, ValueError, EOFError, TypeError):
+    except (ValueError, EOFError, TypeError):
         return None
     return answer if isinstance(answer, dict) and isinstance(answer.get("pid"), int) else None
 
 
-def lock_path(socket_path: str) -> str:
-    """The lock file beside a server's socket: held (``flock``) for as long as the server runs."""
-    return socket_path[: -len(".sock")] + ".lock"
+def lock_path(doorbell: str) -> str:
+    """The lock file beside a server's doorbell: held (``flock``) for as long as the server runs."""
+    return doorbell[: -len(client.DOORBELL)] + ".lock"
 
 
 class CodeWatch:
@@ -122,14 +134,14 @@ class CodeWatch:
 def serve(project: str, idle: float) -> ExitCode:
     """Serve the project's hooks until idle, stopped, or bgc's code changes."""
     import fcntl
+    import select
     import signal
-    import socket
 
-    path = client.socket_path(project, create=True)
+    if not sys.platform.startswith("linux"):
+        raise UsageError("the decision server runs on Linux only (how its hooks see it go away): no server")
+    path = client.doorbell_path(project, create=True)
     if path is None:
-        raise UsageError("no private directory for the server's socket ($XDG_RUNTIME_DIR/bgc or /tmp/bgc-UID, mode 0700)")
-    if getattr(socket, "SO_PEERCRED", None) is None:
-        raise UsageError("this system cannot say who is at the other end of a Unix socket (SO_PEERCRED): no server")
+        raise UsageError("no private directory for the server's doorbell ($XDG_RUNTIME_DIR/bgc or /tmp/bgc-UID, 0700)")
     lock = os.open(lock_path(path), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -140,18 +152,14 @@ def serve(project: str, idle: float) -> ExitCode:
     os.write(lock, f"{os.getpid()}\n".encode())
     code = CodeWatch()  # stamped before the imports: an edit racing them shows on the first call
     _warm_imports()
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    _remove_abandoned(path)
     try:
-        os.unlink(path)  # a socket left by a server that died: the lock says none runs now
+        os.unlink(path)  # a doorbell left by a server that died: the lock says none runs now
     except FileNotFoundError:
         pass
-    mask = os.umask(0o177)
-    try:
-        listener.bind(path)
-    finally:
-        os.umask(mask)
-    listener.listen(64)
-    bound = file_identity(path)
+    os.mkfifo(path, 0o600)
+    bell = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)  # a writer of its own: never an end
+    made = file_identity(path)
 
     def finish(signum: int, frame: object) -> None:
         raise _Stop  # unwinds whatever the request being served was doing (a decision catches only Exception)
@@ -159,27 +167,65 @@ def serve(project: str, idle: float) -> ExitCode:
     signal.signal(signal.SIGTERM, finish)
     signal.signal(signal.SIGINT, finish)
     warm = WarmSources()
-    state = {"project": project, "pid": os.getpid(), "started": time.time(), "served": 0, "idle": idle}
+    state = {"project": project, "pid": os.getpid(), "started": time.time(), "served": 0, "untaken": 0, "idle": idle}
+    rung = b""
     try:
         while True:
-            listener.settimeout(idle)
-            try:
-                connection, _ = listener.accept()
-            except TimeoutError:
+            if not select.select([bell], [], [], idle)[0]:
                 return ExitCode.OK
             try:
-                if not _handle(connection, warm, code, state):
+                rung += os.read(bell, 1 << 16)
+            except BlockingIOError:
+                continue
+            *tokens, rung = rung.split(b"\n")
+            rung = rung[-MAX_TOKEN - 1 :]  # what is kept of a longer line is still too long to be a token
+            for token in tokens:
+                if not _handle(token, path, warm, code, state):
                     return ExitCode.OK
-            finally:
-                connection.close()
     except _Stop:
         return ExitCode.OK
     finally:
         warm.close()
-        listener.close()
-        if file_identity(path) == bound:
+        if file_identity(path) == made:
             os.unlink(path)
+        os.close(bell)  # a hook still waiting sees the doorbell's error: it decides itself
+        _remove_abandoned(path)
         os.close(lock)
+
+
+def _remove_abandoned(doorbell: str) -> None:
+    """Remove the request files and reply FIFOs of this project's hooks whose process is gone (a
+    hook killed before it removed them; a request may hold megabytes of a memory-backed directory)."""
+    directory, stem = os.path.split(doorbell[: -len(client.DOORBELL)])
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split(".")
+        if len(parts) != 3 or parts[0] != stem or parts[2] not in ("request", "reply"):
+            continue
+        if _is_token(parts[1].encode()) and _hook_gone(parts[1]):
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
+def _hook_gone(token: str) -> bool:
+    """Whether the hook that made ``token`` has ended: no process has its pid (a process of
+    another user's, or a token that names no pid, counts as running)."""
+    try:
+        os.kill(int(token.split("-")[0], 16), 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, OSError):
+        return False
+    return False
+
+
+def _is_token(token: bytes) -> bool:
+    return 0 < len(token) <= MAX_TOKEN and set(token) <= TOKEN_CHARACTERS
 
 
 class _Stop(BaseException):
@@ -196,36 +242,88 @@ def _warm_imports() -> None:
     from bgc.runtime.store import sqlite  # noqa: F401
 
 
-def _handle(connection: Any, warm: WarmSources, code: CodeWatch, state: dict[str, Any]) -> bool:
-    """Serve one connection; False when the server is to stop (asked to, or its code changed)."""
-    deadline = time.monotonic() + REQUEST_SECONDS
-    try:
-        if client.peer_uid(connection) != os.getuid():
-            return True  # another user's process: nothing is said to it
-        meta, data = _request(client.read_frame(connection, client.MAX_INPUT + 1 + client.MAX_META, deadline))
-    except (OSError, ValueError):
+def _handle(token: bytes, doorbell: str, warm: WarmSources, code: CodeWatch, state: dict[str, Any]) -> bool:
+    """Serve the request ``token`` rang for; False when the server is to stop (asked to, or its
+    code changed)."""
+    if not _is_token(token):
         return True
-    keep_going = True
-    if meta["kind"] in CONTROL:
-        answer = {**state, "up": time.time() - state["started"]}
-        reply, keep_going = marshal.dumps(answer), meta["kind"] != "stop"
-    elif meta.get("code") != client.identity():
-        reply = client.REFUSED + b"another installation of bgc"
-    elif not code.unchanged():
-        reply, keep_going = client.REFUSED + b"bgc's code changed: this server stops", False
-    else:
-        reply = _answer_hook(meta, data, warm)
-        state["served"] += 1
+    request_path, reply_path = client.request_paths(doorbell, token.decode())
     try:
-        client.send(connection, client.frame(reply), time.monotonic() + REQUEST_SECONDS)
+        reply_fd = os.open(reply_path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        pass  # the client gave up: it decides itself
-    return keep_going
+        return True  # the hook gave up (its FIFO is gone, or nobody reads it: ENXIO): nothing to decide
+    try:
+        if not client.is_private(os.fstat(reply_fd), stat.S_IFIFO):
+            return True  # nothing is said where someone else could read it
+        try:
+            meta, data = _request(_read_request(request_path))
+        except (OSError, ValueError):
+            meta = None
+        keep_going = True
+        if meta is None:
+            reply = client.REFUSED + b"not a request"
+        elif meta["kind"] in CONTROL:
+            answer = {**state, "up": time.time() - state["started"]}
+            reply, keep_going = marshal.dumps(answer), meta["kind"] != "stop"
+        elif meta.get("code") != client.identity():
+            reply = client.REFUSED + b"another installation of bgc"
+        elif not code.unchanged():
+            reply, keep_going = client.REFUSED + b"bgc's code changed: this server stops", False
+        else:
+            reply = _answer_hook(meta, data, warm)
+            state["served"] += 1
+        try:
+            taken = _write_reply(reply_fd, client.frame(reply), time.monotonic() + REPLY_SECONDS)
+        except OSError:
+            taken = False  # the hook gave up (EPIPE): it decides itself
+        if not taken:
+            state["untaken"] += 1
+        return keep_going
+    finally:
+        os.close(reply_fd)
+
+
+def _read_request(path: str) -> bytes:
+    """The payload of the request file at ``path``, removed once opened; ``OSError`` or
+    ``ValueError`` when it is not a regular file of this user's that nobody else may read or
+    write, or is not one frame of a request's size at most."""
+    limit = client.MAX_INPUT + 1 + client.MAX_META
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)  # a FIFO there does not block
+    try:
+        info = os.fstat(fd)
+        if not client.is_private(info, stat.S_IFREG):
+            raise PermissionError(f"{path} is not a private file of this user's")
+        os.unlink(path)
+        if info.st_size > client.HEADER + limit:
+            raise ValueError(f"a request of {info.st_size} bytes")
+        chunks, left = [], client.HEADER + limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    return client.unframe(b"".join(chunks), limit)
+
+
+def _write_reply(fd: int, data: bytes, deadline: float) -> bool:
+    """Write ``data`` to the reply FIFO ``fd`` (non-blocking): False when the hook did not take
+    it all by ``deadline``; ``OSError`` when it went away."""
+    import select
+
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view[: 1 << 20]) :]
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                return False
+    return True
 
 
 def _request(payload: bytes) -> tuple[dict[str, Any], bytes]:
-    """A request's fields, each checked for its type; ``ValueError`` for anything else. The
-    peer is this user's own process (checked before this is read)."""
+    """A request's fields, each checked for its type; ``ValueError`` for anything else. It was
+    written by this user's own process (its file's owner and mode were checked before this is read)."""
     try:
         meta, data = marshal.loads(payload)
     except (EOFError, TypeError, ValueError) as error:

@@ -509,8 +509,7 @@ def test_a_served_answer_the_agent_cannot_read_blocks(monkeypatch: pytest.Monkey
 
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", "/p")
     monkeypatch.setattr(client, "_read_stdin", lambda deadline: (b"{}", True))
-    monkeypatch.setattr(client, "socket_path", lambda project: "/p.sock")
-    monkeypatch.setattr(client, "trusted_socket", lambda path: True)
+    monkeypatch.setattr(client, "doorbell_path", lambda project: "/p.bell")
     monkeypatch.setattr(client, "_ask", lambda *_: (0, b'{"decision": "deny"}\n', b""))
     monkeypatch.setattr(client, "_write_all", fail)
     assert client.ask_server("claude-code", [], {}) == 2

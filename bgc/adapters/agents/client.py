@@ -4,29 +4,40 @@ A hook runs as a fresh process before every tool call, and most of its time is P
 and bgc importing itself. A decision server started once per project (``bgc serve``,
 :mod:`bgc.app.server`) keeps that work warm; this module is the hook's side: it reads the hook
 input, hands the call (the agent, the hook's options, the stdin bytes, the working directory and
-the environment) to the project's server over a Unix socket, and writes back the server's answer
-byte for byte. The server answers with the very function the hook would have run
+the environment) to the project's server, and writes back the server's answer byte for byte.
+The server answers with the very function the hook would have run
 (:func:`bgc.adapters.agents.hook.decide`), so an answer is the same whether it came from there or
 from here.
 
-Fail closed, and never slower to fail than the hook's own deadline: no server, a socket that is
-not ours, a refused connection, a server that does not answer within half the deadline, a reply
-that is not whole and well-formed, a server running other code — each one makes the hook decide
-in its own process with the input already read (:class:`Fallback`), never allow. Imports only
-the standard library's ``os``, ``sys``, ``stat``, ``marshal``, ``select``, ``time`` and
-``socket``, and the agents' rows (:data:`bgc.adapters.agents.AGENTS`): ``json`` and ``typing``
-would each cost more than the server's whole answer.
+Fail closed, and never slower to fail than the hook's own deadline: no server, a doorbell that is
+not ours, a server that does not answer within half the deadline or is gone before it answers, a
+reply that is not whole and well-formed, a server running other code — each one makes the hook
+decide in its own process with the input already read (:class:`Fallback`), never allow.
 
-Where a server listens (:func:`socket_path`): a directory only this user may enter,
-``$XDG_RUNTIME_DIR/bgc`` or else ``/tmp/bgc-UID`` (mode 0700, owned by this user, not a link), a
-socket named by the project directory's device and inode (so its length is bounded). A socket is used
-only when it is owned by this user with no access for others, and only when the process at the
-other end runs as this user (``SO_PEERCRED``, Linux; elsewhere no server is used).
+How a request travels (:func:`exchange`), with named pipes and files only: the standard
+library's ``socket`` alone would cost a served hook more than the rest of it (it imports
+``enum``, ``selectors`` and ``collections``), so this module imports only ``os``, ``sys``,
+``stat``, ``marshal`` and ``time`` (loaded with Python already), ``select``, and the agents' rows
+(:data:`bgc.adapters.agents.AGENTS`). Everything lives in a directory only this user may enter
+(:func:`private_dir`), named by the project directory's device and inode (:func:`doorbell_path`):
+
+* the server's **doorbell**, a FIFO (``DEV-INO.bell``) the server keeps open for reading and
+  writing: opening it to write fails at once when no server runs (nobody reads it), and it
+  reports an error to a waiting hook as soon as the server is gone;
+* per request, a **request file** (``DEV-INO.TOKEN.request``, created exclusively, mode 0600)
+  holding the framed request, and a **reply FIFO** (``DEV-INO.TOKEN.reply``, mode 0600) the hook
+  reads the framed reply from, to its end. ``TOKEN`` is the hook's pid and 64 random bits.
+
+The hook creates both, writes one line naming the token to the doorbell (shorter than
+``PIPE_BUF``: concurrent hooks' lines never interleave), waits for the reply, and removes both on
+every way out. Who may send a request: only this user can create files in the directory, and the
+server takes a request only from a regular file of this user's that nobody else may read or
+write (in place of a socket's peer credentials); the hook uses a doorbell only when it is a FIFO
+of this user's that nobody else may use.
 """
 
 from __future__ import annotations
 
-import socket
 import marshal
 import os
 import stat
@@ -53,10 +64,13 @@ ANSWERED, REFUSED = b"A", b"R"
 """A reply's first byte: the server's answer follows, or the server will not answer this request."""
 ACCEPTED_CODES = (0, 2)
 """The hook's exit codes: 0 with an answer, 2 blocked. Any other code from a server is not used."""
+DOORBELL = ".bell"
+"""How a server's doorbell FIFO is named: the project directory's device and inode, then this."""
+
 
 def private_dir(*, create: bool = False) -> str | None:
-    """The directory servers' sockets live in, or ``None`` when it is missing (and not
-    ``create``d) or anyone but this user could enter it, write to it or replace it."""
+    """The directory servers' doorbells and the hooks' requests live in, or ``None`` when it is
+    missing (and not ``create``d) or anyone but this user could enter it, write to it or replace it."""
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     path = os.path.join(runtime, "bgc") if runtime.startswith("/") else f"/tmp/bgc-{os.getuid()}"
     if create:
@@ -70,8 +84,13 @@ def private_dir(*, create: bool = False) -> str | None:
         info = os.lstat(path)
     except OSError:
         return None
-    private = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
-    return path if private else None
+    return path if is_private(info, stat.S_IFDIR) else None
+
+
+def is_private(info: os.stat_result, kind: int) -> bool:
+    """True when ``info`` is of a file of type ``kind`` (``stat.S_IFIFO``, ...) that this user
+    owns and nobody else may read, write or enter."""
+    return stat.S_IFMT(info.st_mode) == kind and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def project_of(agent: str) -> str:
@@ -83,9 +102,9 @@ def project_of(agent: str) -> str:
     return os.path.realpath(found or os.getcwd())
 
 
-def socket_path(project: str, *, create: bool = False) -> str | None:
-    """Where the server of ``project`` listens, or ``None`` when there is no private directory,
-    no project directory, or the path would be too long for a Unix socket.
+def doorbell_path(project: str, *, create: bool = False) -> str | None:
+    """The doorbell of ``project``'s server (whether one runs or not), or ``None`` when there is
+    no private directory or no project directory.
 
     The name is the directory's identity (device and inode): bounded in length, the same for
     every spelling of the path, and read with ``os``, which a hook has loaded already. Which
@@ -98,80 +117,94 @@ def socket_path(project: str, *, create: bool = False) -> str | None:
         identity = os.stat(project)
     except OSError:
         return None
-    path = os.path.join(directory, f"{identity.st_dev:x}-{identity.st_ino:x}.sock")
-    return path if len(path) < 108 else None
+    return os.path.join(directory, f"{identity.st_dev:x}-{identity.st_ino:x}{DOORBELL}")
 
 
-def trusted_socket(path: str) -> bool:
-    """True when ``path`` is a socket of this user's that nobody else may use."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISSOCK(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
-
-
-def peer_uid(connection: socket.socket) -> int | None:
-    """The user the process at the other end of a Unix socket runs as (``SO_PEERCRED``:
-    pid, uid, gid as native ints), or ``None`` where the system cannot say."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    raw = connection.getsockopt(socket.SOL_SOCKET, option, 12)
-    return int.from_bytes(raw[4:8], sys.byteorder) if len(raw) == 12 else None
-
-
-def connect(path: str, seconds: float) -> socket.socket:
-    """A connection to the server at ``path``, whose peer was checked to be this user; raises
-    ``OSError`` (a refused or timed-out connection, a peer of another user)."""
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        connection.settimeout(max(seconds, 0.001))
-        connection.connect(path)
-        if peer_uid(connection) != os.getuid():
-            raise PermissionError(f"the process behind {path} is not this user's")
-    except BaseException:
-        connection.close()
-        raise
-    return connection
+def request_paths(doorbell: str, token: str) -> tuple[str, str]:
+    """The request file and the reply FIFO of the request ``token`` rung at ``doorbell``."""
+    base = f"{doorbell[: -len(DOORBELL)]}.{token}"
+    return f"{base}.request", f"{base}.reply"
 
 
 def frame(payload: bytes) -> bytes:
     return MAGIC + len(payload).to_bytes(8, "big") + payload
 
 
-def read_frame(connection: socket.socket, limit: int, deadline: float) -> bytes:
-    """One whole frame's payload, then the end of the stream; ``ValueError`` when the frame is
-    malformed, larger than ``limit`` or followed by more bytes, ``OSError`` on a timeout."""
-    received = _read_exactly(connection, HEADER, deadline)
-    if received[: len(MAGIC)] != MAGIC:
+def unframe(data: bytes, limit: int) -> bytes:
+    """The payload of ``data``, one whole frame and nothing after it; ``ValueError`` when it is
+    malformed, truncated, followed by more bytes, or its payload is larger than ``limit``."""
+    if data[: len(MAGIC)] != MAGIC or len(data) < HEADER:
         raise ValueError("not a bgc serve frame")
-    size = int.from_bytes(received[len(MAGIC) :], "big")
+    size = int.from_bytes(data[len(MAGIC) : HEADER], "big")
     if size > limit:
         raise ValueError(f"a frame of {size} bytes (at most {limit})")
-    payload = _read_exactly(connection, size, deadline)
-    return payload
+    if len(data) != HEADER + size:
+        raise ValueError(f"a frame of {size} bytes in {len(data) - HEADER}")
+    return data[HEADER:]
 
 
-def _read_exactly(connection: socket.socket, size: int, deadline: float) -> bytes:
+def exchange(doorbell: str, payload: bytes, deadline: float) -> bytes | None:
+    """Hand ``payload`` to the server at ``doorbell`` and return its reply's payload, or ``None``
+    when no server of this user's rings there, or it did not answer a whole frame (at most
+    :data:`MAX_REPLY` bytes) by ``deadline`` (``time.monotonic()``), or it went away first."""
+    try:
+        bell = os.open(doorbell, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None  # no doorbell, or nobody reads it (ENXIO): no server
+    token = f"{os.getpid():x}-{os.urandom(8).hex()}"
+    request, reply = request_paths(doorbell, token)
+    created: list[str] = []
+    reader = -1
+    try:
+        if not is_private(os.fstat(bell), stat.S_IFIFO):
+            return None
+        os.mkfifo(reply, 0o600)
+        created.append(reply)
+        # open before the ring: the server finds a reader (nobody reading is a hook that gave up)
+        reader = os.open(reply, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        written = os.open(request, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        created.append(request)
+        try:
+            _write_all(written, frame(payload))
+        finally:
+            os.close(written)
+        os.write(bell, f"{token}\n".encode())  # shorter than PIPE_BUF: written whole or not at all
+        return _await_reply(reader, bell, deadline)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(bell)
+        if reader >= 0:
+            os.close(reader)
+        for path in created:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass  # the server removed the request already
+
+
+def _await_reply(reader: int, bell: int, deadline: float) -> bytes:
+    """The reply's payload, read from ``reader`` to its end; ``OSError`` or ``ValueError`` when
+    the deadline passes, the server is gone before it wrote a whole frame (the ``bell``, which
+    only the server reads, reports an error then), or the frame is not whole."""
+    import select
+
+    poller = select.poll()
+    poller.register(reader, select.POLLIN)
+    poller.register(bell, 0)  # only its error: nobody reads the doorbell any more
     chunks: list[bytes] = []
-    left = size
-    while left:
-        connection.settimeout(max(deadline - time.monotonic(), 0.001))
-        chunk = connection.recv(min(left, 1 << 20))
+    total = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(left * 1000):
+            raise TimeoutError("the server did not answer in time")
+        chunk = os.read(reader, 1 << 20)  # the server gone with a writer still open: EAGAIN, an OSError
         if not chunk:
-            raise ValueError("the stream ended inside a frame")
+            return unframe(b"".join(chunks), MAX_REPLY)
+        total += len(chunk)
+        if total > HEADER + MAX_REPLY:
+            raise ValueError(f"a reply of more than {HEADER + MAX_REPLY} bytes")
         chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
-def send(connection: socket.socket, data: bytes, deadline: float) -> None:
-    view = memoryview(data)
-    while view:
-        connection.settimeout(max(deadline - time.monotonic(), 0.001))
-        sent = connection.send(view[: 1 << 20])
-        view = view[sent:]
 
 
 def identity() -> tuple[str, str]:
@@ -247,8 +280,8 @@ def ask_server(agent: str, arguments: list[str], options: dict[str, object]) -> 
         return fallback
     request = {"kind": "hook", "agent": agent, "arguments": arguments, "options": options}
     try:
-        path = socket_path(project_of(agent))
-        reply = _ask(path, request, data, started + seconds * SERVER_SHARE) if path and trusted_socket(path) else None
+        path = doorbell_path(project_of(agent))
+        reply = _ask(path, request, data, started + seconds * SERVER_SHARE) if path else None
     except Exception:  # noqa: BLE001 - this runs before the guard: anything unforeseen is the hook's to decide
         reply = None
     if reply is None:
@@ -268,22 +301,8 @@ def ask_server(agent: str, arguments: list[str], options: dict[str, object]) -> 
 
 def _ask(path: str, request: dict[str, object], data: bytes, deadline: float) -> tuple[int, bytes, bytes] | None:
     meta = {**request, "cwd": os.getcwd(), "env": dict(os.environ), "code": identity()}
-    try:
-        connection = connect(path, deadline - time.monotonic())
-    except (OSError, ValueError):
-        return None
-    try:
-        send(connection, frame(marshal.dumps((meta, data))), deadline)
-        connection.shutdown(1)  # SHUT_WR: the request is whole
-        reply = read_frame(connection, MAX_REPLY, deadline)
-        connection.settimeout(max(deadline - time.monotonic(), 0.001))
-        if connection.recv(1):
-            return None  # more than one frame: not a reply this client understands
-    except (OSError, ValueError):
-        return None
-    finally:
-        connection.close()
-    return decode_reply(reply)
+    reply = exchange(path, marshal.dumps((meta, data)), deadline)
+    return None if reply is None else decode_reply(reply)
 
 
 def _read_stdin(deadline: float) -> tuple[bytes, bool]:

@@ -57,7 +57,7 @@ def _wait_gone(project: str) -> None:
     the project free."""
     import fcntl
 
-    path = client.socket_path(project)
+    path = client.doorbell_path(project)
     if path is None:
         return
     try:
@@ -81,7 +81,8 @@ def _wait_gone(project: str) -> None:
 def _status_text(found: dict[str, Any]) -> str:
     return (
         f"the decision server of {found['project']}: pid {found['pid']}, up {found['up']:.0f} s, "
-        f"{found['served']} requests served, exits after {found['idle']:g} s idle"
+        f"{found['served']} requests served ({found['untaken']} replies not taken), "
+        f"exits after {found['idle']:g} s idle"
     )
 
 
