@@ -148,3 +148,19 @@ def test_the_server_answers_without_adopting_the_callers_state(projects: dict[st
     decoded = client.decode_reply(reply)
     assert decoded is not None and _effect(decoded) == "deny"
     assert refused.startswith(client.REFUSED)  # the client's own process says what is wrong
+
+
+def test_a_relative_path_with_a_scheme_like_part_is_still_read_from_the_given_directory(
+    projects: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``x://…`` is a relative path for ``-p`` and ``--store`` alike (only ``none`` and a
+    PostgreSQL URL are not paths): read from the call's directory, as the hook's own process
+    reads it, never from the decision server's."""
+    where = tmp_path / "caller"
+    where.mkdir()
+    (where / "x:").symlink_to(Path(projects["closed"]) / ".claude")
+    monkeypatch.chdir(tmp_path)  # the server's directory: nothing may be read or made here
+    env = {"CLAUDE_PROJECT_DIR": projects["closed"]}
+    options = Options.of(policy="x://bgc/policy.bgp", store="s://ledger.db")
+    assert _effect(decide("claude-code", options, _call(projects["closed"]), env, str(where))) == "deny"
+    assert (where / "s:" / "ledger.db").is_file() and not (tmp_path / "s:").exists()

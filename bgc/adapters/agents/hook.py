@@ -43,7 +43,8 @@ from bgc.adapters.agents.protocol import HookInputError
 from bgc.core.values.documents import json_text, parse_document
 from bgc.errors import BgcError, ExitCode, UsageError
 from bgc.runtime.calls import Workspace
-from bgc.runtime.session import Sources
+from bgc.runtime.session import NO_STORE, Sources
+from bgc.runtime.store import URLS
 
 UNKNOWN_ANSWERS = ("ask", "deny")
 ASKS = ("agent", "bgc")
@@ -144,7 +145,7 @@ def _answer(
     workspace = Workspace.at(project, use.cwd)
     here = (sources or Sources(durable=True)).project_session(
         "hook", policy=_anchored(options.policy, cwd), plan=_anchored(options.plan, cwd), mode=options.mode,
-        store=_anchored(options.store, cwd), project=project, workspace=workspace, session=use.session,
+        store=_anchored_store(options.store, cwd), project=project, workspace=workspace, session=use.session,
     )  # fmt: skip
     with here as session:
         if use.shell:
@@ -165,11 +166,19 @@ def _answer(
 
 
 def _anchored(path: str | None, cwd: str) -> str | None:
-    """A path option as the hook's caller meant it: relative to its working directory (a store's
-    URL and ``none`` are kept as they are)."""
-    if path is None or path.startswith("/") or "://" in path or path == "none":
+    """A path option as the hook's caller meant it: relative to the caller's working directory,
+    never to that of the process deciding (the decision server's is its own)."""
+    if path is None or path.startswith("/"):
         return path
     return os.path.join(cwd, path)
+
+
+def _anchored_store(store: str | None, cwd: str) -> str | None:
+    """``--store`` as :func:`_anchored` reads a path, but ``none`` and a database URL as given:
+    any other text is a file's path, ``://`` in it or not."""
+    if store == NO_STORE or (store is not None and store.startswith(URLS)):
+        return store
+    return _anchored(store, cwd)
 
 
 def failure(error: Exception) -> str:
