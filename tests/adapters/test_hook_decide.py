@@ -164,3 +164,27 @@ def test_a_relative_path_with_a_scheme_like_part_is_still_read_from_the_given_di
     options = Options.of(policy="x://bgc/policy.bgp", store="s://ledger.db")
     assert _effect(decide("claude-code", options, _call(projects["closed"]), env, str(where))) == "deny"
     assert (where / "s:" / "ledger.db").is_file() and not (tmp_path / "s:").exists()
+
+
+@pytest.mark.parametrize("inner", ["ended", "longer"])
+def test_an_inner_deadline_never_outlives_the_one_around_it(inner: str) -> None:
+    """A deadline inside another (a decision deciding under a caller's deadline) leaves the outer
+    one running: it still ends the work when it passes, after the inner block or inside it (a
+    hook that outlived its agent's timeout would let the call through)."""
+    import signal
+    import time
+
+    from bgc.adapters.agents.hook import HookTimeout, deadline
+
+    started = time.monotonic()
+    try:
+        with pytest.raises(HookTimeout):
+            with deadline(0.3):
+                with deadline(60):
+                    if inner == "longer":
+                        time.sleep(10)
+                time.sleep(10)
+        assert time.monotonic() - started < 10
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)

@@ -199,7 +199,10 @@ def blocked(reason: str) -> tuple[int, bytes, bytes]:
 class deadline:
     """Raise :class:`HookTimeout` in this (main) thread ``seconds`` after ``started`` (a
     ``time.monotonic()``; now when None), by SIGALRM; at once when that time has passed. The
-    handler and timer found are put back however the block ends."""
+    handler and timer found are put back however the block ends: a timer already running (an
+    enclosing deadline's) still ends when it would have, within the block too, so no block
+    outlives the deadline around it (the agent lets a call through when the hook outlives its
+    own timeout)."""
 
     def __init__(self, seconds: float, started: float | None = None) -> None:
         if started is not None:
@@ -211,10 +214,16 @@ class deadline:
             raise HookTimeout
 
         self.previous = signal.signal(signal.SIGALRM, expire)
-        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        self.entered = time.monotonic()
+        self.outer = signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        if 0 < self.outer[0] < self.seconds:
+            signal.setitimer(signal.ITIMER_REAL, self.outer[0])
 
     def __exit__(self, *exc: object) -> None:
         try:
             signal.setitimer(signal.ITIMER_REAL, 0)
         finally:  # the alarm may go off here still: its handler goes all the same
             signal.signal(signal.SIGALRM, self.previous)
+            left, interval = self.outer
+            if left > 0:  # the timer found, for what is left of it (at once when nothing is)
+                signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - self.entered), 1e-6), interval)
