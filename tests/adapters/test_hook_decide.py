@@ -188,3 +188,20 @@ def test_an_inner_deadline_never_outlives_the_one_around_it(inner: str) -> None:
         assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_off_the_main_thread_the_call_is_blocked_not_decided_without_a_deadline(projects: dict[str, str]) -> None:
+    """The deadline is a SIGALRM, which only the main thread may set: ``decide`` called on another
+    thread (a server handling requests on threads) blocks the call and says why; it never raises
+    and never decides with no deadline over it."""
+    import threading
+
+    env = {"CLAUDE_PROJECT_DIR": projects["open"]}
+    options = Options.of(policy=f"{projects['open']}/{POLICY}", store="none")
+    answers: list[tuple[int, bytes, bytes]] = []
+    worker = threading.Thread(target=lambda: answers.append(decide("claude-code", options, _call(projects["open"]), env, "/")))
+    worker.start()
+    worker.join()
+    code, out, err = answers[0]
+    assert (code, out) == (2, b"") and err.startswith(b"bgc: internal error: ValueError: ") and b"main thread" in err
+    assert _effect(decide("claude-code", options, _call(projects["open"]), env, "/")) == "allow"  # the same call, on it
