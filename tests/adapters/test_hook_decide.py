@@ -205,3 +205,13 @@ def test_off_the_main_thread_the_call_is_blocked_not_decided_without_a_deadline(
     code, out, err = answers[0]
     assert (code, out) == (2, b"") and err.startswith(b"bgc: internal error: ValueError: ") and b"main thread" in err
     assert _effect(decide("claude-code", options, _call(projects["open"]), env, "/")) == "allow"  # the same call, on it
+
+
+def test_with_no_working_directory_only_a_relative_option_blocks(projects: dict[str, str]) -> None:
+    """``cwd`` None (the hook's working directory was removed): absolute options decide as ever;
+    a relative one names nothing, and says so."""
+    env = {"CLAUDE_PROJECT_DIR": projects["closed"]}
+    absolute = Options.of(policy=f"{projects['closed']}/{POLICY}", store="none")
+    assert _effect(decide("claude-code", absolute, _call(projects["closed"]), env, None)) == "deny"
+    code, out, err = decide("claude-code", Options.of(policy=POLICY, store="none"), _call(projects["closed"]), env, None)
+    assert (code, out) == (2, b"") and b"relative path, and the hook's working directory was removed" in err

@@ -105,12 +105,13 @@ def seconds(timeout: str | float) -> float:
 
 
 def decide(
-    agent: str, options: Options, stdin: bytes, env: Mapping[str, str], cwd: str, *,
+    agent: str, options: Options, stdin: bytes, env: Mapping[str, str], cwd: str | None, *,
     sources: Sources | None = None, started: float | None = None,
 ) -> tuple[int, bytes, bytes]:  # fmt: skip
     """The hook of ``agent`` run on ``stdin`` (the hook input's bytes, at most
     :data:`~bgc.adapters.agents.client.MAX_INPUT` of them read, one more to tell it was too
-    long), in environment ``env`` and working directory ``cwd``: its exit code, stdout and stderr.
+    long), in environment ``env`` and working directory ``cwd`` (None: it was removed, so a
+    relative path option names nothing): its exit code, stdout and stderr.
 
     0 with the agent's answer (one line of JSON in UTF-8, or nothing: the agent's way of saying
     "no objection"), or 2 with the reason on stderr when the call is blocked because something
@@ -133,7 +134,7 @@ def decide(
 
 
 def _answer(
-    agent: Agent, options: Options, data: bytes, env: Mapping[str, str], cwd: str, sources: Sources | None
+    agent: Agent, options: Options, data: bytes, env: Mapping[str, str], cwd: str | None, sources: Sources | None
 ) -> dict[str, Any] | None:
     adapter = agent.adapter()
     if len(data) > MAX_INPUT:
@@ -165,15 +166,17 @@ def _answer(
     return adapter.answer(use.event, effect, enforced.reason)
 
 
-def _anchored(path: str | None, cwd: str) -> str | None:
+def _anchored(path: str | None, cwd: str | None) -> str | None:
     """A path option as the hook's caller meant it: relative to the caller's working directory,
     never to that of the process deciding (the decision server's is its own)."""
     if path is None or path.startswith("/"):
         return path
+    if cwd is None:
+        raise UsageError(f"{path!r} is a relative path, and the hook's working directory was removed")
     return os.path.join(cwd, path)
 
 
-def _anchored_store(store: str | None, cwd: str) -> str | None:
+def _anchored_store(store: str | None, cwd: str | None) -> str | None:
     """``--store`` as :func:`_anchored` reads a path, but ``none`` and a database URL as given:
     any other text is a file's path, ``://`` in it or not."""
     if store == NO_STORE or (store is not None and store.startswith(URLS)):
