@@ -232,9 +232,9 @@ class WarmSources(Sources):
     def open_store(self, location: str) -> Store:
         """The open store at ``location`` when it is still the same file, else a new one (kept
         when it is a SQLite file that did not change while it was opened)."""
-        from bgc.runtime.store import open_store
+        from bgc.runtime.store import URLS, open_store
 
-        if location.startswith(("postgresql://", "postgres://")):
+        if location.startswith(URLS):
             return open_store(location, durable=True)  # a network connection may have gone: one per request
         kept = self.stores.pop(location, None)
         if kept is not None:

@@ -148,3 +148,70 @@ def test_the_server_answers_without_adopting_the_callers_state(projects: dict[st
     decoded = client.decode_reply(reply)
     assert decoded is not None and _effect(decoded) == "deny"
     assert refused.startswith(client.REFUSED)  # the client's own process says what is wrong
+
+
+def test_a_relative_path_with_a_scheme_like_part_is_still_read_from_the_given_directory(
+    projects: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``x://…`` is a relative path for ``-p`` and ``--store`` alike (only ``none`` and a
+    PostgreSQL URL are not paths): read from the call's directory, as the hook's own process
+    reads it, never from the decision server's."""
+    where = tmp_path / "caller"
+    where.mkdir()
+    (where / "x:").symlink_to(Path(projects["closed"]) / ".claude")
+    monkeypatch.chdir(tmp_path)  # the server's directory: nothing may be read or made here
+    env = {"CLAUDE_PROJECT_DIR": projects["closed"]}
+    options = Options.of(policy="x://bgc/policy.bgp", store="s://ledger.db")
+    assert _effect(decide("claude-code", options, _call(projects["closed"]), env, str(where))) == "deny"
+    assert (where / "s:" / "ledger.db").is_file() and not (tmp_path / "s:").exists()
+
+
+@pytest.mark.parametrize("inner", ["ended", "longer"])
+def test_an_inner_deadline_never_outlives_the_one_around_it(inner: str) -> None:
+    """A deadline inside another (a decision deciding under a caller's deadline) leaves the outer
+    one running: it still ends the work when it passes, after the inner block or inside it (a
+    hook that outlived its agent's timeout would let the call through)."""
+    import signal
+    import time
+
+    from bgc.adapters.agents.hook import HookTimeout, deadline
+
+    started = time.monotonic()
+    try:
+        with pytest.raises(HookTimeout):
+            with deadline(0.3):
+                with deadline(60):
+                    if inner == "longer":
+                        time.sleep(10)
+                time.sleep(10)
+        assert time.monotonic() - started < 10
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_off_the_main_thread_the_call_is_blocked_not_decided_without_a_deadline(projects: dict[str, str]) -> None:
+    """The deadline is a SIGALRM, which only the main thread may set: ``decide`` called on another
+    thread (a server handling requests on threads) blocks the call and says why; it never raises
+    and never decides with no deadline over it."""
+    import threading
+
+    env = {"CLAUDE_PROJECT_DIR": projects["open"]}
+    options = Options.of(policy=f"{projects['open']}/{POLICY}", store="none")
+    answers: list[tuple[int, bytes, bytes]] = []
+    worker = threading.Thread(target=lambda: answers.append(decide("claude-code", options, _call(projects["open"]), env, "/")))
+    worker.start()
+    worker.join()
+    code, out, err = answers[0]
+    assert (code, out) == (2, b"") and err.startswith(b"bgc: internal error: ValueError: ") and b"main thread" in err
+    assert _effect(decide("claude-code", options, _call(projects["open"]), env, "/")) == "allow"  # the same call, on it
+
+
+def test_with_no_working_directory_only_a_relative_option_blocks(projects: dict[str, str]) -> None:
+    """``cwd`` None (the hook's working directory was removed): absolute options decide as ever;
+    a relative one names nothing, and says so."""
+    env = {"CLAUDE_PROJECT_DIR": projects["closed"]}
+    absolute = Options.of(policy=f"{projects['closed']}/{POLICY}", store="none")
+    assert _effect(decide("claude-code", absolute, _call(projects["closed"]), env, None)) == "deny"
+    code, out, err = decide("claude-code", Options.of(policy=POLICY, store="none"), _call(projects["closed"]), env, None)
+    assert (code, out) == (2, b"") and b"relative path, and the hook's working directory was removed" in err

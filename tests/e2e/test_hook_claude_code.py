@@ -288,6 +288,18 @@ def test_failures_block_with_the_reason(project: dict[str, Any], tmp_path: Path)
     assert got == "block" and "no project directory" in done.stderr.decode()
 
 
+def test_a_working_directory_removed_under_the_hook_still_decides(project: dict[str, Any], tmp_path: Path) -> None:
+    """The agent's working directory removed while it runs (a temporary checkout cleaned up):
+    the hook decides as it did before the redesign, with the options it was given (absolute
+    here), instead of blocking every call on the working directory it cannot name."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    command = f"cd {gone} && rmdir {gone} && {project['command']}"
+    call = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Read", "cwd": project["root"],
+            "tool_input": {"file_path": f"{project['root']}/src/a.py"}}  # fmt: skip
+    assert run_hook(project, call, command=command)[0] == "allow"
+
+
 def test_unknown_tools_can_be_denied(project: dict[str, Any]) -> None:
     command = project["command"].replace("hook claude-code", "hook claude-code --unknown deny")
     for tool in ("FrobnicateTool", "mcp__evil-server__read_file"):

@@ -91,3 +91,47 @@ def test_warm_sources_keep_a_store_until_a_call_with_it_fails(policy: str, tmp_p
         assert warm.compiled_policy(policy, None) is warm.compiled_policy(policy, None)
     finally:
         warm.close()
+
+
+class _Interrupted(Exception):
+    """What the hook's deadline raises, at whatever point of the work the alarm comes."""
+
+
+@pytest.mark.parametrize("after", ["BEGIN IMMEDIATE", "COMMIT"])
+def test_an_interrupted_write_leaves_a_kept_store_out_of_any_transaction(tmp_path: Path, after: str) -> None:
+    """The decision server keeps a store's connection between calls, and the enforcer turns an
+    exception while recording (the deadline's included) into a deny, so the call does not count
+    as failed and the connection stays: an exception raised right after the write transaction
+    began, or as it committed, must not leave it open — holding SQLite's write lock, which would
+    deny every later call and keep ``bgc approve`` from answering for as long as the server runs."""
+    from bgc.runtime.store.sqlite import SqliteStore
+
+    location = str(tmp_path / "kept.db")
+    store = SqliteStore(location)
+    connection = store._db
+
+    class Interrupting:
+        def __getattr__(self, name: str) -> object:
+            return getattr(connection, name)
+
+        def execute(self, sql: str, *args: object) -> object:
+            done = connection.execute(sql, *args)
+            if sql == after:
+                raise _Interrupted
+            return done
+
+    store._db = Interrupting()
+    try:
+        with pytest.raises(_Interrupted):
+            store.consume_once("k", "first", 10**10)
+        assert not connection.in_transaction
+        store._db = connection
+        assert store.consume_once("k", "second", 10**10)  # the same connection writes on
+        other = SqliteStore(location, busy_timeout_ms=100)
+        try:
+            assert other.consume_once("k", "third", 10**10)  # and the write lock is free
+        finally:
+            other.close()
+    finally:
+        store._db = connection
+        store.close()

@@ -43,7 +43,8 @@ from bgc.adapters.agents.protocol import HookInputError
 from bgc.core.values.documents import json_text, parse_document
 from bgc.errors import BgcError, ExitCode, UsageError
 from bgc.runtime.calls import Workspace
-from bgc.runtime.session import Sources
+from bgc.runtime.session import NO_STORE, Sources
+from bgc.runtime.store import URLS
 
 UNKNOWN_ANSWERS = ("ask", "deny")
 ASKS = ("agent", "bgc")
@@ -104,12 +105,13 @@ def seconds(timeout: str | float) -> float:
 
 
 def decide(
-    agent: str, options: Options, stdin: bytes, env: Mapping[str, str], cwd: str, *,
+    agent: str, options: Options, stdin: bytes, env: Mapping[str, str], cwd: str | None, *,
     sources: Sources | None = None, started: float | None = None,
 ) -> tuple[int, bytes, bytes]:  # fmt: skip
     """The hook of ``agent`` run on ``stdin`` (the hook input's bytes, at most
     :data:`~bgc.adapters.agents.client.MAX_INPUT` of them read, one more to tell it was too
-    long), in environment ``env`` and working directory ``cwd``: its exit code, stdout and stderr.
+    long), in environment ``env`` and working directory ``cwd`` (None: it was removed, so a
+    relative path option names nothing): its exit code, stdout and stderr.
 
     0 with the agent's answer (one line of JSON in UTF-8, or nothing: the agent's way of saying
     "no objection"), or 2 with the reason on stderr when the call is blocked because something
@@ -132,7 +134,7 @@ def decide(
 
 
 def _answer(
-    agent: Agent, options: Options, data: bytes, env: Mapping[str, str], cwd: str, sources: Sources | None
+    agent: Agent, options: Options, data: bytes, env: Mapping[str, str], cwd: str | None, sources: Sources | None
 ) -> dict[str, Any] | None:
     adapter = agent.adapter()
     if len(data) > MAX_INPUT:
@@ -144,7 +146,7 @@ def _answer(
     workspace = Workspace.at(project, use.cwd)
     here = (sources or Sources(durable=True)).project_session(
         "hook", policy=_anchored(options.policy, cwd), plan=_anchored(options.plan, cwd), mode=options.mode,
-        store=_anchored(options.store, cwd), project=project, workspace=workspace, session=use.session,
+        store=_anchored_store(options.store, cwd), project=project, workspace=workspace, session=use.session,
     )  # fmt: skip
     with here as session:
         if use.shell:
@@ -164,12 +166,22 @@ def _answer(
     return adapter.answer(use.event, effect, enforced.reason)
 
 
-def _anchored(path: str | None, cwd: str) -> str | None:
-    """A path option as the hook's caller meant it: relative to its working directory (a store's
-    URL and ``none`` are kept as they are)."""
-    if path is None or path.startswith("/") or "://" in path or path == "none":
+def _anchored(path: str | None, cwd: str | None) -> str | None:
+    """A path option as the hook's caller meant it: relative to the caller's working directory,
+    never to that of the process deciding (the decision server's is its own)."""
+    if path is None or path.startswith("/"):
         return path
+    if cwd is None:
+        raise UsageError(f"{path!r} is a relative path, and the hook's working directory was removed")
     return os.path.join(cwd, path)
+
+
+def _anchored_store(store: str | None, cwd: str | None) -> str | None:
+    """``--store`` as :func:`_anchored` reads a path, but ``none`` and a database URL as given:
+    any other text is a file's path, ``://`` in it or not."""
+    if store == NO_STORE or (store is not None and store.startswith(URLS)):
+        return store
+    return _anchored(store, cwd)
 
 
 def failure(error: Exception) -> str:
@@ -190,7 +202,10 @@ def blocked(reason: str) -> tuple[int, bytes, bytes]:
 class deadline:
     """Raise :class:`HookTimeout` in this (main) thread ``seconds`` after ``started`` (a
     ``time.monotonic()``; now when None), by SIGALRM; at once when that time has passed. The
-    handler and timer found are put back however the block ends."""
+    handler and timer found are put back however the block ends: a timer already running (an
+    enclosing deadline's) still ends when it would have, within the block too, so no block
+    outlives the deadline around it (the agent lets a call through when the hook outlives its
+    own timeout)."""
 
     def __init__(self, seconds: float, started: float | None = None) -> None:
         if started is not None:
@@ -202,10 +217,16 @@ class deadline:
             raise HookTimeout
 
         self.previous = signal.signal(signal.SIGALRM, expire)
-        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        self.entered = time.monotonic()
+        self.outer = signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        if 0 < self.outer[0] < self.seconds:
+            signal.setitimer(signal.ITIMER_REAL, self.outer[0])
 
     def __exit__(self, *exc: object) -> None:
         try:
             signal.setitimer(signal.ITIMER_REAL, 0)
         finally:  # the alarm may go off here still: its handler goes all the same
             signal.signal(signal.SIGALRM, self.previous)
+            left, interval = self.outer
+            if left > 0:  # the timer found, for what is left of it (at once when nothing is)
+                signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - self.entered), 1e-6), interval)

@@ -49,7 +49,11 @@ def run(
     except Exception as error:  # noqa: BLE001 - the hook's edge: every failure blocks the call
         answer = blocked(failure(error))
     else:
-        answer = decide(agent, options, data, os.environ, os.getcwd(), started=started)
+        try:
+            cwd: str | None = os.getcwd()
+        except OSError:  # removed while the agent runs: absolute options still decide
+            cwd = None
+        answer = decide(agent, options, data, os.environ, cwd, started=started)
     return write_answer(*answer)
 
 

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from bgc.runtime.store.base import GENESIS, Store, StoreError
 
-__all__ = ["GENESIS", "Store", "StoreError", "open_store", "store_exists"]
+__all__ = ["GENESIS", "URLS", "Store", "StoreError", "open_store", "store_exists"]
 
-_URLS = ("postgresql://", "postgres://")
+URLS = ("postgresql://", "postgres://")
+"""How a store that is a database (PostgreSQL), not a SQLite file, is named."""
 
 
 def store_exists(location: str) -> bool:
     """Whether there is a store at ``location`` to read (a database URL is taken as existing)."""
     import os
 
-    return location.startswith(_URLS) or os.path.isfile(location)
+    return location.startswith(URLS) or os.path.isfile(location)
 
 
 def open_store(location: str, *, create: bool = True, durable: bool = False) -> Store:
@@ -27,7 +28,7 @@ def open_store(location: str, *, create: bool = True, durable: bool = False) -> 
     ``create=False`` (commands that only read or answer what is there) refuses a SQLite file
     that does not exist instead of making one. ``durable``: a SQLite store's every commit is on
     disk before it returns (:class:`~bgc.runtime.store.sqlite.SqliteStore`; PostgreSQL's always is)."""
-    if location.startswith(_URLS):
+    if location.startswith(URLS):
         from bgc.runtime.store.postgresql import PostgresStore
 
         return PostgresStore(location)

@@ -56,12 +56,15 @@ class SqliteStore(SqlStore):
         self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _write(self, work: Callable[[], T]) -> T:
-        self._db.execute("BEGIN IMMEDIATE")
+        # BEGIN and COMMIT inside the try: an exception that comes between statements (the
+        # hook's deadline, by SIGALRM) must not leave the transaction, and its write lock, open
+        # on a connection the decision server keeps
         try:
+            self._db.execute("BEGIN IMMEDIATE")
             result = work()
+            self._db.execute("COMMIT")
         except BaseException:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
         return result
