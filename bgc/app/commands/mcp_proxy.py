@@ -14,25 +14,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bgc.errors import UsageError
 from bgc.runtime.session import DEFAULT_STORE, NO_STORE
 
+if TYPE_CHECKING:
+    from bgc.runtime.session import Session
 
-def configured_policy_path(policy: str | None) -> str:
-    """``-p`` when given, else ``policy`` from ``[tool.bgc]`` / ``bgc.toml``."""
-    if policy is not None:
-        return policy
-    from bgc.analysis.config import find_config
 
-    config = find_config(".")
-    if config is None or config.policy is None:
-        raise UsageError(
-            "no policy: pass -p POLICY, or name one as `policy` in [tool.bgc] of pyproject.toml or in bgc.toml"
-        )
-    return os.path.relpath(config.policy)
+def proxy_session(policy: str | None, mode: str | None) -> Session:
+    """The proxy's session: ``-p`` in ``--mode``, else the project's configured policy in its
+    configured mode (unless ``--mode`` says one), as a hook of the same project decides."""
+    from bgc.runtime.session import configured_policy, policy_session
 
+    if policy is None:
+        configured, mode = configured_policy(".", mode)
+        policy = os.path.relpath(configured)
+    return policy_session("proxy", policy, mode)
 
 
 def run(
@@ -48,7 +47,6 @@ def run(
 ) -> int:
     """Start the proxy; returns the server's exit status (2 when nothing could start)."""
     from bgc.adapters.mcp.proxy import ProxyOptions, ToolVerdict, run_proxy
-    from bgc.runtime.session import policy_session
 
     if not command:
         raise UsageError(
@@ -58,7 +56,7 @@ def run(
         raise UsageError("--server NAME is empty: it names the server in the policy's `tool … on NAME` declarations")
     if not 0 <= wait <= 3600:
         raise UsageError(f"--wait must be from 0 to 3600 seconds, not {wait:g}")
-    session = policy_session("proxy", configured_policy_path(policy), mode)
+    session = proxy_session(policy, mode)
     stores = _ThreadStores(None if store == NO_STORE else store)
     stores.check()  # a store that cannot be opened stops the proxy before the server starts
 
