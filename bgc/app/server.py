@@ -58,7 +58,8 @@ from typing import Any
 from bgc.adapters.agents import AGENTS, client
 from bgc.adapters.agents.hook import Options, check_agent, decide
 from bgc.errors import ExitCode, UsageError
-from bgc.runtime.session import WarmSources, file_identity, stamp
+from bgc.core.cache import stamp
+from bgc.runtime.session import WarmSources, file_identity
 
 REPLY_SECONDS = 10.0
 """Seconds a hook has to take its reply (when it is larger than the reply FIFO holds)."""

@@ -93,13 +93,21 @@ def code_digest() -> str | None:
 
     digest = sha256(f"{bgc.__version__}\0{sys.version}\0".encode())
     for path in code_files():
-        try:
-            info = os.stat(path)
-        except (OSError, ValueError):
+        found = stamp(path)
+        if found is None:
             return None
-        stamp = f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\0{info.st_ino}\0{info.st_dev}\n"
-        digest.update(stamp.encode("utf-8", "surrogateescape"))
+        digest.update(f"{path}\0{chr(0).join(map(str, found))}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
+
+
+def stamp(path: str) -> tuple[int, int, int, int, int] | None:
+    """A file's stamp as the code key takes it (size, modification and change times in
+    nanoseconds, inode, device), or None when it cannot be read."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
 
 
 def entry_key(namespace: str, key: str) -> str | None:

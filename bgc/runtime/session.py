@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from bgc.core.cache import stamp
 from bgc.errors import UsageError
 from bgc.runtime.calls import CallDecider, CompiledPolicy, Workspace, compiled_policy
 from bgc.runtime.enforce import Context, Enforced, Enforcer
@@ -264,16 +265,6 @@ class WarmSources(Sources):
         for store, _ in self.stores.values():
             store.close()
         self.stores.clear()
-
-
-def stamp(path: str) -> tuple[int, ...] | None:
-    """A file's stamp as the cache's code key takes it (size, modification and change times in
-    nanoseconds, inode, device), or None when it is gone."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
 
 
 def file_identity(path: str) -> tuple[int, int] | None:

@@ -120,7 +120,8 @@ def test_a_kept_policy_is_checked_by_its_files_stamps_and_young_stamps_are_not_t
     """In the server's memory a compiled policy is kept while its files' stamps hold. With a
     coarse clock an edit may keep a file's stamp (here: every stamp stays the same), so stamps
     younger than the racy window are never trusted and the contents decide."""
-    from bgc.runtime.session import WarmSources, stamp
+    from bgc.core.cache import stamp
+    from bgc.runtime.session import WarmSources
 
     policy = Path(project["root"]) / ".claude" / "bgc" / "policy.bgp"
     included = policy.with_name("base.bgp")
