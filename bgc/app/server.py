@@ -53,6 +53,7 @@ import os
 import stat
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 from bgc.adapters.agents import AGENTS, client
@@ -332,7 +333,7 @@ def _request(payload: bytes) -> tuple[dict[str, Any], bytes]:
     if not (isinstance(meta, dict) and isinstance(data, bytes) and meta.get("kind") in ("hook", *CONTROL)):
         raise ValueError("not a request")
     if meta["kind"] == "hook":
-        shapes = {"agent": str, "arguments": list, "options": dict, "cwd": str, "env": dict}
+        shapes = {"agent": str, "arguments": list, "options": dict, "cwd": str, "env": dict, "deadline": float}
         if not all(isinstance(meta.get(key), kind) for key, kind in shapes.items()) or not meta["cwd"].startswith("/"):
             raise ValueError("a hook request's fields are not what they should be")
         if not all(isinstance(item, str) for item in meta["arguments"]) or not all(
@@ -347,14 +348,23 @@ def _request(payload: bytes) -> tuple[dict[str, Any], bytes]:
 def _answer_hook(meta: dict[str, Any], data: bytes, warm: WarmSources) -> bytes:
     """The hook's answer to the client's call (:func:`bgc.adapters.agents.hook.decide` with its
     environment and working directory), as a reply; a refusal for arguments the hook would
-    refuse (the client's own process then says why)."""
+    refuse (the client's own process then says why). The decision must come before the hook's
+    own deadline for the server: past it the hook has stopped waiting and decides the call
+    itself, so the server stops too (a slow call cannot hold up the calls queued behind it) and
+    refuses rather than answer a block nobody asked for."""
     try:
         check_agent(meta["agent"], meta["arguments"])
         options = Options.of(**meta["options"])
     except UsageError:
         return client.REFUSED + b"not a hook call this server decides"
+    left = meta["deadline"] - time.monotonic()
+    if not 0 < left <= options.timeout:  # the hook stopped waiting, or a deadline no hook sets
+        return client.REFUSED + b"the hook's share of its deadline is over"
     try:
-        code, stdout, stderr = decide(meta["agent"], options, data, meta["env"], meta["cwd"], sources=warm)
+        code, stdout, stderr = decide(meta["agent"], replace(options, timeout=left), data, meta["env"], meta["cwd"],
+                                      sources=warm)  # fmt: skip
     except Exception as error:  # noqa: BLE001 - anything here is the client's to decide: it falls back
         return client.REFUSED + f"{type(error).__name__}: {error}".encode("utf-8", "replace")
+    if time.monotonic() >= meta["deadline"]:  # nobody reads it: the hook decides the call itself
+        return client.REFUSED + b"the hook's share of its deadline is over"
     return client.encode_reply(code, stdout, stderr)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,8 @@ def test_the_server_answers_without_adopting_the_callers_state(projects: dict[st
     from bgc.app.server import _answer_hook
 
     meta = {"kind": "hook", "agent": "claude-code", "arguments": [], "options": {"policy": POLICY},
-            "cwd": projects["closed"], "env": {"CLAUDE_PROJECT_DIR": projects["closed"], "ONLY_THE_CALLERS": "1"}}  # fmt: skip
+            "cwd": projects["closed"], "env": {"CLAUDE_PROJECT_DIR": projects["closed"], "ONLY_THE_CALLERS": "1"},
+            "deadline": time.monotonic() + 10}  # fmt: skip
     warm = WarmSources()
     before = _process_state()
     try:

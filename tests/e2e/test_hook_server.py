@@ -295,7 +295,7 @@ def test_a_request_others_could_have_written_is_refused(
     assert path is not None
     call = json.dumps(_input(project, "PreToolUse", *READ_ENV)).encode()
     meta = {"kind": "hook", "agent": "claude-code", "arguments": [], "cwd": project["root"], "code": client.identity(),
-            "options": {"policy": f"{project['root']}/.claude/bgc/policy.bgp"},
+            "options": {"policy": f"{project['root']}/.claude/bgc/policy.bgp"}, "deadline": time.monotonic() + 10,
             "env": {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}}  # fmt: skip
     body = client.frame(marshal.dumps((meta, call)))
 
@@ -639,3 +639,27 @@ def test_an_answer_that_cannot_be_written_is_never_a_success(project: dict[str, 
     _, errors = gone.communicate(call, timeout=TIMEOUT)
     assert gone.returncode == 2 and b"Traceback" not in errors, errors
     assert served(server) == 2  # both answers were the server's: the client's write met the closed stdout, then the closed pipe
+
+
+@pytest.mark.parametrize("left", [-1.0, 0.0, 3600.0])
+def test_a_call_outside_the_hooks_share_of_its_deadline_is_not_decided(
+    project: dict[str, Any], server: Server, left: float
+) -> None:
+    """The server decides a call only while its hook still waits for the answer (and for no
+    longer than a hook's deadline): a call whose hook's share is over, or a deadline no hook sets,
+    is refused unread, so the hook decides it itself and the server is free for the next call."""
+    path = client.doorbell_path(project["root"])
+    assert path is not None
+    call = json.dumps(_input(project, "PreToolUse", *READ_SOURCE)).encode()
+    meta = {"kind": "hook", "agent": "claude-code", "arguments": [], "cwd": project["root"], "code": client.identity(),
+            "options": {"policy": f"{project['root']}/.claude/bgc/policy.bgp"}, "deadline": time.monotonic() + left,
+            "env": {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}}  # fmt: skip
+    body = client.frame(marshal.dumps((meta, call)))
+
+    def write(where: str) -> None:
+        descriptor = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(descriptor, body)
+        os.close(descriptor)
+
+    reply = ring(path, "d-1a7e", write)
+    assert reply == client.REFUSED + b"the hook's share of its deadline is over", reply

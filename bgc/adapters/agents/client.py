@@ -300,7 +300,9 @@ def ask_server(agent: str, arguments: list[str], options: dict[str, object]) -> 
 
 
 def _ask(path: str, request: dict[str, object], data: bytes, deadline: float) -> tuple[int, bytes, bytes] | None:
-    meta = {**request, "cwd": os.getcwd(), "env": dict(os.environ), "code": identity()}
+    # the deadline (time.monotonic(), one clock for every process here): the server stops deciding
+    # a call whose hook has stopped waiting for it
+    meta = {**request, "cwd": os.getcwd(), "env": dict(os.environ), "code": identity(), "deadline": deadline}
     reply = exchange(path, marshal.dumps((meta, data)), deadline)
     return None if reply is None else decode_reply(reply)
 
