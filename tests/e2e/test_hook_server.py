@@ -257,6 +257,28 @@ def test_a_doorbell_or_directory_of_another_user_is_not_used(
         assert client.exchange(path, request, time.monotonic() + 30) is None
 
 
+def _hook_request(project: dict[str, Any], use: tuple[str, dict[str, Any]], *, seconds_left: float) -> bytes:
+    """A framed request for the hook's call ``use`` in ``project``, as the client writes it, its
+    deadline ``seconds_left`` from now."""
+    meta = {"kind": "hook", "agent": "claude-code", "arguments": [], "cwd": project["root"], "code": client.identity(),
+            "options": {"policy": f"{project['root']}/.claude/bgc/policy.bgp"},
+            "deadline": time.monotonic() + seconds_left,
+            "env": {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}}  # fmt: skip
+    return client.frame(marshal.dumps((meta, json.dumps(_input(project, "PreToolUse", *use)).encode())))
+
+
+def _writer(body: bytes, mode: int = 0o600) -> Callable[[str], None]:
+    """Puts ``body`` in a new file at the path it is given, then gives the file ``mode``."""
+
+    def write(where: str) -> None:
+        descriptor = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(descriptor, body)
+        os.close(descriptor)
+        os.chmod(where, mode)
+
+    return write
+
+
 def ring(doorbell: str, token: str, request: Callable[[str], None], seconds: float = 30) -> bytes | None:
     """Ring the server at ``doorbell`` for ``token`` after ``request(path)`` put something at the
     request's path: the reply's payload, or None when none came within ``seconds``."""
@@ -293,20 +315,10 @@ def test_a_request_others_could_have_written_is_refused(
     a link, a FIFO (never waited on) or a file of another user's is refused, unread."""
     path = client.doorbell_path(project["root"])
     assert path is not None
-    call = json.dumps(_input(project, "PreToolUse", *READ_ENV)).encode()
-    meta = {"kind": "hook", "agent": "claude-code", "arguments": [], "cwd": project["root"], "code": client.identity(),
-            "options": {"policy": f"{project['root']}/.claude/bgc/policy.bgp"}, "deadline": time.monotonic() + 10,
-            "env": {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}}  # fmt: skip
-    body = client.frame(marshal.dumps((meta, call)))
+    body = _hook_request(project, READ_ENV, seconds_left=10)
 
     def written(mode: int) -> Callable[[str], None]:
-        def write(where: str) -> None:
-            descriptor = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            os.write(descriptor, body)
-            os.close(descriptor)
-            os.chmod(where, mode)
-
-        return write
+        return _writer(body, mode)
 
     target = tmp_path / "request"
     written(0o600)(str(target))
@@ -650,16 +662,5 @@ def test_a_call_outside_the_hooks_share_of_its_deadline_is_not_decided(
     is refused unread, so the hook decides it itself and the server is free for the next call."""
     path = client.doorbell_path(project["root"])
     assert path is not None
-    call = json.dumps(_input(project, "PreToolUse", *READ_SOURCE)).encode()
-    meta = {"kind": "hook", "agent": "claude-code", "arguments": [], "cwd": project["root"], "code": client.identity(),
-            "options": {"policy": f"{project['root']}/.claude/bgc/policy.bgp"}, "deadline": time.monotonic() + left,
-            "env": {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}}  # fmt: skip
-    body = client.frame(marshal.dumps((meta, call)))
-
-    def write(where: str) -> None:
-        descriptor = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.write(descriptor, body)
-        os.close(descriptor)
-
-    reply = ring(path, "d-1a7e", write)
+    reply = ring(path, "d-1a7e", _writer(_hook_request(project, READ_SOURCE, seconds_left=left)))
     assert reply == client.REFUSED + b"the hook's share of its deadline is over", reply
