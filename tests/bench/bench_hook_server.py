@@ -44,7 +44,7 @@ def _timed(command: list[str], data: bytes, env: dict[str, str], cwd: Path) -> f
 
 def main() -> None:
     bgc = str(Path(sys.executable).with_name("bgc"))
-    base = Path(tempfile.mkdtemp(prefix="bgc-bench-", dir="/tmp"))  # short: the socket's path is bounded
+    base = Path(tempfile.mkdtemp(prefix="bgc-bench-", dir="/tmp"))
     try:
         root = base / "project"
         (root / "src").mkdir(parents=True)

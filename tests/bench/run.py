@@ -400,7 +400,7 @@ def section_startup(ctx: Context) -> list[Row]:
     unseen_cache = PrimedCache(ctx.dir, "startup-unseen", [ctx.bgc, "compile", str(primer), "-p", "policies/default.bgp"])
     check_cache = PrimedCache(ctx.dir, "startup-check", [ctx.bgc, "check", "policies/default.bgp"])
     hook_cache = PrimedCache(ctx.dir, "startup-hook", [ctx.bgc, "init", "claude-code", "--dir", str(project)])
-    served_runtime, alone_runtime = ctx.dir / "run-served", ctx.dir / "run-alone"  # short: a socket's path is bounded
+    served_runtime, alone_runtime = ctx.dir / "run-served", ctx.dir / "run-alone"
     for directory in (served_runtime, alone_runtime):
         directory.mkdir(mode=0o700, exist_ok=True)
     hook_env = {"CLAUDE_PROJECT_DIR": str(project), "XDG_RUNTIME_DIR": str(alone_runtime)}  # no server there
