@@ -30,6 +30,7 @@ bgc's own, shorter than the hook timeout ``bgc init`` configures.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -40,7 +41,7 @@ from typing import Any
 from bgc.adapters.agents import AGENTS, Agent
 from bgc.adapters.agents.client import DEFAULT_TIMEOUT, MAX_INPUT
 from bgc.adapters.agents.protocol import HookInputError
-from bgc.core.values.documents import json_text, parse_document
+from bgc.core.values.documents import parse_document
 from bgc.errors import BgcError, ExitCode, UsageError
 from bgc.runtime.calls import Workspace
 from bgc.runtime.session import NO_STORE, Sources
@@ -125,7 +126,7 @@ def decide(
         # None: the agent's way of saying "no objection" is to say nothing. UTF-8, as every agent
         # reads its hooks' JSON; a lone surrogate in a reason becomes "?" (written as is, it would
         # not be UTF-8)
-        stdout = b"" if answer is None else (json_text(answer) + "\n").encode("utf-8", "replace")
+        stdout = b"" if answer is None else (json.dumps(answer, ensure_ascii=False) + "\n").encode("utf-8", "replace")
     except HookTimeout:
         return blocked(f"no decision within {options.timeout:g} s: the call is blocked")
     except Exception as error:  # noqa: BLE001 - the hook's edge: every failure blocks the call

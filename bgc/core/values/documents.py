@@ -281,11 +281,6 @@ def _too_long(literal: str) -> bool:
     return len(_int_digits(literal).lstrip("0")) > _INT_DIGITS
 
 
-def json_text(value: Any) -> str:
-    """``value`` as JSON text without ASCII escapes: what a hook answers with."""
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _json_int(literal: str) -> int:
     """A JSON integer; a literal too long to convert (:func:`_too_long`) stands for the nearest
     out-of-range integer, which :func:`check_value` then reports at its place."""
