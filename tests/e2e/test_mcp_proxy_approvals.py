@@ -279,3 +279,69 @@ def test_a_client_that_goes_away_cancels_every_held_request(scripted: Any) -> No
     session.close()
     assert eventually(lambda: approvals.cancelled) == ["req-1"]
     assert session.record.read_bytes().count(b"tools/call") == 0
+
+
+# ---- nothing unsigned in the store decides an allow ------------------------------------------------
+
+TWO_OF = """\
+trust approver alice {alice}
+trust approver bob {bob}
+trust approver carol {carol}
+tool write_file on files needs fs:write:{{path}} ignores content
+ask fs:write:/src/release/** approvals 2 of [alice, bob] because "two people sign releases"
+"""
+
+
+def test_no_write_to_the_store_makes_the_mcp_proxy_forward_a_call(tmp_path: Path, store_location: str) -> None:
+    """One client session through `bgc mcp-proxy` with the store at ``store_location``: for each
+    way of writing the store, two release writes are asked, the first approved by alice and bob,
+    the store written, and the call the tampering aims at asked again. Only the untouched pair
+    (first) reaches the server."""
+    import re
+
+    from bgc.runtime.approvals import encode_answer, load_request, sign_answer
+    from bgc.runtime.kernel.keys import load_private
+    from tests.store_support import Scene, store_tamperings
+
+    names = ("alice", "bob", "carol", "mallory")
+    for name in names:
+        assert bgc("key", "new", name, "--dir", str(tmp_path)).exit_code == 0
+    keys = {name: load_private(str(tmp_path / f"{name}.key")) for name in names}
+    public = {name: (tmp_path / f"{name}.pub").read_text().strip() for name in names[:3]}
+    params, _, record, _ = proxied(tmp_path, TWO_OF.format(**public), wait=0)
+    params.args[params.args.index("--store") + 1] = store_location
+    tamperings = store_tamperings(("alice", "bob"))
+
+    def scene(approved: str, target: str) -> Scene:
+        store = open_store(store_location)
+        try:
+            first, second = (load_request(store, found)[0] for found in (approved, target))
+            for name in ("alice", "bob"):
+                signed = sign_answer(first.id, "allow-once", name, keys[name], first.created)
+                assert store.add_answer(first.id, name, "allow-once", encode_answer(signed))
+        finally:
+            store.close()
+        return Scene(store_location, first, second, ("alice", "bob"), "carol", keys, keys["mallory"], int(time.time()))
+
+    async def main() -> dict[str, tuple[bool, str]]:
+        outcomes = {}
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            for index, name in enumerate(["(untouched)", *sorted(tamperings)]):
+                paths = {which: f"/src/release/{index}-{which}" for which in ("approved", "target")}
+                asked = {}
+                for which, path in paths.items():
+                    refused = await client.call_tool("write_file", {"path": path, "content": "v"})
+                    assert refused.is_error, text(refused)
+                    asked[which] = re.search(r"bgc approve (sha256:[0-9a-f]{64})", text(refused)).group(1)  # type: ignore[union-attr]
+                made = scene(asked["approved"], asked["target"])
+                which = "approved" if name == "(untouched)" else tamperings[name](made)
+                again = await client.call_tool("write_file", {"path": paths[which], "content": "v"})
+                outcomes[name] = (again.is_error, text(again))
+        return outcomes
+
+    outcomes = anyio.run(main)
+    assert outcomes.pop("(untouched)")[0] is False
+    assert {name: refused for name, (refused, _) in outcomes.items()} == dict.fromkeys(tamperings, True), outcomes
+    received = [json.loads(line) for line in record.read_text().splitlines()]
+    assert received == [{"tool": "write_file", "arguments": {"path": "/src/release/0-approved", "content": "v"}}]
