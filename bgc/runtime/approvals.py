@@ -18,11 +18,18 @@ policy's ``trust approver NAME ed25519:KEY`` lines say which key speaks for whic
   with that key over this request's id, and it was given while the request was live and before
   any cancellation;
 - a valid ``reject`` by any counted approver ends the request: **rejected**, whatever else;
+- a cancelled request (``PermissionCancelled``: the turn or session is gone) is **cancelled** and
+  one at or past its signed expiry **expired**, whatever answers it holds;
 - ``allow-once`` answers from distinct counted approvers that meet every requirement (``N of
   [...]``; several when ask rules overlap, a person counting towards each that names them) make
-  it **approved**; the same person twice counts once;
-- a cancelled request (``PermissionCancelled``: the turn or session is gone) takes no more
-  answers; an expired one is **expired**.
+  it **approved**; the same person twice counts once, and so does one key trusted under two names.
+
+Nothing unsigned in the store decides an allow. A stored request is trusted for a call only when
+its body digests to its id (which the answers sign) and the call key recomputed from that body
+(:meth:`PermissionRequest.call_key`: the call, session, rule, requirements and lifetime) equals
+the key of the request the enforcer makes for the call in hand. The store's ``call``,
+``expires`` and ``cancelled`` columns only find requests: writing them can take an allow away,
+and clearing a cancellation gives back at most what the signed answers grant.
 
 "Always allow" is not an answer anyone can give: a person who wants it edits the policy
 (:func:`suggest_rule` prints the narrowest rule that would have allowed the call).
