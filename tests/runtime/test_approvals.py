@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bgc.runtime import ledger
@@ -545,3 +545,53 @@ def test_the_kernel_refuses_an_ended_approved_request_it_finds_with_bgc528(store
     store_tamperings(scene.named)["an approved request presented after its signed expiry"](scene)
     decision = again("approved")
     assert (decision.decision, decision.code) == ("deny", "BGC528") and "expired" in decision.reason, decision
+
+
+ALTERNATIVES: dict[str, Any] = {
+    "tool": "Edit", "server": "evil", "params": "sha256:" + "9" * 64, "summary": "reads a file",
+    "atoms": ("fs:read:/tmp/x",), "rule": "p.bgp:7", "plan": "sha256:" + "8" * 64, "token": "t-1", "session": "other",
+    "requirements": (Requirement(1),),
+}  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.one_of(st.just(set()), st.sets(st.sampled_from(sorted(ALTERNATIVES)))),
+    st.integers(0, 2 * LIFE),
+    st.sampled_from([LIFE, 30 * LIFE]),
+    st.sets(st.sampled_from(["alice", "bob", "carol", "mallory as alice"])),
+)
+@example(changed=set(), age=0, life=LIFE, signers={"alice", "bob"})  # the one way to an allow
+@example(changed=set(), age=LIFE, life=LIFE, signers={"alice", "bob"})  # the same, presented as it expires
+def test_a_stored_request_allows_only_the_call_in_hand_and_only_as_signed(
+    store_location: str, changed: set[str], age: int, life: int, signers: set[str]
+) -> None:
+    """Whatever request the store holds under this call's key (any fields changed, made any time
+    ago, any lifetime), and whoever signed it: the call is allowed exactly when that request is
+    the one the enforcer would make for it (but for the time it was asked), still live, and
+    approved by two of the people the call in hand needs."""
+    from tests.store_support import write_directly
+
+    now = 10_000
+    in_hand = request(requirements=(Requirement(2, ("alice", "bob")),), created=now, expires=now + LIFE)
+    stored = dataclasses.replace(in_hand, **{name: ALTERNATIVES[name] for name in changed},
+                                 created=now - age, expires=now - age + life)  # fmt: skip
+    store = open_store(store_location)
+    try:
+        for table in ("bgc_requests", "bgc_answers", "bgc_consumed"):  # what earlier examples left
+            write_directly(store_location, f"DELETE FROM {table}")
+        write_directly(
+            store_location, "INSERT INTO bgc_requests (id, call, body, created, expires) VALUES (?, ?, ?, ?, ?)",
+            stored.id, in_hand.call_key(), stored.encode(), stored.created, now + LIFE,
+        )  # fmt: skip
+        keys = {"alice": ALICE, "bob": BOB, "carol": CAROL, "mallory as alice": MALLORY}
+        for signer in signers:
+            name = signer.split(" as ")[-1]
+            signed = sign_answer(stored.id, "allow-once", name, keys[signer], stored.created)
+            write_directly(store_location, "INSERT INTO bgc_answers (request, approver, decision, body) VALUES (?, ?, ?, ?)",
+                           stored.id, signer, "allow-once", encode_answer(signed))  # fmt: skip
+        effect = settle_ask(store, in_hand, TRUSTED, now=now).effect
+    finally:
+        store.close()
+    bound = not changed and life == LIFE
+    assert (effect == "allow") == (bound and age < life and {"alice", "bob"} <= signers), (effect, stored)
