@@ -18,11 +18,18 @@ policy's ``trust approver NAME ed25519:KEY`` lines say which key speaks for whic
   with that key over this request's id, and it was given while the request was live and before
   any cancellation;
 - a valid ``reject`` by any counted approver ends the request: **rejected**, whatever else;
+- a cancelled request (``PermissionCancelled``: the turn or session is gone) is **cancelled** and
+  one at or past its signed expiry **expired**, whatever answers it holds;
 - ``allow-once`` answers from distinct counted approvers that meet every requirement (``N of
   [...]``; several when ask rules overlap, a person counting towards each that names them) make
-  it **approved**; the same person twice counts once;
-- a cancelled request (``PermissionCancelled``: the turn or session is gone) takes no more
-  answers; an expired one is **expired**.
+  it **approved**; the same person twice counts once, and so does one key trusted under two names.
+
+Nothing unsigned in the store decides an allow. A stored request is trusted for a call only when
+its body digests to its id (which the answers sign) and the call key recomputed from that body
+(:meth:`PermissionRequest.call_key`: the call, session, rule, requirements and lifetime) equals
+the key of the request the enforcer makes for the call in hand. The store's ``call``,
+``expires`` and ``cancelled`` columns only find requests: writing them can take an allow away,
+and clearing a cancellation gives back at most what the signed answers grant.
 
 "Always allow" is not an answer anyone can give: a person who wants it edits the policy
 (:func:`suggest_rule` prints the narrowest rule that would have allowed the call).
@@ -145,11 +152,17 @@ class PermissionRequest:
         return " and ".join(str(requirement) for requirement in self.requirements)
 
     def call_key(self) -> str:
-        """What identifies the call itself (not the time it was asked): an enforcer meeting the
-        same call again finds the live request instead of making a second one. The session is
-        part of it: an approval given for one session's call never allows another session's."""
-        call = {"tool": self.tool, "server": self.server, "params": self.params, "atoms": list(self.atoms),
-                "plan": self.plan or "", "token": self.token or "", "session": self.session or ""}  # fmt: skip
+        """Everything the request binds but the time it was asked: the call (tool, server,
+        parameters and their summary, atoms, plan, token, session), the rule and every
+        requirement it cites, and how long it stays live. An enforcer meeting the same call again
+        finds the live request by this key, and trusts what the store gives back only when the
+        key recomputed from that request's signed body (its id is the digest of it) equals the
+        key of the request it would make now: a stored request for another call, another
+        session, a weaker requirement, another rule or a longer life is never this call's."""
+        call = self.body()
+        for timed in ("created", "expires", "attempt"):
+            call.pop(timed, None)
+        call["lifetime"] = self.expires - self.created
         return canonical.digest_text(canonical.envelope("bgc.PermissionCall", VERSION, call))
 
     @classmethod
@@ -222,28 +235,36 @@ def standing(
     """Where ``request`` stands: see the module docstring for the rules, applied in that order.
 
     ``trusted`` maps approver names to their public keys (:class:`bgc.runtime.kernel.keys.PublicKey`).
+    A request cancelled or past its signed expiry is never approved, whatever answers it holds:
+    approvals given while it was live release its call only while it is live and not cancelled.
     """
     counted: list[str] = []
+    counted_keys: dict[str, str] = {}
     ignored: list[tuple[str, str]] = []
     rejected_by: str | None = None
     for answer in sorted(answers, key=lambda a: (a.time, a.approver, a.decision)):
         why = _why_not(request, answer, trusted, cancelled_at)
         if why is not None:
             ignored.append((answer.approver, why))
-        elif answer.decision == "reject":
+            continue
+        key = trusted[answer.approver].text
+        if answer.decision == "reject":
             rejected_by = rejected_by or answer.approver
         elif answer.approver in counted:
             ignored.append((answer.approver, "the same approver twice counts once"))
+        elif counted_keys.get(key, answer.approver) != answer.approver:
+            ignored.append((answer.approver, f"the same key already counted for {counted_keys[key]}"))
         else:
             counted.append(answer.approver)
+            counted_keys[key] = answer.approver
     if rejected_by is not None:
         state: State = "rejected"
-    elif all(requirement.met_by(counted) for requirement in request.requirements):
-        state = "approved"
     elif cancelled_at is not None:
         state = "cancelled"
     elif now >= request.expires:
         state = "expired"
+    elif all(requirement.met_by(counted) for requirement in request.requirements):
+        state = "approved"
     else:
         state = "pending"
     return Standing(state, tuple(counted), rejected_by, tuple(ignored))
@@ -423,7 +444,9 @@ def stored_standing(
 
 
 class RequestUnreadable(Exception):
-    """A request just written cannot be read back from the store as itself."""
+    """The store does not give back a request that is this call's own: unreadable, edited
+    (its body no longer digests to its id), or a request for another call (its signed body,
+    not the store's ``call`` column, says what it is for)."""
 
 
 def stand_ask(
@@ -441,6 +464,11 @@ def stand_ask(
         if loaded is None:
             raise RequestUnreadable(f"permission request {request_id} cannot be read back from the store")
         stored, cancelled = loaded
+        if stored.call_key() != request.call_key():
+            raise RequestUnreadable(
+                f"the store gave permission request {request_id} for this call, but what it binds (the call, "
+                "session, rule, requirements or lifetime) is not this call's: the store was edited"
+            )
         if request_id == request.id and (cancelled is not None or was_used(store, stored)):
             request = replace(request, attempt=request.attempt + 1)  # its ended twin of the same second
             continue

@@ -27,8 +27,9 @@ def test_an_approval_given_for_one_session_never_allows_the_same_call_in_another
 
 def ended_request(tmp_path: Any, how: str) -> tuple[Any, Any, str]:
     """A store holding a request any one person may answer, ended ``how``: a trusted person's
-    signed rejection, a cancellation (``bgc cancel``, the client went away), or its expiry; or
-    (``named``) a pending request only alice may answer."""
+    signed rejection, a cancellation (``bgc cancel``, the client went away), or its expiry, each
+    also after alice approved it (``approved, then …``); or (``named``) a pending request only
+    alice may answer."""
     import time
 
     from bgc.runtime.approvals import PermissionRequest, Requirement, encode_answer, sign_answer, stand_ask
@@ -38,22 +39,27 @@ def ended_request(tmp_path: Any, how: str) -> tuple[Any, Any, str]:
     alice = SigningKey.generate("alice")
     trusted = {"alice": alice.public}
     now = int(time.time())
-    created, expires = (now - 100, now - 10) if how == "expired" else (now - 10, now + 3600)
+    created, expires = (now - 100, now - 10) if how.endswith("expired") else (now - 10, now + 3600)
     asked = PermissionRequest("fs.write", "files", "sha256:" + "0" * 64, "fs.write on files: path='/a'",
                               ("fs:write:/a",), "policy.bgp:3", (Requirement(1, ("alice",) if how == "named" else ()),),
                               created, expires)  # fmt: skip
     location = str(tmp_path / "kernel.db")
     store = open_store(location)
     stored, _ = stand_ask(store, asked, trusted, created)
+    if how.startswith("approved"):
+        signed = sign_answer(stored.id, "allow-once", "alice", alice, created + 1)
+        assert store.add_answer(stored.id, "alice", "allow-once", encode_answer(signed))
     if how == "rejected":
         signed = sign_answer(stored.id, "reject", "alice", alice, now - 5)
         assert store.add_answer(stored.id, "alice", "reject", encode_answer(signed))
-    elif how == "cancelled":
+    elif how.endswith("cancelled"):
         assert store.cancel(stored.id, now - 5)
     return store, trusted, location
 
 
-@pytest.mark.parametrize("how", ["rejected", "cancelled", "expired", "named"])
+@pytest.mark.parametrize(
+    "how", ["rejected", "cancelled", "expired", "approved, then cancelled", "approved, then expired", "named"]
+)
 def test_an_elicitation_accept_counts_only_for_a_live_request_anyone_may_answer(tmp_path: Any, how: str) -> None:
     from bgc.runtime.approvals import load_request, was_used
     from bgc.app.commands.mcp_proxy import _StoreApprovals, _ThreadStores
@@ -61,7 +67,7 @@ def test_an_elicitation_accept_counts_only_for_a_live_request_anyone_may_answer(
     store, trusted, location = ended_request(tmp_path, how)
     (request,) = [found for found, _, _ in store.requests(0)]
     approvals = _StoreApprovals(_ThreadStores(location), trusted)
-    assert approvals.state(request) == ("pending" if how == "named" else how)
+    assert approvals.state(request) == ("pending" if how == "named" else how.split(", then ")[-1])
     # the person at the client (unsigned, perhaps the agent's own client) says yes
     assert approvals.elicited(request, True) is False
     assert not was_used(store, load_request(store, request)[0])

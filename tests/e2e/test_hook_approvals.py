@@ -24,6 +24,7 @@ import pytest
 
 from tests.samples import bgc
 from tests.server_support import SERVING, run_in_process, served, serving
+from tests.store_support import Scene, store_tamperings
 
 TIMEOUT = 120
 
@@ -38,6 +39,7 @@ ask fs:write:/package.json because "dependency changes need a human"
 mode release {{
   allow fs:write:/dist/** because "release builds"
 }}
+trust approver carol {carol}
 """
 
 
@@ -45,13 +47,13 @@ mode release {{
 def project(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
     keys = tmp_path / "keys"
     keys.mkdir()
-    for name in ("alice", "bob", "mallory"):
+    for name in ("alice", "bob", "carol", "mallory"):
         assert bgc("key", "new", name, "--dir", str(keys)).exit_code == 0
     root = tmp_path / "proj"
     (root / "src").mkdir(parents=True)
     for name in ("claude-code.bgp", "agents.bgp"):  # the mapping, and what every agent's mapping includes
         (root / name).write_bytes((Path(__file__).resolve().parents[2] / "policies" / name).read_bytes())
-    public = {name: (keys / f"{name}.pub").read_text().strip() for name in ("alice", "bob")}
+    public = {name: (keys / f"{name}.pub").read_text().strip() for name in ("alice", "bob", "carol")}
     (root / "policy.bgp").write_text(POLICY.format(**public))
     found = {"root": str(root.resolve()), "keys": keys, "policy": str(root / "policy.bgp"),
              "store": str(root / ".bgc" / "kernel.db"), "cache": str(tmp_path / "cache")}  # fmt: skip
@@ -204,3 +206,46 @@ def test_a_mode_a_trusted_person_chose_for_the_session_applies_to_that_session_o
     refused = bgc("mode", "set", "sess-1", "release", "--key", str(project["keys"] / "mallory.key"), "--as", "alice",
                   "-p", project["policy"], "--store", project["store"])  # fmt: skip
     assert refused.exit_code == 2  # mallory's key does not speak for alice
+
+
+# ---- nothing unsigned in the store decides an allow ------------------------------------------------
+
+
+def hook_scene(project: dict[str, Any], location: str) -> tuple[Scene, dict[str, Any], dict[str, Any]]:
+    """Two writes under /migrations (2 of [alice, bob]) asked through the hook with the store at
+    ``location``, the first approved by alice and bob; carol is trusted and named by no rule.
+    The scene and the two calls."""
+    import time
+
+    from bgc.runtime.approvals import encode_answer, load_request, sign_answer
+    from bgc.runtime.kernel.keys import load_private
+    from bgc.runtime.store import open_store
+
+    calls = [{"file_path": f"{project['root']}/migrations/{name}.sql", "content": name} for name in ("020", "021")]
+    asked = [request_id(hook(project, "Write", call, "--store", location)[1]) for call in calls]
+    keys = {name: load_private(str(project["keys"] / f"{name}.key")) for name in ("alice", "bob", "carol", "mallory")}
+    store = open_store(location)
+    try:
+        first, second = (load_request(store, found)[0] for found in asked)
+        for name in ("alice", "bob"):
+            signed = sign_answer(first.id, "allow-once", name, keys[name], first.created)
+            assert store.add_answer(first.id, name, "allow-once", encode_answer(signed))
+    finally:
+        store.close()
+    scene = Scene(location, first, second, ("alice", "bob"), "carol", keys, keys["mallory"], now=int(time.time()))
+    return scene, calls[0], calls[1]
+
+
+def test_the_hook_scene_untouched_allows_the_approved_call(project: dict[str, Any], store_location: str) -> None:
+    _, approved, target = hook_scene(project, store_location)
+    assert hook(project, "Write", target, "--store", store_location)[0] == "deny"
+    effect, reason, _ = hook(project, "Write", approved, "--store", store_location)
+    assert effect == "allow" and "approved once by alice, bob" in reason
+
+
+@pytest.mark.parametrize("tampering", sorted(store_tamperings(("alice", "bob"))))
+def test_no_write_to_the_store_makes_the_hook_allow(project: dict[str, Any], store_location: str, tampering: str) -> None:
+    scene, approved, target = hook_scene(project, store_location)
+    asked = store_tamperings(scene.named)[tampering](scene)
+    effect, reason, _ = hook(project, "Write", approved if asked == "approved" else target, "--store", store_location)
+    assert effect == "deny", reason

@@ -25,6 +25,7 @@ from bgc.adapters.mcp.proxy import Approvals, ToolVerdict
 from bgc.runtime.store import StoreError, open_store, store_exists
 from tests.e2e.test_mcp_proxy_transport import Session, call
 from tests.samples import bgc
+from tests.store_support import Scene, store_tamperings
 
 SERVER = str(Path(__file__).parents[1] / "mcp" / "server.py")
 
@@ -279,3 +280,140 @@ def test_a_client_that_goes_away_cancels_every_held_request(scripted: Any) -> No
     session.close()
     assert eventually(lambda: approvals.cancelled) == ["req-1"]
     assert session.record.read_bytes().count(b"tools/call") == 0
+
+
+# ---- nothing unsigned in the store decides an allow ------------------------------------------------
+
+TWO_OF = """\
+trust approver alice {alice}
+trust approver bob {bob}
+trust approver carol {carol}
+tool write_file on files needs fs:write:{{path}} ignores content
+ask fs:write:/src/release/** approvals 2 of [alice, bob] because "two people sign releases"
+"""
+
+
+class ProxyScenes:
+    """Scenes (tests/store_support.py) made through `bgc mcp-proxy` with the store at ``location``:
+    pairs of release writes, the first of each approved by alice and bob; carol is trusted and
+    named by no rule."""
+
+    def __init__(self, tmp_path: Path, location: str) -> None:
+        from bgc.runtime.kernel.keys import load_private
+
+        names = ("alice", "bob", "carol", "mallory")
+        for name in names:
+            assert bgc("key", "new", name, "--dir", str(tmp_path)).exit_code == 0
+        self.keys = {name: load_private(str(tmp_path / f"{name}.key")) for name in names}
+        public = {name: (tmp_path / f"{name}.pub").read_text().strip() for name in names[:3]}
+        self.tmp_path, self.location, self.policy = tmp_path, location, TWO_OF.format(**public)
+        self.record = tmp_path / "record.jsonl"
+
+    def proxy(self, wait: float) -> StdioServerParameters:
+        params, _, _, _ = proxied(self.tmp_path, self.policy, wait)
+        params.args[params.args.index("--store") + 1] = self.location
+        return params
+
+    async def ask(self, client: ClientSession, path: str) -> str:
+        """Ask for a write the proxy refuses at once (--wait 0): the request it names."""
+        import re
+
+        refused = await client.call_tool("write_file", {"path": path, "content": "v"})
+        assert refused.is_error, text(refused)
+        return re.search(r"bgc approve (sha256:[0-9a-f]{64})", text(refused)).group(1)  # type: ignore[union-attr]
+
+    def scene(self, approved: str, target: str) -> Scene:
+        from bgc.runtime.approvals import encode_answer, load_request, sign_answer
+
+        store = open_store(self.location)
+        try:
+            first, second = (load_request(store, found)[0] for found in (approved, target))
+            for name in ("alice", "bob"):
+                signed = sign_answer(first.id, "allow-once", name, self.keys[name], first.created)
+                assert store.add_answer(first.id, name, "allow-once", encode_answer(signed))
+        finally:
+            store.close()
+        return Scene(self.location, first, second, ("alice", "bob"), "carol", self.keys, self.keys["mallory"],
+                     int(time.time()))  # fmt: skip
+
+    def received(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.record.read_text().splitlines()]
+
+
+def test_no_write_to_the_store_makes_the_mcp_proxy_forward_a_call(tmp_path: Path, store_location: str) -> None:
+    """One client session: for each way of writing the store, a pair of calls is asked, the
+    store written, and the call the tampering aims at asked again. Only the untouched pair's
+    approved call (first) reaches the server."""
+    made = ProxyScenes(tmp_path, store_location)
+    tamperings = store_tamperings(("alice", "bob"))
+
+    async def main() -> dict[str, tuple[bool, str]]:
+        outcomes = {}
+        async with stdio_client(made.proxy(wait=0)) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            for index, name in enumerate(["(untouched)", *sorted(tamperings)]):
+                paths = {which: f"/src/release/{index}-{which}" for which in ("approved", "target")}
+                scene = made.scene(await made.ask(client, paths["approved"]), await made.ask(client, paths["target"]))
+                which = "approved" if name == "(untouched)" else tamperings[name](scene)
+                again = await client.call_tool("write_file", {"path": paths[which], "content": "v"})
+                outcomes[name] = (again.is_error, text(again))
+        return outcomes
+
+    outcomes = anyio.run(main)
+    assert outcomes.pop("(untouched)")[0] is False
+    assert {name: refused for name, (refused, _) in outcomes.items()} == dict.fromkeys(tamperings, True), outcomes
+    assert made.received() == [{"tool": "write_file", "arguments": {"path": "/src/release/0-approved", "content": "v"}}]
+
+
+def test_no_write_to_the_store_while_a_call_is_held_makes_the_mcp_proxy_forward_it(
+    tmp_path: Path, store_location: str
+) -> None:
+    """The proxy holding a call (--wait) follows its request; the store is written while it
+    holds, so that its request ends in the store and the proxy decides the call again. Every
+    tampering that rewrites or removes the held call's own request is tried."""
+    from bgc.runtime.approvals import load_request
+
+    made = ProxyScenes(tmp_path, store_location)
+    tamperings = {name: tamper for name, tamper in store_tamperings(("alice", "bob")).items()
+                  if "answer" not in name and "after its signed expiry" not in name}  # fmt: skip
+
+    async def scenes() -> list[Scene]:
+        async with stdio_client(made.proxy(wait=0)) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            return [made.scene(await made.ask(client, f"/src/release/{index}-approved"),
+                               await made.ask(client, f"/src/release/{index}-target")) for index in range(len(tamperings))]  # fmt: skip
+
+    def ledger_length() -> int:
+        store = open_store(store_location)
+        try:
+            return len(list(store.rows()))
+        finally:
+            store.close()
+
+    def when_held(scene: Scene, tamper: Any, before: int, done: list[str]) -> None:
+        while ledger_length() == before:  # the proxy records its ask, then holds the call
+            time.sleep(0.02)
+        done.append(tamper(scene))
+        opened = open_store(store_location)
+        try:  # the held call's request is no longer itself in the store: the proxy decides again
+            done.append("ended" if load_request(opened, scene.target.id) is None else "still there")
+        finally:
+            opened.close()
+
+    async def held(made_scenes: list[Scene]) -> dict[str, tuple[bool, str]]:
+        outcomes = {}
+        async with stdio_client(made.proxy(wait=300)) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            for index, (name, scene) in enumerate(zip(sorted(tamperings), made_scenes, strict=True)):
+                done: list[str] = []
+                writer = threading.Thread(target=when_held, args=(scene, tamperings[name], ledger_length(), done))
+                writer.start()
+                result = await client.call_tool("write_file", {"path": f"/src/release/{index}-target", "content": "v"})
+                writer.join()
+                assert done == ["target", "ended"], (name, done)
+                outcomes[name] = (result.is_error, text(result))
+        return outcomes
+
+    outcomes = anyio.run(held, anyio.run(scenes))
+    assert {name: refused for name, (refused, _) in outcomes.items()} == dict.fromkeys(tamperings, True), outcomes
+    assert made.received() == []

@@ -6,16 +6,26 @@ import dataclasses
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bgc.runtime import ledger
-from bgc.runtime.approvals import PermissionRequest, Requirement, settle_ask, sign_answer, standing, suggest_rule
+from bgc.runtime.approvals import (
+    PermissionRequest,
+    Requirement,
+    encode_answer,
+    settle_ask,
+    sign_answer,
+    standing,
+    suggest_rule,
+)
 from bgc.runtime.kernel.keys import SigningKey
 from bgc.runtime.store import open_store
 from tests.samples import bgc
+from tests.store_support import Scene, store_tamperings
 
 ALICE, BOB, CAROL, MALLORY = (SigningKey.generate(name) for name in ("alice", "bob", "carol", "mallory"))
 TRUSTED = {"alice": ALICE.public, "bob": BOB.public, "carol": CAROL.public}
@@ -380,3 +390,208 @@ def test_mode_set_and_show_from_the_command_line(tmp_path: Path) -> None:
         == "session s1: mode release, set by alice"
     )
     assert "\tmode\tset release\t" in bgc("log", "show", "--store", store).stdout
+
+
+# ---- nothing unsigned in the store decides an allow ------------------------------------------------
+
+LIFE = 1_000
+"""How long the enforcer keeps a request live in these scenes (what it would make a request with)."""
+
+
+def settled_scene(location: str) -> Scene:
+    """Two calls asked through :func:`settle_ask` (what the hook and the MCP proxy run): the first
+    approved by alice and bob, the second pending; carol is trusted and named by no rule."""
+    store = open_store(location)
+    first = request(requirements=(Requirement(2, ("alice", "bob")),), created=1_000, expires=1_000 + LIFE)
+    second = dataclasses.replace(first, params="sha256:" + "5" * 64, summary="Write /src/release/v2",
+                                 atoms=("fs:write:/src/release/v2",))  # fmt: skip
+    for asked in (first, second):
+        assert settle_ask(store, asked, TRUSTED, now=1_000).effect == "ask"
+    for key in (ALICE, BOB):
+        assert store.add_answer(first.id, key.name, "allow-once", encode_answer(allow(key, first, at=1_100)))
+    store.close()
+    return Scene(location, first, second, ("alice", "bob"), "carol", {"alice": ALICE, "bob": BOB, "carol": CAROL},
+                 MALLORY, now=1_500)  # fmt: skip
+
+
+def settled_again(scene: Scene, which: str) -> str:
+    """What :func:`settle_ask` answers when the agent makes the ``which`` call again at ``now``."""
+    store = open_store(scene.location)
+    try:
+        asked = scene.approved if which == "approved" else scene.target
+        again = dataclasses.replace(asked, created=scene.now, expires=scene.now + LIFE)
+        return settle_ask(store, again, TRUSTED, now=scene.now).effect
+    finally:
+        store.close()
+
+
+def test_the_scene_untouched_allows_the_approved_call_once(store_location: str) -> None:
+    scene = settled_scene(store_location)
+    assert [settled_again(scene, "approved"), settled_again(scene, "target")] == ["allow", "ask"]
+
+
+@pytest.mark.parametrize("tampering", sorted(store_tamperings(("alice", "bob"))))
+def test_no_write_to_the_store_makes_settle_ask_allow(store_location: str, tampering: str) -> None:
+    scene = settled_scene(store_location)
+    asked = store_tamperings(scene.named)[tampering](scene)
+    assert settled_again(scene, asked) != "allow"
+
+
+KERNEL_CALLS = ({"path": "/migrations/0042.py"}, {"path": "/migrations/0043.py"})
+
+
+def kernel_scene(location: str) -> tuple[Scene, Any]:
+    """The same through ``bgc authorize``'s kernel (answers in its store): two calls under
+    modes.bgp's `1 of [dba-oncall]`, the first approved; carol is trusted and named by no rule."""
+    from bgc.runtime.approvals import load_request
+    from bgc.runtime.kernel.authorize import Kernel
+    from tests.kernel_support import ISSUER, KERNEL, NOW, OTHER, line, make_token
+    from tests.kernel_support import request as message
+
+    dba = SigningKey.from_seed(bytes(range(3, 35)), "dba-oncall")
+    clock = [NOW + 10]
+    kernel = Kernel([ISSUER.public], KERNEL, open_store(location), clock=lambda: clock[0],
+                    approvers={"dba-oncall": dba.public, "carol": CAROL.public})  # fmt: skip
+    token = make_token()
+    ids = []
+    for params in KERNEL_CALLS:
+        decision = kernel.authorize_line(line(message(token, params=params)))
+        assert decision.code == "BGC520", decision
+        ids.append(decision.reason.split("bgc approve ")[1].split()[0])
+    first, second = (load_request(kernel.store, found)[0] for found in ids)
+    assert kernel.store.add_answer(
+        first.id, "dba-oncall", "allow-once", encode_answer(sign_answer(first.id, "allow-once", "dba-oncall", dba, NOW + 20))
+    )
+    clock[0] = NOW + 500
+
+    def again(which: str) -> Any:
+        return kernel.authorize_line(line(message(token, params=KERNEL_CALLS[which == "target"])))
+
+    scene = Scene(location, first, second, ("dba-oncall",), "carol", {"dba-oncall": dba, "carol": CAROL}, OTHER,
+                  now=NOW + 500)  # fmt: skip
+    return scene, again
+
+
+def test_the_kernel_scene_untouched_allows_the_approved_call_once(store_location: str) -> None:
+    _, again = kernel_scene(store_location)
+    assert [again("approved").code, again("target").code] == ["BGC534", "BGC520"]
+
+
+@pytest.mark.parametrize("tampering", sorted(store_tamperings(("dba-oncall",))))
+def test_no_write_to_the_store_makes_the_kernel_allow(store_location: str, tampering: str) -> None:
+    scene, again = kernel_scene(store_location)
+    decision = again(store_tamperings(scene.named)[tampering](scene))
+    assert decision.decision == "deny", decision
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(900, 2_100), min_size=2, max_size=2),
+    st.one_of(st.none(), st.integers(900, 2_100)),
+    st.integers(900, 3_000),
+)
+def test_approvals_release_a_call_only_while_its_request_is_live_and_not_cancelled(
+    times: list[int], cancelled: int | None, now: int
+) -> None:
+    """Answers given in time stay valid evidence, but a cancelled request, or one presented at or
+    after its signed expiry, is never approved (the enforcers refuse it: BGC528 in the kernel)."""
+    target = request()
+    result = standing(target, [allow(ALICE, target, at=times[0]), allow(BOB, target, at=times[1])], TRUSTED,
+                      now=now, cancelled_at=cancelled)  # fmt: skip
+    live = cancelled is None and now < target.expires
+    in_time = all(target.created <= time < target.expires for time in times)
+    assert (result.state == "approved") == (live and in_time), (result, live, in_time)
+    if cancelled is not None:
+        assert result.state == "cancelled"
+    elif not live:
+        assert result.state == "expired"
+
+
+def test_one_key_trusted_under_two_names_is_one_person() -> None:
+    target = request(requirements=(Requirement(2, ("alice", "bob")),))
+    same = {"alice": ALICE.public, "bob": ALICE.public}
+    result = standing(target, [allow(ALICE, target), allow(ALICE, target, at=1_501, name="bob")], same, now=1_600)
+    assert result.state == "pending" and result.counted == ("alice",)
+    assert ("bob", "the same key already counted for alice") in result.ignored
+
+
+class CancelledMeanwhile:
+    """A store in which the request found for a call is cancelled (``bgc cancel``, the client
+    went away) between finding it and reading it."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def put_request(self, request_id: str, call: str, body: bytes, created: int, expires: int) -> str:
+        found = self.store.put_request(request_id, call, body, created, expires)
+        self.store.cancel(found, created)
+        return str(found)
+
+
+def test_a_request_cancelled_after_it_was_approved_releases_nothing(store_location: str) -> None:
+    scene = settled_scene(store_location)
+    store = CancelledMeanwhile(open_store(store_location))
+    again = dataclasses.replace(scene.approved, created=scene.now, expires=scene.now + LIFE)
+    outcome = settle_ask(store, again, TRUSTED, now=scene.now)
+    assert (outcome.effect, outcome.request) == ("deny", scene.approved.id) and "cancelled" in outcome.reason
+    store.close()
+
+
+def test_the_kernel_refuses_an_ended_approved_request_it_finds_with_bgc528(store_location: str) -> None:
+    scene, again = kernel_scene(store_location)
+    store_tamperings(scene.named)["an approved request presented after its signed expiry"](scene)
+    decision = again("approved")
+    assert (decision.decision, decision.code) == ("deny", "BGC528") and "expired" in decision.reason, decision
+
+
+ALTERNATIVES: dict[str, Any] = {
+    "tool": "Edit", "server": "evil", "params": "sha256:" + "9" * 64, "summary": "reads a file",
+    "atoms": ("fs:read:/tmp/x",), "rule": "p.bgp:7", "plan": "sha256:" + "8" * 64, "token": "t-1", "session": "other",
+    "requirements": (Requirement(1),),
+}  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.one_of(st.just(set()), st.sets(st.sampled_from(sorted(ALTERNATIVES)))),
+    st.integers(0, 2 * LIFE),
+    st.sampled_from([LIFE, 30 * LIFE]),
+    st.sets(st.sampled_from(["alice", "bob", "carol", "mallory as alice"])),
+)
+@example(changed=set(), age=0, life=LIFE, signers={"alice", "bob"})  # the one way to an allow
+@example(changed=set(), age=LIFE, life=LIFE, signers={"alice", "bob"})  # the same, presented as it expires
+def test_a_stored_request_allows_only_the_call_in_hand_and_only_as_signed(
+    store_location: str, changed: set[str], age: int, life: int, signers: set[str]
+) -> None:
+    """Whatever request the store holds under this call's key (any fields changed, made any time
+    ago, any lifetime), and whoever signed it: the call is allowed exactly when that request is
+    the one the enforcer would make for it (but for the time it was asked), still live, and
+    approved by two of the people the call in hand needs."""
+    from tests.store_support import write_directly
+
+    now = 10_000
+    in_hand = request(requirements=(Requirement(2, ("alice", "bob")),), created=now, expires=now + LIFE)
+    stored = dataclasses.replace(in_hand, **{name: ALTERNATIVES[name] for name in changed},
+                                 created=now - age, expires=now - age + life)  # fmt: skip
+    store = open_store(store_location)
+    try:
+        for table in ("bgc_requests", "bgc_answers", "bgc_consumed"):  # what earlier examples left
+            write_directly(store_location, f"DELETE FROM {table}")
+        write_directly(
+            store_location, "INSERT INTO bgc_requests (id, call, body, created, expires) VALUES (?, ?, ?, ?, ?)",
+            stored.id, in_hand.call_key(), stored.encode(), stored.created, now + LIFE,
+        )  # fmt: skip
+        keys = {"alice": ALICE, "bob": BOB, "carol": CAROL, "mallory as alice": MALLORY}
+        for signer in signers:
+            name = signer.split(" as ")[-1]
+            signed = sign_answer(stored.id, "allow-once", name, keys[signer], stored.created)
+            write_directly(store_location, "INSERT INTO bgc_answers (request, approver, decision, body) VALUES (?, ?, ?, ?)",
+                           stored.id, signer, "allow-once", encode_answer(signed))  # fmt: skip
+        effect = settle_ask(store, in_hand, TRUSTED, now=now).effect
+    finally:
+        store.close()
+    bound = not changed and life == LIFE
+    assert (effect == "allow") == (bound and age < life and {"alice", "bob"} <= signers), (effect, stored)
