@@ -41,17 +41,31 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import secrets
+import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
-from dataclasses import dataclass
+from bgc.core.values.jsonline import MAX_LINE_BYTES, LineReader, TooLong, Unreadable, dumps, parse, top_level_id
 
-#: The largest message the proxy reads from the client: larger lines are drained and refused.
-MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+#: The largest message the proxy reads from the client: larger lines are consumed and refused.
+MAX_MESSAGE_BYTES = MAX_LINE_BYTES
+#: The largest message the proxy reads from the server (tool results carry images and files).
+MAX_SERVER_MESSAGE_BYTES = 64 * 1024 * 1024
+#: The largest integer a request id may be: every JSON reader (JavaScript's too) reads it exactly.
+MAX_ID_INTEGER = 2**53 - 1
+#: The longest string a request id may be.
+MAX_ID_CHARS = 1024
+#: The signals the proxy passes to the server (a client or a terminal stopping the proxy).
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: The ``_meta`` key of a request made under the stateless protocol (2026-07-28 and later), whose
+#: results must each carry ``resultType``.
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 #: How long a server may take to exit after its input is closed before it is terminated.
 SHUTDOWN_GRACE_SECONDS = 5.0
 
@@ -99,41 +113,58 @@ class Approvals:
 Offered = Callable[[str], bool]
 
 
-class _Unreadable(Exception):
-    """A client line bgc cannot read as one strict JSON-RPC message."""
+class _Refused(Exception):
+    """A client line the proxy does not pass on: the JSON-RPC error it answers, and to which ids."""
 
-    def __init__(self, code: int, message: str, request_id: object = None) -> None:
+    def __init__(self, code: int, message: str, request_ids: Sequence[object] = (None,)) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
-        self.request_id = request_id
+        self.request_ids = request_ids
 
 
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
-
-
-def _refuse_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
+def valid_request_id(value: object) -> bool:
+    """A request id every peer reads back the same: a string of at most :data:`MAX_ID_CHARS`
+    characters, or an integer within ±:data:`MAX_ID_INTEGER` (a larger one is rounded by a
+    JavaScript reader, a fraction or an exponent may come back spelled otherwise, and ``null``
+    is no id): what the proxy matches an answer to its request by."""
+    if isinstance(value, str):
+        return len(value) <= MAX_ID_CHARS
+    return type(value) is int and -MAX_ID_INTEGER <= value <= MAX_ID_INTEGER
 
 
 def read_message(line: bytes) -> dict[str, Any]:
-    """One client line as a JSON-RPC object, or :class:`_Unreadable` saying why not."""
+    """One client line as a JSON-RPC message (:func:`bgc.core.values.jsonline.parse`), or
+    :class:`_Refused` saying why not and whom to answer."""
     try:
-        text = line.decode("utf-8")
-        value = json.loads(text, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, ValueError) as error:
-        raise _Unreadable(PARSE_ERROR, f"not a JSON-RPC message: {error}") from None
+        value = parse(line)
+    except Unreadable as error:
+        raise _Refused(PARSE_ERROR, f"not a JSON-RPC message: {error}") from None
     if isinstance(value, list):
-        raise _Unreadable(INVALID_REQUEST, "JSON-RPC batches are not accepted (MCP removed them in 2025-06-18)")
+        ids = [
+            item["id"]
+            for item in value
+            if isinstance(item, dict) and "method" in item and valid_request_id(item.get("id"))
+        ]
+        raise _Refused(
+            INVALID_REQUEST, "JSON-RPC batches are not accepted (MCP removed them in 2025-06-18)", ids or [None]
+        )
     if not isinstance(value, dict):
-        raise _Unreadable(INVALID_REQUEST, "a JSON-RPC message is an object")
+        raise _Refused(INVALID_REQUEST, "a JSON-RPC message is an object")
+    if "method" in value and "id" in value and not valid_request_id(value["id"]):
+        raise _Refused(
+            INVALID_REQUEST,
+            f"a request id is a string of at most {MAX_ID_CHARS} characters or an integer of at most 2**53-1 in size",
+        )
     return value
+
+
+def modern(message: Mapping[str, Any]) -> bool:
+    """Whether a request was made under the stateless protocol (its ``params._meta`` names its
+    version), whose every result carries ``resultType``."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and PROTOCOL_VERSION_META in meta
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +210,6 @@ class McpProxy:
         self._out_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._waiting: dict[str, object] = {}  # json key of id → id, client requests the server owes
-        self._tool_lists: set[str] = set()  # ids of client tools/list requests (filtered answers)
         self._held: dict[str, threading.Event] = {}  # json key of id → cancel event, calls awaiting approval
         self._elicitations: dict[str, list[Any]] = {}  # the proxy's own request id → [the client's answer]
         self._client_elicits = False
@@ -207,28 +237,17 @@ class McpProxy:
                 self._client_gone.set()
 
     def _send(self, message: Mapping[str, Any]) -> None:
-        self._to_client(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n")
+        self._to_client(dumps(message))
 
     def _error(self, request_id: object, code: int, message: str) -> None:
         self._send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
     # ---- client → server -------------------------------------------------------------------------
 
-    def _client_lines(self):  # type: ignore[no-untyped-def]
-        """Lines from the client, each at most ``max_message_bytes``; an oversized one is drained."""
-        limit = self.options.max_message_bytes
-        while True:
-            line = self.client_in.readline(limit + 1)
-            if not line:
-                return
-            if len(line) > limit and not line.endswith(b"\n"):
-                while True:  # drain the rest of the oversized line without holding it
-                    rest = self.client_in.readline(1 << 16)
-                    if not rest or rest.endswith(b"\n"):
-                        break
-                yield None
-                continue
-            yield line
+    def _client_lines(self) -> Iterator[bytes | TooLong]:
+        """Lines from the client, each at most ``max_message_bytes``; a longer one is consumed
+        without being held (:class:`bgc.core.values.jsonline.LineReader`)."""
+        return iter(LineReader(_partial_reader(self.client_in), self.options.max_message_bytes))
 
     def _decide(self, tool: str, arguments: Mapping[str, Any]) -> ToolVerdict:
         try:
@@ -239,7 +258,7 @@ class McpProxy:
             return ToolVerdict("deny", f"bgc could not decide this call (unknown effect {verdict.effect!r})")
         return verdict
 
-    def _tool_call(self, message: dict[str, Any], line: bytes, server_in: IO[bytes]) -> None:
+    def _tool_call(self, message: dict[str, Any], server_in: IO[bytes]) -> None:
         request_id = message.get("id")
         is_request = "id" in message
         params = message.get("params")
@@ -256,14 +275,14 @@ class McpProxy:
             return
         verdict = self._decide(name, arguments)
         if verdict.effect == "allow":
-            self._forward(message, line, server_in)
+            self._forward(message, server_in)
             return
-        elicit = self._client_elicits and self.options.elicit and verdict.anyone
+        elicit = self._client_elicits and self.options.elicit and verdict.anyone and not modern(message)
         if (
             verdict.effect == "ask" and verdict.request is not None and is_request and self.approvals is not None
             and (self.options.wait_seconds > 0 or elicit)
         ):  # fmt: skip
-            self._hold(message, line, server_in, verdict, elicit)
+            self._hold(message, server_in, verdict, elicit)
             return
         self._refuse(message, name, verdict)
 
@@ -274,17 +293,12 @@ class McpProxy:
         self._say(f"{verdict.effect} {self.options.server}/{name}: {reason}")
         if "id" in message:
             text = f"bgc refused this call to {name!r} on {self.options.server!r}: {reason}"
-            self._send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": message["id"],
-                    "result": {"content": [{"type": "text", "text": text}], "isError": True},
-                }
-            )
+            result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}
+            if modern(message):
+                result["resultType"] = "complete"
+            self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
-    def _hold(
-        self, message: dict[str, Any], line: bytes, server_in: IO[bytes], verdict: ToolVerdict, elicit: bool
-    ) -> None:
+    def _hold(self, message: dict[str, Any], server_in: IO[bytes], verdict: ToolVerdict, elicit: bool) -> None:
         """Hold a call that needs approval in its own thread, so other messages keep flowing."""
         key = json.dumps(message["id"], sort_keys=True)
         cancelled = threading.Event()
@@ -293,7 +307,7 @@ class McpProxy:
         self._say(f"holding {self.options.server}/{message['params']['name']} for approval: {verdict.reason}")
         answer = self._elicit(message, verdict) if elicit else None
         threading.Thread(
-            target=self._await_approval, args=(message, line, server_in, verdict, key, cancelled, answer), daemon=True,
+            target=self._await_approval, args=(message, server_in, verdict, key, cancelled, answer), daemon=True,
             name=f"approval {verdict.request}",
         ).start()  # fmt: skip
 
@@ -332,7 +346,7 @@ class McpProxy:
         )
 
     def _await_approval(
-        self, message: dict[str, Any], line: bytes, server_in: IO[bytes], verdict: ToolVerdict, key: str,
+        self, message: dict[str, Any], server_in: IO[bytes], verdict: ToolVerdict, key: str,
         cancelled: threading.Event, elicitation: list[Any] | None,
     ) -> None:  # fmt: skip
         import time
@@ -381,7 +395,7 @@ class McpProxy:
             return
         if verdict.effect == "allow":
             try:
-                self._forward(message, line, server_in)
+                self._forward(message, server_in)
             except (BrokenPipeError, OSError, ValueError):
                 self._error(message["id"], INTERNAL_ERROR, "the MCP server stopped reading before the approved call")
             return
@@ -399,44 +413,57 @@ class McpProxy:
         held.set()
         return True
 
-    def _forward(self, message: dict[str, Any], line: bytes, server_in: IO[bytes]) -> None:
+    def _forward(self, message: dict[str, Any], server_in: IO[bytes]) -> None:
+        """Pass ``message`` on as the value that was decided, re-serialised
+        (:func:`bgc.core.values.jsonline.dumps`): no byte of the client's line reaches the server."""
         if "method" in message and "id" in message:
-            key = json.dumps(message["id"], sort_keys=True)
             with self._state_lock:
-                self._waiting[key] = message["id"]
-                if message["method"] == "tools/list" and self.options.filter_tools:
-                    self._tool_lists.add(key)
-        if not line.endswith(b"\n"):
-            line += b"\n"
+                self._waiting[json.dumps(message["id"])] = message["id"]
+        data = dumps(message)
         with self._server_lock:
-            server_in.write(line)
+            server_in.write(data)
             server_in.flush()
+
+    def _outstanding(self, request_id: object) -> bool:
+        """Whether a request with this id still waits for the server or for people."""
+        key = json.dumps(request_id)
+        with self._state_lock:
+            return key in self._waiting or key in self._held
+
+    def _client_message(self, line: bytes | TooLong, server_in: IO[bytes]) -> None:
+        """Decide one client line: refused (answered), kept (the proxy's own business), or
+        forwarded re-serialised."""
+        if isinstance(line, TooLong):
+            request_id = line.request_id if valid_request_id(line.request_id) else None
+            self._say(f"refused a message of {line.length:,} bytes (the limit is {self.options.max_message_bytes:,})")
+            self._error(request_id, INVALID_REQUEST, f"message larger than {self.options.max_message_bytes} bytes")
+            return
+        if not line.strip(b" \t"):
+            return
+        try:
+            message = read_message(line)
+            if "method" in message and "id" in message and self._outstanding(message["id"]):
+                raise _Refused(INVALID_REQUEST, f"request id {message['id']!r} is already in use")
+        except _Refused as refusal:
+            self._say(f"refused a client line: {refusal.message}")
+            for request_id in refusal.request_ids:
+                self._error(request_id, refusal.code, refusal.message)
+            return
+        if message.get("method") == "initialize":
+            self._note_capabilities(message)
+        if "method" not in message and self._elicited(message):
+            return  # the answer to the proxy's own question: the server never asked it
+        if message.get("method") == "tools/call":
+            self._tool_call(message, server_in)
+        elif message.get("method") == "notifications/cancelled" and self._cancel_held(message):
+            return  # the server never saw the held call: nothing to tell it
+        else:
+            self._forward(message, server_in)
 
     def _pump_client(self, server_in: IO[bytes]) -> None:
         try:
             for line in self._client_lines():
-                if line is None:
-                    self._error(None, INVALID_REQUEST, f"message larger than {self.options.max_message_bytes} bytes")
-                    self._say("refused a message larger than the limit")
-                    continue
-                if not line.strip():
-                    continue
-                try:
-                    message = read_message(line)
-                except _Unreadable as refusal:
-                    self._error(refusal.request_id, refusal.code, refusal.message)
-                    self._say(f"refused a client line: {refusal.message}")
-                    continue
-                if message.get("method") == "initialize":
-                    self._note_capabilities(message)
-                if "method" not in message and self._elicited(message):
-                    continue  # the answer to the proxy's own question: the server never asked it
-                if message.get("method") == "tools/call":
-                    self._tool_call(message, line, server_in)
-                elif message.get("method") == "notifications/cancelled" and self._cancel_held(message):
-                    continue  # the server never saw the held call: nothing to tell it
-                else:
-                    self._forward(message, line, server_in)
+                self._client_message(line, server_in)
         except (BrokenPipeError, OSError, ValueError):
             self._say("the server stopped reading its input")
         finally:
@@ -452,6 +479,9 @@ class McpProxy:
     # ---- server → client -------------------------------------------------------------------------
 
     def _filter_tool_list(self, message: dict[str, Any]) -> dict[str, Any]:
+        """An answer whose result lists ``tools``, with only the tools the policy declares on this
+        server: every such answer, whatever request it answers, so no spelling of an id can
+        carry an unfiltered list past the proxy."""
         result = message.get("result")
         tools = result.get("tools") if isinstance(result, dict) else None
         if not isinstance(tools, list) or self.offered is None:
@@ -463,39 +493,75 @@ class McpProxy:
         ]
         return {**message, "result": {**result, "tools": kept}}
 
+    def _server_message(self, line: bytes | TooLong) -> None:
+        """Pass one server line to the client, read as strictly as the client's and re-serialised;
+        a line bgc cannot read is not passed on (a request it answered gets an error instead)."""
+        if isinstance(line, TooLong):
+            self._say(f"dropped a server message of {line.length:,} bytes (the limit is {MAX_SERVER_MESSAGE_BYTES:,})")
+            if line.request_id is not None and self._answered(line.request_id):
+                self._error(
+                    line.request_id,
+                    INTERNAL_ERROR,
+                    f"the MCP server's answer is larger than {MAX_SERVER_MESSAGE_BYTES} bytes",
+                )
+            return
+        if not line.strip(b" \t"):
+            return
+        try:
+            message = parse(line)
+        except Unreadable as error:
+            self._say(f"dropped a server line bgc cannot read: {error}")
+            request_id = top_level_id(line)
+            if request_id is not None and self._answered(request_id):
+                self._error(request_id, INTERNAL_ERROR, f"bgc cannot read the MCP server's answer: {error}")
+            return
+        if not isinstance(message, dict):
+            self._say("dropped a server line that is not one JSON-RPC message")
+            return
+        if "method" not in message and "id" in message:
+            self._answered(message["id"])
+        if self.options.filter_tools and "result" in message:
+            message = self._filter_tool_list(message)
+        self._send(message)
+
+    def _answered(self, request_id: object) -> bool:
+        """The server answered ``request_id``: it no longer owes it (True when it did)."""
+        try:
+            key = json.dumps(request_id)
+        except ValueError:
+            return False
+        with self._state_lock:
+            return self._waiting.pop(key, None) is not None
+
     def _pump_server(self, server_out: IO[bytes]) -> None:
-        for line in iter(server_out.readline, b""):
-            try:
-                message = json.loads(line) if self._waiting else None
-            except ValueError:
-                message = None
-            if isinstance(message, dict) and "method" not in message and "id" in message:
-                key = json.dumps(message["id"], sort_keys=True)
-                with self._state_lock:
-                    self._waiting.pop(key, None)
-                    filtered = key in self._tool_lists
-                    self._tool_lists.discard(key)
-                if filtered:
-                    self._send(self._filter_tool_list(message))
-                    continue
-            self._to_client(line if line.endswith(b"\n") else line + b"\n")
+        for line in LineReader(_partial_reader(server_out), MAX_SERVER_MESSAGE_BYTES):
+            self._server_message(line)
 
     # ---- the whole ------------------------------------------------------------------------------
 
     def run(self) -> int:
-        """Proxy until the server exits; returns the exit status to exit with."""
+        """Proxy until the server exits; returns the exit status to exit with (the server's, or
+        128 + N when a signal N ended it)."""
         try:
-            child = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            # its own process group: a signal the proxy passes on reaches whatever the server started
+            child = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, process_group=0)
         except OSError as error:
             self._say(f"cannot start the server {self.command[0]!r}: {error.strerror or error}")
             return 127
         assert child.stdin is not None and child.stdout is not None
-        client = threading.Thread(target=self._pump_client, args=(child.stdin,), daemon=True, name="client→server")
-        client.start()
-        watcher = threading.Thread(target=self._stop_when_client_leaves, args=(child, client), daemon=True)
-        watcher.start()
-        self._pump_server(child.stdout)
-        status = self._reap(child, "closed its output")
+        restore = self._pass_signals(child)
+        try:
+            client = threading.Thread(target=self._pump_client, args=(child.stdin,), daemon=True, name="client→server")
+            client.start()
+            watcher = threading.Thread(target=self._stop_when_client_leaves, args=(child, client), daemon=True)
+            watcher.start()
+            self._pump_server(child.stdout)
+            status = self._reap(child, "closed its output")
+        finally:
+            restore()
+            if child.poll() is None:  # the proxy itself failed: the server never outlives it
+                _signal_group(child, signal.SIGKILL)
+                child.wait()
         with self._state_lock:
             owed = list(self._waiting.values())
             self._waiting.clear()
@@ -504,6 +570,32 @@ class McpProxy:
         if not self._client_gone.is_set() and client.is_alive():
             self._say(f"the MCP server exited with status {status}")
         return status if status >= 0 else 128 - status
+
+    def _pass_signals(self, child: subprocess.Popen[bytes]) -> Callable[[], None]:
+        """Pass SIGTERM, SIGINT and SIGHUP on to the server's process group (the proxy then exits
+        with the server's status); a server still running :attr:`ProxyOptions.shutdown_grace_seconds`
+        after one is killed. Signal handlers belong to the main thread: elsewhere, nothing to do."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+
+        def forward(number: int, _frame: object) -> None:
+            _signal_group(child, number)
+            threading.Thread(target=self._kill_after_grace, args=(child,), daemon=True).start()
+
+        previous = {number: signal.signal(number, forward) for number in FORWARDED_SIGNALS}
+
+        def restore() -> None:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+        return restore
+
+    def _kill_after_grace(self, child: subprocess.Popen[bytes]) -> None:
+        try:
+            child.wait(timeout=self.options.shutdown_grace_seconds)
+        except subprocess.TimeoutExpired:
+            self._say("the server did not exit after the signal: killing it")
+            _signal_group(child, signal.SIGKILL)
 
     def _stop_when_client_leaves(self, child: subprocess.Popen[bytes], client: threading.Thread) -> None:
         client.join()
@@ -515,12 +607,31 @@ class McpProxy:
             return child.wait(timeout=self.options.shutdown_grace_seconds)
         except subprocess.TimeoutExpired:
             self._say(f"the server {why}: terminating it")
-        child.terminate()
+        _signal_group(child, signal.SIGTERM)
         try:
             return child.wait(timeout=self.options.shutdown_grace_seconds)
         except subprocess.TimeoutExpired:
-            child.kill()
+            _signal_group(child, signal.SIGKILL)
             return child.wait()
+
+
+def _signal_group(child: subprocess.Popen[bytes], number: int) -> None:
+    """Send signal ``number`` to the server's process group (the server and what it started)."""
+    try:
+        os.killpg(child.pid, number)
+    except OSError:  # already gone
+        pass
+
+
+def _partial_reader(stream: IO[bytes]) -> Callable[[int], bytes]:
+    """``read(n)`` of at most ``n`` bytes, whatever arrived: ``os.read`` on the stream's descriptor
+    when it has one (a thread blocked there holds none of the locks the interpreter takes at exit,
+    so the proxy can exit while its client is still connected), else the stream's own ``read1``."""
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return stream.read1 if hasattr(stream, "read1") else stream.read  # type: ignore[attr-defined]
+    return lambda size: os.read(descriptor, size)
 
 
 def _elicitation_answer(response: Any) -> bool | None:

@@ -48,6 +48,9 @@ def kernel(
 
 
 def _lines(paths: Sequence[str]) -> Iterator[str]:
+    """The message lines of files (``-``: stdin) as stdin's are read: bytes split at ``\n`` only
+    (a CRLF's CR dropped), whatever Unicode line separators a string holds, and bytes that are
+    not UTF-8 kept as lone surrogates, never replaced, so the kernel's reader refuses that line."""
     from bgc.app.commands import io
     from bgc.core.values.files import read_bounded
 
@@ -58,7 +61,8 @@ def _lines(paths: Sequence[str]) -> Iterator[str]:
         if path == "-":
             yield from io.stdin_lines()
         else:
-            yield from read_bounded(path).decode("utf-8", "replace").splitlines()
+            for line in read_bounded(path).split(b"\n"):
+                yield line.removesuffix(b"\r").decode("utf-8", "surrogateescape")
 
 
 def _text(data: dict[str, Any]) -> str:
@@ -92,7 +96,7 @@ def authorize(
         decision = checker.authorize_line(line)
         every &= decision.allowed
         data = decision.to_data()
-        io.write_line(json.dumps(data, sort_keys=True, ensure_ascii=False) if output_format == "json" else _text(data))
+        io.write_line(json.dumps(data, sort_keys=True) if output_format == "json" else _text(data))  # ASCII: JSON in any locale
     if not seen:
         raise UsageError("no messages: give files of JSON lines or lines on stdin")
     return ExitCode.OK if every else ExitCode.FINDINGS
