@@ -117,6 +117,35 @@ def test_filtered_tool_lists_offer_only_declared_tools(tmp_path: Path) -> None:
     assert listed == ["read_file", "write_file"]
 
 
+@pytest.mark.parametrize("reply", ["accept", "decline"])
+def test_an_elicitation_answer_approves_nothing_unless_the_proxy_opts_in(tmp_path: Path, reply: str) -> None:
+    """The person at the client answers unsigned: without --elicit the proxy never asks them, so
+    an ask any one person may answer waits for `bgc approve` like any other."""
+    from mcp import types
+
+    policy = tmp_path / "p.bgp"
+    policy.write_text("tool write_file on files needs fs:write:{path} ignores content\nask fs:write:/src/**\n")
+    record = tmp_path / "record.jsonl"
+    record.touch()
+    args = ["-m", "bgc", "mcp-proxy", "-p", str(policy), "--server", "files", "--store", str(tmp_path / "k.db"),
+            "--", sys.executable, SERVER]  # fmt: skip
+    params = StdioServerParameters(command=sys.executable, args=args, env={"BGC_TEST_MCP_RECORD": str(record)}, cwd=str(tmp_path))
+    shown: list[str] = []
+
+    async def answer(context: Any, request: Any) -> Any:
+        shown.append(request.message)
+        return types.ElicitResult(action=reply, content={"allow": True} if reply == "accept" else None)
+
+    async def main() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write, elicitation_callback=answer) as client:
+            await client.initialize()
+            return await client.call_tool("write_file", {"path": "/src/a", "content": "x"})
+
+    result = anyio.run(main)
+    assert result.is_error and "needs approval" in text(result)
+    assert shown == [] and record.read_text() == ""
+
+
 # ---- the wire: what a client writes, read as the SDK server reads it ------------------------------
 
 INITIALIZE = {
@@ -352,7 +381,8 @@ def test_init_mcp_puts_every_stdio_server_behind_the_proxy_and_the_result_runs(t
     config.write_text(json.dumps(original))
     first = bgc("init", "mcp", str(config), "-p", str(policy))
     assert first.exit_code == 1, first.output  # the remote server could not be put behind it
-    assert "files now runs through bgc mcp-proxy" in first.output and "remote is a remote server" in first.output
+    assert "mcpServers.files now runs through bgc mcp-proxy" in first.output
+    assert "mcpServers.remote is UNGUARDED: a remote server" in first.output
     assert json.loads((tmp_path / ".mcp.json.bgc-backup").read_text()) == original
     rewritten = json.loads(config.read_text())
     assert (
@@ -364,7 +394,7 @@ def test_init_mcp_puts_every_stdio_server_behind_the_proxy_and_the_result_runs(t
     assert proxy_args == ["mcp-proxy", "-p", str(policy), "--server", "files", "--", sys.executable, SERVER]
 
     again = bgc("init", "mcp", str(config), "-p", str(policy))
-    assert "files already runs through bgc mcp-proxy" in again.output
+    assert "mcpServers.files already runs through bgc mcp-proxy" in again.output
     assert json.loads(config.read_text()) == rewritten and not (tmp_path / ".mcp.json.bgc-backup.1").exists()
 
     # what the client will now start is the proxy: a denied call never reaches the server
@@ -390,7 +420,8 @@ def test_init_mcp_puts_every_stdio_server_behind_the_proxy_and_the_result_runs(t
         # Python's json points at the brace after a trailing comma, 3.13's at the comma itself
         ('{"mcpServers": {"a": 1,}}', ":1:24:" if sys.version_info < (3, 13) else ":1:23:"),
         ('{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}', ":1:"),
-        ('{"servers": {}}', "no `mcpServers` object"),
+        ('{"mcp": {}}', "no `mcpServers`, `servers` or `projects.<path>.mcpServers` object"),
+        ('{"projects": {"/p": {"mcpServers": []}}}', 'projects["/p"].mcpServers is not an object'),
         ('{"mcpServers": {"a": {"command": ["x"]}}}', "`command` must be a string"),
     ],
 )

@@ -178,8 +178,9 @@ class ProxyOptions:
     wait_seconds: float = 0.0
     """How long a call that needs approval is held for people to answer (0: refused at once)."""
     poll_seconds: float = 0.5
-    elicit: bool = True
-    """Offer an ask any one person may answer to the client's own dialog (when it has one)."""
+    elicit: bool = False
+    """Offer an ask any one person may answer to the client's own dialog (when it has one): an
+    opt-in, since the client's answer is unsigned and says nothing of who gave it."""
     elicit_seconds: float = 120.0
     """How long that dialog may stay open when ``wait_seconds`` is shorter."""
 
