@@ -42,8 +42,8 @@ def started(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for key in ("mcpServers", "servers"):
         for name, server in data.get(key, {}).items():
             found[f"{key}.{name}"] = server
-    for project, settings in data.get("projects", {}).items():
-        for name, server in settings.get("mcpServers", {}).items():
+    for project, scope in data.get("projects", {}).items():
+        for name, server in scope.get("mcpServers", {}).items():
             found[f"projects[{json.dumps(project)}].mcpServers.{name}"] = server
     return found
 

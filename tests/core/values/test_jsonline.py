@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgc.core.values import jsonline
 from bgc.core.values.canonical import MAX_DEPTH, MAX_INT, MIN_INT
 from bgc.core.values.jsonline import LineReader, TooLong, Unreadable, dumps, parse, top_level_id
 
@@ -47,9 +46,7 @@ def test_reading_a_line_either_gives_a_value_or_refuses_it(line: bytes) -> None:
     assert parse(dumps(value)[:-1]) == value
 
 
-@pytest.mark.parametrize(
-    "line",
-    [
+UNREADABLE = [
         b'{"a":1}\r{"b":2}', b'{"a":\r1}', b'{"a":1}\r', b"\r",  # a carriage return anywhere
         b'{"a":"\xff"}', b'{"a":"\xed\xa0\x80"}', b'{"a":"\xc0\xaf"}', b"\xef\xbb\xbf{}",  # not UTF-8, or a BOM
         b'{"a":1,"a":2}', b'{"a":{"b":1,"b":1}}',  # a duplicate key
@@ -58,11 +55,37 @@ def test_reading_a_line_either_gives_a_value_or_refuses_it(line: bytes) -> None:
         b"[" * (MAX_DEPTH + 2) + b"]" * (MAX_DEPTH + 2), b"[" * 100_000 + b"]" * 100_000,  # too deep
         b'{"a":"\\ud800"}', b'{"\\udc00":1}',  # a lone surrogate
         b'{"a":1} {"b":2}', b"", b"{", b"\x00",  # not one JSON value
-    ],
-)  # fmt: skip
-def test_every_kind_of_unreadable_line_is_refused_by_name(line: bytes) -> None:
+    ]  # fmt: skip
+"""One line of every kind bgc refuses to read."""
+
+
+def _kernel(line: bytes) -> None:
+    from bgc.runtime.kernel.messages import Conflict, read_message
+
+    answer = read_message(line.decode("utf-8", "surrogateescape"))
+    if isinstance(answer, Conflict):
+        raise Unreadable(answer.reason)
+
+
+def _proxy(line: bytes) -> None:
+    from bgc.adapters.mcp.proxy import _Refused, read_message
+
+    try:
+        read_message(line)
+    except _Refused as refusal:
+        raise Unreadable(refusal.message) from None
+
+
+READERS = {"jsonline": parse, "MCP proxy": _proxy, "kernel": _kernel}
+"""Every enforcer's reader of JSON lines."""
+
+
+@pytest.mark.parametrize("reader_name", READERS)
+@pytest.mark.parametrize("line", UNREADABLE)
+def test_every_kind_of_unreadable_line_is_refused_by_every_reader(reader_name: str, line: bytes) -> None:
+    """Refused as that line's refusal, never an exception that would end the stream."""
     with pytest.raises(Unreadable):
-        parse(line)
+        READERS[reader_name](line)
 
 
 def test_the_data_model_bounds_are_the_edges() -> None:
@@ -126,10 +149,3 @@ def test_the_escaped_spelling_of_id_is_the_id() -> None:
 
 def test_the_last_line_without_a_line_feed_is_still_read() -> None:
     assert list(LineReader(io.BytesIO(b"a\nb").read1, 10)) == [b"a", b"b"]
-
-
-def test_the_reader_module_is_the_one_every_enforcer_uses() -> None:
-    import bgc.adapters.mcp.proxy as proxy
-    import bgc.runtime.kernel.messages as messages
-
-    assert proxy.parse is jsonline.parse and messages.jsonline is jsonline
