@@ -298,11 +298,12 @@ def mcp_proxy(
 ) -> None:
     """Run an MCP server (stdio) behind the policy: every tools/call is decided before the server sees it.
 
-    Allowed calls are forwarded unchanged; denied calls never reach the server: the client gets a
+    Allowed calls are forwarded as decided (re-serialised); denied calls never reach the server: the client gets a
     tool error naming the rule. A call that needs approval is a permission request (`bgc pending`,
     `bgc approve`), held up to --wait seconds, then refused with its id. Every decision is recorded
-    in the ledger. Lines bgc cannot read strictly (duplicate keys, batches, invalid JSON, over
-    4 MiB) are refused. Every other message passes through untouched. Exit: the server's status;
+    in the ledger. Lines bgc cannot read strictly (a carriage return, duplicate keys, batches,
+    invalid JSON, over 4 MiB) are refused. Every other message passes through, re-serialised.
+    SIGTERM, SIGINT and SIGHUP are passed to the server. Exit: the server's status;
     2 when the policy or the store cannot be read (the server is not started); 127 when the server
     cannot be started.
     """

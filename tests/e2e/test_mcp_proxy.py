@@ -160,13 +160,16 @@ class Wire:
     """`bgc mcp-proxy` in front of the real SDK server, started as a client starts it; the test
     writes the client's bytes itself."""
 
-    def __init__(self, tmp_path: Path, *extra: str, command: list[str] | None = None, handshake: bool = True) -> None:
+    def __init__(
+        self, tmp_path: Path, *extra: str, command: list[str] | None = None, handshake: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
         policy = tmp_path / "p.bgp"
         policy.write_text(POLICY)
         self.record = tmp_path / "record.jsonl"
         self.record.touch()
         self.pid_file = tmp_path / "server.pid"
-        env = {**os.environ, "BGC_TEST_MCP_RECORD": str(self.record), "BGC_TEST_MCP_PID": str(self.pid_file)}
+        env = {**os.environ, **(env or {}), "BGC_TEST_MCP_RECORD": str(self.record), "BGC_TEST_MCP_PID": str(self.pid_file)}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bgc", "mcp-proxy", "-p", str(policy), "--server", "files", "--store", "none",
              *extra, "--", *(command or [sys.executable, SERVER])],
@@ -199,6 +202,7 @@ class Wire:
                 return b""
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
+        assert line.isascii(), line  # JSON any reader reads alike, in any locale
         return line + b"\n"
 
     def answer(self, request_id: object) -> dict[str, Any]:
@@ -319,6 +323,22 @@ def test_under_the_stateless_protocol_every_result_the_proxy_writes_carries_its_
         assert result["resultType"] == "complete" and result["isError"] is (request_id == "denied")
         CallToolResult.model_validate(result)
     assert modern.close()[0] == 0
+
+
+@pytest.mark.parametrize(
+    "locale", [{"LC_ALL": "C"}, {"LC_ALL": "C", "PYTHONIOENCODING": "latin-1"}, {"PYTHONIOENCODING": "ascii"}]
+)
+def test_every_answer_is_json_in_ascii_whatever_the_locale(tmp_path: Path, locale: dict[str, str]) -> None:
+    wire = Wire(tmp_path, env=locale)
+    for request_id, path in (("allowed", "/src/é\u2028ü.py"), ("denied", "/src/secrets/é\u2028\U0001f600")):
+        wire.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                   "params": {"name": "write_file", "arguments": {"path": path, "content": "ç"}}})  # fmt: skip
+        wire.answer(request_id)
+    wire.send(b'{"jsonrpc":"2.0","id":"bad","method":"ping","params":{"p":"\xff"}}\n')
+    wire.sync()
+    status, stderr = wire.close()
+    assert status == 0 and b"Traceback" not in stderr
+    assert wire.received() == [{"tool": "write_file", "arguments": {"path": "/src/é\u2028ü.py", "content": "ç"}}]
 
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])

@@ -8,11 +8,16 @@ and the server speak to each other exactly as before, except for one method.
 
 Fail-closed rules, stated once:
 
-- A client line is forwarded only if bgc could read it and, when it is a ``tools/call``, the
-  decision was ``allow``. A line that is not one strict JSON object (invalid UTF-8 or JSON, a
-  duplicate key anywhere, ``NaN``, a batch array, larger than :data:`MAX_MESSAGE_BYTES`) is never
-  forwarded: a parser differential between bgc and the server (which duplicate key wins?) is how
-  an argument check is bypassed. A request among them gets a JSON-RPC error.
+- A client message is forwarded only if bgc could read it and, when it is a ``tools/call``, the
+  decision was ``allow``; what is forwarded is the value that was decided, re-serialised
+  (:mod:`bgc.core.values.jsonline`), never the client's bytes. A line that is not one strict
+  JSON object (:func:`bgc.core.values.jsonline.parse`: a carriage return, invalid UTF-8 or JSON,
+  a duplicate key anywhere, ``NaN``, out-of-range numbers, deep nesting), a batch array, a line
+  larger than :data:`MAX_MESSAGE_BYTES`, a request whose id not every reader reads alike
+  (:func:`valid_request_id`) or that is still outstanding is never forwarded: a parser
+  differential between bgc and the server (where does a line end? which duplicate key wins?)
+  is how an argument check is bypassed. A request among them gets a JSON-RPC error, with its own
+  id wherever it can be found.
 - ``deny`` and ``ask`` are answered by the proxy with a tool result whose ``isError`` is true and
   whose text names the rule that decided (the shape the MCP specification prescribes for tool
   errors, so the model sees the reason). A ``tools/call`` sent as a notification (no id) that is
@@ -23,18 +28,24 @@ Fail-closed rules, stated once:
   decision allows; rejected, expired or still pending at the deadline → refused with the
   request's id. A client that cancels the held call (``notifications/cancelled``) or goes away
   cancels the request (PermissionCancelled): later answers no longer count.
-- Where the client declared the ``elicitation`` capability and the ask is one any one person may
-  answer (``approvals 1``, no names), the proxy also asks the person at the client
+- With :attr:`ProxyOptions.elicit` (an opt-in), where the client declared the ``elicitation``
+  capability and the ask is one any one person may answer (``approvals 1``, no names), the proxy also asks the person at the client
   (``elicitation/create``, a yes/no form): accepted with ``allow`` true → the call runs once;
   declined → refused. An elicitation answer is unsigned and says nothing of *who* answered, so it
   never meets a rule that names approvers or needs more than one. The client's answer to the
   proxy's own request is never forwarded to the server.
-- Every other message passes through untouched, byte for byte, in both directions: ids,
-  notifications, cancellations, progress and server-to-client requests included.
+- Every other message passes through, re-serialised, in both directions: ids, notifications,
+  cancellations, progress and server-to-client requests included. A server line bgc cannot read
+  is not passed on (a request it answered gets an error). With ``filter_tools`` every answer
+  that lists ``tools`` is filtered, whatever it answers.
+- Results the proxy writes itself for a request under the stateless protocol (2026-07-28) carry
+  ``resultType``, as that version requires.
 - The decision function raising is a deny, never a forward.
 - When the server exits, requests still waiting for it get an error response; the proxy exits
   with the server's status. When the client goes away, the server's input is closed, and a
   server that does not exit within :data:`SHUTDOWN_GRACE_SECONDS` is terminated, then killed.
+  SIGTERM, SIGINT and SIGHUP are passed to the server's process group, which is killed when it
+  outlives its grace after one.
 """
 
 from __future__ import annotations
