@@ -126,24 +126,39 @@ def _guarded(named: str, name: str, server: Any, policy: str, bgc: list[str], wh
     return {**server, "command": bgc[0], "args": wrapped}
 
 
-def rewrite(data: Any, policy: str, bgc: list[str], where: str, *, elicit: bool = False) -> Rewrite:
-    """The configuration with each stdio server behind the proxy; refuses shapes it cannot read."""
-    new = json.loads(json.dumps(data))  # a copy to edit: the original stays what was read
+def _sorted(entries: Iterator[tuple[str, str, Any, dict[str, Any] | None]], policy: str, bgc: list[str], where: str,
+            elicit: bool) -> tuple[list[str], list[str], list[tuple[str, str]]]:  # fmt: skip
+    """Each ``(where written, name, entry, its table)`` put behind the proxy in its table, or, with
+    no table to write (TOML), listed with the lines to write: ``(proxied, already, unguarded)``."""
     proxied: list[str] = []
     already: list[str] = []
     unguarded: list[tuple[str, str]] = []
-    for path, servers in list(server_tables(new, where)):
-        label = ".".join(path) if path[0] != "projects" else f"projects[{json.dumps(path[1])}].mcpServers"
-        for name, server in servers.items():
-            named = f"{label}.{name}"
-            guarded = _guarded(named, name, server, policy, bgc, where, elicit)
-            if guarded is None:
-                already.append(named)
-            elif isinstance(guarded, str):
-                unguarded.append((named, guarded))
-            else:
-                servers[name] = guarded
-                proxied.append(named)
+    for named, name, server, table in entries:
+        guarded = _guarded(named, name, server, policy, bgc, where, elicit)
+        if guarded is None:
+            already.append(named)
+        elif isinstance(guarded, str):
+            unguarded.append((named, guarded))
+        elif table is None:
+            lines = f"command = {json.dumps(guarded['command'])}\n    args = {json.dumps(guarded['args'])}"
+            unguarded.append((named, f"not behind the proxy; in [{named}] write:\n    {lines}"))
+        else:
+            table[name] = guarded
+            proxied.append(named)
+    return proxied, already, unguarded
+
+
+def rewrite(data: Any, policy: str, bgc: list[str], where: str, *, elicit: bool = False) -> Rewrite:
+    """The configuration with each stdio server behind the proxy; refuses shapes it cannot read."""
+    new = json.loads(json.dumps(data))  # a copy to edit: the original stays what was read
+
+    def entries() -> Iterator[tuple[str, str, Any, dict[str, Any] | None]]:
+        for path, servers in list(server_tables(new, where)):
+            label = ".".join(path) if path[0] != "projects" else f"projects[{json.dumps(path[1])}].mcpServers"
+            for name, server in list(servers.items()):
+                yield f"{label}.{name}", name, server, servers
+
+    proxied, already, unguarded = _sorted(entries(), policy, bgc, where, elicit)
     gemini = new.get("mcp")
     if isinstance(gemini, dict) and "serverCommand" in gemini:
         unguarded.append(("mcp.serverCommand", "a command Gemini CLI starts as a server: not proxied, remove it"))
@@ -156,18 +171,8 @@ def codex(data: Any, policy: str, bgc: list[str], where: str, *, elicit: bool = 
     servers = data.get("mcp_servers", {})
     if not isinstance(servers, dict):
         raise InputError("mcp_servers is not a table", Span(where))
-    already: list[str] = []
-    unguarded: list[tuple[str, str]] = []
-    for name, server in servers.items():
-        named = f"mcp_servers.{name}"
-        guarded = _guarded(named, name, server, policy, bgc, where, elicit)
-        if guarded is None:
-            already.append(named)
-        elif isinstance(guarded, str):
-            unguarded.append((named, guarded))
-        else:
-            lines = f"command = {json.dumps(guarded['command'])}\n    args = {json.dumps(guarded['args'])}"
-            unguarded.append((named, f"not behind the proxy; in [{named}] write:\n    {lines}"))
+    entries = ((f"mcp_servers.{name}", name, server, None) for name, server in servers.items())
+    _, already, unguarded = _sorted(entries, policy, bgc, where, elicit)
     return Rewrite(data, (), tuple(already), tuple(unguarded))
 
 

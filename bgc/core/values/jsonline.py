@@ -141,11 +141,9 @@ class _TopLevelId:
                     self._capture(data[pos : pos + 1])
                     pos += 1
                     continue
-                found = _STRING_END.search(data, pos)
-                if found is None:
-                    self._capture(data[pos:])
+                cut = self._next(_STRING_END, data, pos)
+                if cut is None:
                     return
-                cut = found.start()
                 self._capture(data[pos : cut + 1])
                 if data[cut] == 0x5C:
                     self.escaped = True
@@ -162,14 +160,20 @@ class _TopLevelId:
                 self.started, self.object = True, data[pos] == 0x7B
             if not self.object:
                 return
-            found = _STRUCTURE.search(data, pos)
-            if found is None:
-                self._capture(data[pos:])
+            cut = self._next(_STRUCTURE, data, pos)
+            if cut is None:
                 return
-            cut = found.start()
             self._capture(data[pos:cut])
             self._structure(data[cut])
             pos = cut + 1
+
+    def _next(self, pattern: re.Pattern[bytes], data: bytes, pos: int) -> int | None:
+        """Where ``pattern`` next matches in ``data``; None (the rest captured) when it does not."""
+        found = pattern.search(data, pos)
+        if found is None:
+            self._capture(data[pos:])
+            return None
+        return found.start()
 
     def _structure(self, byte: int) -> None:
         char = chr(byte)
