@@ -191,3 +191,12 @@ def test_authorize_answers_each_line_feed_once_and_refuses_what_is_not_utf8(tmp_
             assert answer["code"] == "BGC500" and "\ufffd" not in json.dumps(answer, ensure_ascii=False), answer
         else:
             assert answer["decision"] == "deny" and answer["code"] != "BGC500", answer
+
+
+def test_authorize_refuses_a_stdin_line_longer_than_any_message_and_goes_on(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Consumed by the shared line reader without being held whole (its own tests show the bound)."""
+    assert bgc("key", "new", "issuer", "--dir", str(tmp_path)).exit_code == 0
+    huge = b'{"ToolCallRequest":"' + b"x" * (5 * 1024 * 1024) + b'"}\n"Heartbeat"\n'
+    result = bgc("authorize", "--store", "none", "--issuer", str(tmp_path / "issuer.pub"), input=huge)
+    first, second = (json.loads(line) for line in result.stdout.splitlines())
+    assert first["code"] == "BGC500" and "at most" in first["reason"] and second["decision"] == "alive"

@@ -62,7 +62,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from bgc.core.values.jsonline import MAX_LINE_BYTES, LineReader, TooLong, Unreadable, dumps, parse, top_level_id
+from bgc.core.values.jsonline import (
+    MAX_LINE_BYTES,
+    LineReader,
+    TooLong,
+    Unreadable,
+    dumps,
+    parse,
+    partial_reader,
+    top_level_id,
+)
 
 #: The largest message the proxy reads from the client: larger lines are consumed and refused.
 MAX_MESSAGE_BYTES = MAX_LINE_BYTES
@@ -259,7 +268,7 @@ class McpProxy:
     def _client_lines(self) -> Iterator[bytes | TooLong]:
         """Lines from the client, each at most ``max_message_bytes``; a longer one is consumed
         without being held (:class:`bgc.core.values.jsonline.LineReader`)."""
-        return iter(LineReader(_partial_reader(self.client_in), self.options.max_message_bytes))
+        return iter(LineReader(partial_reader(self.client_in), self.options.max_message_bytes))
 
     def _decide(self, tool: str, arguments: Mapping[str, Any]) -> ToolVerdict:
         try:
@@ -546,7 +555,7 @@ class McpProxy:
             return self._waiting.pop(key, None) is not None
 
     def _pump_server(self, server_out: IO[bytes]) -> None:
-        for line in LineReader(_partial_reader(server_out), MAX_SERVER_MESSAGE_BYTES):
+        for line in LineReader(partial_reader(server_out), MAX_SERVER_MESSAGE_BYTES):
             self._server_message(line)
 
     # ---- the whole ------------------------------------------------------------------------------
@@ -633,17 +642,6 @@ def _signal_group(child: subprocess.Popen[bytes], number: int) -> None:
         os.killpg(child.pid, number)
     except OSError:  # already gone
         pass
-
-
-def _partial_reader(stream: IO[bytes]) -> Callable[[int], bytes]:
-    """``read(n)`` of at most ``n`` bytes, whatever arrived: ``os.read`` on the stream's descriptor
-    when it has one (a thread blocked there holds none of the locks the interpreter takes at exit,
-    so the proxy can exit while its client is still connected), else the stream's own ``read1``."""
-    try:
-        descriptor = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return stream.read1 if hasattr(stream, "read1") else stream.read  # type: ignore[attr-defined]
-    return lambda size: os.read(descriptor, size)
 
 
 def _elicitation_answer(response: Any) -> bool | None:

@@ -22,9 +22,10 @@ and the kernel's message reader) reads them here, so one rule holds for all:
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any
 
 from bgc.core.values.canonical import MAX_DEPTH, MAX_INT, MIN_INT, check_value
 from bgc.core.values.schema import DataModelError, format_path
@@ -111,6 +112,18 @@ class LineReader:
             self._buffer += chunk
             found = self._buffer.find(b"\n")
             end = found if found >= 0 else None
+
+
+def partial_reader(stream: IO[bytes]) -> Callable[[int], bytes]:
+    """``read(n)`` of at most ``n`` bytes, whatever arrived, for a :class:`LineReader`: ``os.read``
+    on the stream's descriptor when it has one (a thread blocked there holds none of the locks the
+    interpreter takes at exit, so a process can exit while its peer is still connected), else the
+    stream's own ``read1``."""
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return stream.read1 if hasattr(stream, "read1") else stream.read  # type: ignore[attr-defined]
+    return lambda size: os.read(descriptor, size)
 
 
 class _TopLevelId:
