@@ -48,6 +48,8 @@ def test_reading_a_line_either_gives_a_value_or_refuses_it(line: bytes) -> None:
 
 UNREADABLE = [
         b'{"a":1}\r{"b":2}', b'{"a":\r1}', b'{"a":1}\r', b"\r",  # a carriage return anywhere
+        *(f'{{"a":1}}{separator}{{"b":2}}'.encode() for separator in SEPARATORS[1:]),  # another separator between
+        *(f'{{"a":{separator}1}}'.encode() for separator in SEPARATORS[1:]),  # or where JSON allows blanks
         b'{"a":"\xff"}', b'{"a":"\xed\xa0\x80"}', b'{"a":"\xc0\xaf"}', b"\xef\xbb\xbf{}",  # not UTF-8, or a BOM
         b'{"a":1,"a":2}', b'{"a":{"b":1,"b":1}}',  # a duplicate key
         b'{"a":NaN}', b'{"a":Infinity}', b'{"a":-Infinity}', b'{"a":1e400}', b'{"a":-1e400}',  # not a finite number
@@ -86,6 +88,18 @@ def test_every_kind_of_unreadable_line_is_refused_by_every_reader(reader_name: s
     """Refused as that line's refusal, never an exception that would end the stream."""
     with pytest.raises(Unreadable):
         READERS[reader_name](line)
+
+
+@given(st.integers(0, 300), st.sampled_from(["[]", "{}"]))
+def test_nesting_is_read_up_to_the_data_models_depth_and_refused_past_it(depth: int, brackets: str) -> None:
+    opening, closing = brackets
+    inner = f'{{"k":{opening}{closing}}}' if opening == "{" else f"[{opening}{closing}]"
+    line = (f'{{"k":' if opening == "{" else "[") * depth + inner + ("}" if opening == "{" else "]") * depth
+    if depth + 1 <= MAX_DEPTH:
+        assert parse(line.encode()) is not None
+    else:
+        with pytest.raises(Unreadable):
+            parse(line.encode())
 
 
 def test_the_data_model_bounds_are_the_edges() -> None:
