@@ -94,7 +94,7 @@ def test_every_kind_of_unreadable_line_is_refused_by_every_reader(reader_name: s
 def test_nesting_is_read_up_to_the_data_models_depth_and_refused_past_it(depth: int, brackets: str) -> None:
     opening, closing = brackets
     inner = f'{{"k":{opening}{closing}}}' if opening == "{" else f"[{opening}{closing}]"
-    line = (f'{{"k":' if opening == "{" else "[") * depth + inner + ("}" if opening == "{" else "]") * depth
+    line = ('{"k":' if opening == "{" else "[") * depth + inner + ("}" if opening == "{" else "]") * depth
     if depth + 1 <= MAX_DEPTH:
         assert parse(line.encode()) is not None
     else:
