@@ -279,3 +279,19 @@ def test_a_server_that_cannot_start_is_a_clear_message_and_status_127(tmp_path: 
     missing = Session(tmp_path / "record", command=[str(tmp_path / "no-such-server")])
     assert missing.close() == 127
     assert "cannot start the server" in missing.log.getvalue()
+
+
+def test_a_tool_the_policy_cannot_decide_is_left_out_of_a_filtered_list() -> None:
+    """Deciding whether to offer a tool may fail; the tool is then not offered, and the answer
+    (and the session) goes on."""
+
+    def offered(name: str) -> bool:
+        if name == "weird":
+            raise RuntimeError("cannot decide")
+        return True
+
+    log = io.StringIO()
+    proxy = McpProxy(["true"], table, ProxyOptions(server="files", filter_tools=True), offered=offered, log=log)
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "a"}, {"name": "weird"}, {"name": 5}, "b"]}}
+    assert proxy._filter_tool_list(message)["result"]["tools"] == [{"name": "a"}]
+    assert "left 'weird' out" in log.getvalue()

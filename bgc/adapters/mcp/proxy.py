@@ -29,7 +29,8 @@ Fail-closed rules, stated once:
   request's id. A client that cancels the held call (``notifications/cancelled``) or goes away
   cancels the request (PermissionCancelled): later answers no longer count.
 - With :attr:`ProxyOptions.elicit` (an opt-in), where the client declared the ``elicitation``
-  capability and the ask is one any one person may answer (``approvals 1``, no names), the proxy also asks the person at the client
+  capability and the ask is one any one person may answer (``approvals 1``, no names), the
+  proxy also asks the person at the client
   (``elicitation/create``, a yes/no form): accepted with ``allow`` true → the call runs once;
   declined → refused. An elicitation answer is unsigned and says nothing of *who* answered, so it
   never meets a rule that names approvers or needs more than one. The client's answer to the
@@ -455,7 +456,8 @@ class McpProxy:
         """Decide one client line: refused (answered), kept (the proxy's own business), or
         forwarded re-serialised."""
         if isinstance(line, TooLong):
-            request_id = line.request_id if valid_request_id(line.request_id) else None
+            found = line.request_id
+            request_id = found if valid_request_id(found) and not self._outstanding(found) else None
             self._say(f"refused a message of {line.length:,} bytes (the limit is {self.options.max_message_bytes:,})")
             self._error(request_id, INVALID_REQUEST, f"message larger than {self.options.max_message_bytes} bytes")
             return
@@ -470,6 +472,16 @@ class McpProxy:
             for request_id in refusal.request_ids:
                 self._error(request_id, refusal.code, refusal.message)
             return
+        try:
+            self._dispatch(message, server_in)
+        except (OSError, ValueError):
+            raise  # the server's input is gone: the session ends
+        except Exception as error:  # noqa: BLE001 - a message bgc fails on is refused; the stream goes on
+            self._say(f"refused a message bgc failed on ({type(error).__name__}: {error})")
+            if "method" in message and "id" in message:
+                self._error(message["id"], INTERNAL_ERROR, "bgc could not handle this message: it was not forwarded")
+
+    def _dispatch(self, message: dict[str, Any], server_in: IO[bytes]) -> None:
         if message.get("method") == "initialize":
             self._note_capabilities(message)
         if "method" not in message and self._elicited(message):
@@ -507,12 +519,17 @@ class McpProxy:
         tools = result.get("tools") if isinstance(result, dict) else None
         if not isinstance(tools, list) or self.offered is None:
             return message
-        kept = [
-            tool
-            for tool in tools
-            if isinstance(tool, dict) and isinstance(tool.get("name"), str) and self.offered(tool["name"])
-        ]
+        kept = [tool for tool in tools if isinstance(tool, dict) and self._offered(tool.get("name"))]
         return {**message, "result": {**result, "tools": kept}}
+
+    def _offered(self, name: object) -> bool:
+        """Whether the policy declares tool ``name`` on this server; a name it cannot decide is not."""
+        assert self.offered is not None
+        try:
+            return isinstance(name, str) and self.offered(name)
+        except Exception as error:  # noqa: BLE001 - a tool bgc cannot decide is not offered
+            self._say(f"left {name!r} out of a tool list: bgc could not decide it ({type(error).__name__})")
+            return False
 
     def _server_message(self, line: bytes | TooLong) -> None:
         """Pass one server line to the client, read as strictly as the client's and re-serialised;
@@ -572,7 +589,7 @@ class McpProxy:
         assert child.stdin is not None and child.stdout is not None
         restore = self._pass_signals(child)
         try:
-            client = threading.Thread(target=self._pump_client, args=(child.stdin,), daemon=True, name="client→server")
+            client = threading.Thread(target=self._pump_client, args=(child.stdin,), daemon=True, name="client")
             client.start()
             watcher = threading.Thread(target=self._stop_when_client_leaves, args=(child, client), daemon=True)
             watcher.start()

@@ -62,12 +62,13 @@ def _lines(paths: Sequence[str]) -> Iterator[str | Any]:
 
     for path in paths or ["-"]:
         if path == "-":
-            lines: Any = LineReader(partial_reader(sys.stdin.buffer), 4 * MAX_MESSAGE_CHARS)  # UTF-8: 4 bytes a character
+            lines: Any = LineReader(partial_reader(sys.stdin.buffer), 4 * MAX_MESSAGE_CHARS)  # 4 bytes a character
         else:
             lines = read_bounded(path).split(b"\n")
         for line in lines:
             if isinstance(line, TooLong):
-                yield Conflict(codes.MESSAGE_UNREADABLE, "not-a-message", f"a message line is at most {MAX_MESSAGE_CHARS:,} characters")
+                too_long = f"a message line is at most {MAX_MESSAGE_CHARS:,} characters"
+                yield Conflict(codes.MESSAGE_UNREADABLE, "not-a-message", too_long)
             else:
                 yield line.removesuffix(b"\r").decode("utf-8", "surrogateescape")
 
@@ -103,7 +104,8 @@ def authorize(
         decision = checker.authorize_line(line) if isinstance(line, str) else checker.authorize(line)
         every &= decision.allowed
         data = decision.to_data()
-        io.write_line(json.dumps(data, sort_keys=True) if output_format == "json" else _text(data))  # ASCII: JSON in any locale
+        # ASCII (every other character escaped): valid JSON whatever the locale's encoding
+        io.write_line(json.dumps(data, sort_keys=True) if output_format == "json" else _text(data))
     if not seen:
         raise UsageError("no messages: give files of JSON lines or lines on stdin")
     return ExitCode.OK if every else ExitCode.FINDINGS

@@ -94,7 +94,7 @@ def server_tables(data: Any, where: str) -> Iterator[tuple[tuple[str, ...], dict
                 )
     if not found:
         raise InputError(
-            "no `mcpServers`, `servers` or `projects.<path>.mcpServers` object: this is not an MCP client configuration",
+            "no `mcpServers`, `servers` or `projects.<path>.mcpServers` object: not an MCP client configuration",
             Span(where),
         )
 
