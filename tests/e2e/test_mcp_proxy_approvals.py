@@ -50,7 +50,7 @@ def proxied(tmp_path: Path, policy_text: str, wait: float) -> tuple[StdioServerP
     record.touch()
     store = str(tmp_path / "k.db")
     args = ["-m", "bgc", "mcp-proxy", "-p", str(policy), "--server", "files", "--store", store, "--wait", str(wait),
-            "--", sys.executable, SERVER]  # fmt: skip
+            "--elicit", "--", sys.executable, SERVER]  # fmt: skip
     env = {"BGC_TEST_MCP_RECORD": str(record)}
     return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(tmp_path)), policy, record, store
 

@@ -117,15 +117,20 @@ def session(tmp_path: Path):  # type: ignore[no-untyped-def]
         opened.close()
 
 
+def canonical(line: bytes) -> bytes:
+    """What the proxy forwards for a line it decided: the value, compact and ASCII only."""
+    return json.dumps(json.loads(line), separators=(",", ":")).encode() + b"\n"
+
+
 def call(request_id: object, tool: str, arguments: dict[str, Any]) -> bytes:
     message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
     return json.dumps(message).encode() + b"\n"
 
 
-def test_an_allowed_call_reaches_the_server_byte_for_byte(session: Session) -> None:
-    line = b'{ "jsonrpc" : "2.0", "id" : 7 , "method":"tools/call","params":{"name":"read_file","arguments":{"path":"/src/a.py"}}}\n'
+def test_an_allowed_call_reaches_the_server_as_the_value_decided_re_serialised(session: Session) -> None:
+    line = b'{ "jsonrpc" : "2.0", "id" : 7 , "method":"tools/call","params":{"name":"read_file","arguments":{"path":"/src/\xc3\xa9.py"}}}\n'
     session.send(line)
-    assert session.sync() == [line]
+    assert session.sync() == [canonical(line)]
     assert json.loads(session.answers[0])["result"]["echo"]["id"] == 7
 
 
@@ -172,7 +177,7 @@ def test_a_message_over_the_limit_is_refused_and_the_session_goes_on(session: Se
     sender.start()
     first = json.loads(session.receive())
     sender.join()
-    assert first["error"]["code"] == -32600 and first["id"] is None
+    assert first["error"]["code"] == -32600 and first["id"] == 1  # its own id, found as the line streamed past
     assert session.sync() == []
     session.send(call(2, "read_file", {"path": "/src/a"}))
     assert len(session.sync()) == 1
@@ -274,3 +279,19 @@ def test_a_server_that_cannot_start_is_a_clear_message_and_status_127(tmp_path: 
     missing = Session(tmp_path / "record", command=[str(tmp_path / "no-such-server")])
     assert missing.close() == 127
     assert "cannot start the server" in missing.log.getvalue()
+
+
+def test_a_tool_the_policy_cannot_decide_is_left_out_of_a_filtered_list() -> None:
+    """Deciding whether to offer a tool may fail; the tool is then not offered, and the answer
+    (and the session) goes on."""
+
+    def offered(name: str) -> bool:
+        if name == "weird":
+            raise RuntimeError("cannot decide")
+        return True
+
+    log = io.StringIO()
+    proxy = McpProxy(["true"], table, ProxyOptions(server="files", filter_tools=True), offered=offered, log=log)
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "a"}, {"name": "weird"}, {"name": 5}, "b"]}}
+    assert proxy._filter_tool_list(message)["result"]["tools"] == [{"name": "a"}]
+    assert "left 'weird' out" in log.getvalue()

@@ -1,4 +1,4 @@
-"""``bgc gate`` and ``bgc match`` decide every stdin line on its own, whatever its bytes and the locale.
+"""``bgc gate``, ``bgc match`` and ``bgc authorize`` decide every line on its own, whatever its bytes and the locale.
 
 They read one atom (or text) per line. Under a strict UTF-8 locale one line that was not UTF-8
 was an internal error that decided nothing; under a Latin-1 locale ``\\xff`` was read as ``ÿ``
@@ -13,6 +13,7 @@ other line decided as usual, one answer per line, in order.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -144,3 +145,58 @@ def test_arguments_that_were_not_utf8_are_rejected_even_raw() -> None:
     result = bgc("match", "--raw", "/src/*", "/src/\udcff", "/src/a")
     assert result.exit_code == 1
     assert result.output.splitlines() == ["rejected\t/src/\\xff\tis not valid UTF-8 (byte 0xFF)", "match\t/src/a"]
+
+
+# ---- bgc authorize: one message per line feed, from files as from stdin ------------------------
+
+SEPARATORS_IN_STRINGS = ["\u2028", "\u2029", "\x85"]
+"""Characters ``str.splitlines`` ends a line at that JSON allows raw inside a string."""
+
+
+def authorize_lines() -> list[bytes]:
+    """Requests whose strings hold every Unicode line separator, every invalid UTF-8 sequence, a
+    bare CR, each between heartbeats: one answer per line feed, none of them decided as another."""
+    out = []
+    for separator in SEPARATORS_IN_STRINGS:
+        request = {"id": f"r{separator}1", "capability_token": "t", "server_id": "s", "tool": f"t{separator}",
+                   "params": {"p": f"é{separator}\"Heartbeat\""}, "approval_tokens": []}  # fmt: skip
+        out += [b'"Heartbeat"\n', json.dumps({"ToolCallRequest": request}, ensure_ascii=False).encode() + b"\n"]
+    for bad in INVALID:
+        out += [b'"Heartbeat"\n', b'{"ToolCallRequest":{"id":"' + bad + b'"}}\n']
+    return out + [b'"Heartbeat"\r"Heartbeat"\n', b'"Heartbeat"\r\n']
+
+
+@pytest.mark.parametrize("env", ["C", "latin-1", "strict-utf8"])
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_authorize_answers_each_line_feed_once_and_refuses_what_is_not_utf8(tmp_path, env: str, source: str) -> None:  # type: ignore[no-untyped-def]
+    assert bgc("key", "new", "issuer", "--dir", str(tmp_path)).exit_code == 0
+    messages = tmp_path / "messages.jsonl"
+    asked = authorize_lines()
+    messages.write_bytes(b"".join(asked))
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIOENCODING", "PYTHONUTF8"))}
+    result = subprocess.run(
+        [sys.executable, "-m", "bgc", "authorize", "--store", "none", "--issuer", str(tmp_path / "issuer.pub"),
+         str(messages) if source == "file" else "-"],
+        input=None if source == "file" else messages.read_bytes(), capture_output=True,
+        env={**base, **ENVIRONMENTS[env]}, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == ExitCode.FINDINGS and result.stderr == b"", result.stderr.decode(errors="replace")
+    assert result.stdout.isascii()  # JSON in any locale
+    answered = [json.loads(line) for line in result.stdout.decode("ascii").splitlines()]
+    assert len(answered) == len(asked)
+    for raw, answer in zip(asked, answered):
+        if raw == b'"Heartbeat"\n' or raw == b'"Heartbeat"\r\n':
+            assert answer["decision"] == "alive", answer
+        elif not valid(raw) or b"\r" in raw.removesuffix(b"\r\n"):
+            assert answer["code"] == "BGC500" and "\ufffd" not in json.dumps(answer, ensure_ascii=False), answer
+        else:
+            assert answer["decision"] == "deny" and answer["code"] != "BGC500", answer
+
+
+def test_authorize_refuses_a_stdin_line_longer_than_any_message_and_goes_on(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Consumed by the shared line reader without being held whole (its own tests show the bound)."""
+    assert bgc("key", "new", "issuer", "--dir", str(tmp_path)).exit_code == 0
+    huge = b'{"ToolCallRequest":"' + b"x" * (5 * 1024 * 1024) + b'"}\n"Heartbeat"\n'
+    result = bgc("authorize", "--store", "none", "--issuer", str(tmp_path / "issuer.pub"), input=huge)
+    first, second = (json.loads(line) for line in result.stdout.splitlines())
+    assert first["code"] == "BGC500" and "at most" in first["reason"] and second["decision"] == "alive"

@@ -1,7 +1,8 @@
 """A small real MCP server (the official Python SDK) with file and shell tools.
 
 It records every tool call it receives, one JSON line each, in the file named by
-``BGC_TEST_MCP_RECORD``: tests assert on that record that a denied call never reached it.
+``BGC_TEST_MCP_RECORD``: tests assert on that record that a denied call never reached it. With
+``BGC_TEST_MCP_PID`` it writes its process id there when it starts.
 """
 
 from __future__ import annotations
@@ -50,4 +51,7 @@ def crash() -> str:
 
 
 if __name__ == "__main__":
+    if "BGC_TEST_MCP_PID" in os.environ:  # where a test finds the server, to see it is gone
+        with open(os.environ["BGC_TEST_MCP_PID"], "w", encoding="utf-8") as handle:
+            handle.write(str(os.getpid()))
     server.run("stdio")

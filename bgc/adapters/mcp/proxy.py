@@ -8,11 +8,16 @@ and the server speak to each other exactly as before, except for one method.
 
 Fail-closed rules, stated once:
 
-- A client line is forwarded only if bgc could read it and, when it is a ``tools/call``, the
-  decision was ``allow``. A line that is not one strict JSON object (invalid UTF-8 or JSON, a
-  duplicate key anywhere, ``NaN``, a batch array, larger than :data:`MAX_MESSAGE_BYTES`) is never
-  forwarded: a parser differential between bgc and the server (which duplicate key wins?) is how
-  an argument check is bypassed. A request among them gets a JSON-RPC error.
+- A client message is forwarded only if bgc could read it and, when it is a ``tools/call``, the
+  decision was ``allow``; what is forwarded is the value that was decided, re-serialised
+  (:mod:`bgc.core.values.jsonline`), never the client's bytes. A line that is not one strict
+  JSON object (:func:`bgc.core.values.jsonline.parse`: a carriage return, invalid UTF-8 or JSON,
+  a duplicate key anywhere, ``NaN``, out-of-range numbers, deep nesting), a batch array, a line
+  larger than :data:`MAX_MESSAGE_BYTES`, a request whose id not every reader reads alike
+  (:func:`valid_request_id`) or that is still outstanding is never forwarded: a parser
+  differential between bgc and the server (where does a line end? which duplicate key wins?)
+  is how an argument check is bypassed. A request among them gets a JSON-RPC error, with its own
+  id wherever it can be found.
 - ``deny`` and ``ask`` are answered by the proxy with a tool result whose ``isError`` is true and
   whose text names the rule that decided (the shape the MCP specification prescribes for tool
   errors, so the model sees the reason). A ``tools/call`` sent as a notification (no id) that is
@@ -23,35 +28,65 @@ Fail-closed rules, stated once:
   decision allows; rejected, expired or still pending at the deadline → refused with the
   request's id. A client that cancels the held call (``notifications/cancelled``) or goes away
   cancels the request (PermissionCancelled): later answers no longer count.
-- Where the client declared the ``elicitation`` capability and the ask is one any one person may
-  answer (``approvals 1``, no names), the proxy also asks the person at the client
+- With :attr:`ProxyOptions.elicit` (an opt-in), where the client declared the ``elicitation``
+  capability and the ask is one any one person may answer (``approvals 1``, no names), the
+  proxy also asks the person at the client
   (``elicitation/create``, a yes/no form): accepted with ``allow`` true → the call runs once;
   declined → refused. An elicitation answer is unsigned and says nothing of *who* answered, so it
   never meets a rule that names approvers or needs more than one. The client's answer to the
   proxy's own request is never forwarded to the server.
-- Every other message passes through untouched, byte for byte, in both directions: ids,
-  notifications, cancellations, progress and server-to-client requests included.
+- Every other message passes through, re-serialised, in both directions: ids, notifications,
+  cancellations, progress and server-to-client requests included. A server line bgc cannot read
+  is not passed on (a request it answered gets an error). With ``filter_tools`` every answer
+  that lists ``tools`` is filtered, whatever it answers.
+- Results the proxy writes itself for a request under the stateless protocol (2026-07-28) carry
+  ``resultType``, as that version requires.
 - The decision function raising is a deny, never a forward.
 - When the server exits, requests still waiting for it get an error response; the proxy exits
   with the server's status. When the client goes away, the server's input is closed, and a
   server that does not exit within :data:`SHUTDOWN_GRACE_SECONDS` is terminated, then killed.
+  SIGTERM, SIGINT and SIGHUP are passed to the server's process group, which is killed when it
+  outlives its grace after one.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 import secrets
+import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
-from dataclasses import dataclass
+from bgc.core.values.jsonline import (
+    MAX_LINE_BYTES,
+    LineReader,
+    TooLong,
+    Unreadable,
+    dumps,
+    parse,
+    partial_reader,
+    top_level_id,
+)
 
-#: The largest message the proxy reads from the client: larger lines are drained and refused.
-MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+#: The largest message the proxy reads from the client: larger lines are consumed and refused.
+MAX_MESSAGE_BYTES = MAX_LINE_BYTES
+#: The largest message the proxy reads from the server (tool results carry images and files).
+MAX_SERVER_MESSAGE_BYTES = 64 * 1024 * 1024
+#: The largest integer a request id may be: every JSON reader (JavaScript's too) reads it exactly.
+MAX_ID_INTEGER = 2**53 - 1
+#: The longest string a request id may be.
+MAX_ID_CHARS = 1024
+#: The signals the proxy passes to the server (a client or a terminal stopping the proxy).
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: The ``_meta`` key of a request made under the stateless protocol (2026-07-28 and later), whose
+#: results must each carry ``resultType``.
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 #: How long a server may take to exit after its input is closed before it is terminated.
 SHUTDOWN_GRACE_SECONDS = 5.0
 
@@ -99,41 +134,58 @@ class Approvals:
 Offered = Callable[[str], bool]
 
 
-class _Unreadable(Exception):
-    """A client line bgc cannot read as one strict JSON-RPC message."""
+class _Refused(Exception):
+    """A client line the proxy does not pass on: the JSON-RPC error it answers, and to which ids."""
 
-    def __init__(self, code: int, message: str, request_id: object = None) -> None:
+    def __init__(self, code: int, message: str, request_ids: Sequence[object] = (None,)) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
-        self.request_id = request_id
+        self.request_ids = request_ids
 
 
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
-
-
-def _refuse_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
+def valid_request_id(value: object) -> bool:
+    """A request id every peer reads back the same: a string of at most :data:`MAX_ID_CHARS`
+    characters, or an integer within ±:data:`MAX_ID_INTEGER` (a larger one is rounded by a
+    JavaScript reader, a fraction or an exponent may come back spelled otherwise, and ``null``
+    is no id): what the proxy matches an answer to its request by."""
+    if isinstance(value, str):
+        return len(value) <= MAX_ID_CHARS
+    return type(value) is int and -MAX_ID_INTEGER <= value <= MAX_ID_INTEGER
 
 
 def read_message(line: bytes) -> dict[str, Any]:
-    """One client line as a JSON-RPC object, or :class:`_Unreadable` saying why not."""
+    """One client line as a JSON-RPC message (:func:`bgc.core.values.jsonline.parse`), or
+    :class:`_Refused` saying why not and whom to answer."""
     try:
-        text = line.decode("utf-8")
-        value = json.loads(text, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, ValueError) as error:
-        raise _Unreadable(PARSE_ERROR, f"not a JSON-RPC message: {error}") from None
+        value = parse(line)
+    except Unreadable as error:
+        raise _Refused(PARSE_ERROR, f"not a JSON-RPC message: {error}") from None
     if isinstance(value, list):
-        raise _Unreadable(INVALID_REQUEST, "JSON-RPC batches are not accepted (MCP removed them in 2025-06-18)")
+        ids = [
+            item["id"]
+            for item in value
+            if isinstance(item, dict) and "method" in item and valid_request_id(item.get("id"))
+        ]
+        raise _Refused(
+            INVALID_REQUEST, "JSON-RPC batches are not accepted (MCP removed them in 2025-06-18)", ids or [None]
+        )
     if not isinstance(value, dict):
-        raise _Unreadable(INVALID_REQUEST, "a JSON-RPC message is an object")
+        raise _Refused(INVALID_REQUEST, "a JSON-RPC message is an object")
+    if "method" in value and "id" in value and not valid_request_id(value["id"]):
+        raise _Refused(
+            INVALID_REQUEST,
+            f"a request id is a string of at most {MAX_ID_CHARS} characters or an integer of at most 2**53-1 in size",
+        )
     return value
+
+
+def modern(message: Mapping[str, Any]) -> bool:
+    """Whether a request was made under the stateless protocol (its ``params._meta`` names its
+    version), whose every result carries ``resultType``."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and PROTOCOL_VERSION_META in meta
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +199,9 @@ class ProxyOptions:
     wait_seconds: float = 0.0
     """How long a call that needs approval is held for people to answer (0: refused at once)."""
     poll_seconds: float = 0.5
-    elicit: bool = True
-    """Offer an ask any one person may answer to the client's own dialog (when it has one)."""
+    elicit: bool = False
+    """Offer an ask any one person may answer to the client's own dialog (when it has one): an
+    opt-in, since the client's answer is unsigned and says nothing of who gave it."""
     elicit_seconds: float = 120.0
     """How long that dialog may stay open when ``wait_seconds`` is shorter."""
 
@@ -179,7 +232,6 @@ class McpProxy:
         self._out_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._waiting: dict[str, object] = {}  # json key of id → id, client requests the server owes
-        self._tool_lists: set[str] = set()  # ids of client tools/list requests (filtered answers)
         self._held: dict[str, threading.Event] = {}  # json key of id → cancel event, calls awaiting approval
         self._elicitations: dict[str, list[Any]] = {}  # the proxy's own request id → [the client's answer]
         self._client_elicits = False
@@ -207,28 +259,17 @@ class McpProxy:
                 self._client_gone.set()
 
     def _send(self, message: Mapping[str, Any]) -> None:
-        self._to_client(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n")
+        self._to_client(dumps(message))
 
     def _error(self, request_id: object, code: int, message: str) -> None:
         self._send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
     # ---- client → server -------------------------------------------------------------------------
 
-    def _client_lines(self):  # type: ignore[no-untyped-def]
-        """Lines from the client, each at most ``max_message_bytes``; an oversized one is drained."""
-        limit = self.options.max_message_bytes
-        while True:
-            line = self.client_in.readline(limit + 1)
-            if not line:
-                return
-            if len(line) > limit and not line.endswith(b"\n"):
-                while True:  # drain the rest of the oversized line without holding it
-                    rest = self.client_in.readline(1 << 16)
-                    if not rest or rest.endswith(b"\n"):
-                        break
-                yield None
-                continue
-            yield line
+    def _client_lines(self) -> Iterator[bytes | TooLong]:
+        """Lines from the client, each at most ``max_message_bytes``; a longer one is consumed
+        without being held (:class:`bgc.core.values.jsonline.LineReader`)."""
+        return iter(LineReader(partial_reader(self.client_in), self.options.max_message_bytes))
 
     def _decide(self, tool: str, arguments: Mapping[str, Any]) -> ToolVerdict:
         try:
@@ -239,7 +280,7 @@ class McpProxy:
             return ToolVerdict("deny", f"bgc could not decide this call (unknown effect {verdict.effect!r})")
         return verdict
 
-    def _tool_call(self, message: dict[str, Any], line: bytes, server_in: IO[bytes]) -> None:
+    def _tool_call(self, message: dict[str, Any], server_in: IO[bytes]) -> None:
         request_id = message.get("id")
         is_request = "id" in message
         params = message.get("params")
@@ -256,14 +297,14 @@ class McpProxy:
             return
         verdict = self._decide(name, arguments)
         if verdict.effect == "allow":
-            self._forward(message, line, server_in)
+            self._forward(message, server_in)
             return
-        elicit = self._client_elicits and self.options.elicit and verdict.anyone
+        elicit = self._client_elicits and self.options.elicit and verdict.anyone and not modern(message)
         if (
             verdict.effect == "ask" and verdict.request is not None and is_request and self.approvals is not None
             and (self.options.wait_seconds > 0 or elicit)
         ):  # fmt: skip
-            self._hold(message, line, server_in, verdict, elicit)
+            self._hold(message, server_in, verdict, elicit)
             return
         self._refuse(message, name, verdict)
 
@@ -274,17 +315,12 @@ class McpProxy:
         self._say(f"{verdict.effect} {self.options.server}/{name}: {reason}")
         if "id" in message:
             text = f"bgc refused this call to {name!r} on {self.options.server!r}: {reason}"
-            self._send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": message["id"],
-                    "result": {"content": [{"type": "text", "text": text}], "isError": True},
-                }
-            )
+            result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}
+            if modern(message):
+                result["resultType"] = "complete"
+            self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
-    def _hold(
-        self, message: dict[str, Any], line: bytes, server_in: IO[bytes], verdict: ToolVerdict, elicit: bool
-    ) -> None:
+    def _hold(self, message: dict[str, Any], server_in: IO[bytes], verdict: ToolVerdict, elicit: bool) -> None:
         """Hold a call that needs approval in its own thread, so other messages keep flowing."""
         key = json.dumps(message["id"], sort_keys=True)
         cancelled = threading.Event()
@@ -293,7 +329,7 @@ class McpProxy:
         self._say(f"holding {self.options.server}/{message['params']['name']} for approval: {verdict.reason}")
         answer = self._elicit(message, verdict) if elicit else None
         threading.Thread(
-            target=self._await_approval, args=(message, line, server_in, verdict, key, cancelled, answer), daemon=True,
+            target=self._await_approval, args=(message, server_in, verdict, key, cancelled, answer), daemon=True,
             name=f"approval {verdict.request}",
         ).start()  # fmt: skip
 
@@ -332,7 +368,7 @@ class McpProxy:
         )
 
     def _await_approval(
-        self, message: dict[str, Any], line: bytes, server_in: IO[bytes], verdict: ToolVerdict, key: str,
+        self, message: dict[str, Any], server_in: IO[bytes], verdict: ToolVerdict, key: str,
         cancelled: threading.Event, elicitation: list[Any] | None,
     ) -> None:  # fmt: skip
         import time
@@ -381,7 +417,7 @@ class McpProxy:
             return
         if verdict.effect == "allow":
             try:
-                self._forward(message, line, server_in)
+                self._forward(message, server_in)
             except (BrokenPipeError, OSError, ValueError):
                 self._error(message["id"], INTERNAL_ERROR, "the MCP server stopped reading before the approved call")
             return
@@ -399,44 +435,68 @@ class McpProxy:
         held.set()
         return True
 
-    def _forward(self, message: dict[str, Any], line: bytes, server_in: IO[bytes]) -> None:
+    def _forward(self, message: dict[str, Any], server_in: IO[bytes]) -> None:
+        """Pass ``message`` on as the value that was decided, re-serialised
+        (:func:`bgc.core.values.jsonline.dumps`): no byte of the client's line reaches the server."""
         if "method" in message and "id" in message:
-            key = json.dumps(message["id"], sort_keys=True)
             with self._state_lock:
-                self._waiting[key] = message["id"]
-                if message["method"] == "tools/list" and self.options.filter_tools:
-                    self._tool_lists.add(key)
-        if not line.endswith(b"\n"):
-            line += b"\n"
+                self._waiting[json.dumps(message["id"])] = message["id"]
+        data = dumps(message)
         with self._server_lock:
-            server_in.write(line)
+            server_in.write(data)
             server_in.flush()
+
+    def _outstanding(self, request_id: object) -> bool:
+        """Whether a request with this id still waits for the server or for people."""
+        key = json.dumps(request_id)
+        with self._state_lock:
+            return key in self._waiting or key in self._held
+
+    def _client_message(self, line: bytes | TooLong, server_in: IO[bytes]) -> None:
+        """Decide one client line: refused (answered), kept (the proxy's own business), or
+        forwarded re-serialised."""
+        if isinstance(line, TooLong):
+            found = line.request_id
+            request_id = found if valid_request_id(found) and not self._outstanding(found) else None
+            self._say(f"refused a message of {line.length:,} bytes (the limit is {self.options.max_message_bytes:,})")
+            self._error(request_id, INVALID_REQUEST, f"message larger than {self.options.max_message_bytes} bytes")
+            return
+        if not line.strip(b" \t"):
+            return
+        try:
+            message = read_message(line)
+            if "method" in message and "id" in message and self._outstanding(message["id"]):
+                raise _Refused(INVALID_REQUEST, f"request id {message['id']!r} is already in use")
+        except _Refused as refusal:
+            self._say(f"refused a client line: {refusal.message}")
+            for request_id in refusal.request_ids:
+                self._error(request_id, refusal.code, refusal.message)
+            return
+        try:
+            self._dispatch(message, server_in)
+        except (OSError, ValueError):
+            raise  # the server's input is gone: the session ends
+        except Exception as error:  # noqa: BLE001 - a message bgc fails on is refused; the stream goes on
+            self._say(f"refused a message bgc failed on ({type(error).__name__}: {error})")
+            if "method" in message and "id" in message:
+                self._error(message["id"], INTERNAL_ERROR, "bgc could not handle this message: it was not forwarded")
+
+    def _dispatch(self, message: dict[str, Any], server_in: IO[bytes]) -> None:
+        if message.get("method") == "initialize":
+            self._note_capabilities(message)
+        if "method" not in message and self._elicited(message):
+            return  # the answer to the proxy's own question: the server never asked it
+        if message.get("method") == "tools/call":
+            self._tool_call(message, server_in)
+        elif message.get("method") == "notifications/cancelled" and self._cancel_held(message):
+            return  # the server never saw the held call: nothing to tell it
+        else:
+            self._forward(message, server_in)
 
     def _pump_client(self, server_in: IO[bytes]) -> None:
         try:
             for line in self._client_lines():
-                if line is None:
-                    self._error(None, INVALID_REQUEST, f"message larger than {self.options.max_message_bytes} bytes")
-                    self._say("refused a message larger than the limit")
-                    continue
-                if not line.strip():
-                    continue
-                try:
-                    message = read_message(line)
-                except _Unreadable as refusal:
-                    self._error(refusal.request_id, refusal.code, refusal.message)
-                    self._say(f"refused a client line: {refusal.message}")
-                    continue
-                if message.get("method") == "initialize":
-                    self._note_capabilities(message)
-                if "method" not in message and self._elicited(message):
-                    continue  # the answer to the proxy's own question: the server never asked it
-                if message.get("method") == "tools/call":
-                    self._tool_call(message, line, server_in)
-                elif message.get("method") == "notifications/cancelled" and self._cancel_held(message):
-                    continue  # the server never saw the held call: nothing to tell it
-                else:
-                    self._forward(message, line, server_in)
+                self._client_message(line, server_in)
         except (BrokenPipeError, OSError, ValueError):
             self._say("the server stopped reading its input")
         finally:
@@ -452,50 +512,94 @@ class McpProxy:
     # ---- server → client -------------------------------------------------------------------------
 
     def _filter_tool_list(self, message: dict[str, Any]) -> dict[str, Any]:
+        """An answer whose result lists ``tools``, with only the tools the policy declares on this
+        server: every such answer, whatever request it answers, so no spelling of an id can
+        carry an unfiltered list past the proxy."""
         result = message.get("result")
         tools = result.get("tools") if isinstance(result, dict) else None
         if not isinstance(tools, list) or self.offered is None:
             return message
-        kept = [
-            tool
-            for tool in tools
-            if isinstance(tool, dict) and isinstance(tool.get("name"), str) and self.offered(tool["name"])
-        ]
+        kept = [tool for tool in tools if isinstance(tool, dict) and self._offered(tool.get("name"))]
         return {**message, "result": {**result, "tools": kept}}
 
+    def _offered(self, name: object) -> bool:
+        """Whether the policy declares tool ``name`` on this server; a name it cannot decide is not."""
+        assert self.offered is not None
+        try:
+            return isinstance(name, str) and self.offered(name)
+        except Exception as error:  # noqa: BLE001 - a tool bgc cannot decide is not offered
+            self._say(f"left {name!r} out of a tool list: bgc could not decide it ({type(error).__name__})")
+            return False
+
+    def _server_message(self, line: bytes | TooLong) -> None:
+        """Pass one server line to the client, read as strictly as the client's and re-serialised;
+        a line bgc cannot read is not passed on (a request it answered gets an error instead)."""
+        if isinstance(line, TooLong):
+            self._say(f"dropped a server message of {line.length:,} bytes (the limit is {MAX_SERVER_MESSAGE_BYTES:,})")
+            if line.request_id is not None and self._answered(line.request_id):
+                self._error(
+                    line.request_id,
+                    INTERNAL_ERROR,
+                    f"the MCP server's answer is larger than {MAX_SERVER_MESSAGE_BYTES} bytes",
+                )
+            return
+        if not line.strip(b" \t"):
+            return
+        try:
+            message = parse(line)
+        except Unreadable as error:
+            self._say(f"dropped a server line bgc cannot read: {error}")
+            request_id = top_level_id(line)
+            if request_id is not None and self._answered(request_id):
+                self._error(request_id, INTERNAL_ERROR, f"bgc cannot read the MCP server's answer: {error}")
+            return
+        if not isinstance(message, dict):
+            self._say("dropped a server line that is not one JSON-RPC message")
+            return
+        if "method" not in message and "id" in message:
+            self._answered(message["id"])
+        if self.options.filter_tools and "result" in message:
+            message = self._filter_tool_list(message)
+        self._send(message)
+
+    def _answered(self, request_id: object) -> bool:
+        """The server answered ``request_id``: it no longer owes it (True when it did)."""
+        try:
+            key = json.dumps(request_id)
+        except ValueError:
+            return False
+        with self._state_lock:
+            return self._waiting.pop(key, None) is not None
+
     def _pump_server(self, server_out: IO[bytes]) -> None:
-        for line in iter(server_out.readline, b""):
-            try:
-                message = json.loads(line) if self._waiting else None
-            except ValueError:
-                message = None
-            if isinstance(message, dict) and "method" not in message and "id" in message:
-                key = json.dumps(message["id"], sort_keys=True)
-                with self._state_lock:
-                    self._waiting.pop(key, None)
-                    filtered = key in self._tool_lists
-                    self._tool_lists.discard(key)
-                if filtered:
-                    self._send(self._filter_tool_list(message))
-                    continue
-            self._to_client(line if line.endswith(b"\n") else line + b"\n")
+        for line in LineReader(partial_reader(server_out), MAX_SERVER_MESSAGE_BYTES):
+            self._server_message(line)
 
     # ---- the whole ------------------------------------------------------------------------------
 
     def run(self) -> int:
-        """Proxy until the server exits; returns the exit status to exit with."""
+        """Proxy until the server exits; returns the exit status to exit with (the server's, or
+        128 + N when a signal N ended it)."""
         try:
-            child = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            # its own process group: a signal the proxy passes on reaches whatever the server started
+            child = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, process_group=0)
         except OSError as error:
             self._say(f"cannot start the server {self.command[0]!r}: {error.strerror or error}")
             return 127
         assert child.stdin is not None and child.stdout is not None
-        client = threading.Thread(target=self._pump_client, args=(child.stdin,), daemon=True, name="client→server")
-        client.start()
-        watcher = threading.Thread(target=self._stop_when_client_leaves, args=(child, client), daemon=True)
-        watcher.start()
-        self._pump_server(child.stdout)
-        status = self._reap(child, "closed its output")
+        restore = self._pass_signals(child)
+        try:
+            client = threading.Thread(target=self._pump_client, args=(child.stdin,), daemon=True, name="client")
+            client.start()
+            watcher = threading.Thread(target=self._stop_when_client_leaves, args=(child, client), daemon=True)
+            watcher.start()
+            self._pump_server(child.stdout)
+            status = self._reap(child, "closed its output")
+        finally:
+            restore()
+            if child.poll() is None:  # the proxy itself failed: the server never outlives it
+                _signal_group(child, signal.SIGKILL)
+                child.wait()
         with self._state_lock:
             owed = list(self._waiting.values())
             self._waiting.clear()
@@ -504,6 +608,32 @@ class McpProxy:
         if not self._client_gone.is_set() and client.is_alive():
             self._say(f"the MCP server exited with status {status}")
         return status if status >= 0 else 128 - status
+
+    def _pass_signals(self, child: subprocess.Popen[bytes]) -> Callable[[], None]:
+        """Pass SIGTERM, SIGINT and SIGHUP on to the server's process group (the proxy then exits
+        with the server's status); a server still running :attr:`ProxyOptions.shutdown_grace_seconds`
+        after one is killed. Signal handlers belong to the main thread: elsewhere, nothing to do."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+
+        def forward(number: int, _frame: object) -> None:
+            _signal_group(child, number)
+            threading.Thread(target=self._kill_after_grace, args=(child,), daemon=True).start()
+
+        previous = {number: signal.signal(number, forward) for number in FORWARDED_SIGNALS}
+
+        def restore() -> None:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+        return restore
+
+    def _kill_after_grace(self, child: subprocess.Popen[bytes]) -> None:
+        try:
+            child.wait(timeout=self.options.shutdown_grace_seconds)
+        except subprocess.TimeoutExpired:
+            self._say("the server did not exit after the signal: killing it")
+            _signal_group(child, signal.SIGKILL)
 
     def _stop_when_client_leaves(self, child: subprocess.Popen[bytes], client: threading.Thread) -> None:
         client.join()
@@ -515,12 +645,20 @@ class McpProxy:
             return child.wait(timeout=self.options.shutdown_grace_seconds)
         except subprocess.TimeoutExpired:
             self._say(f"the server {why}: terminating it")
-        child.terminate()
+        _signal_group(child, signal.SIGTERM)
         try:
             return child.wait(timeout=self.options.shutdown_grace_seconds)
         except subprocess.TimeoutExpired:
-            child.kill()
+            _signal_group(child, signal.SIGKILL)
             return child.wait()
+
+
+def _signal_group(child: subprocess.Popen[bytes], number: int) -> None:
+    """Send signal ``number`` to the server's process group (the server and what it started)."""
+    try:
+        os.killpg(child.pid, number)
+    except OSError:  # already gone
+        pass
 
 
 def _elicitation_answer(response: Any) -> bool | None:

@@ -47,18 +47,30 @@ def kernel(
                   approvers=approvers, ledger=opened is not None)  # fmt: skip
 
 
-def _lines(paths: Sequence[str]) -> Iterator[str]:
-    from bgc.app.commands import io
-    from bgc.core.values.files import read_bounded
+def _lines(paths: Sequence[str]) -> Iterator[str | Any]:
+    """The message lines of files (``-``: stdin): bytes split at ``\n`` only (a CRLF's CR
+    dropped), whatever Unicode line separators a string holds, and bytes that are not UTF-8 kept
+    as lone surrogates, never replaced, so the kernel's reader refuses that line. A stdin line
+    longer than any message is consumed without being held whole, and is its refusal (a
+    :class:`~bgc.runtime.kernel.messages.Conflict`)."""
+    import sys
 
-    if not paths:
-        yield from io.stdin_lines()
-        return
-    for path in paths:
+    from bgc import codes
+    from bgc.core.values.files import read_bounded
+    from bgc.core.values.jsonline import LineReader, TooLong, partial_reader
+    from bgc.runtime.kernel.messages import MAX_MESSAGE_CHARS, Conflict
+
+    for path in paths or ["-"]:
         if path == "-":
-            yield from io.stdin_lines()
+            lines: Any = LineReader(partial_reader(sys.stdin.buffer), 4 * MAX_MESSAGE_CHARS)  # 4 bytes a character
         else:
-            yield from read_bounded(path).decode("utf-8", "replace").splitlines()
+            lines = read_bounded(path).split(b"\n")
+        for line in lines:
+            if isinstance(line, TooLong):
+                too_long = f"a message line is at most {MAX_MESSAGE_CHARS:,} characters"
+                yield Conflict(codes.MESSAGE_UNREADABLE, "not-a-message", too_long)
+            else:
+                yield line.removesuffix(b"\r").decode("utf-8", "surrogateescape")
 
 
 def _text(data: dict[str, Any]) -> str:
@@ -86,13 +98,14 @@ def authorize(
     every = True
     seen = False
     for line in _lines(messages):
-        if not line.strip():
+        if isinstance(line, str) and not line.strip():
             continue
         seen = True
-        decision = checker.authorize_line(line)
+        decision = checker.authorize_line(line) if isinstance(line, str) else checker.authorize(line)
         every &= decision.allowed
         data = decision.to_data()
-        io.write_line(json.dumps(data, sort_keys=True, ensure_ascii=False) if output_format == "json" else _text(data))
+        # ASCII (every other character escaped): valid JSON whatever the locale's encoding
+        io.write_line(json.dumps(data, sort_keys=True) if output_format == "json" else _text(data))
     if not seen:
         raise UsageError("no messages: give files of JSON lines or lines on stdin")
     return ExitCode.OK if every else ExitCode.FINDINGS
@@ -107,11 +120,11 @@ def preflight(
     from bgc.app.commands import io
     from bgc.runtime.kernel.messages import read_message
 
-    lines = [line for line in _lines([message]) if line.strip()]
+    lines = [line for line in _lines([message]) if not isinstance(line, str) or line.strip()]
     if len(lines) != 1:
         raise UsageError(f"preflight takes exactly one message line, got {len(lines)}")
     checker = kernel(policy, issuer_keys, kernel_key, store)
-    decision, nonce = checker.preflight(read_message(lines[0]))
+    decision, nonce = checker.preflight(read_message(lines[0]) if isinstance(lines[0], str) else lines[0])
     if nonce is None:
         io.write_line(_text(decision.to_data()))
         return ExitCode.FINDINGS

@@ -1,15 +1,30 @@
-"""``bgc init mcp CONFIG -p POLICY``: run every stdio server of an MCP client's configuration
-through ``bgc mcp-proxy``.
+"""``bgc init mcp CONFIG -p POLICY``: run every stdio server an MCP client will start through
+``bgc mcp-proxy``, or say which one it left unguarded.
 
-Claude Desktop (``claude_desktop_config.json``), Claude Code (``.mcp.json``) and Cursor keep
-servers under ``mcpServers``: ``{"NAME": {"command": …, "args": […], "env": {…}}}``. Each stdio
-server becomes ``bgc mcp-proxy -p POLICY --server NAME -- COMMAND ARGS…`` (its ``env`` and other
+The clients keep their servers in one of these places, each a map ``{NAME: {"command": …,
+"args": […], "env": {…}, …}}``:
+
+- ``mcpServers`` at the top of the file: Claude Desktop (``claude_desktop_config.json``), Claude
+  Code (``.mcp.json``, and the user scope of ``~/.claude.json``), Cursor (``.cursor/mcp.json``),
+  Gemini CLI (``.gemini/settings.json``), Windsurf, Copilot's portable ``.mcp.json``;
+- ``projects.<path>.mcpServers`` in Claude Code's ``~/.claude.json`` (the local scope: servers
+  one project starts);
+- ``servers`` in VS Code's ``.vscode/mcp.json`` (``"type": "stdio"`` for a command);
+- ``[mcp_servers.NAME]`` tables in Codex's ``config.toml``.
+
+Each stdio server becomes ``bgc mcp-proxy -p POLICY --server NAME -- COMMAND ARGS…`` (its other
 fields kept), so the server name in the policy's ``tool … on NAME`` declarations is the name the
 client already uses. A server already behind the proxy is left as it is (running the command
-twice changes nothing); a remote server (``url``) cannot be proxied over stdio and is listed, not
-touched, and makes the exit status 1. The file is read strictly (a JSON error is located, nothing
-is written), the original is kept as ``CONFIG.bgc-backup`` (never overwriting an earlier backup)
-and the new file is written atomically.
+twice changes nothing). Whatever the client would start that the proxy cannot guard is listed as
+unguarded and makes the exit status 1: a remote server (``url``, ``httpUrl``, ``serverUrl``, a
+``type`` other than ``stdio``), an entry bgc cannot read as a command, Gemini's
+``mcp.serverCommand``, and every server of a Codex file (bgc writes no TOML: the summary gives the
+lines to write). The file is read strictly (a JSON error is located, nothing is written), the
+original is kept as ``CONFIG.bgc-backup`` (never overwriting an earlier backup) and the new file
+is written atomically.
+
+``--elicit`` writes the proxy's opt-in to the person at the client's dialog (see docs/mcp.md):
+without it, an elicitation answer never approves a call.
 """
 
 from __future__ import annotations
@@ -18,20 +33,25 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from dataclasses import dataclass
 from bgc.errors import ExitCode, InputError, Span
+
+REMOTE_KEYS = ("url", "httpUrl", "serverUrl")
+"""The fields by which a client names a server it reaches over the network, not a command."""
 
 
 @dataclass(frozen=True, slots=True)
 class Rewrite:
-    """What rewriting a configuration did, server by server."""
+    """What rewriting a configuration did, server by server (each named where it is written)."""
 
-    data: dict[str, Any]
+    data: Any
     proxied: tuple[str, ...]
     already: tuple[str, ...]
-    remote: tuple[str, ...]
+    unguarded: tuple[tuple[str, str], ...]
+    """``(where, why)`` of every server the client starts that is not behind the proxy."""
 
 
 def proxy_command() -> list[str]:
@@ -54,50 +74,140 @@ def is_proxied(server: dict[str, Any]) -> bool:
     return os.path.basename(command).startswith("python") and args[:3] == ["-m", "bgc", "mcp-proxy"]
 
 
-def rewrite(data: Any, policy: str, bgc: list[str], where: str) -> Rewrite:
+def server_tables(data: Any, where: str) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+    """Every map of servers in a client's configuration, with its path in the document."""
+    if not isinstance(data, dict):
+        raise InputError("not an MCP client configuration: the file is not a JSON object", Span(where))
+    found = False
+    for key in ("mcpServers", "servers"):
+        if key in data:
+            found = True
+            yield (key,), _table(data[key], key, where)
+    projects = data.get("projects")
+    if isinstance(projects, dict):
+        for project, settings in projects.items():
+            if isinstance(settings, dict) and "mcpServers" in settings:
+                found = True
+                yield (
+                    ("projects", project, "mcpServers"),
+                    _table(settings["mcpServers"], f"projects[{json.dumps(project)}].mcpServers", where),
+                )
+    if not found:
+        raise InputError(
+            "no `mcpServers`, `servers` or `projects.<path>.mcpServers` object: not an MCP client configuration",
+            Span(where),
+        )
+
+
+def _table(value: Any, name: str, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(f"{name} is not an object", Span(where))
+    return value
+
+
+def _remote(server: dict[str, Any]) -> bool:
+    return any(key in server for key in REMOTE_KEYS) or server.get("type") not in (None, "stdio")
+
+
+def _guarded(named: str, name: str, server: Any, policy: str, bgc: list[str], where: str, elicit: bool) -> Any:
+    """The server entry behind the proxy; None when it already is; a string saying why it
+    cannot be (a remote server). An entry that is not a command bgc can read is refused."""
+    if not isinstance(server, dict):
+        raise InputError(f"{named} is not an object", Span(where))
+    if _remote(server):
+        return "a remote server (url): not proxied, stdio only"
+    command, args = server.get("command"), server.get("args", [])
+    if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        raise InputError(f"{named}: `command` must be a string and `args` a list of strings", Span(where))
+    if is_proxied(server):
+        return None
+    options = ["--elicit"] if elicit else []
+    wrapped = [*bgc[1:], "mcp-proxy", "-p", policy, "--server", name, *options, "--", command, *args]
+    return {**server, "command": bgc[0], "args": wrapped}
+
+
+def _sorted(entries: Iterator[tuple[str, str, Any, dict[str, Any] | None]], policy: str, bgc: list[str], where: str,
+            elicit: bool) -> tuple[list[str], list[str], list[tuple[str, str]]]:  # fmt: skip
+    """Each ``(where written, name, entry, its table)`` put behind the proxy in its table, or, with
+    no table to write (TOML), listed with the lines to write: ``(proxied, already, unguarded)``."""
+    proxied: list[str] = []
+    already: list[str] = []
+    unguarded: list[tuple[str, str]] = []
+    for named, name, server, table in entries:
+        guarded = _guarded(named, name, server, policy, bgc, where, elicit)
+        if guarded is None:
+            already.append(named)
+        elif isinstance(guarded, str):
+            unguarded.append((named, guarded))
+        elif table is None:
+            lines = f"command = {json.dumps(guarded['command'])}\n    args = {json.dumps(guarded['args'])}"
+            unguarded.append((named, f"not behind the proxy; in [{named}] write:\n    {lines}"))
+        else:
+            table[name] = guarded
+            proxied.append(named)
+    return proxied, already, unguarded
+
+
+def rewrite(data: Any, policy: str, bgc: list[str], where: str, *, elicit: bool = False) -> Rewrite:
     """The configuration with each stdio server behind the proxy; refuses shapes it cannot read."""
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    new = json.loads(json.dumps(data))  # a copy to edit: the original stays what was read
+
+    def entries() -> Iterator[tuple[str, str, Any, dict[str, Any] | None]]:
+        for path, servers in list(server_tables(new, where)):
+            label = ".".join(path) if path[0] != "projects" else f"projects[{json.dumps(path[1])}].mcpServers"
+            for name, server in list(servers.items()):
+                yield f"{label}.{name}", name, server, servers
+
+    proxied, already, unguarded = _sorted(entries(), policy, bgc, where, elicit)
+    gemini = new.get("mcp")
+    if isinstance(gemini, dict) and "serverCommand" in gemini:
+        unguarded.append(("mcp.serverCommand", "a command Gemini CLI starts as a server: not proxied, remove it"))
+    return Rewrite(new, tuple(proxied), tuple(already), tuple(unguarded))
+
+
+def codex(data: Any, policy: str, bgc: list[str], where: str, *, elicit: bool = False) -> Rewrite:
+    """Codex's ``config.toml``: its servers as they stand, each stdio server not behind the proxy
+    unguarded with the TOML that would put it there (bgc writes no TOML)."""
+    servers = data.get("mcp_servers", {})
     if not isinstance(servers, dict):
-        raise InputError("no `mcpServers` object: this is not an MCP client configuration", Span(where))
-    new, proxied, already, remote = {}, [], [], []
-    for name, server in servers.items():
-        if not isinstance(server, dict):
-            raise InputError(f"mcpServers.{name} is not an object", Span(where))
-        if "url" in server or server.get("type") not in (None, "stdio"):
-            remote.append(name)
-            new[name] = server
-            continue
-        command, args = server.get("command"), server.get("args", [])
-        if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
-            raise InputError(f"mcpServers.{name}: `command` must be a string and `args` a list of strings", Span(where))
-        if is_proxied(server):
-            already.append(name)
-            new[name] = server
-            continue
-        wrapped = [*bgc[1:], "mcp-proxy", "-p", policy, "--server", name, "--", command, *args]
-        new[name] = {**server, "command": bgc[0], "args": wrapped}
-        proxied.append(name)
-    return Rewrite({**data, "mcpServers": new}, tuple(proxied), tuple(already), tuple(remote))
+        raise InputError("mcp_servers is not a table", Span(where))
+    entries = ((f"mcp_servers.{name}", name, server, None) for name, server in servers.items())
+    _, already, unguarded = _sorted(entries, policy, bgc, where, elicit)
+    return Rewrite(data, (), tuple(already), tuple(unguarded))
 
 
-def run(config: str, policy: str) -> tuple[ExitCode, str]:
+def run(config: str, policy: str, *, elicit: bool = False) -> tuple[ExitCode, str]:
     """Rewrite ``config`` in place (backup kept); the summary to print."""
     from bgc.core.values.documents import read_document
     from bgc.core.values.files import write_atomic
 
     if not os.path.isfile(policy):
         raise InputError("no such policy file", Span(policy))
-    document = read_document(config, "json")
-    result = rewrite(document.data, os.path.abspath(policy), proxy_command(), config)
+    if config.endswith(".toml"):
+        result = codex(_read_toml(config), os.path.abspath(policy), proxy_command(), config, elicit=elicit)
+    else:
+        document = read_document(config, "json")
+        result = rewrite(document.data, os.path.abspath(policy), proxy_command(), config, elicit=elicit)
     lines = [f"{config}: {name} now runs through bgc mcp-proxy" for name in result.proxied]
     lines += [f"{config}: {name} already runs through bgc mcp-proxy" for name in result.already]
-    lines += [f"{config}: {name} is a remote server (url): not proxied, stdio only" for name in result.remote]
+    lines += [f"{config}: {name} is UNGUARDED: {why}" for name, why in result.unguarded]
     if result.proxied:
         with open(config, "rb") as original:
             write_atomic(free_backup_name(config), original.read())
         write_atomic(config, (json.dumps(result.data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     # a server left unguarded is a finding: the user asked for every server behind the policy
-    return (ExitCode.FINDINGS if result.remote else ExitCode.OK), "\n".join(lines)
+    return (ExitCode.FINDINGS if result.unguarded else ExitCode.OK), "\n".join(lines)
+
+
+def _read_toml(path: str) -> Any:
+    import tomllib
+
+    from bgc.core.values.documents import decode_utf8, read_bytes
+
+    try:
+        return tomllib.loads(decode_utf8(read_bytes(path), path))
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"invalid TOML: {error}", Span(path)) from None
 
 
 def free_backup_name(config: str) -> str:

@@ -43,7 +43,7 @@ def run(
     filter_tools: bool,
     store: str = DEFAULT_STORE,
     wait: float = 0.0,
-    elicit: bool = True,
+    elicit: bool = False,
 ) -> int:
     """Start the proxy; returns the server's exit status (2 when nothing could start)."""
     from bgc.adapters.mcp.proxy import ProxyOptions, ToolVerdict, run_proxy

@@ -18,11 +18,10 @@ says how many of which people the agent counts on, and is checked against the ru
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from bgc.core.values import canonical
+from bgc.core.values import canonical, jsonline
 from bgc import codes
 from dataclasses import dataclass
 from bgc.core.values.canonical import DataModelError
@@ -116,19 +115,6 @@ def _wrong(path: str, expected: str, got: Any) -> _Schema:
     )
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Schema(codes.MESSAGE_UNREADABLE, "not-a-message", f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def _constant(name: str) -> Any:
-    raise _Schema(codes.MESSAGE_UNREADABLE, "not-a-message", f"{name} is not a JSON number")
-
-
 def read_message(line: str) -> AgentMessage | Conflict:
     """The message on ``line``, or the schema rule that refuses it (BGC500-BGC502). The
     authorization fields' rules (:func:`authorization_conflict`) are the kernel's first check,
@@ -145,9 +131,9 @@ def _read(line: str) -> AgentMessage:
             codes.MESSAGE_UNREADABLE, "not-a-message", f"a message line is at most {MAX_MESSAGE_CHARS:,} characters"
         )
     try:
-        data = json.loads(line, object_pairs_hook=_pairs, parse_constant=_constant)
-    except (json.JSONDecodeError, RecursionError) as error:
-        raise _Schema(codes.MESSAGE_UNREADABLE, "not-a-message", f"not one JSON value: {error}") from None
+        data = jsonline.parse_text(line, data_model=False)  # total: every failure is this refusal
+    except jsonline.Unreadable as error:
+        raise _Schema(codes.MESSAGE_UNREADABLE, "not-a-message", str(error)) from None
     if data == "ListCapabilities":
         return ListCapabilities()
     if data == "Heartbeat":

@@ -363,7 +363,7 @@ def test_an_mcp_server_behind_the_module_proxy_is_not_wrapped_twice(tmp_path: Pa
     bgc_command = _mcp_proxy_command(tmp_path, monkeypatch)
     once = init_mcp.rewrite({"mcpServers": {"files": {"command": "npx", "args": ["fs"]}}}, "/p.bgp", bgc_command, "x")
     twice = init_mcp.rewrite(once.data, "/p.bgp", bgc_command, "x")
-    assert once.proxied == ("files",) and twice.already == ("files",) and twice.data == once.data
+    assert once.proxied == ("mcpServers.files",) and twice.already == ("mcpServers.files",) and twice.data == once.data
 
 
 def _pre_tool_use_commands(project: Path) -> list[str]:
