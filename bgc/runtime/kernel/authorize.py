@@ -5,22 +5,24 @@ that fails decides and nothing after it runs:
 
 1. ``authorization_conflict`` and the message schema (:mod:`bgc.runtime.kernel.messages`);
 2. the capability token: well formed, signed, issued by a trusted issuer, every attenuation
-   proven narrower; not expired; already valid; its audience holds ``server_id``;
-3. ``tool`` in the token's scope;
-4. ``params`` mapped to atoms through the token's tool declarations by ``bgc.runtime.calls`` (the one
-   mapping every enforcer uses), every atom normalised and decided as ``bgc gate`` decides it,
-   against the token's grants: an atom outside them is denied;
+   proven narrower; not expired; already valid; every link's audience holds ``server_id``;
+3. ``tool`` in every link's scope;
+4. ``params`` mapped to atoms through each link's tool declarations by ``bgc.runtime.calls`` (the
+   one mapping every enforcer uses), every atom normalised and decided as ``bgc gate`` decides
+   it, against each link's grants, the strictest verdict winning (:func:`decide_every_link`):
+   an atom outside them is denied;
 5. an atom pending there needs approval (docs/kernel.md, "Approvals"): the kernel records a
-   permission request bound to this exact call and token (:mod:`bgc.runtime.approvals`), and the call
+   permission request bound to this exact call and to the token's identity, the digest of its
+   whole chain (:mod:`bgc.runtime.approvals`), and the call
    is allowed only once enough people the policy trusts approved it — answers given with
    ``bgc approve`` in the kernel's store, or carried in the message as approval tokens for the
    request its ``governed_intent`` names, a threshold proposal never asking less than the rule;
-6. the execution nonce, when the token or the kernel requires one (and whenever one is sent):
+6. the execution nonce, when any link or the kernel requires one (and whenever one is sent):
    the kernel's signature, its lifetime, and consumed exactly once in the store; only then is
    an approved request used up (once, across processes).
 
-With ``ledger`` on, every decision is appended to the ledger in the store; a decision that
-cannot be recorded is a deny. Everything fails closed: an error, an unknown, a store that
+With ``ledger`` on, every decision is appended to the ledger in the store, a preflight's with
+the nonce it issued; a decision that cannot be recorded is a deny, and no nonce is issued. Everything fails closed: an error, an unknown, a store that
 cannot answer is a deny.
 """
 
@@ -202,14 +204,19 @@ class Kernel:
             return self._capabilities()
         else:
             decision = self._request(message, check_nonce=True)
-        return self._record("authorize", decision, message) if self.ledger else decision
+        if not self.ledger:
+            return decision
+        consumed = None  # an allowed message with a nonce consumed it (well formed: the conflict check read it)
+        if isinstance(message, ToolCallRequest) and message.execution_nonce is not None and decision.decision == "allow":
+            consumed = read_nonce(message.execution_nonce).nonce
+        return self._record("authorize", decision, message, consumed)
 
     def _record(
         self, kind: str, decision: Decision, message: messages.AgentMessage | Conflict, nonce: str | None = None
     ) -> Decision:
         """Append ``decision`` to the ledger (``kind`` ``authorize`` or ``preflight``, with the
         message's id, the token's identity, the call's digest, the deciding rules and the nonce
-        issued, if any); a decision that cannot be recorded is a deny."""
+        issued or consumed, if any); a decision that cannot be recorded is a deny."""
         from bgc.runtime import ledger
         from bgc.runtime.enforce import params_digest
 

@@ -81,6 +81,7 @@ def test_a_preflight_and_the_nonce_it_issues_are_recorded(store: Any) -> None:
     assert (entry["kind"], entry["decision"], entry["message"]) == ("preflight", "deny", "p2") and "nonce" not in entry
     used = kernel.authorize_line(line(request(TOKEN, id="p1", execution_nonce=nonce)))
     assert used.decision == "allow" and entries(store)[-1]["message"] == "p1"
+    assert entries(store)[-1]["nonce"] == issued["nonce"]  # the nonce issued is the nonce consumed
     kernel.preflight(read_message(line("Heartbeat")))
     assert entries(store)[-1]["reason"].startswith("BGC532")
     assert len(entries(store)) == 4
