@@ -12,7 +12,9 @@ a token can make it narrower, but nobody holding a child can strip it back to it
 would need the parent's secret, which the child no longer carries (Biscuit's construction).
 The verifier (:func:`verify_chain`) checks every signature, the issuer's trust, every parent
 digest and that every child is narrower than its parent, proven with the exact pattern
-algebra; it never trusts the chain's own claim to be narrower.
+algebra (pending values compared by their combined approval requirements); it never trusts the
+chain's own claim to be narrower. The kernel does not rest an allow on that proof alone: it
+decides every call against every link.
 
 The token on the wire and in files is base64url text of ``["bgc.CapabilityToken", 1,
 {"links": [bstr...], "proof": bstr}]``.
