@@ -319,7 +319,10 @@ gives up (not proven is not narrower)."""
 
 
 def _parts(claims: Claims, kind: str, resource: str, action: str) -> list[Part]:
-    return [part for request in claims.requests for part in getattr(request, kind) if (part.resource, part.action) == (resource, action)]
+    return [
+        part for request in claims.requests for part in getattr(request, kind)
+        if (part.resource, part.action) == (resource, action)
+    ]  # fmt: skip
 
 
 def _uncovered(part: Part, theirs: Sequence[Part]) -> str | None:
@@ -342,15 +345,14 @@ def _weaker_overlap(pending: Part, ours: Sequence[Part]) -> tuple[str, str] | No
     set of people meeting them all), and so does the parent. For each set ``K`` of child parts
     whose requirements together do not guarantee ``pending``'s, the proof asks whether some
     value of ``pending`` lies in every part of ``K`` and in no other child part: that value is
-    where the child asks less. A set whose requirements guarantee it needs no look, nor does
+    where the child asks less. A part whose requirements alone guarantee it settles every value
+    it holds, so when such parts cover ``pending`` nothing more is asked, and sets are drawn
+    from the other parts only; a set whose requirements guarantee it needs no look, nor does
     any larger one (more requirements only ask more); a set whose parts share no value of
     ``pending`` has no larger set that does. Past :data:`MAX_OVERLAP_SETS` sets, or past the
     algebra's bounds, ``pending`` itself is the counterexample (not proven).
     """
     from bgc.runtime.kernel.requirements import NotProven, conjunction_implies
-
-    near = [part for part in ours if _may_overlap(part.pattern, pending.pattern)]
-    examined = 0
 
     def implies(chosen: Sequence[Part]) -> bool:
         if any(part.approvals is None for part in chosen):  # a part no answer can settle asks the most
@@ -359,28 +361,29 @@ def _weaker_overlap(pending: Part, ours: Sequence[Part]) -> tuple[str, str] | No
             return False
         return conjunction_implies([part.approvals for part in chosen if part.approvals is not None], pending.approvals)
 
-    def search(start: int, chosen: list[Part]) -> tuple[str, str] | None:
-        nonlocal examined
-        for index in range(start, len(near)):
-            examined += 1
-            if examined > MAX_OVERLAP_SETS:
+    def search(weak: Sequence[Part], start: int, chosen: list[Part], examined: list[int]) -> tuple[str, str] | None:
+        for index in range(start, len(weak)):
+            examined[0] += 1
+            if examined[0] > MAX_OVERLAP_SETS:
                 raise NotProven(f"more than {MAX_OVERLAP_SETS} sets of overlapping ask parts")
-            sets = [*chosen, near[index]]
-            if implies(sets):
-                continue
-            shared = _region(sets, pending, ())
-            if shared is None:
+            sets = [*chosen, weak[index]]
+            if implies(sets) or _region(sets, pending, ()) is None:
                 continue
             alone = _region(sets, pending, [part for part in near if part not in sets])
             if alone is not None:
                 return alone, " and ".join(_requirement_text(part.approvals) for part in sets)
-            found = search(index + 1, sets)
+            found = search(weak, index + 1, sets, examined)
             if found is not None:
                 return found
         return None
 
+    near = [part for part in ours if _may_overlap(part.pattern, pending.pattern)]
     try:
-        return search(0, [])
+        enough = [part for part in near if implies((part,))]
+        settled = [(cut, ()) for cut in pending.excepts] + [(part.pattern, part.excepts) for part in enough]
+        if glob.uncovered_example(pending.pattern, settled) is None:
+            return None  # every value lies in a part that asks enough alone
+        return search([part for part in near if part not in enough], 0, [], [0])
     except (NotProven, glob.AlgebraLimit):
         return pending.pattern, "a requirement the proof could not compare within its bounds"
 

@@ -283,3 +283,15 @@ def test_a_child_cannot_rewrite_the_rules_an_allow_and_its_ledger_entry_cite(sto
     entry = decode_entry(*list(store.rows())[-1]).body  # type: ignore[union-attr]
     assert decision.decision == "allow" and decision.rules == ("modes.bgp:18",)
     assert entry["rule"] == "modes.bgp:18" and "innocent.bgp" not in str(entry)
+
+
+def test_a_child_keeping_many_nested_overlapping_requirements_is_proven_narrower() -> None:
+    """Nested ask rules, each asking other people: every value lies in several parts. A child
+    that keeps them all is narrower, proven within the bounds."""
+    nested = [
+        ask("/r" + "".join(f"/d{depth}" for depth in range(level)) + "/**", Approvals(1 + level % 2, NAMES[level % 3 : level % 3 + 2]))
+        for level in range(16)
+    ]  # fmt: skip
+    prove_narrower(claims_asking(nested), claims_asking(nested))
+    with pytest.raises(TokenError):
+        prove_narrower(claims_asking(nested), claims_asking([replace(nested[0], approvals=Approvals(1)), *nested[1:]]))
