@@ -22,8 +22,8 @@ that fails decides and nothing after it runs:
    an approved request used up (once, across processes).
 
 With ``ledger`` on, every decision is appended to the ledger in the store, a preflight's with
-the nonce it issued; a decision that cannot be recorded is a deny, and no nonce is issued. Everything fails closed: an error, an unknown, a store that
-cannot answer is a deny.
+the nonce it issued; a decision that cannot be recorded is a deny, and no nonce is issued.
+Everything fails closed: an error, an unknown, a store that cannot answer is a deny.
 """
 
 from __future__ import annotations
@@ -163,9 +163,9 @@ def decide_every_link(links: Sequence[CallDecider], tool: str, server: str, para
         if effect == "ask" and all(atom.approvals for atom in asking):
             approvals = strongest(requirement for atom in asking for requirement in atom.approvals)
         atoms.append(AtomDecision(text, effect, cited.reason, cited.rule, approvals, cited.asked_by))
+    # a decision's effect is the strictest of its atoms', so the strictest decision's is the call's
     effect = max((decision.effect for decision in decisions), key=_SEVERITY.__getitem__)
-    effect = max([effect, *(atom.effect for atom in atoms)], key=_SEVERITY.__getitem__)
-    reason = next((decision.reason for decision in decisions if decision.effect == effect), "a link of the chain refuses it")
+    reason = next(decision.reason for decision in decisions if decision.effect == effect)
     return CallDecision(
         tool, server, effect, reason, tuple(atoms), all(d.declared for d in decisions), all(d.understood for d in decisions)
     )
