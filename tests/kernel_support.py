@@ -4,11 +4,14 @@ built by hand as a peer would send them."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from bgc.core.compiler import Compiler
+from bgc.core.values import canonical
+from bgc.runtime.kernel import cose
 from bgc.runtime.kernel.keys import SigningKey
-from bgc.runtime.kernel.token import Token, issue
+from bgc.runtime.kernel.token import LINK_TAG, VERSION, Claims, Token, issue, read_link
 from bgc.core.values.model import WorkOrder
 from bgc.core.policy.loader import load_policy
 
@@ -54,3 +57,19 @@ def request(token: Token | str, **fields: Any) -> dict[str, Any]:
 
 def line(message: Any) -> str:
     return json.dumps(message)
+
+
+def outermost(token: Token) -> Claims:
+    return read_link(token.links[-1])[1]
+
+
+def forge_child(token: Token, /, **changes: Any) -> Token:
+    """A child of ``token`` with the outermost link's claims changed as ``changes`` say, signed
+    as any holder of ``token`` can sign one: with its proof, no key of anyone's. Nothing checks
+    here that the child is narrower; the verifier does."""
+    holder = SigningKey.generate()
+    parent = token.links[-1]
+    claims = replace(outermost(token), parent=canonical.digest_text(parent), next=holder.public.raw, **changes)
+    signer = SigningKey.from_seed(token.proof)
+    payload = canonical.envelope(LINK_TAG, VERSION, claims.to_data())
+    return Token((*token.links, cose.sign1(payload, signer, protected={cose.KID: signer.public.raw})), holder.seed())

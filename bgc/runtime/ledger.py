@@ -29,7 +29,7 @@ from bgc.runtime.store import GENESIS
 ENTRY_TAG = "bgc.LedgerEntry"
 ENTRY_VERSION = 1
 
-KINDS = ("compile", "gate", "hook", "authorize", "proxy", "approve", "reject", "cancel", "mode")
+KINDS = ("compile", "gate", "hook", "authorize", "preflight", "proxy", "approve", "reject", "cancel", "mode")
 """What made the decision: a command, an enforcer, or a person's answer."""
 
 _OPTIONAL_TEXT = (
@@ -46,6 +46,7 @@ _OPTIONAL_TEXT = (
     "reason",
     "nonce",
     "request",
+    "message",
 )
 
 
@@ -71,6 +72,8 @@ class Record:
     nonce: str | None = None
     request: str | None = None
     """The id of the permission request an approval, rejection or cancellation answers."""
+    message: str | None = None
+    """The id of the message the decision answers (an AgentMessage's ``id``)."""
     approvers: tuple[str, ...] = ()
     atoms: tuple[str, ...] = ()
     """Every atom a call needed (``atom`` is for a decision about one atom alone)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -118,3 +119,16 @@ def test_preflight_then_authorize_consumes_the_nonce_once(work: Path) -> None:
 def test_every_kernel_command_explains_itself(command: list[str]) -> None:
     result = run_bgc(*command, "--help", env={"COLUMNS": "100"})
     assert result.exit_code == 0 and "Exit" in result.stdout
+
+
+def test_every_command_names_a_token_by_the_digest_of_its_chain(work: Path) -> None:
+    """verify, show, attenuate and authorize print one identity for a token; show prints each
+    link's claimed id only as a label."""
+    identity = re.search(r"sha256:[0-9a-f]{64}", bgc("token", "verify", "tok", "--issuer", "issuer", cwd=work).stdout)
+    assert identity is not None
+    assert json.loads(bgc("token", "show", "tok", "--format", "json", cwd=work).stdout)["token"] == identity.group(0)
+    assert re.search(r"^link 0: label \S+ ", bgc("token", "show", "tok", cwd=work).stdout, re.MULTILINE)
+    allowed = bgc("authorize", "--issuer", "issuer", "--store", "none", cwd=work, stdin=_message(work, "tok") + "\n")
+    assert identity.group(0) in json.loads(allowed.stdout)["reason"]
+    child = bgc("token", "verify", "child", "--issuer", "issuer", cwd=work).stdout
+    assert identity.group(0) not in child and re.search(r"sha256:[0-9a-f]{64}", child)

@@ -134,11 +134,11 @@ def show(token_path: str, output_format: str = "text") -> Result:
     if output_format == "json":
         return Result(
             ExitCode.OK,
-            (json.dumps({"token": token.digest(), "links": links}, indent=2, sort_keys=True) + "\n").encode(),
+            (json.dumps({"token": token.id, "links": links}, indent=2, sort_keys=True) + "\n").encode(),
         )
-    lines = [f"token {token.digest()}  (not verified: `bgc token verify` checks it)"]
+    lines = [f"token {token.id}  (not verified: `bgc token verify` checks it)"]
     for index, data in enumerate(links):
-        lines.append(f"link {index}: id {data['token']}  signer {data['signer']}")
+        lines.append(f"link {index}: label {data['token']}  signer {data['signer']}")
         lines.append(f"  plan {data['plan']}")
         lines.append(f"  audience {', '.join(data['audience'])}")
         lines.append(
@@ -151,10 +151,16 @@ def show(token_path: str, output_format: str = "text") -> Result:
                 excepts = f" except {', '.join(part['except'])}" if part["except"] else ""
                 lines.append(f"  ✓ {part['atom']}{excepts}")
             for part in request["ask"]:
-                lines.append(f"  ? {part['atom']}  needs {part['approvals']['count']} approval(s)")
+                lines.append(f"  ? {part['atom']}  needs {_needs(part.get('approvals'))}")
     from bgc.text import escape_field
 
     return Result(ExitCode.OK, ("".join(escape_field(line, backslash=False) + "\n" for line in lines)).encode())
+
+
+def _needs(approvals: dict[str, Any] | None) -> str:
+    if approvals is None:
+        return "an approval no signed answer can give"
+    return f"{approvals['count']} of [{', '.join(approvals['of'])}]" if approvals["of"] else f"{approvals['count']} approval(s)"
 
 
 def _when(epoch: int) -> str:
@@ -176,7 +182,7 @@ def verify(token_path: str, policy: str | None, issuer_keys: Sequence[str]) -> R
         return Result(ExitCode.FINDINGS, (f"invalid\t{late.code} {late.check}: {late.message}\n").encode())
     claims = verified.claims
     text = (
-        f"valid\t{token.digest()}  issuer {verified.issuer.text}  {len(token.links)} link(s)  "
+        f"valid\t{token.id}  issuer {verified.issuer.text}  {len(token.links)} link(s)  "
         f"audience {', '.join(claims.audience)}  expires {_when(verified.exp)}\n"
     )
     return Result(ExitCode.OK, text.encode())
@@ -205,4 +211,4 @@ def attenuate(
         example = f"\n  counterexample: {error.counterexample}" if error.counterexample else ""
         return Result(ExitCode.FINDINGS, (f"refused\t{error.code} {error.check}: {error.message}{example}\n").encode())
     write_secret(output, child.text())
-    return Result(ExitCode.OK, (f"attenuated\t{child.digest()}  {len(child.links)} links\n" if output else "").encode())
+    return Result(ExitCode.OK, (f"attenuated\t{child.id}  {len(child.links)} links\n" if output else "").encode())

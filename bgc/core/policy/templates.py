@@ -46,7 +46,8 @@ class AtomTemplate:
 
         Each placeholder is replaced by the parameter's text with glob characters escaped, so a
         parameter is always literal. A list-valued parameter yields one pattern per element
-        (several list parameters: every combination, in order). Only text and integers are
+        (several list parameters: every combination, in order; an empty list is refused, as it
+        would fill the declaration with no atom at all). Only text and integers are
         parameter values; anything else, a missing parameter, lists that make more than
         ``MAX_CALL_ATOMS`` patterns, or a pattern longer than ``MAX_PATTERN_LENGTH`` raise
         :class:`TemplateError` so the caller can fail closed; the bounds are checked before any
@@ -62,6 +63,8 @@ class AtomTemplate:
                 raise TemplateError(f"missing parameter {name!r}", name)
             value = values[name]
             items = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+            if not items:  # an empty list would make no atom of this template: nothing checked
+                raise TemplateError(f"parameter {name!r} is an empty list: it fills nothing `{self}` declares", name)
             atoms *= len(items)
             if atoms > MAX_CALL_ATOMS:
                 raise TemplateError(

@@ -5,36 +5,39 @@ that fails decides and nothing after it runs:
 
 1. ``authorization_conflict`` and the message schema (:mod:`bgc.runtime.kernel.messages`);
 2. the capability token: well formed, signed, issued by a trusted issuer, every attenuation
-   proven narrower; not expired; already valid; its audience holds ``server_id``;
-3. ``tool`` in the token's scope;
-4. ``params`` mapped to atoms through the token's tool declarations by ``bgc.runtime.calls`` (the one
-   mapping every enforcer uses), every atom normalised and decided as ``bgc gate`` decides it,
-   against the token's grants: an atom outside them is denied;
+   proven narrower; not expired; already valid; every link's audience holds ``server_id``;
+3. ``tool`` in every link's scope;
+4. ``params`` mapped to atoms through each link's tool declarations by ``bgc.runtime.calls`` (the
+   one mapping every enforcer uses), every atom normalised and decided as ``bgc gate`` decides
+   it, against each link's grants, the strictest verdict winning (:func:`decide_every_link`):
+   an atom outside them is denied;
 5. an atom pending there needs approval (docs/kernel.md, "Approvals"): the kernel records a
-   permission request bound to this exact call and token (:mod:`bgc.runtime.approvals`), and the call
+   permission request bound to this exact call and to the token's identity, the digest of its
+   whole chain (:mod:`bgc.runtime.approvals`), and the call
    is allowed only once enough people the policy trusts approved it — answers given with
    ``bgc approve`` in the kernel's store, or carried in the message as approval tokens for the
    request its ``governed_intent`` names, a threshold proposal never asking less than the rule;
-6. the execution nonce, when the token or the kernel requires one (and whenever one is sent):
+6. the execution nonce, when any link or the kernel requires one (and whenever one is sent):
    the kernel's signature, its lifetime, and consumed exactly once in the store; only then is
    an approved request used up (once, across processes).
 
-With ``ledger`` on, every decision is appended to the ledger in the store; a decision that
-cannot be recorded is a deny. Everything fails closed: an error, an unknown, a store that
-cannot answer is a deny.
+With ``ledger`` on, every decision is appended to the ledger in the store, a preflight's with
+the nonce it issued; a decision that cannot be recorded is a deny, and no nonce is issued.
+Everything fails closed: an error, an unknown, a store that cannot answer is a deny.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from bgc.core.values import canonical
 from bgc import codes
 from dataclasses import dataclass, field
-from bgc.runtime.calls import CallDecider
+from bgc.core.plan import Approvals, strongest
+from bgc.runtime.calls import AtomDecision, CallDecider, CallDecision
 from bgc.runtime.kernel import messages
 from bgc.runtime.kernel.keys import PublicKey, SigningKey
 from bgc.runtime.kernel.messages import Conflict, Heartbeat, ListCapabilities, ToolCallRequest
@@ -96,15 +99,76 @@ class _Approved:
 
 @dataclass(frozen=True, slots=True)
 class _Held:
-    """A verified token as the kernel keeps it: the chain, and the call decider over its grants
-    and tool declarations (``bgc.runtime.calls``: the one mapping of a call to atoms every enforcer uses)."""
+    """A verified token as the kernel keeps it: the chain, its identity (the digest of the whole
+    chain), and one call decider per link, root first, over that link's grants and tool
+    declarations (``bgc.runtime.calls``: the one mapping of a call to atoms every enforcer uses).
+
+    Every call is decided against every link (:func:`decide_every_link`): a child only adds
+    checks, so a gap in the proof that it is narrower can never widen what the chain allows.
+    """
 
     verified: Verified
-    calls: CallDecider
+    id: str
+    links: tuple[CallDecider, ...]
 
     @classmethod
     def of(cls, verified: Verified) -> _Held:
-        return cls(verified, CallDecider([verified.claims.gate_plan()]))
+        return cls(verified, verified.id, tuple(CallDecider([claims.gate_plan()]) for claims in verified.chain))
+
+    def serves(self, server: str) -> bool:
+        return all(server in claims.audience for claims in self.verified.chain)
+
+    def scopes(self, tool: str, server: str) -> bool:
+        return all((tool, server) in decider.specs for decider in self.links)
+
+    @property
+    def nonce(self) -> bool:
+        return any(claims.nonce for claims in self.verified.chain)
+
+
+_SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def _cited(atoms: Iterable[AtomDecision]) -> tuple[str, ...]:
+    """The rules the atoms' decisions cite (the asking rules of an ask), sorted."""
+    return tuple(sorted({str(rule) for atom in atoms for rule in (*atom.asked_by, atom.rule) if rule is not None}))
+
+
+def decide_every_link(links: Sequence[CallDecider], tool: str, server: str, params: Mapping[str, Any]) -> CallDecision:
+    """The call decided by every link's decider (root first), combined strictest-wins.
+
+    A link that refuses the params refuses the call. Each atom takes the strictest verdict any
+    link gave it; an atom asked by several links needs every requirement they ask (one that no
+    answer can settle stays so). What the decision cites, the reason and the rules, comes from
+    the first link, root first, that reached the atom's verdict: for an allow that is always
+    the root, the link the issuer signed, so a child can neither cite other rules nor hide the
+    issuer's; where a child asks more, its own words are what asked.
+    """
+    decisions = [decider.decide_call(tool, server, params) for decider in links]
+    for decision in decisions:
+        if decision.effect != "allow" and not decision.atoms:
+            return decision
+    if len(decisions) == 1:
+        return decisions[0]
+    verdicts: dict[str, list[AtomDecision]] = {}
+    for decision in decisions:
+        for atom in decision.atoms:
+            verdicts.setdefault(atom.atom, []).append(atom)
+    atoms: list[AtomDecision] = []
+    for text, found in verdicts.items():
+        effect = max((atom.effect for atom in found), key=_SEVERITY.__getitem__)
+        cited = next(atom for atom in found if atom.effect == effect)
+        approvals: tuple[Approvals, ...] = ()
+        asking = [atom for atom in found if atom.effect == "ask"]
+        if effect == "ask" and all(atom.approvals for atom in asking):
+            approvals = strongest(requirement for atom in asking for requirement in atom.approvals)
+        atoms.append(AtomDecision(text, effect, cited.reason, cited.rule, approvals, cited.asked_by))
+    # a decision's effect is the strictest of its atoms', so the strictest decision's is the call's
+    effect = max((decision.effect for decision in decisions), key=_SEVERITY.__getitem__)
+    reason = next(decision.reason for decision in decisions if decision.effect == effect)
+    return CallDecision(
+        tool, server, effect, reason, tuple(atoms), all(d.declared for d in decisions), all(d.understood for d in decisions)
+    )
 
 
 @dataclass
@@ -140,10 +204,19 @@ class Kernel:
             return self._capabilities()
         else:
             decision = self._request(message, check_nonce=True)
-        return self._record(decision, message) if self.ledger else decision
+        if not self.ledger:
+            return decision
+        consumed = None  # an allowed message with a nonce consumed it (well formed: the conflict check read it)
+        if isinstance(message, ToolCallRequest) and message.execution_nonce is not None and decision.decision == "allow":
+            consumed = read_nonce(message.execution_nonce).nonce
+        return self._record("authorize", decision, message, consumed)
 
-    def _record(self, decision: Decision, message: messages.AgentMessage | Conflict) -> Decision:
-        """Append ``decision`` to the ledger; a decision that cannot be recorded is a deny."""
+    def _record(
+        self, kind: str, decision: Decision, message: messages.AgentMessage | Conflict, nonce: str | None = None
+    ) -> Decision:
+        """Append ``decision`` to the ledger (``kind`` ``authorize`` or ``preflight``, with the
+        message's id, the token's identity, the call's digest, the deciding rules and the nonce
+        issued or consumed, if any); a decision that cannot be recorded is a deny."""
         from bgc.runtime import ledger
         from bgc.runtime.enforce import params_digest
 
@@ -152,13 +225,13 @@ class Kernel:
             if self.store is None:
                 raise StoreError("the kernel has no store to keep its ledger in")
             held = self._token(call.capability_token) if call is not None else None
-            token = held.verified.claims.token if isinstance(held, _Held) else None
             ledger.append(self.store, ledger.Record(
-                "authorize", decision.decision, int(self.clock()), token=token,
+                kind, decision.decision, int(self.clock()), token=held.id if isinstance(held, _Held) else None,
                 tool=call.tool if call else None, server=call.server_id if call else None,
                 params=params_digest(call.params) if call else None,
                 reason=f"{decision.code} {decision.check}: {decision.reason}", request=decision.request,
-                approvers=decision.approvers, **ledger.subjects(decision.atoms, decision.rules),
+                message=decision.id, nonce=nonce, approvers=decision.approvers,
+                **ledger.subjects(decision.atoms, decision.rules),
             ))  # fmt: skip
         except Exception as error:  # noqa: BLE001 - unrecorded is not allowed
             if decision.decision != "allow":
@@ -170,23 +243,26 @@ class Kernel:
 
     def preflight(self, message: messages.AgentMessage | Conflict) -> tuple[Decision, str | None]:
         """A strict execution preflight: every check but the nonce, then a nonce for exactly
-        this request, signed by the kernel's key. No nonce unless the request would pass."""
-        if not isinstance(message, ToolCallRequest):
-            decision = self.authorize(message)
-            if decision.decision != "deny":
-                decision = Decision(
-                    "deny", codes.PREFLIGHT_NOT_A_CALL, "preflight", "only a ToolCallRequest is preflighted"
-                )
-            return decision, None
-        if self.key is None:
-            return Decision(
-                "deny", codes.NONCE_INVALID, "nonce", "the kernel has no key to sign nonces with", message.id
-            ), None
-        decision = self._request(message, check_nonce=False)
-        if decision.decision != "allow":
-            return decision, None
-        digest = request_digest(message.id, message.tool, message.server_id, message.params)
-        return decision, issue_nonce(digest, self.key, now=int(self.clock()))
+        this request and token, signed by the kernel's key. No nonce unless the request would
+        pass; with the ledger on, the decision and the nonce it issued are recorded first (a
+        nonce that cannot be recorded is not issued)."""
+        nonce: str | None = None
+        if isinstance(message, Conflict):
+            decision = Decision("deny", message.code, message.rule, message.reason)
+        elif not isinstance(message, ToolCallRequest):
+            decision = Decision("deny", codes.PREFLIGHT_NOT_A_CALL, "preflight", "only a ToolCallRequest is preflighted")
+        elif self.key is None:
+            decision = Decision("deny", codes.NONCE_INVALID, "nonce", "the kernel has no key to sign nonces with", message.id)
+        else:
+            decision = self._request(message, check_nonce=False)
+            if decision.decision == "allow":
+                held = self._token(message.capability_token)
+                assert isinstance(held, _Held)  # allowed, so verified
+                digest = request_digest(held.id, message.id, message.tool, message.server_id, message.params)
+                nonce = issue_nonce(digest, self.key, now=int(self.clock()))
+        if self.ledger:
+            decision = self._record("preflight", decision, message, read_nonce(nonce).nonce if nonce else None)
+        return decision, nonce if decision.decision == "allow" else None
 
     # -- the checks --
 
@@ -224,18 +300,17 @@ class Kernel:
         late = check_time(verified, now)
         if late is not None:
             return deny(late.code, late.check, late.message)
-        claims = verified.claims
-        if message.server_id not in claims.audience:
+        if not held.serves(message.server_id):
             return deny(
                 codes.SERVER_NOT_IN_AUDIENCE, "audience", f"server {message.server_id!r} is not in the token's audience"
             )
-        if (message.tool, message.server_id) not in held.calls.specs:
+        if not held.scopes(message.tool, message.server_id):
             return deny(
                 codes.TOOL_NOT_IN_SCOPE,
                 "scope",
                 f"tool {message.tool!r} on {message.server_id!r} is not in the token's scope",
             )
-        call = held.calls.decide_call(message.tool, message.server_id, message.params)
+        call = decide_every_link(held.links, message.tool, message.server_id, message.params)
         atoms = tuple(atom.atom for atom in call.atoms)
         if call.effect != "allow" and not call.atoms:
             return deny(
@@ -247,20 +322,18 @@ class Kernel:
             if atom.effect == "deny":
                 code = codes.VALUE_REFUSED if atom.reason.startswith("rejected") else codes.ATOM_OUTSIDE_GRANTS
                 reason = "not in the token's grants" if atom.reason == "not granted by the plan" else atom.reason
-                return deny(code, "atoms", f"{atom.atom}: {reason}", atoms=atoms)
+                return deny(code, "atoms", f"{atom.atom}: {reason}", atoms=atoms, rules=_cited((atom,)))
         approval: _Approved | None = None
         if call.effect != "allow":
-            settled = self._approval(message, call, claims.token, now)
+            settled = self._approval(message, call, held.id, now)
             if not isinstance(settled, _Approved):
-                return deny(*settled, atoms=atoms)
+                return deny(*settled, atoms=atoms, rules=_cited(a for a in call.atoms if a.effect == "ask"))
             approval = settled
-        if check_nonce and (message.execution_nonce is not None or claims.nonce or self.require_nonce):
+        if check_nonce and (message.execution_nonce is not None or held.nonce or self.require_nonce):
             refused = self._nonce(message, now)
             if refused is not None:
                 return deny(*refused)
-        rules = tuple(
-            sorted({str(rule) for atom in call.atoms for rule in (*atom.asked_by, atom.rule) if rule is not None})
-        )
+        rules = _cited(call.atoms)
         if approval is not None:
             from bgc.runtime.approvals import use_request
 
@@ -283,22 +356,25 @@ class Kernel:
                 )
             return Decision(
                 "allow", codes.APPROVED_ONCE, "approval", f"approved once by {', '.join(approval.approvers)} ({request.id}); "
-                f"every other atom is granted by token {claims.token}", message.id, rules, atoms, supplemental=supplemental,
+                f"every other atom is granted by token {held.id}", message.id, rules, atoms, supplemental=supplemental,
                 request=request.id, approvers=approval.approvers,
             )  # fmt: skip
         return Decision(
-            "allow", codes.AUTHORIZED, "granted", f"every atom is granted by token {claims.token}", message.id,
+            "allow", codes.AUTHORIZED, "granted", f"every atom is granted by token {held.id}", message.id,
             rules, atoms, supplemental=supplemental,
         )  # fmt: skip
 
     def _approval(self, message: ToolCallRequest, call: Any, token: str, now: int) -> _Approved | tuple[str, str, str]:
         """Whether people approved this exact call enough (nothing is used up here), or the
-        refusal ``(code, check, reason)``."""
+        refusal ``(code, check, reason)``. The request is bound to ``token``, the identity of
+        the whole chain, never to a link's claimed id."""
         from bgc.runtime import approvals
         from bgc.runtime.enforce import permission_request
         from bgc.core.plan import Approvals
 
         pending = "; ".join(f"{atom.atom} {atom.reason}" for atom in call.atoms if atom.effect == "ask") or call.reason
+        if any(atom.effect == "ask" and not atom.approvals for atom in call.atoms):
+            return (codes.ATOM_NEEDS_APPROVAL, "approval", f"needs approval that no signed answer can give: {pending}")
         if self.store is None:
             return (
                 codes.ATOM_NEEDS_APPROVAL,
@@ -377,7 +453,8 @@ class Kernel:
             verified = held.verified
             claims = verified.claims
             listed.append({
-                "token": claims.token,
+                "token": held.id,
+                "label": claims.token,
                 "audience": list(claims.audience),
                 "tools": [spec.to_data() for spec in claims.tools],
                 "granted": sorted(str(part) for r in claims.requests for part in r.granted),

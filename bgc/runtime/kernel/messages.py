@@ -26,6 +26,7 @@ from bgc import codes
 from dataclasses import dataclass
 from bgc.core.values.canonical import DataModelError
 from bgc.runtime.kernel.nonce import NonceError, read_nonce, request_digest
+from bgc.runtime.kernel.token import TokenError, decode_token
 
 MAX_MESSAGE_CHARS = 1024 * 1024
 """A message line longer than this is refused unread (a token is kilobytes, params too)."""
@@ -300,10 +301,14 @@ def authorization_conflict(message: ToolCallRequest) -> Conflict | None:
             nonce = read_nonce(message.execution_nonce)
         except NonceError as error:
             return Conflict(codes.MESSAGE_BAD_FIELD, "wrong-type", f"ToolCallRequest.execution_nonce: {error}")
-        if nonce.request != request_digest(message.id, message.tool, message.server_id, message.params):
+        try:
+            token = decode_token(message.capability_token).id
+        except TokenError:
+            token = None  # no chain to be bound to: no nonce can be for this request
+        if token is None or nonce.request != request_digest(token, message.id, message.tool, message.server_id, message.params):
             return Conflict(
                 codes.NONCE_OF_ANOTHER_REQUEST,
                 "nonce-bound-elsewhere",
-                "the execution_nonce was issued for another request",
+                "the execution_nonce was issued for another request or another token",
             )
     return None

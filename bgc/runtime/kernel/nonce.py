@@ -2,8 +2,10 @@
 
 A strict execution preflight (``bgc preflight``) checks a ToolCallRequest as ``authorize``
 would, then signs ``["bgc.ExecutionNonce", 1, {nonce, request, nbf, exp}]`` with the kernel's
-key: ``request`` is the digest of the request's id, tool, server and params
-(:func:`request_digest`), so the nonce is good for that call and no other. ``authorize``
+key: ``request`` is the digest of the capability token's identity (the digest of its whole
+chain) and the request's id, tool, server and params (:func:`request_digest`), so the nonce is
+good for that call under that token and no other: a holder of another token, whatever id its
+links claim, cannot spend it. ``authorize``
 consumes it once, in the store; a second use is a replay.
 """
 
@@ -44,9 +46,10 @@ class Nonce:
         return self.envelope.kid == key.raw and self.envelope.verify(key)
 
 
-def request_digest(request_id: str, tool: str, server: str, params: Any) -> str:
-    """The digest a nonce is bound to: the request's id, tool, server and params, canonically."""
-    body = {"id": request_id, "tool": tool, "server": server, "params": params}
+def request_digest(token: str, request_id: str, tool: str, server: str, params: Any) -> str:
+    """The digest a nonce is bound to: the token's identity (:attr:`bgc.runtime.kernel.token.Token.id`)
+    and the request's id, tool, server and params, canonically."""
+    body = {"token": token, "id": request_id, "tool": tool, "server": server, "params": params}
     return canonical.digest_text(canonical.envelope(REQUEST_TAG, VERSION, body))
 
 

@@ -12,10 +12,17 @@ a token can make it narrower, but nobody holding a child can strip it back to it
 would need the parent's secret, which the child no longer carries (Biscuit's construction).
 The verifier (:func:`verify_chain`) checks every signature, the issuer's trust, every parent
 digest and that every child is narrower than its parent, proven with the exact pattern
-algebra; it never trusts the chain's own claim to be narrower.
+algebra (pending values compared by their combined approval requirements); it never trusts the
+chain's own claim to be narrower. The kernel does not rest an allow on that proof alone: it
+decides every call against every link.
 
 The token on the wire and in files is base64url text of ``["bgc.CapabilityToken", 1,
 {"links": [bstr...], "proof": bstr}]``.
+
+A token's identity (:attr:`Token.id`) is the digest of its whole chain of signed links: content,
+never a claim. The ``token`` claim of a link is chosen by whoever signs that link (any holder of
+a parent can sign a child claiming any id), so it is only a label; permission requests, nonces
+and ledger entries are bound to the chain's digest.
 """
 
 from __future__ import annotations
@@ -34,10 +41,11 @@ from bgc.runtime.kernel import cose
 from bgc.runtime.kernel.keys import PublicKey, SigningKey, b64url, from_b64url
 from bgc.core.values.model import Fields, ModelError
 from bgc.names import ATOM_NAME
-from bgc.core.plan import Part, Plan, PlanError, RequestResult, ToolSpec, request_from_data, tool_from_data
+from bgc.core.plan import Approvals, Part, Plan, PlanError, RequestResult, ToolSpec, request_from_data, tool_from_data
 
 LINK_TAG = "bgc.CapabilityLink"
 TOKEN_TAG = "bgc.CapabilityToken"
+CHAIN_TAG = "bgc.CapabilityChain"
 VERSION = 1
 MAX_LINKS = 8
 """A chain longer than this is refused: each link costs a signature check and a proof."""
@@ -107,8 +115,12 @@ class Token:
     def text(self) -> str:
         return b64url(self.encode())
 
-    def digest(self) -> str:
-        return "sha256:" + hashlib.sha256(self.encode()).hexdigest()
+    @property
+    def id(self) -> str:
+        """The token's identity: the digest of ``["bgc.CapabilityChain", 1, {"links": [...]}]``,
+        every signed link in order. The proof is left out: it is the holder's secret, and the
+        links already fix it (the last link's ``next`` is its public half)."""
+        return chain_id(self.links)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +130,10 @@ class Verified:
     token: Token
     chain: tuple[Claims, ...]
     issuer: PublicKey
+
+    @property
+    def id(self) -> str:
+        return self.token.id
 
     @property
     def claims(self) -> Claims:
@@ -277,32 +293,124 @@ def prove_narrower(parent: Claims, child: Claims) -> None:
         if spec not in parent.tools:
             raise widens(f"tool {spec.tool!r} on {', '.join(spec.servers)} is not in the parent's scope as declared there", spec.tool)
     for request in child.requests:
-        for kind in ("granted", "ask"):
-            for part in getattr(request, kind):
-                example = _uncovered(part, parent, kind)
-                if example is not None:
-                    raise widens(f"{part.resource}:{part.action}:{example} is not {kind} by the parent", example)
+        for part in request.granted:
+            example = _uncovered(part, _parts(parent, "granted", part.resource, part.action))
+            if example is not None:
+                raise widens(f"{part.resource}:{part.action}:{example} is not granted by the parent", example)
+    for resource, action in sorted({(part.resource, part.action) for request in child.requests for part in request.ask}):
+        theirs, ours = _parts(parent, "ask", resource, action), _parts(child, "ask", resource, action)
+        for part in ours:
+            example = _uncovered(part, theirs)
+            if example is not None:
+                raise widens(f"{resource}:{action}:{example} is not pending approval in the parent", example)
+        for pending in theirs:
+            weaker = _weaker_overlap(pending, ours)
+            if weaker is not None:
+                example, kept = weaker
+                raise widens(
+                    f"{resource}:{action}:{example} needs {kept} in the child, which does not guarantee the parent's "
+                    f"{_requirement_text(pending.approvals)} ({pending.atom})", example,
+                )  # fmt: skip
 
 
-def _uncovered(part: Part, parent: Claims, kind: str) -> str | None:
-    """A value of ``part`` the parent does not hold the same way, or None when it holds all.
+MAX_OVERLAP_SETS = 256
+"""Sets of overlapping child ask parts examined against one parent ask part before the proof
+gives up (not proven is not narrower)."""
 
-    A pending value must be pending in the parent under exactly the same approval requirement.
-    When the algebra cannot decide within its bounds the answer is "not proven": the part itself
-    stands as the counterexample (fail closed).
-    """
+
+def _parts(claims: Claims, kind: str, resource: str, action: str) -> list[Part]:
+    return [
+        part for request in claims.requests for part in getattr(request, kind)
+        if (part.resource, part.action) == (resource, action)
+    ]  # fmt: skip
+
+
+def _uncovered(part: Part, theirs: Sequence[Part]) -> str | None:
+    """A value of ``part`` in none of ``theirs`` (each minus its excepts), or None when they
+    hold all of it. When the algebra cannot decide within its bounds the answer is "not
+    proven": the part itself stands as the counterexample (fail closed)."""
     terms: list[tuple[str, Sequence[str]]] = [(cut, ()) for cut in part.excepts]  # L(p) − E ⊆ T ⟺ L(p) ⊆ T ∪ E
-    terms += [
-        (theirs.pattern, theirs.excepts)
-        for request in parent.requests
-        for theirs in getattr(request, kind)
-        if (theirs.resource, theirs.action) == (part.resource, part.action)
-        and (kind == "granted" or theirs.approvals == part.approvals)
-    ]
+    terms += [(other.pattern, other.excepts) for other in theirs]
     try:
         return glob.uncovered_example(part.pattern, terms)
     except glob.AlgebraLimit:
         return part.pattern
+
+
+def _weaker_overlap(pending: Part, ours: Sequence[Part]) -> tuple[str, str] | None:
+    """A value of the parent's ask part ``pending`` where the child's pending requirement is
+    weaker, and that requirement; None when there is none.
+
+    At a value the child requires every requirement of every child ask part holding it (one
+    set of people meeting them all), and so does the parent. For each set ``K`` of child parts
+    whose requirements together do not guarantee ``pending``'s, the proof asks whether some
+    value of ``pending`` lies in every part of ``K`` and in no other child part: that value is
+    where the child asks less. A part whose requirements alone guarantee it settles every value
+    it holds, so when such parts cover ``pending`` nothing more is asked, and sets are drawn
+    from the other parts only; a set whose requirements guarantee it needs no look, nor does
+    any larger one (more requirements only ask more); a set whose parts share no value of
+    ``pending`` has no larger set that does. Past :data:`MAX_OVERLAP_SETS` sets, or past the
+    algebra's bounds, ``pending`` itself is the counterexample (not proven).
+    """
+    from bgc.runtime.kernel.requirements import NotProven, conjunction_implies
+
+    def implies(chosen: Sequence[Part]) -> bool:
+        if any(part.approvals is None for part in chosen):  # a part no answer can settle asks the most
+            return True
+        if pending.approvals is None:
+            return False
+        return conjunction_implies([part.approvals for part in chosen if part.approvals is not None], pending.approvals)
+
+    def search(weak: Sequence[Part], start: int, chosen: list[Part], examined: list[int]) -> tuple[str, str] | None:
+        for index in range(start, len(weak)):
+            examined[0] += 1
+            if examined[0] > MAX_OVERLAP_SETS:
+                raise NotProven(f"more than {MAX_OVERLAP_SETS} sets of overlapping ask parts")
+            sets = [*chosen, weak[index]]
+            if implies(sets) or _region(sets, pending, ()) is None:
+                continue
+            alone = _region(sets, pending, [part for part in near if part not in sets])
+            if alone is not None:
+                return alone, " and ".join(_requirement_text(part.approvals) for part in sets)
+            found = search(weak, index + 1, sets, examined)
+            if found is not None:
+                return found
+        return None
+
+    near = [part for part in ours if _may_overlap(part.pattern, pending.pattern)]
+    try:
+        enough = [part for part in near if implies((part,))]
+        settled = [(cut, ()) for cut in pending.excepts] + [(part.pattern, part.excepts) for part in enough]
+        if glob.uncovered_example(pending.pattern, settled) is None:
+            return None  # every value lies in a part that asks enough alone
+        return search([part for part in near if part not in enough], 0, [], [0])
+    except (NotProven, glob.AlgebraLimit):
+        return pending.pattern, "a requirement the proof could not compare within its bounds"
+
+
+def _may_overlap(a: str, b: str) -> bool:
+    try:
+        return glob.overlaps(a, b)
+    except glob.AlgebraLimit:
+        return True  # examined in full by the region's own question
+
+
+def _region(inside: Sequence[Part], pending: Part, outside: Sequence[Part]) -> str | None:
+    """A value in every part of ``inside`` and in ``pending`` (each minus its excepts) and in
+    none of ``outside``, or None. Asked of the algebra as "is the first part's pattern covered
+    by its excepts, the complements of the others, and ``outside``": ``**`` minus a pattern is
+    that pattern's complement."""
+    first, *rest = inside
+    terms: list[tuple[str, Sequence[str]]] = [(cut, ()) for cut in first.excepts]
+    for part in (*rest, pending):
+        terms.append(("**", (part.pattern,)))
+        terms += [(cut, ()) for cut in part.excepts]
+    terms += [(part.pattern, part.excepts) for part in outside]
+    return glob.uncovered_example(first.pattern, terms)
+
+
+def _requirement_text(approvals: Approvals | None) -> str:
+    return "an approval no answer can give" if approvals is None else str(approvals)
 
 
 # --- reading and verifying ----------------------------------------------------------------------
@@ -329,6 +437,11 @@ def decode_token(text: str) -> Token:
     if type(proof) is not bytes or len(proof) != 32:
         raise TokenError("a token's proof is a 32-byte secret", "format", codes.TOKEN_MALFORMED)
     return Token(tuple(links), proof)
+
+
+def chain_id(links: Sequence[bytes]) -> str:
+    """The identity of the chain ``links`` (:attr:`Token.id`)."""
+    return canonical.digest_text(canonical.envelope(CHAIN_TAG, VERSION, {"links": list(links)}))
 
 
 def _digest(link: bytes) -> str:

@@ -155,7 +155,7 @@ def test_a_nonce_signed_by_another_key_or_expired_is_refused(kernel: Kernel) -> 
     token = make_token(nonce=True)
     message = request(token)
     body = message["ToolCallRequest"]
-    digest = request_digest(body["id"], body["tool"], body["server_id"], body["params"])
+    digest = request_digest(token.id, body["id"], body["tool"], body["server_id"], body["params"])
     body["execution_nonce"] = issue_nonce(digest, OTHER, now=NOW)
     assert decide(kernel, message) == ("deny", "BGC522")
     body["execution_nonce"] = issue_nonce(digest, KERNEL, now=NOW - 100, ttl=60)

@@ -11,7 +11,7 @@ import pytest
 from bgc.runtime.kernel.authorize import Kernel
 from bgc.runtime.kernel.messages import Conflict, authorization_conflict, read_message
 from bgc.runtime.kernel.nonce import issue_nonce, request_digest
-from tests.kernel_support import KERNEL, NOW
+from tests.kernel_support import KERNEL, NOW, make_token
 
 REQUEST = "sha256:" + "1" * 64
 INTENT = {"kind": "bgc.PermissionRequest", "payload": REQUEST}
@@ -94,11 +94,15 @@ def parsed_approval(name: str):  # type: ignore[no-untyped-def]
 
 
 def test_a_nonce_bound_to_another_request() -> None:
-    other = request_digest("r2", "fs.write", "local", {"path": "/src/a.py"})
-    assert refused(message(execution_nonce=issue_nonce(other, KERNEL, now=NOW))).code == "BGC509"
-    for changed in ({"params": {"path": "/src/b.py"}}, {"tool": "fs.read"}, {"server_id": "prod"}, {"id": "r9"}):
-        mine = request_digest("r1", "fs.write", "local", {"path": "/src/a.py"})
-        assert refused(message(execution_nonce=issue_nonce(mine, KERNEL, now=NOW), **changed)).code == "BGC509"
+    token, other_token = make_token(), make_token()
+    other = request_digest(token.id, "r2", "fs.write", "local", {"path": "/src/a.py"})
+    assert refused(message(capability_token=token.text(), execution_nonce=issue_nonce(other, KERNEL, now=NOW))).code == "BGC509"
+    mine = request_digest(token.id, "r1", "fs.write", "local", {"path": "/src/a.py"})
+    for changed in ({"params": {"path": "/src/b.py"}}, {"tool": "fs.read"}, {"server_id": "prod"}, {"id": "r9"},
+                    {"capability_token": other_token.text()}, {"capability_token": "NOT-A-TOKEN"}):  # fmt: skip
+        fields = {"capability_token": token.text(), "execution_nonce": issue_nonce(mine, KERNEL, now=NOW), **changed}
+        assert refused(message(**fields)).code == "BGC509"
+    assert authorization_conflict(read_message(message(capability_token=token.text(), execution_nonce=issue_nonce(mine, KERNEL, now=NOW)))) is None  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
