@@ -279,9 +279,9 @@ def test_failures_block_with_the_reason(project: dict[str, Any], tmp_path: Path)
     broken = tmp_path / "broken.bgp"
     broken.write_text("allow fs:read:/** because \"ok\"\nallow fs:read:[ because \"unclosed\"\n")
     call = _input(project, "PreToolUse", "Read", {"file_path": f"{P}/src/a.py"})
-    got, done = run_hook(project, call, command=f"{sys.executable} -m bgc hook claude-code -p {broken}")
+    got, done = run_hook(project, call, command=f"{sys.executable} -I -m bgc hook claude-code -p {broken}")
     assert got == "block" and f"{broken}:2:" in done.stderr.decode()
-    got, done = run_hook(project, call, command=f"{sys.executable} -m bgc hook claude-code -p {tmp_path}/missing.bgp")
+    got, done = run_hook(project, call, command=f"{sys.executable} -I -m bgc hook claude-code -p {tmp_path}/missing.bgp")
     assert got == "block" and "missing.bgp" in done.stderr.decode()
     no_project = {**call, "cwd": None}
     got, done = run_hook(project, no_project, environ={"CLAUDE_PROJECT_DIR": ""})
@@ -372,7 +372,7 @@ def test_decisions_from_a_plan(project: dict[str, Any], tmp_path: Path) -> None:
         capture_output=True, timeout=TIMEOUT, env={**os.environ, "BGC_CACHE_DIR": project["cache"]},
     )
     assert done.returncode == 0, done.stderr
-    command = f"{sys.executable} -m bgc hook claude-code --plan {plan}"
+    command = f"{sys.executable} -I -m bgc hook claude-code --plan {plan}"
     for path, expected in ((f"{P}/src/a.py", "allow"), (f"{P}/tests/t.py", "deny"), ("/etc/passwd", "deny")):
         got, _ = run_hook(project, _input(project, "PreToolUse", "Read", {"file_path": path}), command=command)
         assert got == expected, path
