@@ -134,29 +134,46 @@ class CallDecision(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Workspace:
-    """An agent's project on the host: ``root`` (symbolic links resolved) and the directory
-    relative paths are read from."""
+    """An agent's project on the host: ``root`` (symbolic links resolved), the directory
+    relative paths are read from, and the agent's home directory (``$HOME`` of the agent's
+    environment; None when unknown), which a path beginning with ``~`` names."""
 
     root: str
     cwd: str
+    home: str | None = None
 
     @classmethod
-    def at(cls, root: str, cwd: str | None = None) -> Workspace:
+    def at(cls, root: str, cwd: str | None = None, home: str | None = None) -> Workspace:
         real = os.path.realpath(root)
-        return cls(real, os.path.realpath(cwd) if cwd else real)
+        return cls(real, os.path.realpath(cwd) if cwd else real, home if home and home.startswith("/") else None)
+
+    def _home_path(self, value: str) -> str | None:
+        """A path beginning with ``~`` as the agent expands it: ``~`` and ``~/...`` are the home
+        directory (when known); None for every other form (``~user``, ``~+``, ``~-``), which names
+        a directory bgc cannot know as the agent would, and is refused, never read as a folder
+        of the project named ``~``."""
+        if self.home is None or not (value == "~" or value.startswith("~/")):
+            return None
+        return self.home + value[1:]
 
     def place(self, value: Any) -> list[tuple[str, Any]]:
         """``(resource, value)`` for a host path: ``fs`` and the workspace path inside the root,
         ``host`` and the absolute path outside (and its link target too when that differs).
 
-        A value that is not text is passed on unchanged, for the template to refuse; a path
-        that is not clean (``..`` above ``/``, control characters) is passed on for the gate to
+        A value that is not text is passed on unchanged, for the template to refuse; so is a
+        path beginning with ``~`` that is not the home directory or below it (:meth:`_home_path`);
+        a path that is not clean (``..`` above ``/``, control characters) is passed on for the gate to
         refuse with its own reason. A ``..`` is read by the text, and also as the kernel reads
         it, after the link before it (``src/link/../x`` with ``src/link`` -> ``../.git`` is
         ``/x``): where the two differ, both are placed.
         """
         if not isinstance(value, str) or not value or "\0" in value:
             return [("fs", value)]
+        if value.startswith("~"):
+            home_path = self._home_path(value)
+            if home_path is None:
+                return [("fs", value)]  # not absolute: the gate refuses it
+            value = home_path
         absolute = value if value.startswith("/") else os.path.join(self.cwd, value)
         lexical = resources.normalise("fs", absolute)
         if isinstance(lexical, resources.Rejection):
@@ -286,8 +303,8 @@ class CallDecider:
             value = prefix
             if param is not None:
                 given = params.get(param)
-                if given.__class__ is not str or len(prefix) + 2 * len(given) + len(suffix) > MAX_PATTERN_LENGTH:
-                    return None  # escaped, it could be longer than a pattern may be
+                if given.__class__ is not str or not given or len(prefix) + 2 * len(given) + len(suffix) > MAX_PATTERN_LENGTH:
+                    return None  # empty, or escaped it could be longer than a pattern may be
                 value += given
             if kind == _PATH and workspace is not None:
                 places, canonical = self._place(value)
@@ -376,7 +393,7 @@ class CallDecider:
                 atoms.append((resource, action, prefix + suffix, None if patterned else prefix + suffix, False))
                 continue
             given = params.get(param)
-            if given.__class__ is not str:
+            if given.__class__ is not str or not given:
                 return None
             if kind == _PATH and self.workspace is not None:
                 placement = placements.get(param)
@@ -484,6 +501,7 @@ class CallDecider:
 
     def _atoms(self, spec: ToolSpec, params: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         """The atoms one declaration needs; with a workspace, host paths placed first."""
+        refuse_unfilled(spec.needs, params)
         if self.workspace is None:
             return expand_call(spec.needs, spec.ignores, params)
         refuse_undeclared(spec.needs, spec.ignores, params)
@@ -621,6 +639,40 @@ MCP_IDENTITY = ("mcp", "call")
 """The resource and action of an MCP tool's identity, ``mcp:call:SERVER/TOOL``: what an
 undeclared MCP tool is decided on, and what a declaration may name among its needs so that rules
 about the tool itself apply to it too (the one mapping ``bgc import claude-code`` writes to)."""
+
+
+def refuse_unfilled(needs: Iterable[AtomTemplate], params: Mapping[str, Any]) -> None:
+    """Raise :class:`TemplateError` for a value that does not fill the template it is given for:
+    a list of nothing (it would need no atom at all, so nothing would be checked), a list inside a
+    list, empty text, or anything but text where a template starts with the parameter (the value
+    is then a whole path, URL or command: ``fs:read:{path}``, ``net:connect:{url}``,
+    ``proc:exec:{argv0}``); an integer may fill a part (``…/issues/{number}``). A parameter that is
+    missing, or of a kind no template takes, is :meth:`AtomTemplate.expand`'s to refuse."""
+    for need in needs:
+        for name in need.params:
+            if name not in params:
+                continue
+            value = params[name]
+            items = value if isinstance(value, (list, tuple)) else (value,)
+            if not items:
+                raise TemplateError(f"parameter {name!r} is an empty list: it names nothing for `{need}` to check", name)
+            whole = need.template.startswith("{" + name + "}")
+            for item in items:
+                if isinstance(item, str) and item or (isinstance(item, int) and not isinstance(item, bool) and not whole):
+                    continue
+                raise TemplateError(f"parameter {name!r} {_not_filling(item, whole)}: it does not fill `{need}`", name)
+
+
+def _not_filling(item: Any, whole: bool) -> str:
+    if isinstance(item, str):
+        return "is empty text"
+    if isinstance(item, (list, tuple)):
+        return "lists a list"
+    if isinstance(item, int) and not isinstance(item, bool) and whole:
+        return "is a number where a whole path, URL or command is declared"
+    from bgc.core.values.canonical import kind_name  # only a refusal needs it
+
+    return f"is not text (got {kind_name(item)})"
 
 
 def _leading_param(need: AtomTemplate) -> str | None:

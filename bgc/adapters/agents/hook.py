@@ -150,7 +150,7 @@ def _answer(
     refusal = imports_inside(project, [os.path.join(cwd or project, entry) for entry in imports])
     if refusal is not None:
         raise UsageError(f"no decision: {refusal}")
-    workspace = Workspace.at(project, use.cwd)
+    workspace = Workspace.at(project, use.cwd, env.get("HOME"))  # the home a path beginning with ~ names
     here = (sources or Sources(durable=True)).project_session(
         "hook", policy=_anchored(options.policy, cwd), plan=_anchored(options.plan, cwd), mode=options.mode,
         store=_anchored_store(options.store, cwd), project=project, workspace=workspace, session=use.session,
