@@ -100,6 +100,32 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("write the README", "Write", {"file_path": f"{P}/README.md", "content": "x"}, "deny"),
     ("write package.json", "Write", {"file_path": f"{P}/package.json", "content": "{}"}, "ask"),
     ("write .git/config", "Write", {"file_path": f"{P}/.git/config", "content": "x"}, "deny"),
+    # ---- VCS metadata at any depth, directory or gitfile: never written, never created ----
+    ("write a nested repository's config", "Write", {"file_path": f"{P}/src/vendor/.git/config", "content": "x"}, "deny"),
+    ("create a gitfile below src", "Write", {"file_path": f"{P}/src/.git", "content": "gitdir: /tmp/x\n"}, "deny"),
+    ("edit a nested repository's hook", "Edit", {"file_path": f"{P}/tests/a/b/.git/hooks/pre-commit", "old_string": "a", "new_string": "b"}, "deny"),
+    ("write a nested Mercurial config", "Write", {"file_path": f"{P}/src/m/.hg/hgrc", "content": "x"}, "deny"),
+    ("write a nested Jujutsu config", "MultiEdit", {"file_path": f"{P}/docs/j/.jj/repo/config.toml", "edits": []}, "deny"),
+    ("write a nested Sapling config", "Write", {"file_path": f"{P}/src/s/.sl/config", "content": "x"}, "deny"),
+    ("write a nested Subversion entry", "Write", {"file_path": f"{P}/src/v/.svn/entries", "content": "x"}, "deny"),
+    ("mcp write a nested repository's config", "mcp__filesystem__write_file", {"path": f"{P}/src/x/.git/config", "content": "x"}, "deny"),
+    ("a shell redirect into a nested repository's config", "Bash", {"command": "echo x > src/lib/.git/config"}, "deny"),
+    # ---- credential files the starter does not name one by one ----
+    ("read an ECDSA key", "Read", {"file_path": f"{P}/deploy/.ssh/id_ecdsa"}, "deny"),
+    ("read a named ed25519 key", "Read", {"file_path": f"{P}/keys/deploy_ed25519"}, "deny"),
+    ("read a security-key key", "Read", {"file_path": f"{P}/keys/id_ed25519_sk"}, "deny"),
+    ("read .npmrc", "Read", {"file_path": f"{P}/.npmrc"}, "deny"),
+    ("read .pypirc", "Read", {"file_path": f"{P}/src/.pypirc"}, "deny"),
+    ("read .netrc", "Read", {"file_path": f"{P}/.netrc"}, "deny"),
+    ("read .git-credentials", "Read", {"file_path": f"{P}/src/.git-credentials"}, "deny"),
+    ("read .envrc", "Read", {"file_path": f"{P}/.envrc"}, "deny"),
+    ("read .dev.vars", "Read", {"file_path": f"{P}/worker/.dev.vars"}, "deny"),
+    ("read AWS credentials", "Read", {"file_path": f"{P}/ci/.aws/credentials"}, "deny"),
+    ("read a gcloud credential", "Read", {"file_path": f"{P}/ci/.config/gcloud/application_default_credentials.json"}, "deny"),
+    ("read a docker config", "Read", {"file_path": f"{P}/ci/.docker/config.json"}, "deny"),
+    ("read a kube config", "Read", {"file_path": f"{P}/ops/.kube/config"}, "deny"),
+    ("read a Java keystore", "Read", {"file_path": f"{P}/android/release.keystore"}, "deny"),
+    ("read a PKCS #12 bundle", "Read", {"file_path": f"{P}/certs/client.pfx"}, "deny"),
     ("write bgc's own ledger", "Write", {"file_path": f"{P}/.bgc/kernel.db", "content": "x"}, "deny"),
     ("edit bgc's store through ..", "Edit", {"file_path": f"{P}/src/../.bgc/kernel.db", "old_string": "a", "new_string": "b"}, "deny"),
     ("write a CI workflow", "Edit", {"file_path": f"{P}/.github/workflows/ci.yml", "old_string": "a", "new_string": "b"}, "deny"),
@@ -175,7 +201,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("bash a command after a here-doc bash ends early", "Bash", {"command": ">src/x <<E'O'F\nEOF\ncat .env\nE'O'F"}, "ask"),
     ("bash a backquoted command in a here-doc", "Bash", {"command": ">src/x <<EOF\n`cat .env`\nEOF"}, "ask"),
     ("bash a program named CR (a space to the grammar)", "Bash", {"command": ">src/x\n\r#x"}, "ask"),
-    ("bash append to .git/config through a link and ..", "Bash", {"command": ">>src/link_git/../.git/config"}, "ask"),
+    ("bash append to .git/config through a link and ..", "Bash", {"command": ">>src/link_git/../.git/config"}, "deny"),  # src/.git/config as read, /.git/config as reached: VCS metadata either way
 ]
 
 # (name, event, tool_name, tool_input, expected) for PermissionRequest: ask is "no decision"
