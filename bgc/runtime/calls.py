@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple
 
@@ -281,7 +282,7 @@ class CallDecider:
         if compiled is not None and compiled.slots is not None:
             decision = self._decide_compiled(compiled, key, params)
             if decision is not None:
-                return decision
+                return self._other_names(decision)
         return self.decide_general(tool, server, params)
 
     def _decide_compiled(
@@ -431,7 +432,58 @@ class CallDecider:
                 atoms.extend(self._atoms(spec, params))
         except TemplateError as error:
             return CallDecision(tool, server, "deny", f"refused: {error}")
-        return self._decide_atoms(tool, server, atoms)
+        return self._other_names(self._decide_atoms(tool, server, atoms))
+
+    def _other_names(self, decision: CallDecision) -> CallDecision:
+        """``decision`` with every granted file that has other names asked instead.
+
+        A hard link gives a file as many names as it has links, and a policy decides a file by
+        the name a call gives it: ``src/notes`` linked to ``.env`` (or to ``.git/config``) reads
+        and writes the denied file under an allowed name. bgc cannot know a file's other names
+        without walking the file system, but it can tell that there are others: a regular file
+        whose link count (``st_nlink``) is more than one. Such a file granted by its name is
+        asked, for the person at the session (the call is marked not understood, so no stored
+        approval of its atoms settles it); a deny stays a deny. Only a decider with a workspace
+        looks at the disk: a kernel's call names workspace paths of its plan, no host file."""
+        if self.workspace is None or decision.effect == "deny":
+            return decision
+        atoms, linked = list(decision.atoms), []
+        for index, atom in enumerate(atoms):
+            if atom.effect != "allow":
+                continue
+            links = self._links(atom.atom)
+            if links > 1:
+                reason = (f"{atom.reason}, but the file has {links} names (hard links) and bgc decides it by this one "
+                          "only: a person decides")  # fmt: skip
+                atoms[index] = AtomDecision(atom.atom, "ask", reason, atom.rule)
+                linked.append(atoms[index])
+        if not linked:
+            return decision
+        reason = "; ".join(f"{atom.atom}: {atom.reason}" for atom in linked)
+        return decision._replace(effect="ask", reason=reason, atoms=tuple(atoms), understood=False)
+
+    def _links(self, atom: str) -> int:
+        """The most links of the host file an ``fs`` or ``host`` atom names (its text read as a
+        value, and unescaped when it is a pattern's text for one); 1 for anything else."""
+        resource, _, rest = atom.partition(":")
+        text = rest.partition(":")[2]
+        if resource not in ("fs", HOST) or not text.startswith("/"):
+            return 1
+        assert self.workspace is not None
+        values = {text}
+        unescaped = _ESCAPED.sub(r"\1", text)
+        if glob.escape(unescaped) == text:
+            values.add(unescaped)
+        most = 1
+        for value in values:
+            path = value if resource == HOST else self.workspace.root.rstrip("/") + value
+            try:
+                info = os.stat(path)
+            except (OSError, ValueError):
+                continue
+            if stat.S_ISREG(info.st_mode):
+                most = max(most, info.st_nlink)
+        return most
 
     def _decide_atoms(self, tool: str, server: str, atoms: list[tuple[str, str, str]]) -> CallDecision:
         """A call's atoms as pattern text decided by the gate, a search's pattern decided on the
@@ -474,10 +526,28 @@ class CallDecider:
             if effect == "ask" and worst is None:
                 worst = path
         if worst is None:
+            linked = self._linked_below(path for path, _ in files)
+            if linked is not None:  # granted by its names, but a file there has others (_other_names)
+                reason = f"{linked[0]} below it has {linked[1]} names (hard links) and bgc decides it by this one only"
+                return AtomDecision(need.atom, "ask", f"{reason}: a person decides"), None
             return AtomDecision(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)"), proven
         found = self.gate.need_value(resource, action, worst)  # its rule and approvals
         reason = f"{found.atom} is below it: {found.reason}"
         return AtomDecision(need.atom, found.effect, reason, found.rule, found.approvals, found.asked_by), proven
+
+    def _linked_below(self, paths: Iterable[str]) -> tuple[str, int] | None:
+        """The first of these workspace paths that is a regular file with more than one link,
+        and its link count; None when none is."""
+        assert self.workspace is not None
+        root = self.workspace.root.rstrip("/")
+        for path in paths:
+            try:
+                info = os.stat(root + path)
+            except (OSError, ValueError):
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                return path, info.st_nlink
+        return None
 
     def _decide_mcp_identity(self, tool: str, server: str) -> CallDecision:
         """A tool of an MCP server that no declaration names, decided on its identity alone,
@@ -550,10 +620,10 @@ class CallDecider:
             reason = "not understood exactly: " + "; ".join(analysis.needs_ask)
             return CallDecision(SHELL, LOCAL_SERVER, "ask", reason, tuple(atoms), understood=False)
         if "ask" in effects or not atoms:
-            return CallDecision(
+            return self._other_names(CallDecision(
                 SHELL, LOCAL_SERVER, "ask", "some commands await approval" if atoms else "nothing to run", tuple(atoms)
-            )
-        return CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms))
+            ))  # fmt: skip
+        return self._other_names(CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms)))
 
 
 _VALUE, _PATH = "value", "path"
@@ -626,6 +696,8 @@ def _slot(need: AtomTemplate, gate: Gate) -> _Slot | None:
 
 
 _SPECIAL = re.compile(r"[\\*?[{}]")
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+"""A backslash escape in pattern text made of a value (:func:`bgc.core.patterns.glob.escape`)."""
 """Characters that make template text more than its literal value."""
 
 

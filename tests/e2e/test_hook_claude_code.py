@@ -110,6 +110,14 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("write a nested Subversion entry", "Write", {"file_path": f"{P}/src/v/.svn/entries", "content": "x"}, "deny"),
     ("mcp write a nested repository's config", "mcp__filesystem__write_file", {"path": f"{P}/src/x/.git/config", "content": "x"}, "deny"),
     ("a shell redirect into a nested repository's config", "Bash", {"command": "echo x > src/lib/.git/config"}, "deny"),
+    # ---- hard links: a file with other names is asked, whatever the name it is given ----
+    ("read a hard link to .env", "Read", {"file_path": f"{P}/notes/env"}, "ask"),
+    ("read .env, which has another name", "Read", {"file_path": f"{P}/.env"}, "deny"),
+    ("write a hard link to .git/config", "Write", {"file_path": f"{P}/src/gitconfig", "content": "x"}, "ask"),
+    ("edit a hard link to .git/config, relative", "Edit", {"file_path": "src/gitconfig", "old_string": "a", "new_string": "b"}, "ask"),
+    ("grep a directory holding a hard link to .env", "Grep", {"pattern": "TOKEN", "path": f"{P}/notes"}, "ask"),
+    ("mcp read a hard link to .env", "mcp__filesystem__read_file", {"path": f"{P}/notes/env"}, "ask"),
+    ("read a file with one name", "Read", {"file_path": f"{P}/src/a.py"}, "allow"),
     # ---- credential files the starter does not name one by one ----
     ("read an ECDSA key", "Read", {"file_path": f"{P}/deploy/.ssh/id_ecdsa"}, "deny"),
     ("read a named ed25519 key", "Read", {"file_path": f"{P}/keys/deploy_ed25519"}, "deny"),
@@ -237,6 +245,10 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     (root / "link_out").symlink_to(outside)
     (root / "src" / "link_env").symlink_to("../.env")
     (root / "src" / "link_git").symlink_to("../.git")  # `src/link_git/..` is the project root to the kernel
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / "notes").mkdir()
+    os.link(root / ".env", root / "notes" / "env")  # hard links: other names of denied files
+    os.link(root / ".git" / "config", root / "src" / "gitconfig")
     env = {**os.environ, "BGC_CACHE_DIR": str(base / "cache")}
     done = subprocess.run(
         [sys.executable, "-m", "bgc", "init", "claude-code"], cwd=root, env=env, capture_output=True, text=True, timeout=TIMEOUT
