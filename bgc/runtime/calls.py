@@ -42,6 +42,7 @@ from bgc.core.gate import (
     expand_call,
     no_link_below,
     refuse_undeclared,
+    refuse_unfilled,
     worded,
 )
 from bgc.core.values.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
@@ -571,10 +572,10 @@ class CallDecider:
 
     def _atoms(self, spec: ToolSpec, params: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         """The atoms one declaration needs; with a workspace, host paths placed first."""
-        refuse_unfilled(spec.needs, params)
         if self.workspace is None:
             return expand_call(spec.needs, spec.ignores, params)
         refuse_undeclared(spec.needs, spec.ignores, params)
+        refuse_unfilled(spec.needs, params)
         atoms: list[tuple[str, str, str]] = []
         for need in spec.needs:
             lead = _leading_param(need)
@@ -711,40 +712,6 @@ MCP_IDENTITY = ("mcp", "call")
 """The resource and action of an MCP tool's identity, ``mcp:call:SERVER/TOOL``: what an
 undeclared MCP tool is decided on, and what a declaration may name among its needs so that rules
 about the tool itself apply to it too (the one mapping ``bgc import claude-code`` writes to)."""
-
-
-def refuse_unfilled(needs: Iterable[AtomTemplate], params: Mapping[str, Any]) -> None:
-    """Raise :class:`TemplateError` for a value that does not fill the template it is given for:
-    a list of nothing (it would need no atom at all, so nothing would be checked), a list inside a
-    list, empty text, or anything but text where a template starts with the parameter (the value
-    is then a whole path, URL or command: ``fs:read:{path}``, ``net:connect:{url}``,
-    ``proc:exec:{argv0}``); an integer may fill a part (``…/issues/{number}``). A parameter that is
-    missing, or of a kind no template takes, is :meth:`AtomTemplate.expand`'s to refuse."""
-    for need in needs:
-        for name in need.params:
-            if name not in params:
-                continue
-            value = params[name]
-            items = value if isinstance(value, (list, tuple)) else (value,)
-            if not items:
-                raise TemplateError(f"parameter {name!r} is an empty list: it names nothing for `{need}` to check", name)
-            whole = need.template.startswith("{" + name + "}")
-            for item in items:
-                if isinstance(item, str) and item or (isinstance(item, int) and not isinstance(item, bool) and not whole):
-                    continue
-                raise TemplateError(f"parameter {name!r} {_not_filling(item, whole)}: it does not fill `{need}`", name)
-
-
-def _not_filling(item: Any, whole: bool) -> str:
-    if isinstance(item, str):
-        return "is empty text"
-    if isinstance(item, (list, tuple)):
-        return "lists a list"
-    if isinstance(item, int) and not isinstance(item, bool) and whole:
-        return "is a number where a whole path, URL or command is declared"
-    from bgc.core.values.canonical import kind_name  # only a refusal needs it
-
-    return f"is not text (got {kind_name(item)})"
 
 
 def _leading_param(need: AtomTemplate) -> str | None:

@@ -16,7 +16,8 @@ already imported (bgc's package first: an editable install's finder maps it with
 ``sys.path`` entry), and the import paths a hook's client reports for its own process. A place is
 inside the project when the project directory is that place or one of its ancestors, compared by
 device and inode (a case-insensitive file system, a bind mount or a symbolic link spelling the
-project otherwise still matches).
+project otherwise still matches). A project lying directly in a ``sys.path`` entry is refused too:
+it can be imported as a package of its own name.
 """
 
 from __future__ import annotations
@@ -84,11 +85,20 @@ def imports_inside(project: str, extra: Iterable[str] = ()) -> str | None:
     except OSError as error:
         return f"the project directory {project!r} cannot be examined ({error.strerror or error})"
     identity = (info.st_dev, info.st_ino)
+    advice = "install bgc outside the project and run it isolated (`python -I`, as `bgc init` registers it)"
     for place in import_places(extra):
         if identity in _identities(place):
-            return (
-                f"bgc imports code from {place!r}, inside the project {project!r}: whoever may write there "
-                "decides every call; install bgc outside the project and run it isolated (`python -I`, as "
-                "`bgc init` registers it)"
-            )
+            return f"bgc imports code from {place!r}, inside the project {project!r}: whoever may write there decides every call; {advice}"
+    try:
+        parent = os.stat(os.path.dirname(os.path.realpath(project)))
+    except OSError:
+        return None
+    for entry in (*sys.path, *extra):
+        try:
+            found = os.stat(entry or ".")
+        except OSError:
+            continue
+        if (found.st_dev, found.st_ino) == (parent.st_dev, parent.st_ino):
+            name = os.path.basename(os.path.realpath(project))
+            return f"the project {project!r} lies in {entry!r}, on the import path: it can be imported as `{name}`; {advice}"
     return None

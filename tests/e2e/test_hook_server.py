@@ -608,7 +608,7 @@ def test_a_hook_answered_by_the_server_imports_almost_nothing(project: dict[str,
     typing, hashlib or any of bgc's deciding modules. No clock: the modules themselves."""
     policy = f"{project['root']}/.claude/bgc/policy.bgp"
     call = json.dumps(_input(project, "PreToolUse", *READ_SOURCE)).encode()
-    done = subprocess.run([sys.executable, "-c", PROBE, "hook", "claude-code", "-p", policy], input=call, cwd=project["root"],
+    done = subprocess.run([sys.executable, "-I", "-c", PROBE, "hook", "claude-code", "-p", policy], input=call, cwd=project["root"],
                           env={**os.environ, "CLAUDE_PROJECT_DIR": project["root"]}, capture_output=True, timeout=TIMEOUT)  # fmt: skip
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
     assert served(server) == 1

@@ -114,8 +114,9 @@ def test_credential_files_are_neither_read_nor_written_anywhere(
 
 def test_the_names_the_starter_did_not_name_are_on_the_list() -> None:
     for name in ("/**/id_ecdsa_sk", "/**/*_dsa", "/**/*_ecdsa", "/**/.npmrc", "/**/.pypirc", "/**/.netrc", "/**/.git-credentials",
-                 "/**/.envrc", "/**/.dev.vars", "/**/.aws/credentials", "/**/.config/gcloud/**", "/**/.azure/**",
-                 "/**/.docker/config.json", "/**/.kube/config", "/**/*.jks", "/**/*.p12", "/**/*.pfx", "/**/*.keystore"):  # fmt: skip
+                 "/**/.env*", "/**/.dev.vars", "/**/.aws/credentials", "/**/.config/gcloud/credentials.db",
+                 "/**/.azure/accessTokens.json", "/**/.docker/config.json", "/**/.kube/config", "/**/*.jks", "/**/*.p12",
+                 "/**/*.pfx", "/**/*.keystore"):  # fmt: skip
         assert name in SECRETS, name
 
 

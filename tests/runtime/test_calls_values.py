@@ -191,3 +191,14 @@ def test_the_kernel_refuses_a_value_that_does_not_fill_the_declaration(tmp_path:
         assert (decision.decision, decision.code) == ("deny", "BGC517"), decision
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("value", KERNEL_VALUES, ids=repr)
+def test_a_work_orders_call_is_refused_the_same(value: Any) -> None:
+    """``bgc compile`` decides an order's calls through the same expansion: refused there too."""
+    from bgc.core.gate import expand_call
+    from bgc.core.policy.templates import TemplateError
+
+    declaration = parse_policy(POLICY, "p.bgp").tools[0]
+    with pytest.raises(TemplateError):
+        expand_call(declaration.needs, declaration.ignores, {"path": value})
