@@ -537,21 +537,19 @@ def refuse_unfilled(needs: Sequence[AtomTemplate], params: Mapping[str, Any]) ->
                 raise TemplateError(f"parameter {name!r} is an empty list: it names nothing for `{need}` to check", name)
             whole = need.template.startswith("{" + name + "}")
             for item in items:
-                if isinstance(item, str) and item or (isinstance(item, int) and not isinstance(item, bool) and not whole):
+                if isinstance(item, str) and item or not isinstance(item, (str, int, list, tuple)) or isinstance(item, bool):
+                    continue  # text that names something; a kind no template takes is expand's to refuse
+                if isinstance(item, int) and not whole:
                     continue
-                raise TemplateError(f"parameter {name!r} {_not_filling(item, whole)}: it does not fill `{need}`", name)
+                raise TemplateError(f"parameter {name!r} {_not_filling(item)}: it does not fill `{need}`", name)
 
 
-def _not_filling(item: Any, whole: bool) -> str:
+def _not_filling(item: str | int | list[Any] | tuple[Any, ...]) -> str:
     if isinstance(item, str):
         return "is empty text"
     if isinstance(item, (list, tuple)):
         return "lists a list"
-    if isinstance(item, int) and not isinstance(item, bool) and whole:
-        return "is a number where a whole path, URL or command is declared"
-    from bgc.core.values.canonical import kind_name  # only a refusal needs it
-
-    return f"is not text (got {kind_name(item)})"
+    return "is a number where a whole path, URL or command is declared"
 
 
 def _atom_heads(indices: Mapping[str, Mapping[str, _PartIndex]]) -> dict[str, tuple[Any, int, list[Any], _PartIndex, Directory]]:

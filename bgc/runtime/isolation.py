@@ -16,8 +16,7 @@ already imported (bgc's package first: an editable install's finder maps it with
 ``sys.path`` entry), and the import paths a hook's client reports for its own process. A place is
 inside the project when the project directory is that place or one of its ancestors, compared by
 device and inode (a case-insensitive file system, a bind mount or a symbolic link spelling the
-project otherwise still matches). A project lying directly in a ``sys.path`` entry is refused too:
-it can be imported as a package of its own name.
+project otherwise still matches).
 """
 
 from __future__ import annotations
@@ -89,16 +88,4 @@ def imports_inside(project: str, extra: Iterable[str] = ()) -> str | None:
     for place in import_places(extra):
         if identity in _identities(place):
             return f"bgc imports code from {place!r}, inside the project {project!r}: whoever may write there decides every call; {advice}"
-    try:
-        parent = os.stat(os.path.dirname(os.path.realpath(project)))
-    except OSError:
-        return None
-    for entry in (*sys.path, *extra):
-        try:
-            found = os.stat(entry or ".")
-        except OSError:
-            continue
-        if (found.st_dev, found.st_ino) == (parent.st_dev, parent.st_ino):
-            name = os.path.basename(os.path.realpath(project))
-            return f"the project {project!r} lies in {entry!r}, on the import path: it can be imported as `{name}`; {advice}"
     return None
