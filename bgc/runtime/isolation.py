@@ -34,11 +34,24 @@ def import_places(extra: Iterable[str] = ()) -> list[str]:
 
     places = [os.path.dirname(os.path.abspath(bgc.__file__))]
     places += [os.path.abspath(entry) for entry in (*sys.path, *extra)]  # "" is the working directory
-    for module in list(sys.modules.values()):
-        where = getattr(module, "__file__", None)
-        if isinstance(where, str):
-            places.append(os.path.dirname(os.path.abspath(where)))
-    return list(dict.fromkeys(places))
+    return list(dict.fromkeys((*places, *_module_places())))
+
+
+_MODULE_PLACES: dict[int, tuple[str, ...]] = {}
+"""What :func:`_module_places` found, by the number of modules loaded when it looked (one entry)."""
+
+
+def _module_places() -> tuple[str, ...]:
+    """The directories of the modules loaded, looked up again whenever their number changed (a
+    module found later on a ``sys.path`` entry is caught by that entry, checked every time)."""
+    count = len(sys.modules)
+    found = _MODULE_PLACES.get(count)
+    if found is None:
+        found = tuple(sorted({os.path.dirname(os.path.abspath(where)) for module in list(sys.modules.values())
+                              if isinstance(where := getattr(module, "__file__", None), str)}))  # fmt: skip
+        _MODULE_PLACES.clear()
+        _MODULE_PLACES[count] = found
+    return found
 
 
 _KNOWN: dict[str, frozenset[tuple[int, int]]] = {}
