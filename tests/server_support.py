@@ -106,7 +106,7 @@ def serving(mode: str, project: str, cache: str) -> Iterator[Server | None]:
 
 def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str) -> subprocess.CompletedProcess[bytes]:
     """Run a hook ``command`` as bgc's `init` writes it (this installation's interpreter running
-    bgc's entry with ``-P -c``, its ``bgc`` console script, or ``python -m bgc``, and its arguments; ``$VARIABLES`` expanded as the agent's shell
+    bgc's entry with ``-I -c``, its ``bgc`` console script, or ``python -m bgc``, and its arguments; ``$VARIABLES`` expanded as the agent's shell
     would) through the entry point both call, :func:`bgc.app.launch.main`, in this process, with a
     process's own streams: ``data`` on file descriptor 0 (where the hook's client reads it), file
     descriptors 1 and 2 (where the client writes a server's answer, and ``sys.stdout`` and
@@ -126,8 +126,8 @@ def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str)
     from bgc.app.commands.init import HOOK_ENTRY
 
     words = [string.Template(word).safe_substitute({**os.environ, **environ}) for word in shlex.split(command)]
-    starts = ([sys.executable, "-P", "-c", HOOK_ENTRY], [os.path.join(os.path.dirname(sys.executable), "bgc")],
-              [sys.executable, "-m", "bgc"], [sys.executable, "-P", "-m", "bgc"])  # as init writes it  # fmt: skip
+    starts = ([sys.executable, "-I", "-c", HOOK_ENTRY], [os.path.join(os.path.dirname(sys.executable), "bgc")],
+              [sys.executable, "-m", "bgc"], [sys.executable, "-I", "-m", "bgc"])  # as init writes it  # fmt: skip
     start = next((start for start in starts if words[: len(start)] == start), None)
     assert start is not None, f"not this installation's bgc: {command}"
     arguments = words[len(start) :]

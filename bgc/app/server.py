@@ -60,6 +60,7 @@ from bgc.adapters.agents import AGENTS, client
 from bgc.adapters.agents.hook import Options, check_agent, decide
 from bgc.errors import ExitCode, UsageError
 from bgc.core.cache import stamp
+from bgc.runtime.isolation import imports_inside
 from bgc.runtime.session import WarmSources, file_identity
 
 REPLY_SECONDS = 10.0
@@ -141,6 +142,9 @@ def serve(project: str, idle: float) -> ExitCode:
 
     if not sys.platform.startswith("linux"):
         raise UsageError("the decision server runs on Linux only (how its hooks see it go away): no server")
+    refusal = imports_inside(project)
+    if refusal is not None:
+        raise UsageError(f"no server: {refusal}")
     path = client.doorbell_path(project, create=True)
     if path is None:
         raise UsageError("no private directory for the server's doorbell ($XDG_RUNTIME_DIR/bgc or /tmp/bgc-UID, 0700)")
@@ -333,13 +337,13 @@ def _request(payload: bytes) -> tuple[dict[str, Any], bytes]:
     if not (isinstance(meta, dict) and isinstance(data, bytes) and meta.get("kind") in ("hook", *CONTROL)):
         raise ValueError("not a request")
     if meta["kind"] == "hook":
-        shapes = {"agent": str, "arguments": list, "options": dict, "cwd": str, "env": dict, "deadline": float}
+        shapes = {"agent": str, "arguments": list, "options": dict, "cwd": str, "env": dict, "path": list, "deadline": float}
         if not all(isinstance(meta.get(key), kind) for key, kind in shapes.items()) or not meta["cwd"].startswith("/"):
             raise ValueError("a hook request's fields are not what they should be")
-        if not all(isinstance(item, str) for item in meta["arguments"]) or not all(
+        if not all(isinstance(item, str) for item in (*meta["arguments"], *meta["path"])) or not all(
             isinstance(key, str) and isinstance(value, str) for key, value in (*meta["env"].items(), *meta["options"].items())
         ):
-            raise ValueError("the arguments, options and environment must be text")
+            raise ValueError("the arguments, import path, options and environment must be text")
         if not meta["options"].keys() <= OPTIONS:
             raise ValueError("an option the hook does not take")
     return meta, data
@@ -362,7 +366,7 @@ def _answer_hook(meta: dict[str, Any], data: bytes, warm: WarmSources) -> bytes:
         return client.REFUSED + b"the hook's share of its deadline is over"
     try:
         code, stdout, stderr = decide(meta["agent"], replace(options, timeout=left), data, meta["env"], meta["cwd"],
-                                      sources=warm)  # fmt: skip
+                                      sources=warm, imports=meta["path"])  # fmt: skip
     except Exception as error:  # noqa: BLE001 - anything here is the client's to decide: it falls back
         return client.REFUSED + f"{type(error).__name__}: {error}".encode("utf-8", "replace")
     if time.monotonic() >= meta["deadline"]:  # nobody reads it: the hook decides the call itself

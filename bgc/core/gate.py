@@ -508,6 +508,7 @@ def expand_call(
     (:meth:`~bgc.core.policy.ast.AtomTemplate.expand`).
     """
     refuse_undeclared(needs, ignores, params)
+    refuse_unfilled(needs, params)
     return [(need.resource, need.action, text) for need in needs for text in need.expand(params)]
 
 
@@ -517,6 +518,38 @@ def refuse_undeclared(needs: Sequence[AtomTemplate], ignores: Collection[str], p
     for name in params:
         if name not in ignores and not any(name in need.params for need in needs):
             raise TemplateError(f"parameter {name!r} is not one the declaration names or ignores", name)
+
+
+def refuse_unfilled(needs: Sequence[AtomTemplate], params: Mapping[str, Any]) -> None:
+    """Raise :class:`TemplateError` for a value that does not fill the template it is given for:
+    a list of nothing (it would need no atom at all, so nothing would be checked), a list inside a
+    list, empty text, or anything but text where a template starts with the parameter (the value
+    is then a whole path, URL or command: ``fs:read:{path}``, ``net:connect:{url}``,
+    ``proc:exec:{argv0}``); an integer may fill a part (``…/issues/{number}``). A parameter that is
+    missing, or of a kind no template takes, is :meth:`AtomTemplate.expand`'s to refuse."""
+    for need in needs:
+        for name in need.params:
+            if name not in params:
+                continue
+            value = params[name]
+            items = value if isinstance(value, (list, tuple)) else (value,)
+            if not items:
+                raise TemplateError(f"parameter {name!r} is an empty list: it names nothing for `{need}` to check", name)
+            whole = need.template.startswith("{" + name + "}")
+            for item in items:
+                if isinstance(item, str) and item or not isinstance(item, (str, int, list, tuple)) or isinstance(item, bool):
+                    continue  # text that names something; a kind no template takes is expand's to refuse
+                if isinstance(item, int) and not whole:
+                    continue
+                raise TemplateError(f"parameter {name!r} {_not_filling(item)}: it does not fill `{need}`", name)
+
+
+def _not_filling(item: str | int | list[Any] | tuple[Any, ...]) -> str:
+    if isinstance(item, str):
+        return "is empty text"
+    if isinstance(item, (list, tuple)):
+        return "lists a list"
+    return "is a number where a whole path, URL or command is declared"
 
 
 def _atom_heads(indices: Mapping[str, Mapping[str, _PartIndex]]) -> dict[str, tuple[Any, int, list[Any], _PartIndex, Directory]]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple
 
@@ -41,6 +42,7 @@ from bgc.core.gate import (
     expand_call,
     no_link_below,
     refuse_undeclared,
+    refuse_unfilled,
     worded,
 )
 from bgc.core.values.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
@@ -134,29 +136,46 @@ class CallDecision(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Workspace:
-    """An agent's project on the host: ``root`` (symbolic links resolved) and the directory
-    relative paths are read from."""
+    """An agent's project on the host: ``root`` (symbolic links resolved), the directory
+    relative paths are read from, and the agent's home directory (``$HOME`` of the agent's
+    environment; None when unknown), which a path beginning with ``~`` names."""
 
     root: str
     cwd: str
+    home: str | None = None
 
     @classmethod
-    def at(cls, root: str, cwd: str | None = None) -> Workspace:
+    def at(cls, root: str, cwd: str | None = None, home: str | None = None) -> Workspace:
         real = os.path.realpath(root)
-        return cls(real, os.path.realpath(cwd) if cwd else real)
+        return cls(real, os.path.realpath(cwd) if cwd else real, home if home and home.startswith("/") else None)
+
+    def _home_path(self, value: str) -> str | None:
+        """A path beginning with ``~`` as the agent expands it: ``~`` and ``~/...`` are the home
+        directory (when known); None for every other form (``~user``, ``~+``, ``~-``), which names
+        a directory bgc cannot know as the agent would, and is refused, never read as a folder
+        of the project named ``~``."""
+        if self.home is None or not (value == "~" or value.startswith("~/")):
+            return None
+        return self.home + value[1:]
 
     def place(self, value: Any) -> list[tuple[str, Any]]:
         """``(resource, value)`` for a host path: ``fs`` and the workspace path inside the root,
         ``host`` and the absolute path outside (and its link target too when that differs).
 
-        A value that is not text is passed on unchanged, for the template to refuse; a path
-        that is not clean (``..`` above ``/``, control characters) is passed on for the gate to
+        A value that is not text is passed on unchanged, for the template to refuse; so is a
+        path beginning with ``~`` that is not the home directory or below it (:meth:`_home_path`);
+        a path that is not clean (``..`` above ``/``, control characters) is passed on for the gate to
         refuse with its own reason. A ``..`` is read by the text, and also as the kernel reads
         it, after the link before it (``src/link/../x`` with ``src/link`` -> ``../.git`` is
         ``/x``): where the two differ, both are placed.
         """
         if not isinstance(value, str) or not value or "\0" in value:
             return [("fs", value)]
+        if value.startswith("~"):
+            home_path = self._home_path(value)
+            if home_path is None:
+                return [("fs", value)]  # not absolute: the gate refuses it
+            value = home_path
         absolute = value if value.startswith("/") else os.path.join(self.cwd, value)
         lexical = resources.normalise("fs", absolute)
         if isinstance(lexical, resources.Rejection):
@@ -264,7 +283,7 @@ class CallDecider:
         if compiled is not None and compiled.slots is not None:
             decision = self._decide_compiled(compiled, key, params)
             if decision is not None:
-                return decision
+                return self._other_names(decision)
         return self.decide_general(tool, server, params)
 
     def _decide_compiled(
@@ -286,8 +305,8 @@ class CallDecider:
             value = prefix
             if param is not None:
                 given = params.get(param)
-                if given.__class__ is not str or len(prefix) + 2 * len(given) + len(suffix) > MAX_PATTERN_LENGTH:
-                    return None  # escaped, it could be longer than a pattern may be
+                if given.__class__ is not str or not given or len(prefix) + 2 * len(given) + len(suffix) > MAX_PATTERN_LENGTH:
+                    return None  # empty, or escaped it could be longer than a pattern may be
                 value += given
             if kind == _PATH and workspace is not None:
                 places, canonical = self._place(value)
@@ -376,7 +395,7 @@ class CallDecider:
                 atoms.append((resource, action, prefix + suffix, None if patterned else prefix + suffix, False))
                 continue
             given = params.get(param)
-            if given.__class__ is not str:
+            if given.__class__ is not str or not given:
                 return None
             if kind == _PATH and self.workspace is not None:
                 placement = placements.get(param)
@@ -414,7 +433,58 @@ class CallDecider:
                 atoms.extend(self._atoms(spec, params))
         except TemplateError as error:
             return CallDecision(tool, server, "deny", f"refused: {error}")
-        return self._decide_atoms(tool, server, atoms)
+        return self._other_names(self._decide_atoms(tool, server, atoms))
+
+    def _other_names(self, decision: CallDecision) -> CallDecision:
+        """``decision`` with every granted file that has other names asked instead.
+
+        A hard link gives a file as many names as it has links, and a policy decides a file by
+        the name a call gives it: ``src/notes`` linked to ``.env`` (or to ``.git/config``) reads
+        and writes the denied file under an allowed name. bgc cannot know a file's other names
+        without walking the file system, but it can tell that there are others: a regular file
+        whose link count (``st_nlink``) is more than one. Such a file granted by its name is
+        asked, for the person at the session (the call is marked not understood, so no stored
+        approval of its atoms settles it); a deny stays a deny. Only a decider with a workspace
+        looks at the disk: a kernel's call names workspace paths of its plan, no host file."""
+        if self.workspace is None or decision.effect == "deny":
+            return decision
+        atoms, linked = list(decision.atoms), []
+        for index, atom in enumerate(atoms):
+            if atom.effect != "allow":
+                continue
+            links = self._links(atom.atom)
+            if links > 1:
+                reason = (f"{atom.reason}, but the file has {links} names (hard links) and bgc decides it by this one "
+                          "only: a person decides")  # fmt: skip
+                atoms[index] = AtomDecision(atom.atom, "ask", reason, atom.rule)
+                linked.append(atoms[index])
+        if not linked:
+            return decision
+        reason = "; ".join(f"{atom.atom}: {atom.reason}" for atom in linked)
+        return decision._replace(effect="ask", reason=reason, atoms=tuple(atoms), understood=False)
+
+    def _links(self, atom: str) -> int:
+        """The most links of the host file an ``fs`` or ``host`` atom names (its text read as a
+        value, and unescaped when it is a pattern's text for one); 1 for anything else."""
+        resource, _, rest = atom.partition(":")
+        text = rest.partition(":")[2]
+        if resource not in ("fs", HOST) or not text.startswith("/"):
+            return 1
+        assert self.workspace is not None
+        values = {text}
+        unescaped = _ESCAPED.sub(r"\1", text)
+        if glob.escape(unescaped) == text:
+            values.add(unescaped)
+        most = 1
+        for value in values:
+            path = value if resource == HOST else self.workspace.root.rstrip("/") + value
+            try:
+                info = os.stat(path)
+            except (OSError, ValueError):
+                continue
+            if stat.S_ISREG(info.st_mode):
+                most = max(most, info.st_nlink)
+        return most
 
     def _decide_atoms(self, tool: str, server: str, atoms: list[tuple[str, str, str]]) -> CallDecision:
         """A call's atoms as pattern text decided by the gate, a search's pattern decided on the
@@ -457,10 +527,28 @@ class CallDecider:
             if effect == "ask" and worst is None:
                 worst = path
         if worst is None:
+            linked = self._linked_below(path for path, _ in files)
+            if linked is not None:  # granted by its names, but a file there has others (_other_names)
+                reason = f"{linked[0]} below it has {linked[1]} names (hard links) and bgc decides it by this one only"
+                return AtomDecision(need.atom, "ask", f"{reason}: a person decides"), None
             return AtomDecision(need.atom, "allow", f"every file it reaches now is granted ({len(files)} files)"), proven
         found = self.gate.need_value(resource, action, worst)  # its rule and approvals
         reason = f"{found.atom} is below it: {found.reason}"
         return AtomDecision(need.atom, found.effect, reason, found.rule, found.approvals, found.asked_by), proven
+
+    def _linked_below(self, paths: Iterable[str]) -> tuple[str, int] | None:
+        """The first of these workspace paths that is a regular file with more than one link,
+        and its link count; None when none is."""
+        assert self.workspace is not None
+        root = self.workspace.root.rstrip("/")
+        for path in paths:
+            try:
+                info = os.stat(root + path)
+            except (OSError, ValueError):
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                return path, info.st_nlink
+        return None
 
     def _decide_mcp_identity(self, tool: str, server: str) -> CallDecision:
         """A tool of an MCP server that no declaration names, decided on its identity alone,
@@ -487,6 +575,7 @@ class CallDecider:
         if self.workspace is None:
             return expand_call(spec.needs, spec.ignores, params)
         refuse_undeclared(spec.needs, spec.ignores, params)
+        refuse_unfilled(spec.needs, params)
         atoms: list[tuple[str, str, str]] = []
         for need in spec.needs:
             lead = _leading_param(need)
@@ -532,10 +621,10 @@ class CallDecider:
             reason = "not understood exactly: " + "; ".join(analysis.needs_ask)
             return CallDecision(SHELL, LOCAL_SERVER, "ask", reason, tuple(atoms), understood=False)
         if "ask" in effects or not atoms:
-            return CallDecision(
+            return self._other_names(CallDecision(
                 SHELL, LOCAL_SERVER, "ask", "some commands await approval" if atoms else "nothing to run", tuple(atoms)
-            )
-        return CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms))
+            ))  # fmt: skip
+        return self._other_names(CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms)))
 
 
 _VALUE, _PATH = "value", "path"
@@ -608,6 +697,8 @@ def _slot(need: AtomTemplate, gate: Gate) -> _Slot | None:
 
 
 _SPECIAL = re.compile(r"[\\*?[{}]")
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+"""A backslash escape in pattern text made of a value (:func:`bgc.core.patterns.glob.escape`)."""
 """Characters that make template text more than its literal value."""
 
 

@@ -138,7 +138,7 @@ def test_the_server_answers_without_adopting_the_callers_state(projects: dict[st
 
     meta = {"kind": "hook", "agent": "claude-code", "arguments": [], "options": {"policy": POLICY},
             "cwd": projects["closed"], "env": {"CLAUDE_PROJECT_DIR": projects["closed"], "ONLY_THE_CALLERS": "1"},
-            "deadline": time.monotonic() + 10}  # fmt: skip
+            "path": sys.path, "deadline": time.monotonic() + 10}  # fmt: skip
     warm = WarmSources()
     before = _process_state()
     try:

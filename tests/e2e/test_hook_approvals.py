@@ -70,7 +70,7 @@ def hook(project: dict[str, Any], tool: str, tool_input: dict[str, Any], *option
             "permission_mode": "default", "hook_event_name": event, "tool_name": tool,
             "tool_input": tool_input, "tool_use_id": "toolu_1"}  # fmt: skip
     added = {"CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}
-    argv = [sys.executable, "-m", "bgc", "hook", "claude-code", "-p", project["policy"], *options]
+    argv = [sys.executable, "-I", "-m", "bgc", "hook", "claude-code", "-p", project["policy"], *options]
     project["calls"] += 1
     if project["server"] is None:  # the hook alone: its entry point in this process (run_in_process says why)
         done = run_in_process(shlex.join(argv), json.dumps(data).encode(), added, project["root"])

@@ -65,6 +65,32 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("read a list with an outside path", "Read", {"file_path": [f"{P}/src/a.py", "/etc/passwd"]}, "deny"),
     ("read without a path", "Read", {}, "deny"),
     ("read a number", "Read", {"file_path": 42}, "deny"),
+    # ---- values that fill no declaration: refused, never a call with nothing checked ----
+    ("read a list of nothing", "Read", {"file_path": []}, "deny"),
+    ("read a list in a list", "Read", {"file_path": [[f"{P}/src/a.py"]]}, "deny"),
+    ("read an outside path in a list in a list", "Read", {"file_path": [["/etc/passwd"]]}, "deny"),
+    ("read empty text", "Read", {"file_path": ""}, "deny"),
+    ("read a list holding empty text", "Read", {"file_path": [f"{P}/src/a.py", ""]}, "deny"),
+    ("read null", "Read", {"file_path": None}, "deny"),
+    ("read a map", "Read", {"file_path": {}}, "deny"),
+    ("read true", "Read", {"file_path": True}, "deny"),
+    ("write a list of nothing", "Write", {"file_path": [], "content": "x"}, "deny"),
+    ("edit a list in a list", "Edit", {"file_path": [[f"{P}/src/a.py"]], "old_string": "a", "new_string": "b"}, "deny"),
+    ("grep a list of nothing", "Grep", {"pattern": "TODO", "path": []}, "deny"),
+    ("fetch a list of nothing", "WebFetch", {"url": [], "prompt": "x"}, "deny"),
+    ("fetch empty text", "WebFetch", {"url": "", "prompt": "x"}, "deny"),
+    ("fetch a number", "WebFetch", {"url": 80, "prompt": "x"}, "deny"),
+    ("mcp read a list of nothing", "mcp__filesystem__read_file", {"path": []}, "deny"),
+    ("mcp read a list in a list", "mcp__filesystem__read_file", {"path": [[f"{P}/src/a.py"]]}, "deny"),
+    # ---- ~ is the home directory the agent expands it to (a host path), never a project folder named ~ ----
+    ("read ~/x, the home", "Read", {"file_path": "~/x"}, "deny"),
+    ("read ~, the home", "Read", {"file_path": "~"}, "deny"),
+    ("read ~/src/a.py, the home's", "Read", {"file_path": "~/src/a.py"}, "deny"),
+    ("read ~root/x, another user's home", "Read", {"file_path": "~root/x"}, "deny"),
+    ("read ~+/x, the shell's $PWD", "Read", {"file_path": "~+/x"}, "deny"),
+    ("read ~-/x, the shell's $OLDPWD", "Read", {"file_path": "~-/x"}, "deny"),
+    ("read ./~/x, the project's folder named ~", "Read", {"file_path": "./~/x"}, "allow"),
+    ("mcp read ~/x, the home", "mcp__filesystem__read_file", {"path": "~/x"}, "deny"),
     # ---- Write, Edit, MultiEdit, NotebookEdit ----
     ("write source", "Write", {"file_path": f"{P}/src/new.py", "content": "x = 1\n"}, "allow"),
     ("write a test", "Edit", {"file_path": f"{P}/tests/test_a.py", "old_string": "a", "new_string": "b"}, "allow"),
@@ -74,6 +100,40 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("write the README", "Write", {"file_path": f"{P}/README.md", "content": "x"}, "deny"),
     ("write package.json", "Write", {"file_path": f"{P}/package.json", "content": "{}"}, "ask"),
     ("write .git/config", "Write", {"file_path": f"{P}/.git/config", "content": "x"}, "deny"),
+    # ---- VCS metadata at any depth, directory or gitfile: never written, never created ----
+    ("write a nested repository's config", "Write", {"file_path": f"{P}/src/vendor/.git/config", "content": "x"}, "deny"),
+    ("create a gitfile below src", "Write", {"file_path": f"{P}/src/.git", "content": "gitdir: /tmp/x\n"}, "deny"),
+    ("edit a nested repository's hook", "Edit", {"file_path": f"{P}/tests/a/b/.git/hooks/pre-commit", "old_string": "a", "new_string": "b"}, "deny"),
+    ("write a nested Mercurial config", "Write", {"file_path": f"{P}/src/m/.hg/hgrc", "content": "x"}, "deny"),
+    ("write a nested Jujutsu config", "MultiEdit", {"file_path": f"{P}/docs/j/.jj/repo/config.toml", "edits": []}, "deny"),
+    ("write a nested Sapling config", "Write", {"file_path": f"{P}/src/s/.sl/config", "content": "x"}, "deny"),
+    ("write a nested Subversion entry", "Write", {"file_path": f"{P}/src/v/.svn/entries", "content": "x"}, "deny"),
+    ("mcp write a nested repository's config", "mcp__filesystem__write_file", {"path": f"{P}/src/x/.git/config", "content": "x"}, "deny"),
+    ("a shell redirect into a nested repository's config", "Bash", {"command": "echo x > src/lib/.git/config"}, "deny"),
+    # ---- hard links: a file with other names is asked, whatever the name it is given ----
+    ("read a hard link to .env", "Read", {"file_path": f"{P}/notes/env"}, "ask"),
+    ("read .env, which has another name", "Read", {"file_path": f"{P}/.env"}, "deny"),
+    ("write a hard link to .git/config", "Write", {"file_path": f"{P}/src/gitconfig", "content": "x"}, "ask"),
+    ("edit a hard link to .git/config, relative", "Edit", {"file_path": "src/gitconfig", "old_string": "a", "new_string": "b"}, "ask"),
+    ("grep a directory holding a hard link to .env", "Grep", {"pattern": "TOKEN", "path": f"{P}/notes"}, "ask"),
+    ("mcp read a hard link to .env", "mcp__filesystem__read_file", {"path": f"{P}/notes/env"}, "ask"),
+    ("read a file with one name", "Read", {"file_path": f"{P}/src/a.py"}, "allow"),
+    # ---- credential files the starter does not name one by one ----
+    ("read an ECDSA key", "Read", {"file_path": f"{P}/deploy/.ssh/id_ecdsa"}, "deny"),
+    ("read a named ed25519 key", "Read", {"file_path": f"{P}/keys/deploy_ed25519"}, "deny"),
+    ("read a security-key key", "Read", {"file_path": f"{P}/keys/id_ed25519_sk"}, "deny"),
+    ("read .npmrc", "Read", {"file_path": f"{P}/.npmrc"}, "deny"),
+    ("read .pypirc", "Read", {"file_path": f"{P}/src/.pypirc"}, "deny"),
+    ("read .netrc", "Read", {"file_path": f"{P}/.netrc"}, "deny"),
+    ("read .git-credentials", "Read", {"file_path": f"{P}/src/.git-credentials"}, "deny"),
+    ("read .envrc", "Read", {"file_path": f"{P}/.envrc"}, "deny"),
+    ("read .dev.vars", "Read", {"file_path": f"{P}/worker/.dev.vars"}, "deny"),
+    ("read AWS credentials", "Read", {"file_path": f"{P}/ci/.aws/credentials"}, "deny"),
+    ("read a gcloud credential", "Read", {"file_path": f"{P}/ci/.config/gcloud/application_default_credentials.json"}, "deny"),
+    ("read a docker config", "Read", {"file_path": f"{P}/ci/.docker/config.json"}, "deny"),
+    ("read a kube config", "Read", {"file_path": f"{P}/ops/.kube/config"}, "deny"),
+    ("read a Java keystore", "Read", {"file_path": f"{P}/android/release.keystore"}, "deny"),
+    ("read a PKCS #12 bundle", "Read", {"file_path": f"{P}/certs/client.pfx"}, "deny"),
     ("write bgc's own ledger", "Write", {"file_path": f"{P}/.bgc/kernel.db", "content": "x"}, "deny"),
     ("edit bgc's store through ..", "Edit", {"file_path": f"{P}/src/../.bgc/kernel.db", "old_string": "a", "new_string": "b"}, "deny"),
     ("write a CI workflow", "Edit", {"file_path": f"{P}/.github/workflows/ci.yml", "old_string": "a", "new_string": "b"}, "deny"),
@@ -149,7 +209,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("bash a command after a here-doc bash ends early", "Bash", {"command": ">src/x <<E'O'F\nEOF\ncat .env\nE'O'F"}, "ask"),
     ("bash a backquoted command in a here-doc", "Bash", {"command": ">src/x <<EOF\n`cat .env`\nEOF"}, "ask"),
     ("bash a program named CR (a space to the grammar)", "Bash", {"command": ">src/x\n\r#x"}, "ask"),
-    ("bash append to .git/config through a link and ..", "Bash", {"command": ">>src/link_git/../.git/config"}, "ask"),
+    ("bash append to .git/config through a link and ..", "Bash", {"command": ">>src/link_git/../.git/config"}, "deny"),  # src/.git/config as read, /.git/config as reached: VCS metadata either way
 ]
 
 # (name, event, tool_name, tool_input, expected) for PermissionRequest: ask is "no decision"
@@ -185,6 +245,10 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     (root / "link_out").symlink_to(outside)
     (root / "src" / "link_env").symlink_to("../.env")
     (root / "src" / "link_git").symlink_to("../.git")  # `src/link_git/..` is the project root to the kernel
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / "notes").mkdir()
+    os.link(root / ".env", root / "notes" / "env")  # hard links: other names of denied files
+    os.link(root / ".git" / "config", root / "src" / "gitconfig")
     env = {**os.environ, "BGC_CACHE_DIR": str(base / "cache")}
     done = subprocess.run(
         [sys.executable, "-m", "bgc", "init", "claude-code"], cwd=root, env=env, capture_output=True, text=True, timeout=TIMEOUT
@@ -279,9 +343,9 @@ def test_failures_block_with_the_reason(project: dict[str, Any], tmp_path: Path)
     broken = tmp_path / "broken.bgp"
     broken.write_text("allow fs:read:/** because \"ok\"\nallow fs:read:[ because \"unclosed\"\n")
     call = _input(project, "PreToolUse", "Read", {"file_path": f"{P}/src/a.py"})
-    got, done = run_hook(project, call, command=f"{sys.executable} -m bgc hook claude-code -p {broken}")
+    got, done = run_hook(project, call, command=f"{sys.executable} -I -m bgc hook claude-code -p {broken}")
     assert got == "block" and f"{broken}:2:" in done.stderr.decode()
-    got, done = run_hook(project, call, command=f"{sys.executable} -m bgc hook claude-code -p {tmp_path}/missing.bgp")
+    got, done = run_hook(project, call, command=f"{sys.executable} -I -m bgc hook claude-code -p {tmp_path}/missing.bgp")
     assert got == "block" and "missing.bgp" in done.stderr.decode()
     no_project = {**call, "cwd": None}
     got, done = run_hook(project, no_project, environ={"CLAUDE_PROJECT_DIR": ""})
@@ -372,7 +436,7 @@ def test_decisions_from_a_plan(project: dict[str, Any], tmp_path: Path) -> None:
         capture_output=True, timeout=TIMEOUT, env={**os.environ, "BGC_CACHE_DIR": project["cache"]},
     )
     assert done.returncode == 0, done.stderr
-    command = f"{sys.executable} -m bgc hook claude-code --plan {plan}"
+    command = f"{sys.executable} -I -m bgc hook claude-code --plan {plan}"
     for path, expected in ((f"{P}/src/a.py", "allow"), (f"{P}/tests/t.py", "deny"), ("/etc/passwd", "deny")):
         got, _ = run_hook(project, _input(project, "PreToolUse", "Read", {"file_path": path}), command=command)
         assert got == expected, path

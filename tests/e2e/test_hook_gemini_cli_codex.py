@@ -368,7 +368,7 @@ def test_imported_mcp_rules_decide_the_hooks_calls(tmp_path: Path) -> None:
     checked = bgc("check", str(policy))
     assert checked.exit_code == 0, checked.output
     where = {"root": str(project.resolve()), "outside": str(tmp_path), "cache": str(tmp_path / "cache"),
-             "command": f"{sys.executable} -m bgc hook claude-code -p {shlex.quote(str(policy))}"}
+             "command": f"{sys.executable} -I -m bgc hook claude-code -p {shlex.quote(str(policy))}"}
     wrong = []
     for name, tool, tool_input, expected in MCP_IMPORTED:
         got, ran = run_hook(where, _input(where, "PreToolUse", tool, tool_input), in_process=True)

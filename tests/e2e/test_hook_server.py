@@ -262,7 +262,7 @@ def _hook_request(project: dict[str, Any], use: tuple[str, dict[str, Any]], *, s
     deadline ``seconds_left`` from now."""
     meta = {"kind": "hook", "agent": "claude-code", "arguments": [], "cwd": project["root"], "code": client.identity(),
             "options": {"policy": f"{project['root']}/.claude/bgc/policy.bgp"},
-            "deadline": time.monotonic() + seconds_left,
+            "deadline": time.monotonic() + seconds_left, "path": sys.path,
             "env": {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}}  # fmt: skip
     return client.frame(marshal.dumps((meta, json.dumps(_input(project, "PreToolUse", *use)).encode())))
 
@@ -551,7 +551,7 @@ def _copy_of_bgc(base: Path) -> dict[str, str]:
 def test_other_code_is_refused_and_a_change_of_code_stops_the_server(project: dict[str, Any], tmp_path: Path) -> None:
     copy_env = _copy_of_bgc(tmp_path)
     running = Server(project["root"], {**copy_env, "BGC_CACHE_DIR": project["cache"]})
-    copy_command = project["command"].replace(project["command"].split(" hook ")[0], f"{sys.executable} -m bgc")
+    copy_command = project["command"].replace(project["command"].split(" hook ")[0], f"{sys.executable} -P -m bgc")
     try:
         assert ask(project, READ_ENV, command=copy_command, environ={"PYTHONPATH": copy_env["PYTHONPATH"]}) == "deny"
         assert served(running) == 1
@@ -608,7 +608,7 @@ def test_a_hook_answered_by_the_server_imports_almost_nothing(project: dict[str,
     typing, hashlib or any of bgc's deciding modules. No clock: the modules themselves."""
     policy = f"{project['root']}/.claude/bgc/policy.bgp"
     call = json.dumps(_input(project, "PreToolUse", *READ_SOURCE)).encode()
-    done = subprocess.run([sys.executable, "-c", PROBE, "hook", "claude-code", "-p", policy], input=call, cwd=project["root"],
+    done = subprocess.run([sys.executable, "-I", "-c", PROBE, "hook", "claude-code", "-p", policy], input=call, cwd=project["root"],
                           env={**os.environ, "CLAUDE_PROJECT_DIR": project["root"]}, capture_output=True, timeout=TIMEOUT)  # fmt: skip
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
     assert served(server) == 1

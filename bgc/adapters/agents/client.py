@@ -3,8 +3,8 @@
 A hook runs as a fresh process before every tool call, and most of its time is Python starting
 and bgc importing itself. A decision server started once per project (``bgc serve``,
 :mod:`bgc.app.server`) keeps that work warm; this module is the hook's side: it reads the hook
-input, hands the call (the agent, the hook's options, the stdin bytes, the working directory and
-the environment) to the project's server, and writes back the server's answer byte for byte.
+input, hands the call (the agent, the hook's options, the stdin bytes, the working directory, the
+environment and its own import path) to the project's server, and writes back the server's answer byte for byte.
 The server answers with the very function the hook would have run
 (:func:`bgc.adapters.agents.hook.decide`), so an answer is the same whether it came from there or
 from here.
@@ -302,7 +302,8 @@ def ask_server(agent: str, arguments: list[str], options: dict[str, object]) -> 
 def _ask(path: str, request: dict[str, object], data: bytes, deadline: float) -> tuple[int, bytes, bytes] | None:
     # the deadline (time.monotonic(), one clock for every process here): the server stops deciding
     # a call whose hook has stopped waiting for it
-    meta = {**request, "cwd": os.getcwd(), "env": dict(os.environ), "code": identity(), "deadline": deadline}
+    # its import path: the server refuses to decide for a hook whose own process takes code from the project
+    meta = {**request, "cwd": os.getcwd(), "env": dict(os.environ), "path": sys.path, "code": identity(), "deadline": deadline}
     reply = exchange(path, marshal.dumps((meta, data)), deadline)
     return None if reply is None else decode_reply(reply)
 

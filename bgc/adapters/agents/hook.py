@@ -34,7 +34,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ from bgc.adapters.agents.protocol import HookInputError
 from bgc.core.values.documents import parse_document
 from bgc.errors import BgcError, ExitCode, UsageError
 from bgc.runtime.calls import Workspace
+from bgc.runtime.isolation import imports_inside
 from bgc.runtime.session import NO_STORE, Sources
 from bgc.runtime.store import URLS
 
@@ -107,7 +108,7 @@ def seconds(timeout: str | float) -> float:
 
 def decide(
     agent: str, options: Options, stdin: bytes, env: Mapping[str, str], cwd: str | None, *,
-    sources: Sources | None = None, started: float | None = None,
+    sources: Sources | None = None, started: float | None = None, imports: Sequence[str] = (),
 ) -> tuple[int, bytes, bytes]:  # fmt: skip
     """The hook of ``agent`` run on ``stdin`` (the hook input's bytes, at most
     :data:`~bgc.adapters.agents.client.MAX_INPUT` of them read, one more to tell it was too
@@ -122,7 +123,7 @@ def decide(
     raises for anything the call, the environment or the policy holds."""
     try:
         with deadline(options.timeout, started):
-            answer = _answer(AGENTS[agent], options, stdin, env, cwd, sources)
+            answer = _answer(AGENTS[agent], options, stdin, env, cwd, sources, imports)
         # None: the agent's way of saying "no objection" is to say nothing. UTF-8, as every agent
         # reads its hooks' JSON; a lone surrogate in a reason becomes "?" (written as is, it would
         # not be UTF-8)
@@ -135,8 +136,9 @@ def decide(
 
 
 def _answer(
-    agent: Agent, options: Options, data: bytes, env: Mapping[str, str], cwd: str | None, sources: Sources | None
-) -> dict[str, Any] | None:
+    agent: Agent, options: Options, data: bytes, env: Mapping[str, str], cwd: str | None, sources: Sources | None,
+    imports: Sequence[str],
+) -> dict[str, Any] | None:  # fmt: skip
     adapter = agent.adapter()
     if len(data) > MAX_INPUT:
         raise HookInputError(f"the hook input is larger than {MAX_INPUT:,} bytes")
@@ -144,7 +146,11 @@ def _answer(
     project = next((env[name] for name in agent.project_env if env.get(name)), None) or use.cwd
     if not project or not project.startswith("/"):
         raise HookInputError(f"no project directory ({' or '.join((*agent.project_env, 'cwd'))})")
-    workspace = Workspace.at(project, use.cwd)
+    # the caller's relative entries ("" first) are its working directory's; a removed one, the project's
+    refusal = imports_inside(project, [os.path.join(cwd or project, entry) for entry in imports])
+    if refusal is not None:
+        raise UsageError(f"no decision: {refusal}")
+    workspace = Workspace.at(project, use.cwd, env.get("HOME"))  # the home a path beginning with ~ names
     here = (sources or Sources(durable=True)).project_session(
         "hook", policy=_anchored(options.policy, cwd), plan=_anchored(options.plan, cwd), mode=options.mode,
         store=_anchored_store(options.store, cwd), project=project, workspace=workspace, session=use.session,

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 from importlib import resources
 from typing import Any
@@ -40,6 +39,7 @@ def run(agent: str, *, directory: str = ".") -> ExitCode:
         raise UsageError(f"unknown agent {agent!r} (bgc init: {', '.join(AGENTS)}, mcp)")
     if not os.path.isdir(directory):
         raise UsageError(f"{directory!r} is not a directory")
+    check_isolated(directory)
     row = AGENTS[agent]
     setup = row.setup
     settings_path = os.path.join(directory, setup.directory, setup.settings)
@@ -78,47 +78,84 @@ def _warm(directory: str, agent: Agent) -> str:
     return f"checked {os.path.relpath(path, directory)}: it loads, and is compiled for the hook"
 
 
-def _bgc_command() -> str:
-    """This installation's ``bgc``, as a shell word (``python -P -m bgc`` when it has no script:
-    ``-P`` keeps the project's directory off ``sys.path``, where a ``bgc/`` an agent wrote would
-    otherwise be imported instead). A ``bgc`` found through a relative ``PATH`` entry (``.``) is
-    not taken: the hook would run whatever file of that name is in the project."""
-    found = _script_beside() or shutil.which("bgc")
-    if found and os.path.isabs(found):
-        return shlex.quote(found)
-    return f"{shlex.quote(sys.executable)} -P -m bgc"
-
+ISOLATED = "-I"
+"""How every command ``bgc init`` registers starts Python: isolated from the environment and the
+project (no ``PYTHON*`` variables such as ``PYTHONPATH``, no user site directory, neither the
+working directory nor a script's on ``sys.path``), so nothing an agent may write in the project
+(a ``sitecustomize.py``, a module shadowing one bgc imports, a ``bgc/``) is imported by the
+process that decides its calls. The console script pip writes starts Python without it."""
 
 HOOK_ENTRY = "from bgc.app.launch import console; console()"
-"""What the hook's interpreter runs (``-c``), rather than the ``bgc`` console script: the script
-pip writes imports :mod:`re` before bgc does, which every call a decision server answers would
-pay for (its client imports no ``re``)."""
+"""What the hook's interpreter runs (``-c``), rather than ``-m bgc``: :mod:`runpy` imports more
+than a call a decision server answers needs."""
 EARLIER_ENTRIES = (HOOK_ENTRY, "from bgc.launch import console; console()")
 """What the hook's interpreter ran in the ``-c`` forms earlier versions of ``bgc init`` wrote
 (the launcher was ``bgc.launch`` before the package took its layers)."""
+EARLIER_FLAGS = ([], ["-P"], [ISOLATED])
+"""The interpreter options of the forms earlier versions of ``bgc init`` wrote, and today's."""
 
 
-def _hook_program() -> str:
-    """How the hook starts bgc: this environment's interpreter running :data:`HOOK_ENTRY` with
-    ``-P`` (nothing prepended to ``sys.path``: the project's directory, where the hook runs and an
-    agent writes, is never searched for modules), when bgc is installed in this environment (its
-    script beside the interpreter: the hook finds it there without this shell's environment);
-    otherwise as :func:`_bgc_command`."""
-    if _script_beside() is None:
-        return _bgc_command()
-    return f"{shlex.quote(sys.executable)} -P -c {shlex.quote(HOOK_ENTRY)}"
+def bgc_program() -> list[str]:
+    """How a registered command starts bgc (``bgc serve``, ``bgc mcp-proxy``): this environment's
+    interpreter, isolated (:data:`ISOLATED`), running the package."""
+    return [_interpreter(), ISOLATED, "-m", "bgc"]
 
 
-def _script_beside() -> str | None:
-    """This environment's ``bgc`` script, beside the interpreter running this, if there is one."""
-    beside = os.path.join(os.path.dirname(sys.executable), "bgc")
-    return beside if os.access(beside, os.X_OK) else None
+def hook_program() -> list[str]:
+    """How the hook starts bgc: as :func:`bgc_program`, running :data:`HOOK_ENTRY`."""
+    return [_interpreter(), ISOLATED, "-c", HOOK_ENTRY]
+
+
+def _interpreter() -> str:
+    if not os.path.isabs(sys.executable or ""):
+        raise UsageError("this Python does not know its own interpreter's path: nothing to register")
+    return sys.executable
+
+
+ISOLATION_PROBE = (
+    "import os, sys, bgc\n"
+    "from bgc.runtime.isolation import imports_inside\n"
+    "print(os.path.dirname(os.path.abspath(bgc.__file__)))\n"
+    "print(imports_inside(sys.argv[1]) or '')\n"
+)
+"""Run by :func:`check_isolated` in the interpreter the registered commands start: which bgc it
+imports, and why it would refuse to decide for the project (an empty line: it would not)."""
+
+
+def check_isolated(directory: str) -> None:
+    """:class:`UsageError` unless the registered commands' interpreter (:func:`bgc_program`),
+    started as they start it, imports this very bgc and takes no code from inside ``directory``
+    (:func:`bgc.runtime.isolation.imports_inside`): a hook that would only refuse every call, or
+    that the agent could change, is not registered."""
+    import subprocess
+
+    import bgc
+
+    here = os.path.dirname(os.path.abspath(bgc.__file__))
+    try:
+        probe = subprocess.run(
+            [_interpreter(), ISOLATED, "-c", ISOLATION_PROBE, os.path.realpath(directory)], cwd=directory,
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UsageError(f"cannot start {sys.executable} {ISOLATED}: {error}") from None
+    lines = probe.stdout.decode("utf-8", "replace").splitlines()
+    if probe.returncode != 0 or len(lines) != 2:
+        raise UsageError(
+            f"{sys.executable} {ISOLATED} cannot import bgc (installed for the user or through PYTHONPATH?): "
+            "install it in a virtual environment or with pipx, outside the project"
+        )
+    found, refusal = lines
+    if not os.path.exists(found) or not os.path.samefile(found, here):
+        raise UsageError(f"{sys.executable} {ISOLATED} imports another bgc ({found}, not {here})")
+    if refusal:
+        raise UsageError(refusal)
 
 
 def hook_command(agent: str, directory: str = ".") -> str:
-    """The command the agent runs: this installation's bgc (:func:`_hook_program`), the policy
+    """The command the agent runs: this installation's bgc (:func:`hook_program`), the policy
     under the project."""
-    return f"{_hook_program()} {_hook_arguments(agent, directory)}"
+    return f"{shlex.join(hook_program())} {_hook_arguments(agent, directory)}"
 
 
 def _hook_arguments(agent: str, directory: str) -> str:
@@ -135,12 +172,12 @@ def _hook_arguments(agent: str, directory: str) -> str:
 
 
 def _earlier_form(command: object, arguments: str) -> bool:
-    """Whether ``command`` is bgc's hook with these arguments as an earlier ``bgc init`` wrote it:
-    a ``bgc`` console script's absolute path (:func:`_bgc_script`), ``python [-P] -m bgc`` or
-    ``python -P -c ENTRY`` (:data:`EARLIER_ENTRIES`, another installation's interpreter too)
-    before them, and nothing else. Any other program named ``bgc`` (a wrapper of the user's at
-    another path, which may set up what bgc runs with) is theirs: kept as it is, today's hook
-    added beside it."""
+    """Whether ``command`` is bgc's hook (or lifecycle command) with these arguments as an earlier
+    ``bgc init`` wrote it: a ``bgc`` console script's absolute path (:func:`_bgc_script`),
+    ``python [-P|-I] -m bgc`` or ``python -P|-I -c ENTRY`` (:data:`EARLIER_ENTRIES`, another
+    installation's interpreter too) before them, and nothing else. Any other program named
+    ``bgc`` (a wrapper of the user's at another path, which may set up what bgc runs with) is
+    theirs: kept as it is, today's command added beside it."""
     if not isinstance(command, str) or not command.endswith(arguments):
         return False
     program = command[: -len(arguments)]
@@ -148,9 +185,9 @@ def _earlier_form(command: object, arguments: str) -> bool:
         words = shlex.split(program)
     except ValueError:
         return False
-    if len(words) in (3, 4) and words[1:-2] in ([], ["-P"]) and words[-2:] == ["-m", "bgc"]:
+    if len(words) in (3, 4) and words[1:-2] in EARLIER_FLAGS and words[-2:] == ["-m", "bgc"]:
         return True
-    if len(words) == 4 and words[1:3] == ["-P", "-c"] and words[3] in EARLIER_ENTRIES:
+    if len(words) == 4 and words[1:2] in EARLIER_FLAGS[1:] and words[2] == "-c" and words[3] in EARLIER_ENTRIES:
         return True
     return len(words) == 1 and os.path.isabs(words[0]) and os.path.basename(words[0]) == "bgc" and _bgc_script(words[0])
 
@@ -175,9 +212,14 @@ earlier versions' (before the package took its layers)."""
 
 def serve_command(agent: str, option: str, directory: str = ".") -> str:
     """The command that starts (``--detach``) or stops (``--stop``) the project's decision server."""
+    return f"{shlex.join(bgc_program())} {_serve_arguments(agent, option, directory)}"
+
+
+def _serve_arguments(agent: str, option: str, directory: str) -> str:
+    """``serve OPTION --quiet --dir PROJECT``: what every form of a lifecycle command ends with."""
     setup = AGENTS[agent].setup
     where = shlex.quote(os.path.realpath(directory)) if setup.project is None else setup.project
-    return f"{_bgc_command()} serve {option} --quiet --dir {where}"
+    return f"serve {option} --quiet --dir {where}"
 
 
 CASE_INSENSITIVE = (
@@ -269,17 +311,19 @@ def _merge_hook(directory: str, path: str, settings: dict[str, Any], original: b
 
     setup = AGENTS[agent].setup
     shown = os.path.join(setup.directory, setup.settings)
-    wanted = [(setup.event, {"matcher": "*"}, hook_command(agent, directory), setup.timeout)]
-    wanted += [(event, {}, serve_command(agent, option, directory), setup.timeout) for event, option in setup.lifecycle]
+    wanted = [(setup.event, {"matcher": "*"}, hook_command(agent, directory), _hook_arguments(agent, directory), setup.timeout)]
+    wanted += [
+        (event, {}, serve_command(agent, option, directory), _serve_arguments(agent, option, directory), setup.timeout)
+        for event, option in setup.lifecycle
+    ]
     added, updated = [], []
-    earlier = f" {_hook_arguments(agent, directory)}"
-    for event, matcher, command, timeout in wanted:
+    for event, matcher, command, arguments, timeout in wanted:
         entries = settings.setdefault("hooks", {}).setdefault(event, [])
         hooks = [hook for entry in entries if isinstance(entry, dict) for hook in entry.get("hooks", []) if isinstance(hook, dict)]
         present = any(hook.get("command") == command for hook in hooks)
-        if not present and event == setup.event:  # bgc's hook as an earlier bgc wrote it (through the script): now this command
+        if not present:  # bgc's command as an earlier bgc wrote it (not isolated, the script): now this one
             for hook in hooks:
-                if _earlier_form(hook.get("command"), earlier):  # the first only: two would run it twice
+                if _earlier_form(hook.get("command"), f" {arguments}"):  # the first only: two would run it twice
                     hook["command"], present = command, True
                     updated.append(event)
                     break

@@ -7,11 +7,11 @@ SessionStart (``--detach``) and stops it at SessionEnd (``--stop``) where the ag
 from __future__ import annotations
 
 import os
-import sys
 import time
 from typing import Any
 
 from bgc.adapters.agents import client
+from bgc.app.commands.init import bgc_program
 from bgc.app.server import control, lock_path, serve
 from bgc.errors import ExitCode, UsageError
 
@@ -109,9 +109,9 @@ def _detach(project: str, idle: float, quiet: bool) -> ExitCode:
         if not quiet:
             io.write_line(f"a decision server already serves {project} (pid {running['pid']})")
         return ExitCode.OK
-    # -P: nothing prepended to sys.path (-m would put the working directory there, and a module
-    # found in it would run as the server that answers every hook of the project)
-    command = [sys.executable, "-P", "-m", "bgc", "serve", "--dir", project, "--idle", repr(idle)]
+    # isolated as every command bgc init registers: no PYTHONPATH, user site or working directory
+    # on its sys.path, where a module found would run as the server answering every hook of the project
+    command = [*bgc_program(), "serve", "--dir", project, "--idle", repr(idle)]
     child = subprocess.Popen(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
         start_new_session=True, close_fds=True,

@@ -299,7 +299,7 @@ def test_a_hook_an_earlier_init_wrote_is_brought_up_to_date(tmp_path: Path) -> N
         assert done.exit_code == 0 and "updated the PreToolUse hook in .claude/settings.json" in done.stdout, done.stdout
         commands = [hook["command"] for entry in json.loads(settings.read_text())["hooks"]["PreToolUse"] for hook in entry["hooks"]]
         assert commands[:3] == kept and len(commands) == 4
-        assert commands[3] == f"{shlex.quote(sys.executable)} -P -c 'from bgc.app.launch import console; console()' {arguments}"
+        assert commands[3] == f"{shlex.quote(sys.executable)} -I -c 'from bgc.app.launch import console; console()' {arguments}"
 
 
 def _started_server_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -402,7 +402,7 @@ def test_earlier_hooks_become_one_hook_in_the_first_ones_place(tmp_path: Path, o
     _with_pre_tool_use(project, ["./first.sh", *olds, "./last.sh"])
     assert "updated the PreToolUse hook" in init(project).stdout
     commands = _pre_tool_use_commands(project)
-    today = f"{shlex.quote(sys.executable)} -P -c 'from bgc.app.launch import console; console()' {ARGUMENTS}"
+    today = f"{shlex.quote(sys.executable)} -I -c 'from bgc.app.launch import console; console()' {ARGUMENTS}"
     assert commands == ["./first.sh", today, *olds[1:], "./last.sh"]
     assert "unchanged .claude/settings.json" in init(project).stdout and _pre_tool_use_commands(project) == commands
 
@@ -420,11 +420,11 @@ def test_a_wrapper_of_the_users_named_bgc_is_kept(tmp_path: Path) -> None:
     _with_pre_tool_use(project, [theirs])
     assert "added the PreToolUse" in init(project).stdout
     commands = _pre_tool_use_commands(project)
-    assert commands[0] == theirs and len(commands) == 2 and "-P -c" in commands[1]
+    assert commands[0] == theirs and len(commands) == 2 and "-I -c" in commands[1]
     for script in ("from bgc.app.launch import console", "from bgc.launch import console"):  # today's pip script, and before the layers
         wrapper.write_text(f"#!/opt/bgc/bin/python3\nimport re\nimport sys\n{script}\n")
         _with_pre_tool_use(project, [theirs])
-        assert "updated the PreToolUse hook" in init(project).stdout and "-P -c" in _pre_tool_use_commands(project)[0]
+        assert "updated the PreToolUse hook" in init(project).stdout and "-I -c" in _pre_tool_use_commands(project)[0]
 
 
 def test_a_bgc_found_through_a_relative_path_entry_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -441,11 +441,11 @@ def test_a_bgc_found_through_a_relative_path_entry_is_not_written(tmp_path: Path
     monkeypatch.chdir(project)
     monkeypatch.setenv("PATH", ".")
     monkeypatch.setattr(sys, "executable", str(tmp_path / "bare" / "python3"))  # no bgc script beside it
-    written = [init_command.hook_command("claude-code"), init_command.serve_command("claude-code", "--detach"),
-               " ".join(init_mcp.proxy_command())]  # fmt: skip
-    for command in written:
+    written = [(init_command.hook_command("claude-code"), "-I"), (init_command.serve_command("claude-code", "--detach"), "-I"),
+               (" ".join(init_mcp.proxy_command()), "-P")]  # fmt: skip
+    for command, flag in written:
         program = shlex.split(command)[0]
-        assert program == sys.executable and "-P" in shlex.split(command)[:3], command
+        assert program == sys.executable and flag in shlex.split(command)[:3], command
 
 
 def _settings_cases() -> Any:
@@ -471,7 +471,7 @@ def test_the_upgrade_by_class_of_settings(tmp_path_factory: pytest.TempPathFacto
     nothing."""
     from hypothesis import given, settings
 
-    today = f"{shlex.quote(sys.executable)} -P -c 'from bgc.app.launch import console; console()' {ARGUMENTS}"
+    today = f"{shlex.quote(sys.executable)} -I -c 'from bgc.app.launch import console; console()' {ARGUMENTS}"
 
     @settings(max_examples=40, deadline=None)
     @given(_settings_cases())
