@@ -31,12 +31,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from bgc.app.commands.init import bgc_program
 from bgc.errors import ExitCode, InputError, Span
 
 REMOTE_KEYS = ("url", "httpUrl", "serverUrl")
@@ -55,21 +54,22 @@ class Rewrite:
 
 
 def proxy_command() -> list[str]:
-    """How a client should start bgc: the absolute console script (clients such as Claude Desktop
-    start servers with a minimal PATH), else this interpreter with ``-P -m bgc`` (``-P``: the
-    directory the client starts it in, often the project, is not searched for a ``bgc``)."""
-    script = shutil.which("bgc")  # found through a relative PATH entry (`.`): a file of the project's, not taken
-    return [script] if script and os.path.isabs(script) else [sys.executable, "-P", "-m", "bgc"]
+    """How a client should start bgc: this interpreter, isolated (``-I``: neither the user's
+    ``PYTHON*`` variables nor the directory the client starts it in, often the project, can put
+    code on its import path), by its absolute path (clients such as Claude Desktop start servers
+    with a minimal PATH)."""
+    return bgc_program()
 
 
 def is_proxied(server: dict[str, Any]) -> bool:
-    """Whether the server already starts as ``bgc mcp-proxy …`` (the script, or ``python -m bgc``)."""
+    """Whether the server already starts as ``bgc mcp-proxy …`` (the script, or ``python -m bgc``
+    with or without an isolation flag)."""
     command, args = server.get("command"), server.get("args", [])
     if not isinstance(command, str) or not isinstance(args, list):
         return False
     if os.path.basename(command) == "bgc":
         return args[:1] == ["mcp-proxy"]
-    if args[:1] == ["-P"]:
+    if args[:1] in (["-I"], ["-P"]):
         args = args[1:]
     return os.path.basename(command).startswith("python") and args[:3] == ["-m", "bgc", "mcp-proxy"]
 

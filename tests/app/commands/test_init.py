@@ -326,12 +326,9 @@ def _started_server_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def _mcp_proxy_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The argv `bgc init mcp` writes for the proxy when bgc has no console script on PATH."""
-    import shutil
-
+    """The argv `bgc init mcp` writes for the proxy."""
     from bgc.app.commands import init_mcp
 
-    monkeypatch.setattr(shutil, "which", lambda name: None)
     return init_mcp.proxy_command()
 
 
@@ -341,9 +338,9 @@ def test_a_bgc_started_by_module_never_imports_from_its_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, started: object
 ) -> None:
     """The decision server ``bgc serve --detach`` starts (it answers every hook of the project)
-    and the MCP proxy `bgc init mcp` writes without a script both run ``python -m bgc``, which
-    puts the working directory first on ``sys.path`` unless ``-P`` says not to: a ``bgc`` package
-    there (the project, where an MCP client starts its servers and the agent writes) would run."""
+    and the MCP proxy `bgc init mcp` writes both run ``python -m bgc``, which puts the working
+    directory first on ``sys.path`` unless ``-I`` (or ``-P``) says not to: a ``bgc`` package there
+    (the project, where an MCP client starts its servers and the agent writes) would run."""
     import subprocess
 
     command = started(tmp_path, monkeypatch)  # type: ignore[operator]
@@ -357,7 +354,7 @@ def test_a_bgc_started_by_module_never_imports_from_its_working_directory(
 
 
 def test_an_mcp_server_behind_the_module_proxy_is_not_wrapped_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`bgc init mcp` run again over its own ``python -P -m bgc mcp-proxy`` server leaves it."""
+    """`bgc init mcp` run again over its own ``python -I -m bgc mcp-proxy`` server leaves it."""
     from bgc.app.commands import init_mcp
 
     bgc_command = _mcp_proxy_command(tmp_path, monkeypatch)
@@ -442,7 +439,7 @@ def test_a_bgc_found_through_a_relative_path_entry_is_not_written(tmp_path: Path
     monkeypatch.setenv("PATH", ".")
     monkeypatch.setattr(sys, "executable", str(tmp_path / "bare" / "python3"))  # no bgc script beside it
     written = [(init_command.hook_command("claude-code"), "-I"), (init_command.serve_command("claude-code", "--detach"), "-I"),
-               (" ".join(init_mcp.proxy_command()), "-P")]  # fmt: skip
+               (" ".join(init_mcp.proxy_command()), "-I")]  # fmt: skip
     for command, flag in written:
         program = shlex.split(command)[0]
         assert program == sys.executable and flag in shlex.split(command)[:3], command
