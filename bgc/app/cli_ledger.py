@@ -226,7 +226,7 @@ def mode_set(
     Recorded in the store and the ledger. Exit 0; 2 when the key is not trusted for you or the
     policy has no such mode.
     """
-    from bgc.app.commands import approvals as command
+    from bgc.app.commands import mode as command
 
     run(lambda: command.set_mode(store, session, mode, key_path=key, approver=approver, policy=policy))
 
@@ -241,6 +241,6 @@ def mode_show(
 
     Exit 0; 2 when the store or policy cannot be read.
     """
-    from bgc.app.commands import approvals as command
+    from bgc.app.commands import mode as command
 
     run(lambda: command.show_mode(store, session, policy=policy))
