@@ -251,5 +251,5 @@ class RestartablePostgres:
         import subprocess
 
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        subprocess.run(["bash", os.path.join(root, ".ci", "postgres"), "stop", self.directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(["bash", os.path.join(root, ".ci", "postgres"), "stop", self.directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -43,7 +43,7 @@ OPERATIONS: dict[str, Callable[[Any, int], Any]] = {
     "cancel": lambda store, n: store.cancel(f"r{n}", 2),
     "add_answer": lambda store, n: store.add_answer(f"r{n}", "alice", "allow-once", b"answer"),
     "answers": lambda store, n: store.answers(f"r{n}"),
-    "add_mode": lambda store, n: store.add_mode("s", "alice", n, b"mode"),
+    "add_mode": lambda store, n: store.add_mode("s", b"mode %d" % n),
     "modes": lambda store, n: store.modes("s"),
 }
 

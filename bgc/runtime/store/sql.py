@@ -32,8 +32,8 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS bgc_requests (id TEXT PRIMARY KEY, call TEXT NOT NULL, body {blob} NOT NULL,"
     " created BIGINT NOT NULL, expires BIGINT NOT NULL, cancelled BIGINT)",
     "CREATE INDEX IF NOT EXISTS bgc_requests_call ON bgc_requests (call, expires)",
-    "CREATE TABLE IF NOT EXISTS bgc_modes (session TEXT NOT NULL, approver TEXT NOT NULL, time BIGINT NOT NULL,"
-    " body {blob} NOT NULL, PRIMARY KEY (session, approver, time))",
+    "CREATE TABLE IF NOT EXISTS bgc_mode_decisions (session TEXT NOT NULL, id TEXT NOT NULL, body {blob} NOT NULL,"
+    " PRIMARY KEY (session, id))",
     "CREATE TABLE IF NOT EXISTS bgc_answers (request TEXT NOT NULL, approver TEXT NOT NULL, decision TEXT NOT NULL,"
     " body {blob} NOT NULL, PRIMARY KEY (request, approver, decision))",
 )
@@ -256,18 +256,18 @@ class SqlStore:
 
     # ---- modes chosen by people ----------------------------------------------------------------------
 
-    def add_mode(self, session: str, approver: str, time: int, body: bytes) -> None:
+    def add_mode(self, session: str, body: bytes) -> None:
+        """Keep a signed mode decision, by the digest of its bytes: every decision is kept, the
+        same decision once (which one stands is decided from their signed content)."""
         self._guard("record a mode decision", lambda: self._write(lambda: self._run(
-            "INSERT INTO bgc_modes (session, approver, time, body) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            (session, approver, time, body),
+            "INSERT INTO bgc_mode_decisions (session, id, body) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (session, digest_text(body), body),
         )))  # fmt: skip
 
     def modes(self, session: str) -> list[bytes]:
         rows = self._guard(
             "read mode decisions",
-            lambda: self._run(
-                "SELECT body FROM bgc_modes WHERE session = ? ORDER BY time, approver", (session,)
-            ).fetchall(),
+            lambda: self._run("SELECT body FROM bgc_mode_decisions WHERE session = ? ORDER BY id", (session,)).fetchall(),
         )
         return [bytes(row[0]) for row in rows]
 
