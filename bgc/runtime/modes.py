@@ -162,6 +162,37 @@ def mode_state(
     return ModeState(mode, current, approvers, pending)
 
 
+_VALUE_OPTIONS = frozenset({"--key", "--as", "--store", "-p", "--policy"})
+"""The options of ``bgc mode set`` that take the next word as their value."""
+
+
+def agent_mode_switch(atoms: Iterable[str]) -> str | None:
+    """The mode a call asks for by running ``bgc mode set`` (``bgc``, a path ending in ``bgc``,
+    or ``python… -m bgc``), as its ``proc:exec`` atoms say; ``"?"`` when the command names no
+    mode; None when no atom runs it."""
+    for atom in atoms:
+        resource, _, rest = atom.partition(":")
+        action, _, value = rest.partition(":")
+        if resource != "proc" or action != "exec":
+            continue
+        program, *words = value.split("/")
+        program = program.rsplit("\u2215", 1)[-1]  # a program named by its path: its words hold U+2215
+        if program.startswith("python") and words[:2] == ["-m", "bgc"]:
+            words = words[2:]
+        elif program != "bgc":
+            continue
+        for index, word in enumerate(words[:-1]):
+            if word == "mode" and words[index + 1] == "set":
+                named, given = [], iter(words[index + 2 :])
+                for word in given:
+                    if word in _VALUE_OPTIONS:
+                        next(given, None)
+                    elif not word.startswith("-"):
+                        named.append(word)
+                return named[1] if len(named) > 1 else "?"
+    return None
+
+
 def refuse_agent_mode(store: Any, session: str | None, mode: str, now: int) -> None:
     """Record that an agent asked to switch ``session`` to ``mode``: refused, never applied."""
     from bgc.runtime import ledger
