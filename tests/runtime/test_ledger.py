@@ -504,3 +504,22 @@ def test_log_checkpoint_and_verify_from_the_command_line(tmp_path: Path, ledger_
     kept.write_text(kept.read_text().replace('"seq": 5', '"seq": 4'))
     forged = bgc("log", "verify", "--store", location, "--signer", public, "--checkpoint", str(kept))
     assert forged.exit_code == 2 and "does not hold" in forged.output and str(kept) in forged.output
+
+
+def test_the_kernel_signs_its_entries_with_its_key(tmp_path: Path) -> None:
+    import time
+
+    from tests.kernel_support import ISSUER, KERNEL, line, make_token, request
+
+    kernel_key = tmp_path / "kernel.key"
+    kernel_key.write_bytes(KERNEL.pem())
+    kernel_key.chmod(0o600)
+    location = str(tmp_path / "k.db")
+    message = line(request(make_token(now=int(time.time()))))
+    decided = bgc("authorize", "-p", str(ROOT / "policies" / "modes.bgp"), "--issuer", ISSUER.public.text,
+                  "--kernel-key", str(kernel_key), "--store", location, input=message + "\n")  # fmt: skip
+    assert decided.exit_code == 0, decided.output
+    signed = bgc("log", "verify", "--store", location, "--signer", KERNEL.public.text)
+    assert signed.exit_code == 0 and "ledger ok" in signed.stdout
+    other = bgc("log", "verify", "--store", location, "--signer", LEDGER_KEY.public.text)
+    assert other.exit_code == 1 and "not trusted for this ledger" in other.stdout
