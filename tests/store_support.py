@@ -204,3 +204,52 @@ def store_tamperings(named: Sequence[str]) -> dict[str, Callable[[Scene], str]]:
         )
         members["one person's answer under every approver's name"] = _one_answer_under_every_name
     return members
+
+
+class RestartablePostgres:
+    """A PostgreSQL server of the test's own (``.ci/postgres``), which the test may restart, stop
+    and start under a live enforcer without disturbing the shared server other tests use."""
+
+    def __init__(self) -> None:
+        import glob
+        import subprocess
+        import tempfile
+
+        binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+        if not binaries:
+            missing_in_ci("no PostgreSQL binaries under /usr/lib/postgresql (.ci/postgres installs them)")
+        self.pg_ctl = os.path.join(binaries[-1], "pg_ctl")
+        self.directory = tempfile.mkdtemp(prefix="bgc-pg-")  # below /tmp: the postgres user can reach it
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        # the server started inherits the script's stderr: a pipe there would never reach its end
+        started = subprocess.run(
+            ["bash", os.path.join(root, ".ci", "postgres"), "start", self.directory],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True,
+        )  # fmt: skip
+        self.url = started.stdout.strip().removeprefix("export BGC_TEST_POSTGRES=")
+        self.port = self.url.rsplit(":", 1)[1].split("/")[0]
+
+    def _pg_ctl(self, *args: str) -> None:
+        import subprocess
+
+        owner = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+        command = [*owner, self.pg_ctl, "-D", f"{self.directory}/data", "-w", *args]
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+
+    def restart(self) -> None:
+        self._pg_ctl("-m", "fast", "restart")
+
+    def stop(self) -> None:
+        self._pg_ctl("-m", "fast", "stop")
+
+    def start(self) -> None:
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.directory} -c fsync=off"
+        self._pg_ctl("-l", f"{self.directory}/log", "-o", options, "start")
+
+    def remove(self) -> None:
+        import shutil
+        import subprocess
+
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        subprocess.run(["bash", os.path.join(root, ".ci", "postgres"), "stop", self.directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        shutil.rmtree(self.directory, ignore_errors=True)

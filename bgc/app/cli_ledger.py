@@ -11,7 +11,7 @@ import typer
 from bgc.app.cli_base import PolicyOption, app, fail, run
 from bgc.errors import UsageError
 
-log_app = typer.Typer(help="The decision ledger: show, verify, count per rule.", no_args_is_help=True)
+log_app = typer.Typer(help="The decision ledger: show, verify, checkpoint, count per rule.", no_args_is_help=True)
 app.add_typer(log_app, name="log")
 LedgerStoreOption = Annotated[
     str, typer.Option("--store", metavar="STORE", help="A SQLite file, or a postgresql:// URL shared by a fleet.")
@@ -63,6 +63,16 @@ def log_show(
     ))  # fmt: skip
 
 
+SignerOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--signer",
+        metavar="KEY",
+        help="A key trusted to sign this ledger: ed25519:..., a .pub/.key file or a key name (repeatable).",
+    ),
+]
+
+
 @log_app.command("verify")
 def log_verify(
     store: LedgerStoreOption = ".bgc/kernel.db",
@@ -74,15 +84,55 @@ def log_verify(
             help="Also require this head (kept elsewhere), which shows entries removed from the end.",
         ),
     ] = None,
+    signer: SignerOption = None,
+    checkpoint: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--checkpoint",
+            metavar="FILE",
+            help="A checkpoint kept from bgc log checkpoint: the chain must still hold its head (repeatable).",
+        ),
+    ] = None,
+    entry: Annotated[
+        Optional[list[str]],
+        typer.Option("--entry", metavar="ID", help="An entry id that must be in the chain, inside the newest checkpoint."),
+    ] = None,
 ) -> None:
     """Check that no entry was edited, removed or reordered; print the head digest.
 
-    Exit 0 when the chain holds, 1 when it does not (the first broken entry is named), 2 when
-    the store cannot be read.
+    With --signer, every entry must be signed by one of those keys; with --checkpoint, the chain
+    must extend each kept checkpoint (signed by a --signer key); with --entry, that entry must be
+    in it. Exit 0 when all holds, 1 when it does not (the first problem is named), 2 when the
+    store, a key or a checkpoint cannot be read.
     """
     from bgc.app.commands import log as command
 
-    run(lambda: command.verify(store, expect_head))
+    run(lambda: command.verify(
+        store, expect_head, signers=signer or [], checkpoints=checkpoint or [], entries=entry or []
+    ))  # fmt: skip
+
+
+@log_app.command("checkpoint")
+def log_checkpoint(
+    key: Annotated[
+        str,
+        typer.Option("--key", metavar="KEY", help="The signing key: a name in .bgc/keys or a .key file (the ledger key)."),
+    ],
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    signer: SignerOption = None,
+    output: Annotated[
+        Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write it to FILE instead of stdout.")
+    ] = None,
+) -> None:
+    """Sign the ledger's head (entry number, head digest, time): keep it outside the store.
+
+    `bgc log verify --checkpoint FILE --signer KEY` later proves the chain still begins with
+    every entry it covered. Exit 0; 2 when the store or key cannot be read or the chain does not
+    verify (with --signer: an entry not signed by one of those keys).
+    """
+    from bgc.app.commands import log as command
+
+    run(lambda: command.checkpoint(store, key_path=key, signers=signer or [], output=output))
 
 
 @log_app.command("stats")
@@ -226,7 +276,7 @@ def mode_set(
     Recorded in the store and the ledger. Exit 0; 2 when the key is not trusted for you or the
     policy has no such mode.
     """
-    from bgc.app.commands import approvals as command
+    from bgc.app.commands import mode as command
 
     run(lambda: command.set_mode(store, session, mode, key_path=key, approver=approver, policy=policy))
 
@@ -241,6 +291,6 @@ def mode_show(
 
     Exit 0; 2 when the store or policy cannot be read.
     """
-    from bgc.app.commands import approvals as command
+    from bgc.app.commands import mode as command
 
     run(lambda: command.show_mode(store, session, policy=policy))

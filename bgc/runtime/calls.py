@@ -766,12 +766,15 @@ class TrustLine(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class CompiledPolicy:
     """What a run-time enforcer needs of a policy: the call decider of its implicit plan (the
-    plan's id already derived), the policy's id, its trust lines and the modes it declares."""
+    plan's id already derived), the policy's id, its trust lines, the modes it declares, its
+    default mode, and who may switch a session to each mode (mode, count, approver names)."""
 
     decider: CallDecider
     policy_id: str
     trust: tuple[TrustLine, ...]
     modes: tuple[str, ...]
+    default_mode: str | None = None
+    mode_approvals: tuple[tuple[str, int, tuple[str, ...]], ...] = ()
 
 
 def compiled_policy(path: str, mode: str | None = None, *, memo: dict[str, Any] | None = None) -> CompiledPolicy:
@@ -808,7 +811,8 @@ def compiled_policy(path: str, mode: str | None = None, *, memo: dict[str, Any] 
     decider = CallDecider([implicit_plan(policy, policy.resolve_mode(mode))])
     decider.plan_id  # noqa: B018 - derived now, so the cached decider carries it
     trust = tuple(TrustLine(line.role, line.name, line.key) for line in policy.trust)
-    compiled = CompiledPolicy(decider, policy.id(), trust, policy.modes)
+    mode_approvals = tuple((mode, rule.count, rule.approvers) for mode, rule in policy.mode_approvals)
+    compiled = CompiledPolicy(decider, policy.id(), trust, policy.modes, policy.default_mode, mode_approvals)
     if keyed is not None:
         entry = (keyed[0], policy.file_digests(), compiled)
         cache.store_object("compiled-policy", keyed[0], entry)

@@ -123,13 +123,22 @@ class Enforcer:
         """Settle and record ``decision`` for a call with ``params``; never raises."""
         now = int(self.clock())
         session = session if session is not None else self.context.session
+        switch = _mode_switch(decision)
         try:
-            answered = self._settle(decision, params, session, now)
+            if switch is not None:
+                answered = Enforced("deny", "a mode switch is a person's signed decision (bgc mode set), never the "
+                                    f"agent's; refused and recorded: {switch}", decision)  # fmt: skip
+            else:
+                answered = self._settle(decision, params, session, now)
         except Exception as error:  # noqa: BLE001 - fail closed: settling that fails denies
             answered = Enforced("deny", f"the approval store failed: {_failure(error)}", decision)
         if self.store is None:
             return answered
         try:
+            if switch is not None:
+                from bgc.runtime.modes import refuse_agent_mode
+
+                refuse_agent_mode(self.store, session, switch, now)
             entry = self._record(answered, params, session, now)
         except Exception as error:  # noqa: BLE001 - a decision that cannot be recorded is not allowed
             return Enforced("deny", f"the decision could not be recorded in the ledger: {_failure(error)}", decision,
@@ -167,6 +176,15 @@ class Enforcer:
             **ledger.subjects(atoms, rules),
         )  # fmt: skip
         return ledger.append(self.store, record)[1]
+
+
+def _mode_switch(decision: CallDecision) -> str | None:
+    """The mode the call asks for by running ``bgc mode set``, or None (most calls: no import)."""
+    if not any(atom.atom.startswith("proc:exec:") and "mode/set" in atom.atom for atom in decision.atoms):
+        return None
+    from bgc.runtime.modes import agent_mode_switch
+
+    return agent_mode_switch(atom.atom for atom in decision.atoms)
 
 
 def permission_request(

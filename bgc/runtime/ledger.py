@@ -9,25 +9,43 @@ entry's id is the sha256 of its bytes.
 
 Why a chain: a ledger is evidence only if an edit shows. Each entry names its predecessor's
 digest, so changing, removing or reordering any entry breaks every link after it, and
-:func:`verify` names the first broken one. What a chain cannot show alone is the loss of its
-newest entries (a shorter chain is still a chain): keep the head digest somewhere else
-(``bgc log verify`` prints it) and check it with ``--expect-head``.
+:func:`verify` names the first broken one.
+
+What a chain cannot show alone is who wrote it: whoever can write the store can re-hash an edited
+newest entry, cut the tail, or append a well-formed entry of their own. Two signatures close
+that, as Certificate Transparency and Sigstore's logs do with signed tree heads:
+
+* an enforcer that holds a ledger key signs every entry it writes (``signer``, ``signature``
+  inside the entry, so the id covers them); :func:`verify` given the keys it trusts refuses an
+  entry that is unsigned, signed by another key, or altered after signing;
+* a :class:`Checkpoint` is a signed statement "entry ``seq`` of this ledger is ``head``, at
+  ``time``". A checkpoint kept outside the store proves every entry up to ``seq`` stays as it
+  was: :func:`verify` checks that today's chain holds that head at that place (a hash chain is
+  its own consistency proof: one digest at ``seq`` fixes every entry before it), and that an
+  entry named by id lies inside it (inclusion).
 
 The same inputs give byte-identical entries: the time is an input (the caller's clock, in whole
-seconds), and nothing else varies.
+seconds), Ed25519 signatures are deterministic, and nothing else varies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bgc.core.values import canonical
 from dataclasses import dataclass, field
 from bgc.runtime.store import GENESIS
 
+if TYPE_CHECKING:
+    from bgc.runtime.kernel.keys import PublicKey, SigningKey
+
 ENTRY_TAG = "bgc.LedgerEntry"
 ENTRY_VERSION = 1
+SIGNED_TAG = "bgc.LedgerEntrySigned"
+"""What an entry's signature covers: its body with ``signer`` and without ``signature``, under a
+tag of its own, so a signature made for an entry can be read as nothing else."""
+CHECKPOINT_TAG = "bgc.LedgerCheckpoint"
 
 KINDS = ("compile", "gate", "hook", "authorize", "preflight", "proxy", "approve", "reject", "cancel", "mode")
 """What made the decision: a command, an enforcer, or a person's answer."""
@@ -117,9 +135,37 @@ def subjects(atoms: Sequence[str], rules: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def encode_entry(record: Record, seq: int, prev: str) -> bytes:
-    """The canonical bytes of ``record`` as entry number ``seq`` after ``prev``."""
-    return canonical.envelope(ENTRY_TAG, ENTRY_VERSION, record.body(seq, prev))
+def encode_entry(record: Record, seq: int, prev: str, signer: SigningKey | None = None) -> bytes:
+    """The canonical bytes of ``record`` as entry number ``seq`` after ``prev``, signed by
+    ``signer`` when given (its public key in ``signer``, the signature in ``signature``)."""
+    body = record.body(seq, prev)
+    if signer is not None:
+        body["signer"] = signer.public.text
+        body["signature"] = signer.sign(canonical.envelope(SIGNED_TAG, ENTRY_VERSION, body))
+    return canonical.envelope(ENTRY_TAG, ENTRY_VERSION, body)
+
+
+def signature_problem(entry: Entry, trusted: Sequence[PublicKey]) -> str | None:
+    """Why ``entry``'s signature does not hold, or None when it does. With ``trusted`` keys, an
+    entry must be signed by one of them; without, a signature it carries must still be valid
+    for the key it names (an entry altered after signing is found either way)."""
+    from bgc.runtime.kernel.keys import parse_public
+
+    body = entry.body
+    signer, signature = body.get("signer"), body.get("signature")
+    if signer is None and signature is None:
+        return "it is not signed, and this ledger's entries must be" if trusted else None
+    if not isinstance(signer, str) or not isinstance(signature, bytes):
+        return "its signature is malformed"
+    key = parse_public(signer)
+    if isinstance(key, str):
+        return f"it names a signer that is not a key ({key})"
+    if trusted and key.text not in {public.text for public in trusted}:
+        return f"it is signed by {signer}, a key not trusted for this ledger"
+    unsigned = {name: value for name, value in body.items() if name != "signature"}
+    if not key.verify(signature, canonical.envelope(SIGNED_TAG, ENTRY_VERSION, unsigned)):
+        return f"its signature by {signer} does not hold: it was altered after it was signed"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +178,13 @@ class Entry:
     data: bytes = field(repr=False)
 
     def to_data(self) -> dict[str, Any]:
-        return {"id": self.digest, **self.body}
+        """The entry as JSON data: its id and fields, a signature as unpadded base64url."""
+        from bgc.runtime.kernel.keys import b64url
+
+        data = {"id": self.digest, **self.body}
+        if isinstance(data.get("signature"), bytes):
+            data["signature"] = b64url(data["signature"])
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,9 +232,24 @@ def decode_entry(seq: int, digest: str, data: bytes) -> Entry | Problem:
     return Entry(seq, digest, value[2], data)
 
 
-def verify(rows: Iterable[tuple[int, str, bytes]], expect_head: str | None = None) -> Verification:
+def verify(
+    rows: Iterable[tuple[int, str, bytes]],
+    expect_head: str | None = None,
+    *,
+    signers: Sequence[PublicKey] = (),
+    checkpoints: Sequence[Checkpoint] = (),
+    entries: Sequence[str] = (),
+) -> Verification:
     """Walk the stored rows in order: every id matches its bytes, every entry names the one
-    before it, numbers run 1, 2, 3… without a gap. The first problem found is named."""
+    before it, numbers run 1, 2, 3… without a gap, every signature holds (and, with
+    ``signers``, every entry is signed by one of them). Then every checkpoint (already checked
+    as signed by a trusted key, :func:`read_checkpoint`) must name the entry found at its
+    ``seq``, and every id in ``entries`` must be an entry within the newest checkpoint (or the
+    chain, without one). The first problem found is named."""
+    wanted = {checkpoint.seq for checkpoint in checkpoints}
+    found: dict[int, str] = {}
+    where: dict[str, int] = {}
+    looked_for = set(entries)
     prev, count = GENESIS, 0
     for seq, digest, data in rows:
         decoded = decode_entry(seq, digest, data)
@@ -207,6 +274,13 @@ def verify(rows: Iterable[tuple[int, str, bytes]], expect_head: str | None = Non
                     f"entry {seq} does not follow entry {count}: it names {body.get('prev')} before it, the chain has {prev} (removed, reordered or edited)",
                 ),
             )
+        unsigned = signature_problem(decoded, signers)
+        if unsigned is not None:
+            return Verification(count, prev, Problem(seq, f"entry {seq} does not hold: {unsigned}"))
+        if seq in wanted:
+            found[seq] = digest
+        if digest in looked_for:
+            where[digest] = seq
         prev, count = digest, seq
     if expect_head is not None and expect_head != prev:
         return Verification(
@@ -217,7 +291,105 @@ def verify(rows: Iterable[tuple[int, str, bytes]], expect_head: str | None = Non
                 f"the head is {prev}, expected {expect_head}: entries were removed from the end, or this is another ledger",
             ),
         )
+    for checkpoint in sorted(checkpoints, key=lambda checkpoint: checkpoint.seq):
+        if checkpoint.seq > count:
+            return Verification(count, prev, Problem(count, (
+                f"the checkpoint of {checkpoint.described()} covers {checkpoint.seq} entries and the ledger has "
+                f"{count}: entries were removed from the end"
+            )))  # fmt: skip
+        there = found.get(checkpoint.seq, GENESIS if checkpoint.seq == 0 else None)
+        if there != checkpoint.head:
+            return Verification(count, prev, Problem(checkpoint.seq, (
+                f"entry {checkpoint.seq} is {there}, and the checkpoint of "
+                f"{checkpoint.described()} signed {checkpoint.head} there: the history up to it was rewritten"
+            )))  # fmt: skip
+    covered = max((checkpoint.seq for checkpoint in checkpoints), default=count)
+    for entry in entries:
+        if entry not in where:
+            return Verification(count, prev, Problem(count, f"no entry {entry} in this ledger"))
+        if where[entry] > covered:
+            return Verification(count, prev, Problem(where[entry], (
+                f"entry {where[entry]} ({entry}) comes after the newest checkpoint (entry {covered}): "
+                "no checkpoint vouches for it yet"
+            )))  # fmt: skip
     return Verification(count, prev, None)
+
+
+# ---- checkpoints ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A signed statement that entry ``seq`` of a ledger is ``head`` (``GENESIS`` at 0: empty),
+    made at ``time`` (whole seconds) by ``signer``."""
+
+    seq: int
+    head: str
+    time: int
+    signer: str
+    signature: bytes = field(repr=False)
+
+    @staticmethod
+    def signed_bytes(seq: int, head: str, time: int, signer: str) -> bytes:
+        return canonical.envelope(
+            CHECKPOINT_TAG, ENTRY_VERSION, {"seq": seq, "head": head, "time": time, "signer": signer}
+        )
+
+    def described(self) -> str:
+        import datetime
+
+        stamp = datetime.datetime.fromtimestamp(self.time, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return f"{stamp} by {self.signer}"
+
+    def to_text(self) -> str:
+        """One line of JSON a person can read and keep anywhere (a CI log, another machine)."""
+        import json
+
+        from bgc.runtime.kernel.keys import b64url
+
+        fields = {"seq": self.seq, "head": self.head, "time": self.time, "signer": self.signer,
+                  "signature": b64url(self.signature)}  # fmt: skip
+        return json.dumps({"bgc": CHECKPOINT_TAG, **fields}, sort_keys=True)
+
+
+def sign_checkpoint(verification: Verification, key: SigningKey, time: int) -> Checkpoint:
+    """The checkpoint of a chain that verified, signed by ``key``."""
+    if not verification.ok:
+        raise ValueError("only a chain that verifies is checkpointed")
+    signer = key.public.text
+    signature = key.sign(Checkpoint.signed_bytes(verification.entries, verification.head, time, signer))
+    return Checkpoint(verification.entries, verification.head, time, signer, signature)
+
+
+def read_checkpoint(text: str, trusted: Sequence[PublicKey]) -> Checkpoint | str:
+    """The checkpoint written by :meth:`Checkpoint.to_text`, signed by one of the ``trusted``
+    keys, or why it is not one."""
+    import json
+    import re
+
+    from bgc.runtime.kernel.keys import from_b64url
+
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        return f"not JSON ({error})"
+    names = {"bgc", "seq", "head", "time", "signer", "signature"}
+    if not isinstance(value, dict) or set(value) != names or value["bgc"] != CHECKPOINT_TAG:
+        return f"not a {CHECKPOINT_TAG}: expected exactly the fields {', '.join(sorted(names))}"
+    seq, head, time, signer, signature = (value[name] for name in ("seq", "head", "time", "signer", "signature"))
+    if not (type(seq) is int and type(time) is int and seq >= 0 and time >= 0):
+        return "its seq and time must be whole numbers, 0 or more"
+    if not (isinstance(head, str) and re.fullmatch(r"sha256:[0-9a-f]{64}", head)):
+        return "its head is not a sha256:… digest"
+    raw = from_b64url(signature) if isinstance(signature, str) else None
+    if raw is None or not isinstance(signer, str):
+        return "its signer or signature is malformed"
+    key = next((public for public in trusted if public.text == signer), None)
+    if key is None:
+        return f"it is signed by {signer}, a key not trusted for this ledger (--signer)"
+    if not key.verify(raw, Checkpoint.signed_bytes(seq, head, time, signer)):
+        return f"its signature by {signer} does not hold: it was altered after it was signed"
+    return Checkpoint(seq, head, time, signer, raw)
 
 
 def matching(
@@ -275,13 +447,16 @@ def opa_decision(entry: Entry) -> dict[str, Any]:
     for name in ("rule", "rules", "reason", "approvers"):
         if name in body:
             result[name] = body[name]
+    labels = {"app": "bgc", "ledger_seq": str(entry.seq), "prev": body["prev"]}
+    if "signer" in body:
+        labels["signer"] = body["signer"]
     return {
         "decision_id": entry.digest,
         "path": f"bgc/{body['kind']}",
         "input": {**call, **ids},
         "result": result,
         "timestamp": stamp,
-        "labels": {"app": "bgc", "ledger_seq": str(entry.seq), "prev": body["prev"]},
+        "labels": labels,
     }
 
 
@@ -289,5 +464,7 @@ def append(store: Any, record: Record) -> tuple[int, str]:
     """Append ``record`` to the ledger in ``store`` (a :class:`bgc.runtime.store.Store`); its number and id.
 
     The store serialises appends across processes, so the entry's ``seq`` and ``prev`` are
-    read and written in one transaction: concurrent enforcers still make one chain."""
-    return store.append(lambda seq, prev: encode_entry(record, seq, prev))
+    read and written in one transaction: concurrent enforcers still make one chain. The entry is
+    signed with the store's ledger key when it has one (:attr:`bgc.runtime.store.Store.signer`)."""
+    signer = store.signer()
+    return store.append(lambda seq, prev: encode_entry(record, seq, prev, signer))

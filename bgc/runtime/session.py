@@ -111,11 +111,11 @@ def policy_session(
 def _chosen_mode(compiled: CompiledPolicy, trusted: Mapping[str, Any], store: Store | None, session: str | None) -> str | None:
     if not trusted or store is None or session is None:
         return None
-    from bgc.runtime.approvals import decode_mode, effective_mode
+    from bgc.runtime.modes import ModeRules, decode_mode, mode_state
 
+    rules = ModeRules(compiled.modes, compiled.default_mode, {mode: (count, names) for mode, count, names in compiled.mode_approvals})
     decisions = [found for found in map(decode_mode, store.modes(session)) if found is not None]
-    chosen = effective_mode(session, decisions, trusted, compiled.modes)
-    return None if chosen is None else chosen.mode
+    return mode_state(session, decisions, trusted, rules).mode
 
 
 def configured_policy(project: str, mode: str | None) -> tuple[str, str | None]:

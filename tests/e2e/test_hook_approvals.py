@@ -36,7 +36,7 @@ allow fs:read:/**
 allow fs:write:/src/** because "source is the agent's work"
 ask fs:write:/migrations/** approvals 2 of [alice, bob] because "schema changes are reviewed by two"
 ask fs:write:/package.json because "dependency changes need a human"
-mode release {{
+mode release approvals 1 of [alice] {{
   allow fs:write:/dist/** because "release builds"
 }}
 trust approver carol {carol}

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bgc.runtime import ledger
 from bgc.runtime.approvals import (
     PermissionRequest,
     Requirement,
@@ -190,7 +189,6 @@ def test_a_cancelled_request_takes_no_more_answers(store_location: str) -> None:
 
 SETTLER = """
 import sys, dataclasses
-from bgc.runtime import ledger
 from bgc.runtime.approvals import PermissionRequest, settle_ask
 from bgc.runtime.kernel.keys import PublicKey, parse_public
 from bgc.runtime.store import open_store
@@ -288,7 +286,7 @@ def test_approve_reject_and_mode_set_take_a_key_by_its_name_as_bgc_key_new_made_
     assert bgc("key", "new", "alice", cwd=tmp_path).exit_code == 0
     alice_public = (tmp_path / ".bgc" / "keys" / "alice.pub").read_text().strip()
     (tmp_path / "p.bgp").write_text(
-        f"trust approver alice {alice_public}\nmode release {{\n  allow fs:write:/dist/**\n}}\n"
+        f"trust approver alice {alice_public}\nmode release approvals 1 of [alice] {{\n  allow fs:write:/dist/**\n}}\n"
         "ask fs:write:/src/release/** approvals 1 of [alice]\n"
     )
     now = int(time.time())
@@ -319,77 +317,6 @@ def test_overlapping_requirements_are_all_met_by_one_set_of_people() -> None:
     anyone = request(requirements=(Requirement(2),))
     assert standing(anyone, [allow(ALICE, anyone), allow(BOB, anyone)], TRUSTED, now=1_600).state == "approved"
     assert standing(anyone, [allow(ALICE, anyone), allow(MALLORY, anyone)], TRUSTED, now=1_600).state == "pending"
-
-
-# ---- modes chosen by people ----------------------------------------------------------------------
-
-
-def test_a_mode_counts_only_when_a_trusted_person_signed_it() -> None:
-    from bgc.runtime.approvals import effective_mode, sign_mode
-
-    modes = ("review", "release")
-    good = sign_mode("s1", "release", "alice", ALICE, 100)
-    forged = sign_mode("s1", "review", "alice", MALLORY, 200)  # mallory's key under alice's name
-    unknown_mode = sign_mode("s1", "admin", "bob", BOB, 300)
-    other_session = sign_mode("s2", "review", "bob", BOB, 400)
-    assert effective_mode("s1", [good, forged, unknown_mode, other_session], TRUSTED, modes) == good
-    assert effective_mode("s1", [forged], TRUSTED, modes) is None
-    later = sign_mode("s1", "review", "bob", BOB, 500)
-    assert effective_mode("s1", [good, later], TRUSTED, modes) == later
-
-
-def test_an_agent_asking_for_a_mode_is_refused_and_recorded(tmp_path: Path) -> None:
-    from bgc.runtime.approvals import refuse_agent_mode
-
-    store = open_store(str(tmp_path / "s.db"))
-    refuse_agent_mode(store, "s1", "release", 1_000)
-    (entry,) = [ledger.decode_entry(*row) for row in store.rows()]
-    store.close()
-    assert (
-        entry.body["kind"] == "mode" and entry.body["decision"] == "refused" and "agent asked" in entry.body["reason"]
-    )
-
-
-def test_mode_set_and_show_from_the_command_line(tmp_path: Path) -> None:
-    keys = tmp_path / "keys"
-    keys.mkdir()
-    for name in ("alice", "mallory"):
-        assert bgc("key", "new", name, "--dir", str(keys)).exit_code == 0
-    policy = tmp_path / "p.bgp"
-    alice = (keys / "alice.pub").read_text().strip()
-    policy.write_text(
-        f"trust approver alice {alice}\nmode release {{\n  allow fs:write:/dist/**\n}}\nallow fs:read:/**\n"
-    )
-    store = str(tmp_path / "s.db")
-    assert "default mode" in bgc("mode", "show", "s1", "--store", store, "-p", str(policy)).stdout
-    refused = bgc(
-        "mode",
-        "set",
-        "s1",
-        "release",
-        "--key",
-        str(keys / "mallory.key"),
-        "--as",
-        "alice",
-        "--store",
-        store,
-        "-p",
-        str(policy),
-    )
-    assert refused.exit_code == 2 and "trusts no key" in refused.output
-    unknown = bgc("mode", "set", "s1", "admin", "--key", str(keys / "alice.key"), "--store", store, "-p", str(policy))
-    assert unknown.exit_code == 2 and "no mode 'admin'" in unknown.output
-    assert (
-        bgc(
-            "mode", "set", "s1", "release", "--key", str(keys / "alice.key"), "--store", store, "-p", str(policy)
-        ).exit_code
-        == 0
-    )
-    assert (
-        bgc("mode", "show", "s1", "--store", store, "-p", str(policy)).stdout.strip()
-        == "session s1: mode release, set by alice"
-    )
-    assert "\tmode\tset release\t" in bgc("log", "show", "--store", store).stdout
 
 
 # ---- nothing unsigned in the store decides an allow ------------------------------------------------

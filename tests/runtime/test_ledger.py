@@ -8,12 +8,14 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc.runtime import ledger
+from bgc.runtime.kernel.keys import SigningKey
 from bgc.runtime.store import GENESIS, open_store
 from tests.samples import bgc, examples
 
@@ -303,3 +305,221 @@ def test_reading_a_store_that_does_not_exist_creates_nothing(tmp_path: Path, com
     done = bgc(*command, "--store", str(where))
     assert done.exit_code == 2 and "no store at" in done.output
     assert not (tmp_path / "missing").exists()
+
+
+# ---- signed entries and checkpoints: a ledger that proves its history -------------------------------
+
+LEDGER_KEY = SigningKey.from_seed(bytes(range(32)), "ledger")
+"""The enforcers' ledger key; the tampering below is done by someone who can write the store and
+holds any key but this one."""
+ATTACKER_KEY = SigningKey.from_seed(bytes(range(1, 33)), "mallory")
+
+TAMPERING = ["cut-tail", "rehash-newest", "append-forged", "reorder", "alter-field"]
+
+
+def signed_store(location: str, key_file: Path, count: int) -> Any:
+    """A store whose ledger holds ``count`` entries signed with the ledger key, and nothing else
+    (a generated example reuses the location of the one before)."""
+    store = open_store(location)
+    store.ledger_key = str(key_file)
+    write_rows(store, [])
+    for number in range(1, count + 1):
+        ledger.append(store, record(number))
+    return store
+
+
+@pytest.fixture
+def ledger_key_file(tmp_path: Path) -> Path:
+    path = tmp_path / "ledger.key"
+    path.write_bytes(LEDGER_KEY.pem())
+    path.chmod(0o600)
+    return path
+
+
+def forged_entry(body: dict[str, Any], signed_by: SigningKey | None, keep_signature: bool = False) -> bytes:
+    """``body`` as canonical entry bytes: re-signed by ``signed_by``, or keeping the signature
+    it carries (now over other content), or unsigned."""
+    body = dict(body)
+    signature = body.pop("signature", None)
+    body.pop("signer", None) if not keep_signature else None
+    if keep_signature and signature is not None:
+        body["signature"] = signature
+    elif signed_by is not None:
+        body["signer"] = signed_by.public.text
+        body["signature"] = signed_by.sign(ledger.canonical.envelope(ledger.SIGNED_TAG, ledger.ENTRY_VERSION, body))
+    return ledger.canonical.envelope(ledger.ENTRY_TAG, ledger.ENTRY_VERSION, body)
+
+
+def write_rows(store: Any, rows: list[tuple[int, str, bytes]]) -> None:
+    """Replace the whole ledger table with ``rows``, as anyone who can write the store can."""
+    store._write(lambda: store._run("DELETE FROM bgc_ledger"))
+    for seq, digest, data in rows:
+        store._write(lambda: store._run("INSERT INTO bgc_ledger (seq, digest, entry) VALUES (?, ?, ?)", (seq, digest, data)))  # noqa: B023
+
+
+def relinked(rows: list[tuple[int, str, bytes]], start: int, signed_by: SigningKey | None) -> list[tuple[int, str, bytes]]:
+    """The rows from index ``start`` on, re-chained after the one before: a forger keeps the chain
+    whole (ids recomputed, ``prev`` rewritten), with whatever key they hold."""
+    import cbor2
+
+    out = rows[:start]
+    for seq, _, data in rows[start:]:
+        body = cbor2.loads(data)[2]
+        body["prev"] = out[-1][1] if out else GENESIS
+        body["seq"] = len(out) + 1
+        entry = forged_entry(body, signed_by)
+        out.append((len(out) + 1, ledger.canonical.digest_text(entry), entry))
+    return out
+
+
+@pytest.mark.parametrize("kind", TAMPERING)
+@pytest.mark.parametrize("forger", ["unsigned", "own-key"])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_tampering_of_a_signed_checkpointed_ledger_is_caught(
+    store_location: str, ledger_key_file: Path, kind: str, forger: str, data: st.DataObject
+) -> None:
+    import cbor2
+
+    count = data.draw(st.integers(3, 8), label="entries")
+    signed_by = None if forger == "unsigned" else ATTACKER_KEY
+    store = signed_store(store_location, ledger_key_file, count)
+    try:
+        rows = list(store.rows())
+        intact = ledger.verify(rows, signers=[LEDGER_KEY.public])
+        assert intact.ok and all(ledger.decode_entry(*row).body["signer"] == LEDGER_KEY.public.text for row in rows)
+        checkpoint = ledger.sign_checkpoint(intact, LEDGER_KEY, 1_764_600_000)
+        if kind == "cut-tail":
+            k = data.draw(st.integers(1, count), label="k")
+            tampered = rows[: count - k]
+        elif kind == "rehash-newest":
+            body = cbor2.loads(rows[-1][2])[2]
+            body["decision"] = "deny" if body["decision"] == "allow" else "allow"
+            tampered = relinked([*rows[:-1], (count, "", forged_entry(body, signed_by))], count - 1, signed_by)
+        elif kind == "append-forged":
+            extra = ledger.encode_entry(ledger.Record("hook", "allow", 1_764_600_001), count + 1, rows[-1][1], signed_by)
+            tampered = [*rows, (count + 1, ledger.canonical.digest_text(extra), extra)]
+        elif kind == "reorder":
+            at = data.draw(st.integers(0, count - 2), label="at")
+            swapped = [*rows[:at], rows[at + 1], rows[at], *rows[at + 2 :]]
+            tampered = relinked(swapped, at, signed_by) if data.draw(st.booleans(), label="relink") else [
+                (seq, digest, raw) for seq, (_, digest, raw) in enumerate(swapped, 1)
+            ]
+        else:  # alter-field: any field of any entry, the chain re-linked after it
+            at = data.draw(st.integers(0, count - 1), label="at")
+            body = cbor2.loads(rows[at][2])[2]
+            name = data.draw(st.sampled_from(sorted(set(body) - {"seq", "prev"})), label="field")
+            body[name] = b"\x00" + body[name] if isinstance(body[name], bytes) else (
+                body[name] + 1 if isinstance(body[name], int) else f"{body[name]}!"
+            )
+            keep = data.draw(st.booleans(), label="keep the old signature")
+            entry = forged_entry(body, signed_by, keep_signature=keep)
+            altered = (at + 1, ledger.canonical.digest_text(entry), entry)
+            tampered = relinked([*rows[:at], altered, *rows[at + 1 :]], at + 1, signed_by)
+        write_rows(store, tampered)
+        found = ledger.verify(store.rows(), signers=[LEDGER_KEY.public], checkpoints=[checkpoint])
+        assert not found.ok, (kind, forger)
+    finally:
+        store.close()
+
+
+def test_a_checkpoint_is_a_prefix_of_the_chain_as_it_grows_and_vouches_for_its_entries(
+    store_location: str, ledger_key_file: Path
+) -> None:
+    store = signed_store(store_location, ledger_key_file, 4)
+    try:
+        earlier = ledger.sign_checkpoint(ledger.verify(store.rows()), LEDGER_KEY, 1_764_600_000)
+        first = next(iter(store.rows()))[1]
+        for number in range(5, 9):  # ordinary new decisions after it: the checkpoint still holds
+            ledger.append(store, record(number))
+        rows = list(store.rows())
+        trusted = [LEDGER_KEY.public]
+        assert ledger.verify(rows, signers=trusted, checkpoints=[earlier], entries=[first]).ok
+        later = rows[6][1]  # entry 7: in the chain, not yet inside the checkpoint
+        outside = ledger.verify(rows, signers=trusted, checkpoints=[earlier], entries=[later])
+        assert not outside.ok and "after the newest checkpoint" in outside.problem.message
+        assert ledger.verify(rows, signers=trusted, entries=[later]).ok
+        unknown = ledger.verify(rows, signers=trusted, entries=["sha256:" + "1" * 64])
+        assert not unknown.ok and "no entry" in unknown.problem.message
+    finally:
+        store.close()
+
+
+def test_a_checkpoint_altered_or_signed_by_another_key_is_refused() -> None:
+    verification = ledger.verify(chain(3))
+    checkpoint = ledger.sign_checkpoint(verification, LEDGER_KEY, 1_764_600_000)
+    text = checkpoint.to_text()
+    trusted = [LEDGER_KEY.public]
+    assert ledger.read_checkpoint(text, trusted) == checkpoint
+    assert "not trusted" in ledger.read_checkpoint(text, [ATTACKER_KEY.public])
+    value = json.loads(text)
+    for name, changed in (("seq", 2), ("head", chain(2)[-1][1]), ("time", 1), ("signer", ATTACKER_KEY.public.text)):
+        altered = json.dumps({**value, name: changed})
+        assert isinstance(ledger.read_checkpoint(altered, [*trusted, ATTACKER_KEY.public]), str), name
+    for broken in ("", "[]", json.dumps({**value, "extra": 1}), json.dumps({**value, "seq": -1}), json.dumps({**value, "seq": True})):
+        assert isinstance(ledger.read_checkpoint(broken, trusted), str)
+
+
+def test_signed_entries_are_byte_identical_on_both_engines(store_location: str, ledger_key_file: Path) -> None:
+    store = signed_store(store_location, ledger_key_file, 10)
+    try:
+        rows = list(store.rows())
+    finally:
+        store.close()
+    reference, prev = [], GENESIS
+    for seq in range(1, 11):
+        entry = ledger.encode_entry(record(seq), seq, prev, LEDGER_KEY)
+        prev = ledger.canonical.digest_text(entry)
+        reference.append((seq, prev, entry))
+    assert rows == reference
+
+
+def test_an_unreadable_ledger_key_records_nothing(tmp_path: Path) -> None:
+    from bgc.runtime.store import StoreError
+
+    store = open_store(str(tmp_path / "s.db"))
+    store.ledger_key = str(tmp_path / "missing.key")
+    with pytest.raises(StoreError, match="ledger key"):
+        ledger.append(store, record(1))
+    assert list(store.rows()) == []
+    store.close()
+
+
+def test_log_checkpoint_and_verify_from_the_command_line(tmp_path: Path, ledger_key_file: Path) -> None:
+    location = str(tmp_path / "k.db")
+    signed_store(location, ledger_key_file, 5).close()
+    public = LEDGER_KEY.public.text
+    kept = tmp_path / "checkpoint.json"
+    made = bgc("log", "checkpoint", "--store", location, "--key", str(ledger_key_file), "--signer", public, "-o", str(kept))
+    assert made.exit_code == 0 and json.loads(kept.read_text())["seq"] == 5
+    first = json.loads(bgc("log", "show", "--store", location, "--format", "json").stdout.splitlines()[0])["id"]
+    holds = bgc("log", "verify", "--store", location, "--signer", public, "--checkpoint", str(kept), "--entry", first)
+    assert holds.exit_code == 0 and "is a prefix of it" in holds.stdout and f"entry {first} is in it" in holds.stdout
+    unsigned = bgc("log", "verify", "--store", location, "--checkpoint", str(kept))
+    assert unsigned.exit_code == 2 and "--checkpoint needs --signer" in unsigned.output
+    with sqlite3.connect(location) as db:
+        db.execute("DELETE FROM bgc_ledger WHERE seq = 5")
+    cut = bgc("log", "verify", "--store", location, "--signer", public, "--checkpoint", str(kept))
+    assert cut.exit_code == 1 and "removed from the end" in cut.stdout
+    kept.write_text(kept.read_text().replace('"seq": 5', '"seq": 4'))
+    forged = bgc("log", "verify", "--store", location, "--signer", public, "--checkpoint", str(kept))
+    assert forged.exit_code == 2 and "does not hold" in forged.output and str(kept) in forged.output
+
+
+def test_the_kernel_signs_its_entries_with_its_key(tmp_path: Path) -> None:
+    import time
+
+    from tests.kernel_support import ISSUER, KERNEL, line, make_token, request
+
+    kernel_key = tmp_path / "kernel.key"
+    kernel_key.write_bytes(KERNEL.pem())
+    kernel_key.chmod(0o600)
+    location = str(tmp_path / "k.db")
+    message = line(request(make_token(now=int(time.time()))))
+    decided = bgc("authorize", "-p", str(ROOT / "policies" / "modes.bgp"), "--issuer", ISSUER.public.text,
+                  "--kernel-key", str(kernel_key), "--store", location, input=message + "\n")  # fmt: skip
+    assert decided.exit_code == 0, decided.output
+    signed = bgc("log", "verify", "--store", location, "--signer", KERNEL.public.text)
+    assert signed.exit_code == 0 and "ledger ok" in signed.stdout
+    other = bgc("log", "verify", "--store", location, "--signer", LEDGER_KEY.public.text)
+    assert other.exit_code == 1 and "not trusted for this ledger" in other.stdout

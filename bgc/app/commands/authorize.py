@@ -43,6 +43,8 @@ def kernel(
 
             make_directories(os.path.dirname(store), mode=0o700)
         opened = open_store(store)  # a SQLite file, or a postgresql:// database shared by a fleet
+        if kernel_key and opened.ledger_key is None:  # the kernel signs its entries with its own key
+            opened.ledger_key = resolve(kernel_key, private=True)
     return Kernel(trusted, key, opened, require_nonce, session_tokens=[read_token_text(path) for path in tokens],
                   approvers=approvers, ledger=opened is not None)  # fmt: skip
 

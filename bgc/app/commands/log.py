@@ -1,4 +1,5 @@
-"""``bgc log show|verify|stats``: read the decision ledger (bgc/runtime/ledger.py) from a store.
+"""``bgc log show|verify|stats|checkpoint``: read the decision ledger (bgc/runtime/ledger.py) from
+a store, and sign checkpoints of it.
 
 Reading never changes the store. ``show`` and ``stats`` refuse to read a chain that does not
 verify unless asked (``--no-verify``): a report built on edited entries would look like
@@ -12,7 +13,7 @@ import json
 from collections.abc import Sequence
 
 from bgc.app.commands.io import Result, lines_result, store_at
-from bgc.errors import ExitCode, InputError, Span
+from bgc.errors import ExitCode, InputError, Span, UsageError
 
 FORMATS = ("text", "json", "opa")
 
@@ -83,20 +84,36 @@ def show(
     return lines_result(ExitCode.OK, lines)
 
 
-def verify(location: str, expect_head: str | None) -> Result:
-    """0 and the head when every entry holds; 1 and the first problem otherwise."""
+def verify(
+    location: str,
+    expect_head: str | None,
+    *,
+    signers: Sequence[str] = (),
+    checkpoints: Sequence[str] = (),
+    entries: Sequence[str] = (),
+) -> Result:
+    """0 and the head when every entry holds (signed by one of ``signers`` when given), every
+    checkpoint file is a prefix of the chain and every entry id lies inside the newest one; 1 and
+    the first problem otherwise."""
     from bgc.runtime import ledger
     from bgc.runtime.store import StoreError
 
+    if checkpoints and not signers:
+        raise UsageError("--checkpoint needs --signer: a checkpoint proves something only when its key is trusted")
+    trusted = [_public(signer) for signer in signers]
+    kept = [_checkpoint(path, trusted) for path in checkpoints]
     store = store_at(location, create=False)
     try:
-        result = ledger.verify(store.rows(), expect_head)
+        result = ledger.verify(store.rows(), expect_head, signers=trusted, checkpoints=kept, entries=entries)
     except StoreError as error:
         raise InputError(str(error), Span(location)) from None
     finally:
         store.close()
     if result.problem is None:
-        return lines_result(ExitCode.OK, [f"ledger ok: {result.entries} entries, head {result.head}"])
+        proven = [f"ledger ok: {result.entries} entries, head {result.head}"]
+        proven += [f"checkpoint {checkpoint.seq} ({checkpoint.described()}) is a prefix of it" for checkpoint in kept]
+        proven += [f"entry {entry} is in it" for entry in entries]
+        return lines_result(ExitCode.OK, proven)
     return lines_result(
         ExitCode.FINDINGS,
         [
@@ -104,6 +121,57 @@ def verify(location: str, expect_head: str | None) -> Result:
             f"the first {result.entries} entries hold (head {result.head})",
         ],
     )
+
+
+def _public(signer: str):  # type: ignore[no-untyped-def]
+    """A trusted key given as ``ed25519:…`` text, a .pub/.key file, or a key name in .bgc/keys."""
+    from bgc.app.commands.key import resolve
+    from bgc.runtime.kernel.keys import PUBLIC_PREFIX, load_public
+
+    return load_public(signer if signer.startswith(PUBLIC_PREFIX) else resolve(signer, private=False))
+
+
+def _checkpoint(path: str, trusted: Sequence[object]):  # type: ignore[no-untyped-def]
+    from bgc.core.values.files import read_bounded
+    from bgc.runtime import ledger
+
+    data = read_bounded(path, error=InputError)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"a checkpoint is UTF-8 JSON; byte {error.start} is not UTF-8", Span(path)) from None
+    read = ledger.read_checkpoint(text, trusted)  # type: ignore[arg-type]
+    if isinstance(read, str):
+        raise InputError(f"not a checkpoint this ledger can use: {read}", Span(path, 1, 1))
+    return read
+
+
+def checkpoint(location: str, *, key_path: str, signers: Sequence[str], output: str | None) -> Result:
+    """Sign the head of a chain that verifies (with ``signers``: whose entries are all signed by
+    them): the checkpoint ``bgc log verify --checkpoint`` later checks today's chain against."""
+    import time
+
+    from bgc.app.commands.key import resolve
+    from bgc.runtime import ledger
+    from bgc.runtime.kernel.keys import load_private
+    from bgc.runtime.store import StoreError
+
+    key = load_private(resolve(key_path, private=True))
+    trusted = [_public(signer) for signer in signers]
+    store = store_at(location, create=False)
+    try:
+        result = ledger.verify(store.rows(), signers=trusted)
+    except StoreError as error:
+        raise InputError(str(error), Span(location)) from None
+    finally:
+        store.close()
+    if result.problem is not None:
+        raise InputError(f"the ledger does not verify, so it is not checkpointed: {result.problem.message}", Span(location))
+    text = ledger.sign_checkpoint(result, key, int(time.time())).to_text()
+    if output is None:
+        return lines_result(ExitCode.OK, [text])
+    return Result(ExitCode.OK, f"checkpoint of entry {result.entries} written to {output}\n".encode(),
+                  files=((output, (text + "\n").encode()),))  # fmt: skip
 
 
 def stats(location: str, *, policy: str | None, verify: bool, output_format: str) -> Result:

@@ -210,12 +210,14 @@ class Expect:
 
 @dataclass(frozen=True, slots=True)
 class ModeBlock:
-    """``mode NAME { rules }`` as written (its rules carry ``mode=NAME``)."""
+    """``mode NAME [approvals N of [names]] { rules }`` as written (its rules carry
+    ``mode=NAME``). ``approvals``: who may switch a session to this mode (``bgc mode set``)."""
 
     name: str
     rules: tuple[Rule, ...]
     span: Span = _meta()
     name_span: Span | None = field(default=None, compare=False)
+    approvals: Approvals | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +302,8 @@ class Policy:
     files: tuple[PolicyFile, ...]
     case_insensitive: bool
     trust: tuple[Trust, ...] = ()
+    mode_approvals: tuple[tuple[str, Approvals], ...] = ()
+    """Who may switch a session to each mode whose block says (``mode NAME approvals N of [...]``)."""
 
     def tool(self, name: str, server: str | None = None) -> ToolDecl | None:
         """The declaration of tool ``name`` on ``server`` (``local`` when None), or None when the

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from dataclasses import dataclass
 from bgc.core.policy.ast import (
+    Approvals,
     LOCAL_SERVER,
     And,
     Comment,
@@ -108,6 +109,12 @@ def _operand(condition: Condition, parent: int) -> str:
 # ---- statements ---------------------------------------------------------------------------
 
 
+def approvals_text(approvals: Approvals) -> str:
+    """`` approvals N of [names]``, as a rule or a mode block writes it."""
+    names = ", ".join(approver_word(name) for name in approvals.approvers)
+    return f" approvals {approvals.count} of [{names}]"
+
+
 def rule_text(rule: Rule) -> str:
     first, *rest = rule.patterns
     words = [f"{rule.effect} {atom_word(rule.resource, rule.action, first)}"]
@@ -115,8 +122,7 @@ def rule_text(rule: Rule) -> str:
     if rule.when is not None:
         words.append(f" when {condition_text(rule.when)}")
     if rule.approvals is not None:
-        names = ", ".join(approver_word(name) for name in rule.approvals.approvers)
-        words.append(f" approvals {rule.approvals.count} of [{names}]")
+        words.append(approvals_text(rule.approvals))
     if rule.because is not None:
         words.append(f" because {quote_string(rule.because)}")
     return "".join(words)
@@ -214,11 +220,12 @@ class _Layout:
     def block(self, block: ModeBlock, indent: str) -> Iterator[str]:
         inner = self.loose.get(id(block), [])
         head, close = block.span.line, block.span.end_line
+        name = block.name + (approvals_text(block.approvals) if block.approvals is not None else "")
         if not block.rules and not inner:
             trailing = self.trailing(head) or self.trailing(close)
-            yield f"{indent}mode {block.name} {{}}{trailing}"
+            yield f"{indent}mode {name} {{}}{trailing}"
             return
-        yield f"{indent}mode {block.name} {{{self.trailing(head)}"
+        yield f"{indent}mode {name} {{{self.trailing(head)}"
         yield from self.lines(block.rules, inner, indent + INDENT)
         yield f"{indent}}}{self.trailing(close) if close != head else ''}"
 

@@ -125,6 +125,9 @@ class _Loader:
             tools=tuple(dict.fromkeys(self.tools.values())),
             modes=tuple(self.modes),
             default_mode=default,
+            mode_approvals=tuple(
+                (name, block.approvals) for name, block in self.modes.items() if block.approvals is not None
+            ),
             expects=tuple(self.expects),
             files=tuple(self.files),
             case_insensitive=bool(self.filesystem and self.filesystem.case_insensitive),

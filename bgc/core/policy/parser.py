@@ -531,9 +531,11 @@ class FileParser:
         hint = "join conditions with `and`" if kind == "when_clause" else None
         self.fail(f"`{word}` given twice (first at column {first.col})", span, codes.MISPLACED_CLAUSE, hint)
 
-    def approvals(self, tree: Tree, effect: str) -> Approvals:
+    def approvals(self, tree: Tree, effect: str | None) -> Approvals:
+        """``approvals N of [names]`` of an ``ask`` rule, or of a mode block (``effect`` None):
+        who may switch a session to that mode."""
         span = self.tree_span(tree)
-        if effect != "ask":
+        if effect is not None and effect != "ask":
             self.fail(
                 f"`approvals` only applies to `ask` rules, not `{effect}`",
                 self.at(span.line, span.col, len("approvals")),
@@ -723,7 +725,10 @@ class FileParser:
         _, name_token, *body = tree.children
         name = self.mode_name(name_token)
         rules = tuple(self.rule(child, name) for child in body if getattr(child, "data", None) == "rule")
-        return ModeBlock(name, rules, self.tree_span(tree), self.token_span(name_token))
+        approvals = next(
+            (self.approvals(child, None) for child in body if getattr(child, "data", None) == "approvals"), None
+        )
+        return ModeBlock(name, rules, self.tree_span(tree), self.token_span(name_token), approvals)
 
     def include(self, tree: Tree) -> Include:
         _, token = tree.children

@@ -22,12 +22,26 @@ def store_exists(location: str) -> bool:
     return location.startswith(URLS) or os.path.isfile(location)
 
 
+LEDGER_KEY_VARIABLE = "BGC_LEDGER_KEY"
+"""Names the private key file every ledger entry written through a store is signed with."""
+
+
 def open_store(location: str, *, create: bool = True, durable: bool = False) -> Store:
     """The store at ``location``: a ``postgresql://`` (or ``postgres://``) URL for a fleet of
     enforcers sharing one database, else a SQLite file (its directory created when missing).
     ``create=False`` (commands that only read or answer what is there) refuses a SQLite file
     that does not exist instead of making one. ``durable``: a SQLite store's every commit is on
-    disk before it returns (:class:`~bgc.runtime.store.sqlite.SqliteStore`; PostgreSQL's always is)."""
+    disk before it returns (:class:`~bgc.runtime.store.sqlite.SqliteStore`; PostgreSQL's always is).
+    The ledger entries written through it are signed with the key file ``$BGC_LEDGER_KEY`` names
+    (docs/ledger.md, "Signed entries"), when it names one."""
+    import os
+
+    store = _engine(location, create=create, durable=durable)
+    store.ledger_key = os.environ.get(LEDGER_KEY_VARIABLE) or None
+    return store
+
+
+def _engine(location: str, *, create: bool, durable: bool) -> Store:
     if location.startswith(URLS):
         from bgc.runtime.store.postgresql import PostgresStore
 

@@ -7,7 +7,7 @@ this module and never the package that imports them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 GENESIS = "sha256:" + "0" * 64
 """The ``prev`` of a ledger's first entry."""
@@ -48,6 +48,13 @@ class Store(Protocol):
 
     def prune(self, now: int) -> int:
         """Forget records that expired before ``now``; returns how many."""
+        ...
+
+    ledger_key: str | None
+    """The private key file this store's ledger entries are signed with (None: unsigned)."""
+
+    def signer(self) -> Any:
+        """The loaded ledger key, or None; :class:`StoreError` when it cannot be loaded."""
         ...
 
     def close(self) -> None: ...

@@ -5,6 +5,12 @@ guarantees as the SQLite engine (they share :mod:`bgc.runtime.store.sql`), acros
 serialised by a transaction-scoped advisory lock, so a nonce is consumed by exactly one of any
 number of racing enforcers and the ledger has one order whoever appends. Every failure is a
 :class:`~bgc.runtime.store.StoreError`: the caller denies.
+
+A long-lived enforcer (the decision server, the MCP proxy, ``bgc authorize`` reading a stream)
+keeps one connection, which a server restart breaks. An operation that finds its connection
+lost connects again and runs once more; while the server is down, that connect fails and the
+operation is a :class:`~bgc.runtime.store.StoreError` (a deny), and the first operation after the
+server is back succeeds on a new connection.
 """
 
 from __future__ import annotations
@@ -32,11 +38,21 @@ class PostgresStore(SqlStore):
         except ImportError:
             raise StoreError("a postgresql:// store needs psycopg: pip install 'boundgraph-bgc[postgresql]'") from None
         self._errors = (psycopg.Error,)
+        self._connect = lambda: psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
         try:
-            self._db = psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
+            self._db = self._connect()
             self._write(self._create)
         except psycopg.Error as error:
             raise StoreError(f"cannot open the store {_redacted(url)}: {error}") from None
+
+    def _lost(self) -> bool:
+        return bool(self._db.closed or self._db.broken)
+
+    def _reconnect(self) -> None:
+        """A new connection in place of the lost one; the tables exist already."""
+        self._db.close()
+        self._db = self._connect()
+        self._head = None  # another enforcer may have appended while this one was cut off
 
     def _write(self, work: Callable[[], T]) -> T:
         with self._db.transaction():

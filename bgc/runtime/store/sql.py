@@ -5,6 +5,12 @@ placeholder style and one primitive, :meth:`SqlStore._write`: run a function ins
 transaction that no other writer overlaps (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's
 transaction-scoped advisory lock). Everything else is here, so the two engines cannot drift
 apart in meaning. Every database error becomes a :class:`~bgc.runtime.store.StoreError`.
+
+An operation whose connection the engine finds lost (:meth:`SqlStore._lost`: a PostgreSQL server
+restarted) runs once more on a new connection. Running it again is safe for every operation
+here: a consume that had committed before the connection broke reads as already used (a deny,
+never a second allow), answers and modes are kept once by their keys, and an append that had
+committed leaves its entry in the chain, which the second run follows with one more.
 """
 
 from __future__ import annotations
@@ -26,8 +32,8 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS bgc_requests (id TEXT PRIMARY KEY, call TEXT NOT NULL, body {blob} NOT NULL,"
     " created BIGINT NOT NULL, expires BIGINT NOT NULL, cancelled BIGINT)",
     "CREATE INDEX IF NOT EXISTS bgc_requests_call ON bgc_requests (call, expires)",
-    "CREATE TABLE IF NOT EXISTS bgc_modes (session TEXT NOT NULL, approver TEXT NOT NULL, time BIGINT NOT NULL,"
-    " body {blob} NOT NULL, PRIMARY KEY (session, approver, time))",
+    "CREATE TABLE IF NOT EXISTS bgc_mode_decisions (session TEXT NOT NULL, id TEXT NOT NULL, body {blob} NOT NULL,"
+    " PRIMARY KEY (session, id))",
     "CREATE TABLE IF NOT EXISTS bgc_answers (request TEXT NOT NULL, approver TEXT NOT NULL, decision TEXT NOT NULL,"
     " body {blob} NOT NULL, PRIMARY KEY (request, approver, decision))",
 )
@@ -40,6 +46,9 @@ class SqlStore:
     _errors: tuple[type[BaseException], ...]
     _head: tuple[int, str] | None = None
     """The last entry this connection appended or read: where its next append goes first."""
+    ledger_key: str | None = None
+    """The private key file the ledger's entries written through this store are signed with."""
+    _signer: Any = None
     placeholder = "?"
     blob = "BLOB"
 
@@ -56,11 +65,43 @@ class SqlStore:
         for statement in SCHEMA:
             self._run(statement.format(blob=self.blob))
 
+    def _lost(self) -> bool:
+        """Whether the connection is gone (the engine connects again before the next try)."""
+        return False
+
+    def _reconnect(self) -> None:
+        raise NotImplementedError
+
+    def _connected(self, work: Callable[[], T]) -> T:
+        if self._lost():
+            self._reconnect()
+        return work()
+
     def _guard(self, what: str, work: Callable[[], T]) -> T:
         try:
-            return work()
+            return self._connected(work)
+        except self._errors as error:
+            if not self._lost():
+                raise StoreError(f"the store could not {what}: {error}") from None
+        try:  # the connection was lost: once more, on a new one
+            return self._connected(work)
         except self._errors as error:
             raise StoreError(f"the store could not {what}: {error}") from None
+
+    def signer(self) -> Any:
+        """The ledger key (a :class:`~bgc.runtime.kernel.keys.SigningKey`), or None: no key, entries
+        unsigned. A key named but unreadable is a :class:`StoreError`: nothing is recorded."""
+        if self.ledger_key is None:
+            return None
+        if self._signer is None:
+            from bgc.errors import BgcError
+            from bgc.runtime.kernel.keys import load_private
+
+            try:
+                self._signer = load_private(self.ledger_key)
+            except BgcError as error:
+                raise StoreError(f"cannot load the ledger key {self.ledger_key}: {error.message}") from None
+        return self._signer
 
     # ---- single use ------------------------------------------------------------------------------
 
@@ -129,9 +170,13 @@ class SqlStore:
         return self._guard("append to the ledger", add)
 
     def rows(self) -> Iterator[tuple[int, str, bytes]]:
-        try:
+        def ordered() -> Any:
             cursor = self._db.cursor()
             cursor.execute("SELECT seq, digest, entry FROM bgc_ledger ORDER BY seq")
+            return cursor
+
+        cursor = self._guard("read the ledger", ordered)
+        try:
             while batch := cursor.fetchmany(1000):
                 yield from ((seq, digest, bytes(entry)) for seq, digest, entry in batch)
         except self._errors as error:
@@ -211,18 +256,18 @@ class SqlStore:
 
     # ---- modes chosen by people ----------------------------------------------------------------------
 
-    def add_mode(self, session: str, approver: str, time: int, body: bytes) -> None:
+    def add_mode(self, session: str, body: bytes) -> None:
+        """Keep a signed mode decision, by the digest of its bytes: every decision is kept, the
+        same decision once (which one stands is decided from their signed content)."""
         self._guard("record a mode decision", lambda: self._write(lambda: self._run(
-            "INSERT INTO bgc_modes (session, approver, time, body) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            (session, approver, time, body),
+            "INSERT INTO bgc_mode_decisions (session, id, body) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (session, digest_text(body), body),
         )))  # fmt: skip
 
     def modes(self, session: str) -> list[bytes]:
         rows = self._guard(
             "read mode decisions",
-            lambda: self._run(
-                "SELECT body FROM bgc_modes WHERE session = ? ORDER BY time, approver", (session,)
-            ).fetchall(),
+            lambda: self._run("SELECT body FROM bgc_mode_decisions WHERE session = ? ORDER BY id", (session,)).fetchall(),
         )
         return [bytes(row[0]) for row in rows]
 
