@@ -35,7 +35,7 @@ from typing import Any, Generic, TypeVar
 from bgc.core.patterns import glob
 from bgc.core import resources
 from bgc.core.resources.net import url_deny_patterns
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from bgc.core.patterns.budget import Budget, CostMemo
 from bgc.core.gate import UNDECIDED, Gate, expand_call
 from bgc.core.values.limits import ORDER_BUDGET
@@ -189,17 +189,19 @@ class RuleIndex:
 
 @dataclass
 class _Accumulator:
-    """Parts under construction, merged by identity so equal parts carry all their rules."""
+    """Parts under construction, merged by identity so equal parts carry all their rules. The
+    rules of a part are collected in a set and sorted once, when the parts are pruned: a part
+    many rules produce (a request every deny of a large policy cuts) costs one step per rule."""
 
-    parts: dict[tuple[Any, ...], tuple[glob.Pattern, Part]] = field(default_factory=dict)
+    parts: dict[tuple[Any, ...], tuple[glob.Pattern, Part, set[RuleRef]]] = field(default_factory=dict)
 
     def add(self, resource: str, action: str, piece: glob.Pattern, excepts: tuple[str, ...], rule: RuleRef | None,
             approvals: Approvals | None = None) -> None:
         key = (piece.text, excepts, approvals)
-        refs = (rule,) if rule is not None else ()
-        if key in self.parts:
-            refs = tuple(sorted(set(self.parts[key][1].rules) | set(refs)))
-        self.parts[key] = (piece, Part(resource, action, piece.text, excepts, refs, approvals))
+        if key not in self.parts:
+            self.parts[key] = (piece, Part(resource, action, piece.text, excepts, (), approvals), set())
+        if rule is not None:
+            self.parts[key][2].add(rule)
 
     def pruned(self, cutters: Mapping[str, glob.Pattern], budget: Budget) -> tuple[Part, ...]:
         """The parts, each part inside another one folded into it (its rules kept).
@@ -208,7 +210,10 @@ class _Accumulator:
         is disjoint from P; ``cutters`` maps except texts to their (possibly case-folded)
         patterns. Among parts of equal language the first (in sorted order) is kept.
         """
-        items = sorted(self.parts.values(), key=lambda item: (item[1].pattern, item[1].excepts))
+        items = sorted(
+            ((piece, replace(part, rules=tuple(sorted(refs)))) for piece, part, refs in self.parts.values()),
+            key=lambda item: (item[1].pattern, item[1].excepts),
+        )
         by_prefix = _by_prefix([pattern.prefix for pattern, _ in items])
         host: dict[int, int] = {}
         for i, (pattern, part) in enumerate(items):
