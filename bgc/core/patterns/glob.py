@@ -218,6 +218,7 @@ def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
             empty_text = True
             continue
         for pat in _patterns_of(elems):
+            budget.charge(len(pat.text))  # spelled out and parsed again
             found[pat.text] = pat
     kept = sorted(found.values(), key=lambda p: (-len(p.text), p.text))
     for pat in list(kept):
@@ -288,6 +289,7 @@ def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
         return False
     for x, y in ((a, b), (b, a)):
         if x.literal is not None:
+            budget.charge(PROBE_STEPS + len(x.literal))
             return y.matches(x.literal)
         if x.is_universal():
             return True
@@ -304,12 +306,12 @@ def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
             return auto.mask(auto.state(start)) != 0
     for x, y in ((a, b), (b, a)):
         for text in x.probes():
-            budget.charge(PROBE_STEPS)
+            budget.charge(PROBE_STEPS + len(text))
             if y.matches(text):
                 return True
     for x, y in ((a, b), (b, a)):
         for text in _spliced(x, y):
-            budget.charge(PROBE_STEPS)
+            budget.charge(PROBE_STEPS + len(text))
             if y.matches(text):
                 return True
     autos = [a.automaton(), b.automaton()]
@@ -331,7 +333,8 @@ def is_subset_terms(
     return _covered(_p(a), pieces, budget=_budget(budget))
 
 
-#: Steps charged for matching one probe against one pattern (a few cached transitions).
+#: Steps charged for matching one probe against one pattern (a few cached transitions), besides
+#: one step per character of the probe.
 PROBE_STEPS = 4
 
 
@@ -352,7 +355,7 @@ def _covered(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...],
     """Is L(a) inside the union of the terms? A probe of ``a`` no term covers says no at once;
     otherwise the search decides (:func:`_counterexample`)."""
     for text in a.probes():
-        budget.charge(PROBE_STEPS * (1 + sum(1 + len(es) for _, es in terms)))
+        budget.charge((PROBE_STEPS + len(text)) * (1 + sum(1 + len(es) for _, es in terms)))
         if not any(p.matches(text) and not any(e.matches(text) for e in es) for p, es in terms):
             return False
     return _counterexample(a, terms, budget=budget) is None
