@@ -27,6 +27,8 @@ a request grows with the rules that can overlap it, not with the size of the pol
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -287,6 +289,11 @@ def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pat
 
 
 
+REQUEST_MEMO_BYTES = 16 * 1024 * 1024
+"""What a compiler's remembered request results may hold at most (a long-lived process compiles
+many orders with one compiler)."""
+
+
 class Compiler:
     """Compiles orders against one policy; reuse it for many orders (the index is built once).
 
@@ -299,7 +306,7 @@ class Compiler:
         self.policy = policy
         self.order_budget = ORDER_BUDGET if order_budget is None else order_budget
         self.index = RuleIndex(policy)
-        self._requests: CostMemo[RequestResult] = CostMemo()
+        self._requests: CostMemo[RequestResult] = CostMemo(max_bytes=REQUEST_MEMO_BYTES)
         self._refs: dict[int, RuleRef] = {}
         self.policy_id = policy.id()
         self.tools = tool_specs(policy.tools)
@@ -334,8 +341,9 @@ class Compiler:
     ) -> RequestResult:
         """What the policy gives ``atom``; the work is charged to ``budget`` (a fresh order's if None)."""
         budget = Budget(self.order_budget) if budget is None else budget
-        key = (atom, tuple(sorted(context.items())), mode)
-        return self._requests.get(key, budget, lambda: self._request(atom, context, mode, budget))
+        key = json.dumps([str(atom), sorted(context.items()), mode], ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return self._requests.get(hashlib.blake2b(key, digest_size=20).digest(), budget,
+                                  lambda: self._request(atom, context, mode, budget))  # fmt: skip
 
     def _request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None, budget: Budget) -> RequestResult:
         requested = glob.parse(atom.pattern)
