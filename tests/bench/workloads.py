@@ -163,6 +163,6 @@ def primer_order() -> str:
 
 
 def over_budget_order(count: int = 750) -> str:
-    """``count`` requests ``fs:write:/**/xI/**``: against the pathological policy each meets every
-    rule, and the order's work budget is spent within the first; the rest are answered unknown."""
-    return order([f"fs:write:/**/x{i}/**" for i in range(count)], seed=750)
+    """``count`` requests ``fs:write:/**/*a?????????????????/**/xI``: against the realistic policy
+    the order's work budget is spent within the first, and the rest are answered unknown."""
+    return order([f"fs:write:/**/*a{'?' * 17}/**/x{i}" for i in range(count)], seed=750)

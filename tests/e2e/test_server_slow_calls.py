@@ -38,7 +38,7 @@ def project(tmp_path: Path) -> Iterator[dict[str, Any]]:
 def _slow_request(project: dict[str, Any], fifo: str, seconds: float) -> bytes:
     """A hook's request whose policy is ``fifo`` (reading it blocks), with ``seconds`` to decide."""
     meta = {"kind": "hook", "agent": "claude-code", "arguments": [], "cwd": project["root"], "code": client.identity(),
-            "options": {"policy": fifo, "timeout": str(seconds)}, "deadline": time.monotonic() + seconds,
+            "options": {"policy": fifo, "timeout": str(seconds)}, "deadline": time.monotonic() + seconds, "path": [],
             "env": {**os.environ, "CLAUDE_PROJECT_DIR": project["root"], "BGC_CACHE_DIR": project["cache"]}}  # fmt: skip
     return client.frame(marshal.dumps((meta, json.dumps(_input(project, "PreToolUse", *READ_SOURCE)).encode())))
 
