@@ -29,9 +29,13 @@ What it keeps warm, and how each is kept honest:
 How requests arrive (the transport is :func:`bgc.adapters.agents.client.exchange`'s): a hook
 writes its request to a file, creates a FIFO for the reply, and writes a line naming them to the
 project's doorbell, a FIFO this server keeps open for reading and writing (so it never reads an
-end, and a hook's ring never finds it closed while it runs). Requests are served one at a time,
-in the order they rang, in the main thread (the hook's deadline is a SIGALRM there). For each the
-server opens the reply FIFO first (a hook that gave up has removed it: its call is not decided),
+end, and a hook's ring never finds it closed while it runs). The server hands each request, in
+the order they rang, to one of :data:`WORKERS` worker processes forked from it once its imports
+are warm: each worker decides one request at a time in its main thread (the hook's deadline is a
+SIGALRM there) and keeps its own compiled policies and open stores, so a slow decision holds one
+worker while the calls of other hooks go to the others. A worker that outlives any deadline a
+hook may set (:data:`BUSY_SECONDS`) is killed and replaced; its hook, finding its reply FIFO closed
+without an answer, decides itself. For each request a worker opens the reply FIFO first (a hook that gave up has removed it: its call is not decided),
 then reads the request, which is bounded (:data:`bgc.adapters.agents.client.MAX_INPUT` plus
 :data:`bgc.adapters.agents.client.MAX_META`); a reply the hook does not take within
 :data:`REPLY_SECONDS` is dropped. The server exits after ``--idle`` seconds without a request, on
@@ -53,11 +57,13 @@ import os
 import stat
 import sys
 import time
-from dataclasses import replace
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bgc.adapters.agents import AGENTS, client
-from bgc.adapters.agents.hook import Options, check_agent, decide
+from bgc.adapters.agents.hook import MAX_TIMEOUT, Options, check_agent, decide
 from bgc.errors import ExitCode, UsageError
 from bgc.core.cache import stamp
 from bgc.runtime.isolation import imports_inside
@@ -76,6 +82,14 @@ CONTROL = ("status", "stop")
 """Requests for people (``--status``, ``--stop``), besides the hook's."""
 OPTIONS = frozenset({"policy", "plan", "mode", "unknown", "timeout", "store", "asks"})
 """The hook options a request may carry (:meth:`bgc.adapters.agents.hook.Options.of`)."""
+WORKERS = 4
+"""Requests decided at once, each by a worker process of its own."""
+BUSY_SECONDS = MAX_TIMEOUT + REPLY_SECONDS
+"""Seconds a worker may spend on one request: the longest deadline a hook may set, and the time
+its reply may take. A worker busy for longer is stuck past its own deadline: it is killed."""
+SERVED, FINISHED, UNTAKEN, STOP = 1, 2, 4, 8
+"""What a worker reports, a byte of these flags: a hook's call was decided (before its reply is
+written); the request is done, its reply not taken, the server to stop."""
 
 
 def control(project: str, kind: str) -> dict[str, Any] | None:
@@ -172,31 +186,164 @@ def serve(project: str, idle: float) -> ExitCode:
 
     signal.signal(signal.SIGTERM, finish)
     signal.signal(signal.SIGINT, finish)
-    warm = WarmSources()
     state = {"project": project, "pid": os.getpid(), "started": time.time(), "served": 0, "untaken": 0, "idle": idle}
+    workers: list[_Worker] = []
+    waiting: deque[bytes] = deque()
     rung = b""
+    last = time.monotonic()
     try:
+        for _ in range(WORKERS):
+            workers.append(_Worker.start(path, code, (bell, lock), workers))
         while True:
-            if not select.select([bell], [], [], idle)[0]:
+            busy = [worker for worker in workers if worker.since is not None]
+            now = time.monotonic()
+            wait = min((worker.since + BUSY_SECONDS for worker in busy), default=last + idle) - now  # type: ignore[operator]
+            ready = select.select([bell, *(worker.results for worker in workers)], [], [], max(wait, 0))[0]
+            if not ready and not busy and not waiting and time.monotonic() >= last + idle:
                 return ExitCode.OK
-            try:
-                rung += os.read(bell, 1 << 16)
-            except BlockingIOError:
-                continue
-            *tokens, rung = rung.split(b"\n")
-            rung = rung[-MAX_TOKEN - 1 :]  # what is kept of a longer line is still too long to be a token
-            for token in tokens:
-                if not _handle(token, path, warm, code, state):
-                    return ExitCode.OK
+            if bell in ready:
+                try:
+                    rung += os.read(bell, 1 << 16)
+                except BlockingIOError:
+                    pass
+                *tokens, rung = rung.split(b"\n")
+                rung = rung[-MAX_TOKEN - 1 :]  # what is kept of a longer line is still too long to be a token
+                waiting.extend(token for token in tokens if _is_token(token))
+                last = time.monotonic()
+            for index, worker in enumerate(workers):
+                if worker.results in ready or (worker.since is not None and time.monotonic() >= worker.since + BUSY_SECONDS):
+                    report = worker.report()
+                    if report is None:  # gone, or stuck and killed: its hook decides itself
+                        state["untaken"] += worker.since is not None
+                        worker.end()
+                        workers[index] = _Worker.start(path, code, (bell, lock), [other for other in workers if other is not worker])
+                        continue
+                    state["served"] += bool(report & SERVED)  # a worker decides one call at a time: one at most
+                    state["untaken"] += bool(report & UNTAKEN)
+                    if report & STOP:
+                        return ExitCode.OK
+                    last = time.monotonic()
+            for worker in workers:
+                if waiting and worker.since is None and worker.give(waiting[0], state):
+                    waiting.popleft()  # else it is gone: its pipe's end shows next turn, and it is replaced
     except _Stop:
         return ExitCode.OK
     finally:
-        warm.close()
+        for worker in workers:
+            worker.end()
         if file_identity(path) == made:
             os.unlink(path)
         os.close(bell)  # a hook still waiting sees the doorbell's error: it decides itself
         _remove_abandoned(path)
         os.close(lock)
+
+
+@dataclass(slots=True)
+class _Worker:
+    """A worker process and the pipes to it: requests' tokens one way (with the server's state,
+    for a ``--status`` answer), a byte of flags per request back. ``since``: when the request it
+    decides now was given to it (None when idle)."""
+
+    pid: int
+    tasks: int
+    results: int
+    since: float | None = None
+
+    @classmethod
+    def start(cls, doorbell: str, code: CodeWatch, inherited: tuple[int, ...], others: list[_Worker]) -> _Worker:
+        """Fork a worker. The server holds no store or decision state of its own (only imports),
+        so nothing open is shared: each worker opens its own."""
+        to_worker, tasks = os.pipe()
+        results, from_worker = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for fd in (*inherited, tasks, results, *(fd for other in others for fd in (other.tasks, other.results))):
+                    os.close(fd)
+                _work(to_worker, from_worker, doorbell, code)
+            finally:  # nothing of the server's (its doorbell, its lock) is the worker's to clean up
+                os._exit(0)
+        os.close(to_worker)
+        os.close(from_worker)
+        return cls(pid, tasks, results)
+
+    def give(self, token: bytes, state: dict[str, Any]) -> bool:
+        """Hand it the request ``token`` rang for; False when it is gone."""
+        message = marshal.dumps((token, state))
+        try:
+            _write_all(self.tasks, len(message).to_bytes(4, "big") + message)
+        except OSError:
+            return False
+        self.since = time.monotonic()
+        return True
+
+    def report(self) -> int | None:
+        """The flags it reported since last asked, or None when it is gone or is stuck (then killed)."""
+        if self.since is not None and time.monotonic() >= self.since + BUSY_SECONDS:
+            return None
+        try:
+            reports = os.read(self.results, 64)
+        except OSError:
+            return None
+        if not reports:
+            return None
+        flags = 0
+        for report in reports:
+            flags |= report
+        if flags & FINISHED:
+            self.since = None
+        return flags
+
+    def end(self) -> None:
+        import signal
+
+        for fd in (self.tasks, self.results):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+
+
+def _work(tasks: int, results: int, doorbell: str, code: CodeWatch) -> None:
+    """A worker: decide the requests the server hands over, one at a time, until the server is
+    gone (its pipe ends) or a request stops it."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which ends its workers
+    warm = WarmSources()
+    try:
+        while (head := _read_exactly(tasks, 4)) is not None:
+            payload = _read_exactly(tasks, int.from_bytes(head, "big"))
+            if payload is None:
+                return
+            token, state = marshal.loads(payload)
+            untaken = state["untaken"]
+            keep_going = _handle(token, doorbell, warm, code, state, lambda: _write_all(results, bytes([SERVED])))
+            _write_all(results, bytes([FINISHED | UNTAKEN * (state["untaken"] > untaken) | STOP * (not keep_going)]))
+    finally:
+        warm.close()
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _remove_abandoned(doorbell: str) -> None:
@@ -248,9 +395,11 @@ def _warm_imports() -> None:
     from bgc.runtime.store import sqlite  # noqa: F401
 
 
-def _handle(token: bytes, doorbell: str, warm: WarmSources, code: CodeWatch, state: dict[str, Any]) -> bool:
+def _handle(token: bytes, doorbell: str, warm: WarmSources, code: CodeWatch, state: dict[str, Any],
+            decided: Callable[[], None]) -> bool:  # fmt: skip
     """Serve the request ``token`` rang for; False when the server is to stop (asked to, or its
-    code changed)."""
+    code changed). ``decided()`` is called once a hook's call is decided, before its reply is
+    written: a ``--status`` the hook's caller asks next counts it."""
     if not _is_token(token):
         return True
     request_path, reply_path = client.request_paths(doorbell, token.decode())
@@ -278,6 +427,7 @@ def _handle(token: bytes, doorbell: str, warm: WarmSources, code: CodeWatch, sta
         else:
             reply = _answer_hook(meta, data, warm)
             state["served"] += 1
+            decided()
         try:
             taken = _write_reply(reply_fd, client.frame(reply), time.monotonic() + REPLY_SECONDS)
         except OSError:

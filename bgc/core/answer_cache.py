@@ -44,6 +44,7 @@ from contextlib import contextmanager
 
 from bgc.core import cache
 from bgc.core.patterns import glob
+from bgc.core.patterns.budget import Undecided
 from bgc.core.values.limits import MAX_KEPT_QUESTION
 
 NAMESPACE = "algebra-answers"
@@ -141,7 +142,7 @@ def _entry(name: str, args: tuple[object, ...], value: object) -> tuple[str, obj
     """An answer as the entry keeps it — its question as text and the answer as JSON-shaped
     data (patterns as their texts) — or None when it is not kept: its question names too many
     patterns, or it is a limit located in some input (not the algebra's own)."""
-    if isinstance(value, glob.AlgebraLimit):
+    if isinstance(value, Undecided):
         if value.span is not None:
             return None
         encoded: object = {"limit": value.message, "hint": value.hint}
@@ -188,7 +189,7 @@ def _decoded(name: str, answer: object) -> object:
         message, hint = answer.get("limit"), answer.get("hint")
         if len(answer) != 2 or not isinstance(message, str) or not (hint is None or isinstance(hint, str)):
             raise _Unreadable
-        return glob.AlgebraLimit(message, hint=hint)
+        return Undecided(message, hint)
     if name in ("overlaps", "covered"):
         if not isinstance(answer, bool):
             raise _Unreadable

@@ -27,6 +27,8 @@ a request grows with the rules that can overlap it, not with the size of the pol
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -35,7 +37,7 @@ from typing import Any, Generic, TypeVar
 from bgc.core.patterns import glob
 from bgc.core import resources
 from bgc.core.resources.net import url_deny_patterns
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from bgc.core.patterns.budget import Budget, CostMemo
 from bgc.core.gate import UNDECIDED, Gate, expand_call
 from bgc.core.values.limits import ORDER_BUDGET
@@ -189,17 +191,19 @@ class RuleIndex:
 
 @dataclass
 class _Accumulator:
-    """Parts under construction, merged by identity so equal parts carry all their rules."""
+    """Parts under construction, merged by identity so equal parts carry all their rules. The
+    rules of a part are collected in a set and sorted once, when the parts are pruned: a part
+    many rules produce (a request every deny of a large policy cuts) costs one step per rule."""
 
-    parts: dict[tuple[Any, ...], tuple[glob.Pattern, Part]] = field(default_factory=dict)
+    parts: dict[tuple[Any, ...], tuple[glob.Pattern, Part, set[RuleRef]]] = field(default_factory=dict)
 
     def add(self, resource: str, action: str, piece: glob.Pattern, excepts: tuple[str, ...], rule: RuleRef | None,
             approvals: Approvals | None = None) -> None:
         key = (piece.text, excepts, approvals)
-        refs = (rule,) if rule is not None else ()
-        if key in self.parts:
-            refs = tuple(sorted(set(self.parts[key][1].rules) | set(refs)))
-        self.parts[key] = (piece, Part(resource, action, piece.text, excepts, refs, approvals))
+        if key not in self.parts:
+            self.parts[key] = (piece, Part(resource, action, piece.text, excepts, (), approvals), set())
+        if rule is not None:
+            self.parts[key][2].add(rule)
 
     def pruned(self, cutters: Mapping[str, glob.Pattern], budget: Budget) -> tuple[Part, ...]:
         """The parts, each part inside another one folded into it (its rules kept).
@@ -208,7 +212,10 @@ class _Accumulator:
         is disjoint from P; ``cutters`` maps except texts to their (possibly case-folded)
         patterns. Among parts of equal language the first (in sorted order) is kept.
         """
-        items = sorted(self.parts.values(), key=lambda item: (item[1].pattern, item[1].excepts))
+        items = sorted(
+            ((piece, replace(part, rules=tuple(sorted(refs)))) for piece, part, refs in self.parts.values()),
+            key=lambda item: (item[1].pattern, item[1].excepts),
+        )
         by_prefix = _by_prefix([pattern.prefix for pattern, _ in items])
         host: dict[int, int] = {}
         for i, (pattern, part) in enumerate(items):
@@ -282,6 +289,11 @@ def _overlaps(a: glob.Pattern, b: glob.Pattern, budget: Budget) -> list[glob.Pat
 
 
 
+REQUEST_MEMO_BYTES = 16 * 1024 * 1024
+"""What a compiler's remembered request results may hold at most (a long-lived process compiles
+many orders with one compiler)."""
+
+
 class Compiler:
     """Compiles orders against one policy; reuse it for many orders (the index is built once).
 
@@ -294,7 +306,7 @@ class Compiler:
         self.policy = policy
         self.order_budget = ORDER_BUDGET if order_budget is None else order_budget
         self.index = RuleIndex(policy)
-        self._requests: CostMemo[RequestResult] = CostMemo()
+        self._requests: CostMemo[RequestResult] = CostMemo(max_bytes=REQUEST_MEMO_BYTES)
         self._refs: dict[int, RuleRef] = {}
         self.policy_id = policy.id()
         self.tools = tool_specs(policy.tools)
@@ -329,8 +341,9 @@ class Compiler:
     ) -> RequestResult:
         """What the policy gives ``atom``; the work is charged to ``budget`` (a fresh order's if None)."""
         budget = Budget(self.order_budget) if budget is None else budget
-        key = (atom, tuple(sorted(context.items())), mode)
-        return self._requests.get(key, budget, lambda: self._request(atom, context, mode, budget))
+        key = json.dumps([str(atom), sorted(context.items()), mode], ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return self._requests.get(hashlib.blake2b(key, digest_size=20).digest(), budget,
+                                  lambda: self._request(atom, context, mode, budget))  # fmt: skip
 
     def _request(self, atom: GrantAtom, context: Mapping[str, str], mode: str | None, budget: Budget) -> RequestResult:
         requested = glob.parse(atom.pattern)

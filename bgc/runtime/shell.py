@@ -110,7 +110,7 @@ _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _ANSI_C = re.compile(r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(.))", re.DOTALL)
 _ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
                   "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-_BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_BRACES = re.compile(r"[{}]")
 _GLOB_CHARS = frozenset("*?[")
 _PLAIN = re.compile(r"[^\\$`*?\[~{]*")
 """Text with no character that quoting, escaping or expansion gives a meaning (read as is)."""
@@ -259,7 +259,23 @@ def _dropped_escaped_blank(root: Any, source: bytes) -> bool:
             spans.append((node.start_byte, node.end_byte))
         else:
             stack.extend(node.children)
-    return any(not any(start <= at < end for start, end in spans) for at in found)
+    return _any_uncovered(found, spans)
+
+
+def _any_uncovered(positions: list[int], spans: list[tuple[int, int]]) -> bool:
+    """Whether a position (in ascending order) lies in none of the spans (start inclusive, end
+    exclusive): one sweep over the spans sorted by start, so a command of many of both costs its
+    length, not their product."""
+    spans.sort()
+    index = 0
+    reach = -1
+    for at in positions:
+        while index < len(spans) and spans[index][0] <= at:
+            reach = max(reach, spans[index][1])
+            index += 1
+        if at >= reach:
+            return True
+    return False
 
 
 _ESCAPED_BLANK = re.compile(rb"(?<!\\)(?:\\\\)*\\[ \t]")
@@ -652,7 +668,6 @@ def _unparsed_expansion(walk: _Walk, body: Any) -> bool:
     """Whether an unquoted here-document body holds a ``$(``, ``${`` or backquote (not escaped)
     that no node of the grammar's covers: bash expands the body, running its substitutions, and
     tree-sitter-bash 0.25 leaves backquotes there as text."""
-    source = walk.sources[-1]
     covered = []
     stack = list(body.named_children)
     while stack:
@@ -660,16 +675,22 @@ def _unparsed_expansion(walk: _Walk, body: Any) -> bool:
         if child.type in _EXPANSIONS:
             covered.append((child.start_byte, child.end_byte))
         stack.extend(child.named_children)
-    for found in _EXPANSION_START.finditer(source, body.start_byte, body.end_byte):
-        at = found.start()
-        escaped = (at - len(source[:at].rstrip(b"\\"))) % 2
-        if not escaped and not any(start <= at < end for start, end in covered):
-            return True
-    return False
+    source = walk.sources[-1]
+    run_start = body.start_byte  # where the run of backslashes the body may start in starts
+    while run_start > 0 and source[run_start - 1] == ord("\\"):
+        run_start -= 1
+    unescaped = [
+        found.end(1)
+        for found in _EXPANSION_START.finditer(source, run_start, body.end_byte)
+        if (found.end(1) - found.start(1)) % 2 == 0
+    ]
+    return _any_uncovered(unescaped, covered)
 
 
 _EXPANSIONS = frozenset({"command_substitution", "process_substitution", "expansion", "arithmetic_expansion"})
-_EXPANSION_START = re.compile(rb"\$[({]|`")
+_EXPANSION_START = re.compile(rb"(?<!\\)(\\*)(?:\$[({]|`)")
+"""A ``$(``, ``${`` or backquote with the run of backslashes before it (an odd run escapes it);
+the look-behind starts a run at its first backslash only, so a long run is read once."""
 
 
 def _ends_where_bash_ends(walk: _Walk, node: Any, start: Any) -> bool:
@@ -805,7 +826,7 @@ def _substitutions_of_word(walk: _Walk, node: Any, scope: _Scope, depth: int, wr
 def _word_text(walk: _Walk, node: Any) -> str:
     kind = node.type
     if kind == "concatenation":
-        if _BRACE_EXPANSION.search(walk.text(node)):
+        if _brace_expansion(walk.text(node)):
             raise _Unknown  # `{a,b}` is split into three words by the grammar; bash expands it
         return "".join(_word_text(walk, child) for child in node.children)
     raw = walk.text(node)
@@ -840,9 +861,24 @@ def _unquoted(raw: str) -> str:
             raise _Unknown
         out.append(char)
         index += 1
-    if "{" in raw and _BRACE_EXPANSION.search(raw):
+    if "{" in raw and _brace_expansion(raw):
         raise _Unknown
     return "".join(out)
+
+
+def _brace_expansion(text: str) -> bool:
+    """Whether ``text`` holds a ``{`` closed by the next brace after it with a ``,`` or ``..``
+    between them (``{a,b}``, ``{1..3}``), which bash expands. Each stretch between two braces is
+    read once (a backtracking pattern reads a long ``{,,,…`` once per comma)."""
+    opened = -1
+    for brace in _BRACES.finditer(text):
+        at = brace.start()
+        if brace.group() == "}" and opened >= 0:
+            between = text[opened + 1 : at]
+            if "," in between or ".." in between:
+                return True
+        opened = at if brace.group() == "{" else -1
+    return False
 
 
 def _double_quoted(raw: str) -> str:

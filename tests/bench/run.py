@@ -21,6 +21,8 @@ the same run, the ratio, the bar and PASS/FAIL):
   for a user's figures (docs/performance.md says why).
 - ``adversarial``: nanoseconds per character for backtracking-hostile patterns, against
   fnmatch, a naive regex translation and pathspec (each in a killable subprocess).
+- ``growth``: ``bgc check`` at 4,000 rules against itself at 1,000, and an order of 750 requests
+  past its work budget against importing bgc's five dependencies (fresh processes, no cache).
 - ``parser``: the policy front end (informational; tests/bench/bench_policy_parser.py).
 
 Commands are timed in fresh processes (several rounds, commands alternating; median and min),
@@ -508,6 +510,40 @@ def section_adversarial(ctx: Context) -> list[Row]:
 # --- parser (informational) ---------------------------------------------------------------------
 
 
+def section_growth(ctx: Context) -> list[Row]:
+    rounds = ctx.heavy_rounds + (ctx.heavy_rounds + 1) % 2
+    small, large = ctx.w_policy(1000), ctx.w_policy(4000)
+    policy = ctx.file("realistic.bgp", workloads.realistic_policy())
+    over = ctx.file("over-budget-750.json", workloads.over_budget_order(750))
+    print("Work that grows with the policy and the order, whole commands in fresh processes with no cache "
+          f"(`BGC_CACHE_DIR=\"\"`), paired round by round, {rounds} rounds. `bgc check` of W at N = 4,000 rules next "
+          "to the same at N = 1,000 (its lints compare rules with rules: the ratio is how the check grows with the "
+          "policy, 4 for linear growth). `bgc compile` of an order of 750 requests `fs:write:/**/*a?????????????????/**/xI` "
+          "against the realistic 1,000-rule policy: the order's work budget is spent within the first request and "
+          f"every request is answered unknown; next to `python -c \"{FIVE}\"`.\n")  # fmt: skip
+    five = Case("five", [sys.executable, "-c", FIVE])
+    check_small = Case("check-1000", [ctx.bgc, "check", str(small)], ok=(0, 1))
+    cases = [
+        five,
+        check_small,
+        Case("check-4000", [ctx.bgc, "check", str(large)], ok=(0, 1), yardstick=check_small, timeout=300, budget=900),
+        Case("over-budget", [ctx.bgc, "compile", str(over), "-p", str(policy), "--format", "json", "-o",
+                             str(ctx.dir / "over-budget-plan.json"), "--fail-on", "never"], yardstick=five, timeout=300,
+             budget=900),
+    ]  # fmt: skip
+    race(cases, rounds)
+    unknown, total = _unknown_requests(ctx.dir / "over-budget-plan.json")
+    rows = [
+        Row("`bgc check` of W, N = 4,000 rules, to the same at N = 1,000", timing(cases[2]), timing(check_small),
+            ratio(cases[2].ratio), "≤ 5.00×", verdict(cases[2].ratio is not None and cases[2].ratio <= 5)),
+        Row(f"`bgc compile` of 750 requests past the work budget ({unknown} of {total} unknown)", timing(cases[3]),
+            f"{timing(five)} (import five deps)", ratio(cases[3].ratio), "≤ 10.00×",
+            verdict(cases[3].ratio is not None and cases[3].ratio <= 10)),
+    ]  # fmt: skip
+    print_table(rows, "yardstick (same run)")
+    return rows
+
+
 def section_parser(ctx: Context) -> list[Row]:
     rounds = 5 if ctx.quick else 11
     print(f"tests/bench/bench_policy_parser.py --rounds {rounds} (in-process, informational; no target).\n")
@@ -523,6 +559,7 @@ SECTIONS: dict[str, Callable[[Context], list[Row]]] = {
     "compile": section_compile,
     "startup": section_startup,
     "adversarial": section_adversarial,
+    "growth": section_growth,
     "parser": section_parser,
 }
 

@@ -157,3 +157,12 @@ def primer_order() -> str:
     """An order no timed command asks: compiling it warms the parser tables and the parsed
     policy in a cache, and leaves no answer a timed command could reuse."""
     return order(["proc:exec:bench-primer"], seed=424242)
+
+
+# --- growth workloads -----------------------------------------------------------------------------
+
+
+def over_budget_order(count: int = 750) -> str:
+    """``count`` requests ``fs:write:/**/*a?????????????????/**/xI``: against the realistic policy
+    the order's work budget is spent within the first, and the rest are answered unknown."""
+    return order([f"fs:write:/**/*a{'?' * 17}/**/x{i}" for i in range(count)], seed=750)

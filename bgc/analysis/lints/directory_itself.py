@@ -7,7 +7,7 @@ what a deny meant. The hint writes the rule that denies both, as ``bgc fmt`` wou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 
 from bgc import codes
 from bgc.analysis.findings import Finding, Severity
@@ -23,11 +23,14 @@ def check(context: Context) -> Iterator[Finding]:
             yield from _directory_itself(context, rule)
 
 
+def _deny_group(rule: Rule) -> Hashable | None:
+    return (rule.resource, rule.action, rule.mode, rule.when) if rule.effect == "deny" else None
+
+
 def _directory_itself(context: Context, rule: Rule) -> Iterator[Finding]:
-    scope = [other for other in context.policy.rules if other.effect == "deny"
-             and (other.when is None or other.when == rule.when)
-             and other.resource in ("*", rule.resource) and other.action in ("*", rule.action)
-             and other.mode in (None, rule.mode)]  # fmt: skip
+    """The denies that apply whenever ``rule`` does are its scope: the same condition or none."""
+    scope = [(resource, action, mode, when) for resource in ("*", rule.resource) for action in ("*", rule.action)
+             for mode in (None, rule.mode) for when in (None, rule.when)]  # fmt: skip
     for index, text in enumerate(rule.patterns):
         if not text.endswith("/**") or text.endswith("\\/**") or "://" in text:
             continue  # a URL's `X/**` covers `X/` already, and `X` itself is no canonical URL
@@ -36,7 +39,8 @@ def _directory_itself(context: Context, rule: Rule) -> Iterator[Finding]:
             continue
         if rule.resource == "fs" and context.subset(base, NOT_FS_PATHS, rule, index):
             continue  # `X` matches no fs path (and `X/**` none either: BGC107), so suggest nothing
-        if context.subset(base, [p for other in scope for p in other.patterns], rule, index):
+        takers = context.overlapping(_deny_group, scope, base)
+        if takers and context.subset(base, [taker.text for taker in takers], rule, index):
             continue
         what = "writable" if rule.action in ("write", "*") else f"open to `{rule.action}`"
         yield Finding(

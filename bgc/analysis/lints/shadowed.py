@@ -9,51 +9,52 @@ one is dead text that misleads its readers. Decided exactly, with the pattern al
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 
 from bgc import codes
 from bgc.core.patterns import glob
 from bgc.analysis.findings import Finding, Severity
-from bgc.analysis.lints.context import Context, pattern_span
+from bgc.analysis.lints.context import Context, Placed, pattern_span
 from bgc.core.policy.ast import Rule
 
 STRONGER = {"allow": ("ask", "deny"), "ask": ("deny",)}
 """The effects that take what a weaker effect matches."""
 
 
-def covers(outer: Rule, inner: Rule) -> bool:
-    """Whether ``outer`` applies whenever ``inner`` does (resource, action, mode; no condition)."""
-    return (
-        outer.when is None
-        and outer.resource in ("*", inner.resource)
-        and outer.action in ("*", inner.action)
-        and outer.mode in (None, inner.mode)
-    )
+def _group(rule: Rule) -> Hashable | None:
+    """What a rule may take from weaker ones: unconditional, by effect, resource, action, mode."""
+    return (rule.effect, rule.resource, rule.action, rule.mode) if rule.when is None else None
+
+
+def _stronger_covering(rule: Rule) -> list[Hashable]:
+    """The groups of the rules that take from ``rule`` (:func:`covers`, with a stronger effect)."""
+    return [(effect, resource, action, mode) for effect in STRONGER[rule.effect] for resource in ("*", rule.resource)
+            for action in ("*", rule.action) for mode in (None, rule.mode)]  # fmt: skip
 
 
 def check(context: Context) -> Iterator[Finding]:
-    rules = context.policy.rules
-    for rule in rules:
+    for rule in context.policy.rules:
         if rule.effect not in STRONGER:
             continue
-        cover = [other for other in rules if other.effect in STRONGER[rule.effect] and covers(other, rule)]
-        if not cover:
-            continue
+        groups = _stronger_covering(rule)
         for index, text in enumerate(rule.patterns):
-            if context.subset(text, [p for other in cover for p in other.patterns], rule, index):
-                yield _shadowed(context, rule, index, text, cover)
+            takers = context.overlapping(_group, groups, text)
+            if takers and context.subset(text, [taker.text for taker in takers], rule, index):
+                yield _shadowed(context, rule, index, text, takers, groups)
 
 
-def _shadowed(context: Context, rule: Rule, index: int, text: str, cover: list[Rule]) -> Finding:
-    """The finding names one rule that takes the pattern alone when there is one, else them all."""
-    single = []
-    for other in cover:
+def _shadowed(context: Context, rule: Rule, index: int, text: str, takers: list[Placed], groups: list[Hashable]) -> Finding:
+    """The finding names one rule that takes the pattern alone when there is one, else every
+    rule that covers it. Only a rule with a pattern overlapping it can take it alone."""
+    single = None
+    for other in dict.fromkeys(taker.rule for taker in takers):
         try:
             if glob.is_subset(context.pattern(text), [context.pattern(p) for p in other.patterns]):
-                single.append(other)
+                single = other
+                break
         except glob.AlgebraLimit:
             continue
-    culprits = single[:1] or cover
+    culprits = [single] if single is not None else context.grouped(_group, groups)
     where = ", ".join(f"{other.effect} at {other.span.file}:{other.span.line}" for other in culprits)
     code = codes.ALLOW_SHADOWED if rule.effect == "allow" else codes.ASK_SHADOWED
     never = "granted" if rule.effect == "allow" else "asked for"

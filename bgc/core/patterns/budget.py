@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from bgc.errors import BgcError
 
@@ -89,6 +89,42 @@ class Recall(Protocol[V]):
         """An answer just worked out, with its cost."""
 
 
+@dataclass(frozen=True, slots=True)
+class Undecided:
+    """A question the algebra could not decide within its bound, as a memo keeps the answer: what
+    the limit said, never the exception itself, whose traceback holds every frame of the work
+    that hit it (and the automata those frames built). :meth:`error` raises it afresh."""
+
+    message: str
+    hint: str | None = None
+    span: Any = None
+
+    @classmethod
+    def of(cls, error: AlgebraLimit) -> Undecided:
+        return cls(error.message, error.hint, error.span)
+
+    def error(self) -> AlgebraLimit:
+        return AlgebraLimit(self.message, self.span, hint=self.hint)
+
+
+def weight(value: object) -> int:
+    """Roughly the bytes a remembered answer holds: its text, a pattern's text, the sum of its
+    parts'; a few bytes for a flag or a number. What a memo's byte bound counts."""
+    if isinstance(value, (str, bytes)):
+        return 16 + len(value)
+    if isinstance(value, (tuple, list, frozenset, set)):
+        return 16 + sum(weight(item) for item in value)
+    text = getattr(value, "text", None)
+    if isinstance(text, str):
+        return 16 + len(text)
+    if isinstance(value, Undecided):
+        return 16 + len(value.message) + len(value.hint or "")
+    fields = getattr(value, "__dataclass_fields__", None)
+    if fields is not None:
+        return 16 + sum(weight(getattr(value, name)) for name in fields)
+    return 16
+
+
 class CostMemo(Generic[V]):
     """Answers remembered with the steps they took; a hit charges exactly those steps.
 
@@ -96,13 +132,17 @@ class CostMemo(Generic[V]):
     depend on what was computed before. An answer computed while the budget ran out is not
     kept (it is the budget's answer, not the question's); a hit the budget cannot afford is
     computed again and runs out exactly as a first computation would. ``capacity`` bounds the
-    entries (all are dropped when it is reached: the answers stay the same, only slower).
+    entries and ``max_bytes`` their :func:`weight` with their keys' (all are dropped when either
+    is reached: the answers stay the same, only slower). Keys should be digests of the question
+    (a memo keyed by the question's objects keeps them, and all they hold, alive).
     A :class:`Recall` given to :meth:`get` is consulted on a miss and told what is computed:
     its answers are charged their recorded cost like any other hit.
     """
 
-    def __init__(self, capacity: int | None = None) -> None:
+    def __init__(self, capacity: int | None = None, max_bytes: int | None = None) -> None:
         self.capacity = capacity
+        self.max_bytes = max_bytes
+        self.bytes = 0
         self._entries: dict[Hashable, tuple[V, int]] = {}
 
     def get(self, key: Hashable, budget: Budget, compute: Callable[[], V], recall: Recall[V] | None = None) -> V:
@@ -125,9 +165,25 @@ class CostMemo(Generic[V]):
         return value
 
     def _put(self, key: Hashable, entry: tuple[V, int]) -> None:
-        if self.capacity is not None and len(self._entries) >= self.capacity:
-            self._entries.clear()
+        size = weight(key) + weight(entry[0])
+        if self.max_bytes is not None and size > self.max_bytes:
+            return  # larger than the whole memo: worked out again when asked again
+        kept = self._entries.pop(key, None)
+        if kept is not None:
+            self.bytes -= weight(key) + weight(kept[0])
+        full = self.capacity is not None and len(self._entries) >= self.capacity
+        if full or (self.max_bytes is not None and self.bytes + size > self.max_bytes):
+            self.clear()
         self._entries[key] = entry
+        self.bytes += size
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def values(self) -> list[V]:
+        """The answers remembered (for tests that look at what a memo holds)."""
+        return [value for value, _ in self._entries.values()]
 
     def clear(self) -> None:
         self._entries.clear()
+        self.bytes = 0

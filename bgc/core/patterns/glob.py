@@ -25,6 +25,7 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -43,7 +44,7 @@ from bgc.core.patterns._pattern import (
     size_problem,
 )
 from bgc.core.patterns._syntax import PatternError, Segment
-from bgc.core.patterns.budget import AlgebraLimit, Budget, BudgetExhausted, CostMemo
+from bgc.core.patterns.budget import AlgebraLimit, Budget, BudgetExhausted, CostMemo, Undecided
 
 _T = TypeVar("_T")
 
@@ -128,6 +129,44 @@ class _ShelfView:
         self.shelf.keep(self.name, args, value, cost)
 
 
+class _Spelled:
+    """A shelf's view for one question: the memo knows it by its digest, the shelf by its patterns."""
+
+    __slots__ = ("args", "view")
+
+    def __init__(self, args: tuple[object, ...], view: _ShelfView) -> None:
+        self.args, self.view = args, view
+
+    def recall(self, key: object) -> tuple[object, int] | None:
+        return self.view.recall(self.args)
+
+    def keep(self, key: object, value: object, cost: int) -> None:
+        self.view.keep(self.args, value, cost)
+
+
+MEMO_BYTES = 32 * 1024 * 1024
+"""What each memoised question's answers may hold at most (:func:`~bgc.core.patterns.budget.weight`)."""
+
+
+def question_key(name: str, args: tuple[object, ...]) -> bytes:
+    """A question's digest: its name and its patterns' texts, each length-prefixed, nested as
+    asked. The memo keeps this, not the patterns (which carry their automata)."""
+    digest = hashlib.blake2b(name.encode(), digest_size=20)
+
+    def spell(item: object) -> None:
+        if isinstance(item, Pattern):
+            data = item.text.encode("utf-8", "surrogatepass")
+            digest.update(b"p%d:" % len(data) + data)
+        else:
+            items = tuple(item)  # type: ignore[call-overload]
+            digest.update(b"(%d:" % len(items))
+            for part in items:
+                spell(part)
+
+    spell(args)
+    return digest.digest()
+
+
 def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
     """Cache answers *and* AlgebraLimit: a question that hit its bound is not worked again.
 
@@ -138,26 +177,28 @@ def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
     running out (:class:`~bgc.core.patterns.budget.BudgetExhausted`) is not an answer and is never kept.
     While a shelf is in use (:func:`answers_kept_on`), a miss asks it too.
     """
-    memo: CostMemo[_T | AlgebraLimit] = CostMemo(65536)
+    memo: CostMemo[_T | Undecided] = CostMemo(65536, MEMO_BYTES)
     name = fn.__name__.lstrip("_")
     _MEMOISED.append(name)
 
     def wrapper(*args: object, budget: Budget) -> _T:
-        def compute() -> _T | AlgebraLimit:
+        def compute() -> _T | Undecided:
             budget.charge(QUESTION_STEPS)
             try:
                 return fn(*args, budget)
             except BudgetExhausted:
                 raise
             except AlgebraLimit as error:
-                return error
+                return Undecided.of(error)
 
-        hit = memo.get(args, budget, compute, _SHELVES.get(name))  # type: ignore[arg-type]
-        if isinstance(hit, AlgebraLimit):
-            raise AlgebraLimit(hit.message, hit.span, hint=hit.hint)  # a fresh one: no traceback pile-up
+        shelf = _SHELVES.get(name)
+        hit = memo.get(question_key(name, args), budget, compute, None if shelf is None else _Spelled(args, shelf))
+        if isinstance(hit, Undecided):
+            raise hit.error()
         return hit
 
     wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
+    wrapper.memo = memo  # type: ignore[attr-defined]
     wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
     return wrapper
 
@@ -218,6 +259,7 @@ def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
             empty_text = True
             continue
         for pat in _patterns_of(elems):
+            budget.charge(len(pat.text))  # spelled out and parsed again
             found[pat.text] = pat
     kept = sorted(found.values(), key=lambda p: (-len(p.text), p.text))
     for pat in list(kept):
@@ -288,6 +330,7 @@ def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
         return False
     for x, y in ((a, b), (b, a)):
         if x.literal is not None:
+            budget.charge(PROBE_STEPS + len(x.literal))
             return y.matches(x.literal)
         if x.is_universal():
             return True
@@ -304,12 +347,12 @@ def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
             return auto.mask(auto.state(start)) != 0
     for x, y in ((a, b), (b, a)):
         for text in x.probes():
-            budget.charge(PROBE_STEPS)
+            budget.charge(PROBE_STEPS + len(text))
             if y.matches(text):
                 return True
     for x, y in ((a, b), (b, a)):
         for text in _spliced(x, y):
-            budget.charge(PROBE_STEPS)
+            budget.charge(PROBE_STEPS + len(text))
             if y.matches(text):
                 return True
     autos = [a.automaton(), b.automaton()]
@@ -331,7 +374,8 @@ def is_subset_terms(
     return _covered(_p(a), pieces, budget=_budget(budget))
 
 
-#: Steps charged for matching one probe against one pattern (a few cached transitions).
+#: Steps charged for matching one probe against one pattern (a few cached transitions), besides
+#: one step per character of the probe.
 PROBE_STEPS = 4
 
 
@@ -352,7 +396,7 @@ def _covered(a: Pattern, terms: tuple[tuple[Pattern, tuple[Pattern, ...]], ...],
     """Is L(a) inside the union of the terms? A probe of ``a`` no term covers says no at once;
     otherwise the search decides (:func:`_counterexample`)."""
     for text in a.probes():
-        budget.charge(PROBE_STEPS * (1 + sum(1 + len(es) for _, es in terms)))
+        budget.charge((PROBE_STEPS + len(text)) * (1 + sum(1 + len(es) for _, es in terms)))
         if not any(p.matches(text) and not any(e.matches(text) for e in es) for p, es in terms):
             return False
     return _counterexample(a, terms, budget=budget) is None
