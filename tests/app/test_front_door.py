@@ -386,12 +386,11 @@ def test_quiet_prints_nothing_and_keeps_the_exit_code(tmp_path: Path) -> None:
 QUIET_GOLDEN = ROOT / "tests" / "golden" / "quiet"
 COLORS = "tests/golden/color/colors.bgp"  # a lint warning, a failing expect and a holding one
 COLOR_TESTS = "tests/golden/color/colors.bgt.yaml"  # a failing and a passing test
-FIX_BUG = "examples/orders/fix-bug.yaml"
 QUIET = {
     "check": (["check", COLORS, COLOR_TESTS], ExitCode.FINDINGS),
     "test": (["test", COLOR_TESTS, COLORS, "--coverage"], ExitCode.FINDINGS),
-    "diff": (["diff", "policies/default.bgp", "policies/strict.bgp", "--fail-on", "removed"], ExitCode.FINDINGS),
-    "explain": (["explain", FIX_BUG, "fs:write:/src/**", "-p", "policies/default.bgp"], ExitCode.FINDINGS),
+    "diff": (["diff", "tests/golden/quiet/old.bgp", "tests/golden/quiet/new.bgp", "--fail-on", "removed"], ExitCode.FINDINGS),
+    "explain": (["explain", "tests/golden/quiet/order.yaml", "fs:read:/src/**", "-p", COLORS], ExitCode.FINDINGS),
 }
 """Each reporting command on input with findings: ``-q`` keeps them and drops the rest. Run
 with BGC_UPDATE_GOLDEN=1 to rewrite ``tests/golden/quiet/*.txt`` after an intended change."""
