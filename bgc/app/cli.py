@@ -86,6 +86,7 @@ def explain(
     policy: PolicyOption = None,
     mode: ModeOption = None,
     input_format: InputFormatOption = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result, not the rules that led to it.")] = False,
     color: ColorOption = "auto",
 ) -> None:
     """Show every rule that touched ATOM, in precedence order, and why the result is what it is.
@@ -96,7 +97,8 @@ def explain(
     """
     from bgc.app.commands import explain as command
 
-    run(lambda: command.run(order, atom, policy=policy, mode=mode, input_format=input_format, color_choice=color))
+    run(lambda: command.run(order, atom, policy=policy, mode=mode, input_format=input_format, quiet=quiet,
+                              color_choice=color))
 
 
 @app.command()
@@ -165,6 +167,7 @@ def check(
         Optional[str],
         typer.Option("--baseline", metavar="REV", help="Also diff every policy against git revision REV: new access is a finding (bgc diff)."),
     ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the findings, no per-file or closing summary.")] = False,
     color: ColorOption = "auto",
 ) -> None:
     """Validate and lint policies, run their inline `expect`s and policy tests, and compare work
@@ -175,7 +178,7 @@ def check(
     from bgc.app.commands import check as command
 
     run(lambda: command.run(paths or [], output_format=output_format, update=update, orders_only=orders_only, baseline=baseline,
-                              color_choice=color))
+                              quiet=quiet, color_choice=color))
 
 
 @app.command("diff")
@@ -197,6 +200,7 @@ def diff_command(
     ] = "new",
     equivalent: Annotated[bool, typer.Option("--equivalent", help="Exit 1 unless the policies are identical in effect.")] = False,
     output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the differences, no section titles or summary.")] = False,
     color: ColorOption = "auto",
 ) -> None:
     """What NEW allows that OLD did not, exactly: each difference as a pattern with its except
@@ -211,7 +215,7 @@ def diff_command(
 
     run(lambda: command.run(
         policies or [], against_revision=against_revision, mode=mode, output_format=output_format,
-        fail_on=fail_on, equivalent=equivalent, output=output, color_choice=color,
+        fail_on=fail_on, equivalent=equivalent, output=output, quiet=quiet, color_choice=color,
     ))  # fmt: skip
 
 
@@ -230,6 +234,7 @@ def test_command(
         typer.Option("--format", metavar="FORMAT", help="text, json, sarif, github or junit."),
     ] = "text",
     junit_xml: Annotated[Optional[str], typer.Option("--junit-xml", metavar="FILE", help="Also write a JUnit XML report to FILE.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the failures (and, with --coverage, the rules not exercised).")] = False,
     color: ColorOption = "auto",
 ) -> None:
     """Run policy tests (*.bgt.yaml) and every policy's inline `expect`s; report like pytest.
@@ -239,7 +244,8 @@ def test_command(
     from bgc.app.commands import test as command
 
     run(lambda: command.run(
-        paths or [], keyword=keyword, coverage=coverage, output_format=output_format, junit_xml=junit_xml, color_choice=color,
+        paths or [], keyword=keyword, coverage=coverage, output_format=output_format, junit_xml=junit_xml, quiet=quiet,
+        color_choice=color,
     ))
 
 

@@ -82,8 +82,9 @@ _QUIET = Option("quiet", flag=True)
 FAST_COMMANDS: dict[str, FastCommand] = {
     "check": FastCommand(
         {"--format": Option("output_format", _FORMAT_CHECK), "--update": Option("update", flag=True),
-         "--orders": Option("orders_only", flag=True), "--baseline": Option("baseline"), "--color": _COLOR},
-        {}, 0, _check, reads_stdin=False,
+         "--orders": Option("orders_only", flag=True), "--baseline": Option("baseline"), "--color": _COLOR,
+         "--quiet": _QUIET},
+        {"-q": "--quiet"}, 0, _check, reads_stdin=False,
     ),
     "gate": FastCommand(
         {"--root": Option("root"), "--format": Option("output_format", ("text", "json")), "--input-format": _INPUT,

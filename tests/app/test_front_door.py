@@ -379,3 +379,59 @@ def test_quiet_prints_nothing_and_keeps_the_exit_code(tmp_path: Path) -> None:
     out = tmp_path / "plan.json"
     assert bgc("compile", ORDER, "-p", POLICY, "-q", "-f", "json", "-o", str(out)).stdout == ""
     assert json.loads(out.read_text())["order"]  # -q silences stdout, never the file asked for
+
+
+# --- -q on the reporting commands: only what is wrong -------------------------------------------
+
+QUIET_GOLDEN = ROOT / "tests" / "golden" / "quiet"
+COLORS = "tests/golden/color/colors.bgp"  # a lint warning, a failing expect and a holding one
+COLOR_TESTS = "tests/golden/color/colors.bgt.yaml"  # a failing and a passing test
+QUIET = {
+    "check": (["check", COLORS, COLOR_TESTS], ExitCode.FINDINGS),
+    "test": (["test", COLOR_TESTS, COLORS, "--coverage"], ExitCode.FINDINGS),
+    "diff": (["diff", "tests/golden/quiet/old.bgp", "tests/golden/quiet/new.bgp", "--fail-on", "removed"], ExitCode.FINDINGS),
+    "explain": (["explain", "tests/golden/quiet/order.yaml", "fs:read:/src/**", "-p", COLORS], ExitCode.FINDINGS),
+}
+"""Each reporting command on input with findings: ``-q`` keeps them and drops the rest. Run
+with BGC_UPDATE_GOLDEN=1 to rewrite ``tests/golden/quiet/*.txt`` after an intended change."""
+
+
+@pytest.mark.parametrize("name", sorted(QUIET))
+@pytest.mark.parametrize("flag", ["-q", "--quiet"])
+def test_quiet_reports_only_what_is_wrong(name: str, flag: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    args, code = QUIET[name]
+    full, quiet = bgc(*args, "--color", "never"), bgc(*args, flag, "--color", "never")
+    assert full.exit_code == quiet.exit_code == code, quiet.output
+    path = QUIET_GOLDEN / f"{name}.txt"
+    if os.environ.get("BGC_UPDATE_GOLDEN"):
+        path.write_text(quiet.stdout, encoding="utf-8")
+    assert quiet.stdout == path.read_text(encoding="utf-8")
+    kept = quiet.stdout.splitlines()
+    findings = [line for line in kept if "[BGC" in line] if name == "check" else kept  # check -q shows each with its source
+    assert kept and set(findings) < set(full.stdout.splitlines())  # a part of the full report, never new text
+    assert not [line for line in kept if "passed" in line or line.startswith(("bgc check:", "  summary:", "result"))]
+
+
+@pytest.mark.parametrize("args", [["check", "policies/default.bgp"], ["test", "policies/tests"],
+                                  ["diff", "policies/default.bgp", "policies/default.bgp"]])  # fmt: skip
+def test_quiet_is_silent_when_nothing_is_wrong(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    result = bgc(*args, "-q")
+    assert (result.stdout, result.exit_code) == ("", ExitCode.OK)
+
+
+@pytest.mark.e2e
+def test_check_quiet_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env = {**os.environ, "BGC_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    probe = (
+        "import sys\nfrom bgc.app.launch import main\nsys.argv = ['bgc', *sys.argv[1:]]\n"
+        "try:\n    main()\nfinally:\n"
+        "    print('HEAVY', sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules), file=sys.stderr)\n"
+    )
+    script = subprocess.run([sys.executable, "-c", probe, "check", COLORS, "-q"], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=60)  # fmt: skip
+    assert "HEAVY []" in script.stderr, script.stderr
+    monkeypatch.chdir(ROOT)
+    typed = bgc("check", COLORS, "-q", "--color", "never")
+    assert (script.returncode, script.stdout) == (typed.exit_code, typed.stdout) and typed.stdout

@@ -181,13 +181,9 @@ def test_an_edited_copy_of_bgc_never_reads_what_the_unedited_one_wrote(tmp_path:
     import sysconfig
 
     import bgc
-    from bgc.core.policy.parser import grammar_text
 
-    copy = tmp_path / "code" / "bgc"
+    copy = tmp_path / "code" / "bgc"  # the grammar and the bundled policies come along: the package holds them
     shutil.copytree(Path(bgc.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    (copy / "grammar").mkdir()
-    (copy / "grammar" / "__init__.py").write_text("")
-    (copy / "grammar" / "policy.lark").write_text(grammar_text(), encoding="utf-8")
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
     policy = project / "p.bgp"

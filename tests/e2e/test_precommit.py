@@ -115,7 +115,10 @@ def snapshot(into: Path) -> tuple[Path, str]:
     quiet = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
     for name in filter(None, tracked.decode().split("\0")):
-        if (ROOT / name).is_file():  # a tracked file deleted in the working tree stays deleted
+        if (ROOT / name).is_symlink():  # bgc/grammar, bgc/policies: links into the tree, kept as links
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            (into / name).symlink_to(os.readlink(ROOT / name))
+        elif (ROOT / name).is_file():  # a tracked file deleted in the working tree stays deleted
             (into / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, into / name)
     identity = ["-c", "user.name=t", "-c", "user.email=t@example.com"]

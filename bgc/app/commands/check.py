@@ -360,11 +360,12 @@ def _error_file(error: BgcError) -> str:
 
 def run(
     paths: Sequence[str], *, output_format: str = "text", update: bool = False, orders_only: bool = False,
-    baseline: str | None = None, color_choice: str = "auto",
+    baseline: str | None = None, quiet: bool = False, color_choice: str = "auto",
 ) -> Result:
     """``bgc check``: what to print, the exit code (0 passed, 1 findings, 2 bad input) and the
-    recordings to write or remove; ``color_choice`` is ``--color`` (text only, and only on
-    stdout: :func:`bgc.app.render.color.use_color`).
+    recordings to write or remove; ``quiet`` keeps only the findings of the text report;
+    ``color_choice`` is ``--color`` (text only, and only on stdout:
+    :func:`bgc.app.render.color.use_color`).
 
     Shared by the typer command and the fast start-up path (:mod:`bgc.app.launch`), so both behave
     identically. A bad command line or configuration raises :class:`BgcError` with the text
@@ -378,7 +379,7 @@ def run(
         raise UsageError(f"unknown --format {output_format!r} (expected text, {', '.join(FORMATS)})")
     color = output_format == "text" and use_color(color_choice, sys.stdout)
     try:
-        return _run(paths, output_format, update, orders_only, baseline, color)
+        return _run(paths, output_format, update, orders_only, baseline, quiet, color)
     except BgcError as error:
         if output_format == "text":
             raise
@@ -386,7 +387,8 @@ def run(
 
 
 def _run(
-    paths: Sequence[str], output_format: str, update: bool, orders_only: bool, baseline: str | None, color: bool
+    paths: Sequence[str], output_format: str, update: bool, orders_only: bool, baseline: str | None, quiet: bool,
+    color: bool,
 ) -> Result:
     from bgc.analysis.config import at_root, find_config, git_root
     from bgc.app.render.machine import render
@@ -398,6 +400,10 @@ def _run(
             config.check_mode()
         outcome = check(paths, config=config, update=update, orders_only=orders_only, baseline=baseline, color=color)
         text = outcome.text
+        if output_format == "text" and quiet:
+            from bgc.app.render.findings_text import findings_only
+
+            text = findings_only(outcome.findings, color)
         if output_format != "text":
             text = render(outcome.findings, output_format, root=root, summary=outcome.summary)
         recordings = outcome.recordings or Recordings((), ())

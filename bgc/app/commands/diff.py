@@ -107,9 +107,11 @@ def run(
     fail_on: str = "new",
     equivalent: bool = False,
     output: str | None = None,
+    quiet: bool = False,
     color_choice: str = "auto",
 ) -> Result:
-    """Compare and render; bad input raises (exit 2) before anything is written or printed."""
+    """Compare and render (``quiet``: the text keeps only the differences); bad input raises
+    (exit 2) before anything is written or printed."""
     from bgc.app.render.color import use_color
 
     if fail_on not in FAIL_ON:
@@ -122,7 +124,7 @@ def run(
         raise UsageError(f"expected OLD and NEW (two policies), got {len(policies)}; or --against REV [POLICY...]")
     strict = equivalent or fail_on == "removed"
     if output_format == "text":
-        data = render_text(comparisons, color=output is None and use_color(color_choice, sys.stdout))
+        data = render_text(comparisons, quiet=quiet, color=output is None and use_color(color_choice, sys.stdout))
     elif output_format == "json":
         data = render_json(comparisons)
     elif output_format in ("sarif", "github"):
@@ -208,14 +210,18 @@ def _tool_line(tool: ToolChange) -> str:
     return escape_field(f"  {sign} tool {tool.tool}: {tool.reason} (needs {needed})", backslash=False)
 
 
-def render_text(comparisons: Sequence[Comparison], color: bool = False) -> str:
+def render_text(comparisons: Sequence[Comparison], quiet: bool = False, color: bool = False) -> str:
+    """People's report: per pair, its label, each difference under its title and a summary line.
+    ``quiet``: only the pairs that differ, each label followed by its differences."""
     from bgc.text import escape_field
     from bgc.text import count
 
     out: list[str] = []
     for comparison in comparisons:
-        out.append(escape_field(f"{comparison.old} → {comparison.new}", backslash=False))
         diff = comparison.diff
+        if quiet and (diff is None or diff.equivalent):
+            continue
+        out.append(escape_field(f"{comparison.old} → {comparison.new}", backslash=False))
         if diff is None:
             out.append("  not in the baseline revision: a new policy, nothing to compare it with")
             continue
@@ -224,15 +230,16 @@ def render_text(comparisons: Sequence[Comparison], color: bool = False) -> str:
             continue
         for kind, title in (("new", "new access"), ("removed", "removed access")):
             changes, tools = diff.of_kind(kind), diff.tool_changes(kind)
-            if changes or tools:
+            if (changes or tools) and not quiet:
                 out.append(f"  {title}")
-                for change in changes:
-                    out.extend(change_lines(change))
-                out.extend(_tool_line(tool) for tool in tools)
+            for change in changes:
+                out.extend(change_lines(change))
+            out.extend(_tool_line(tool) for tool in tools)
         new_n = len(diff.of_kind("new")) + len(diff.tool_changes("new"))
         removed_n = len(diff.of_kind("removed")) + len(diff.tool_changes("removed"))
-        out.append(f"  summary: {count(new_n, 'new access change')}, {count(removed_n, 'removal')}")
-    text = "\n".join(out) + "\n"
+        if not quiet:
+            out.append(f"  summary: {count(new_n, 'new access change')}, {count(removed_n, 'removal')}")
+    text = "".join(line + "\n" for line in out)
     if color:
         from bgc.app.render.color import paint
 

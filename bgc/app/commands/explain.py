@@ -15,10 +15,11 @@ def run(
     policy: str | None = None,
     mode: str | None = None,
     input_format: str | None = None,
+    quiet: bool = False,
     color_choice: str = "auto",
 ) -> Result:
     """The rules that touched ``atom`` in ``order`` (``-``: stdin, format sniffed), in precedence
-    order, the result, and what the other modes would give.
+    order, the result, and what the other modes would give; ``quiet``: the result alone.
 
     Exit 0 when the atom is granted as asked, 1 otherwise; a bad order, atom or policy raises
     (exit 2).
@@ -38,5 +39,6 @@ def run(
     except ModelError as error:
         raise UsageError(f"bad atom {atom!r}: {error.message}") from None
     explanation = explain_atom(Compiler(loaded), work_order, requested, mode)
-    text = render.render_lines(render.explanation_lines(explanation), use_color(color_choice, sys.stdout))
+    lines = render.result_lines(explanation) if quiet else render.explanation_lines(explanation)
+    text = render.render_lines(lines, use_color(color_choice, sys.stdout))
     return Result(ExitCode.OK if explanation.result.verdict == "granted" else ExitCode.FINDINGS, text.encode())

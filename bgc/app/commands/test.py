@@ -36,6 +36,7 @@ def run(
     coverage: bool = False,
     output_format: str = "text",
     junit_xml: str | None = None,
+    quiet: bool = False,
     color_choice: str = "auto",
 ) -> Result:
     """``bgc test``: what to print, the exit code and the JUnit report to write.
@@ -44,8 +45,10 @@ def run(
     configuration, the tests run from the repository root (:func:`bgc.analysis.config.at_root`), so ids
     and every printed path are repository-relative. A ``-k`` that selects nothing is a usage
     error: a typo in it must not turn CI green by running no test at all. Bad input raises
-    :class:`BgcError` with the text format; a machine format carries it instead. ``color_choice``
-    is ``--color`` (the text report on stdout only: :func:`bgc.app.render.color.use_color`).
+    :class:`BgcError` with the text format; a machine format carries it instead. ``quiet`` keeps
+    only the failures of the text report (and the rules ``coverage`` finds unexercised);
+    ``color_choice`` is ``--color`` (the text report on stdout only:
+    :func:`bgc.app.render.color.use_color`).
     """
     from bgc.app.render.color import use_color
     from bgc.app.render.machine import FORMATS
@@ -54,7 +57,7 @@ def run(
         raise UsageError(f"unknown --format {output_format!r} (expected text, junit, {', '.join(FORMATS)})")
     try:
         color = output_format == "text" and use_color(color_choice, sys.stdout)
-        text, code, junit = _run(paths, keyword, coverage, output_format, junit_xml is not None, color)
+        text, code, junit = _run(paths, keyword, coverage, output_format, junit_xml is not None, quiet, color)
     except BgcError as error:
         if output_format not in FORMATS:
             raise
@@ -65,7 +68,8 @@ def run(
 
 
 def _run(
-    paths: Sequence[str], keyword: str | None, coverage: bool, output_format: str, want_junit: bool, color: bool
+    paths: Sequence[str], keyword: str | None, coverage: bool, output_format: str, want_junit: bool, quiet: bool,
+    color: bool,
 ) -> tuple[str, ExitCode, str | None]:
     """The body of :func:`run`, run at the repository root: the text, the exit code and, when
     ``want_junit``, the JUnit report."""
@@ -102,7 +106,7 @@ def _run(
 
             junit = render_junit(junit_cases(run), root=root)
         if output_format == "text":
-            return report(run, coverage=coverage, color=color), code, junit
+            return report(run, coverage=coverage, quiet=quiet, color=color), code, junit
         if junit is not None and output_format == "junit":
             return junit, code, junit
         return render(run.findings, output_format, root=root, summary=summary(run, coverage=coverage)), code, junit

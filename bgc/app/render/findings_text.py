@@ -4,6 +4,7 @@ caret under the place, and the hint — the one text form every finding-producin
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from bgc.errors import InputError, Span, caret_lines
@@ -36,6 +37,13 @@ def render_finding(finding: Finding, source: str | None, color: bool = False) ->
     """:func:`finding_line`, the source line with a caret under the place, and the hint."""
     hint = [escape_field(f"  hint: {finding.hint}", backslash=False)] if finding.hint else []
     return "\n".join([finding_line(finding, color), *caret_lines(finding.span, source), *hint])
+
+
+def findings_only(findings: Iterable[Finding], color: bool = False) -> str:
+    """What ``--quiet`` prints of a ``check`` or ``test``: each finding as :func:`render_finding`
+    shows it, and nothing else (no per-file counts, no closing verdict); empty when clean."""
+    cache: dict[str, list[str] | None] = {}
+    return "".join(render_finding(finding, source_line(finding.span, cache), color) + "\n" for finding in findings)
 
 
 def findings_text(result: CheckResult, color: bool = False) -> str:

@@ -216,6 +216,11 @@ def _yaml_dumper() -> Any:
     return Dumper
 
 
+def result_lines(explanation: Explanation) -> list[Line]:
+    """``bgc explain``'s result alone (``--quiet``): the atom's verdict and the rule of each part."""
+    return _request_lines(explanation.result)
+
+
 def explanation_lines(explanation: Explanation) -> list[Line]:
     """``bgc explain``: the rules in precedence order, then the result and other modes."""
     mode = explanation.mode if explanation.mode is not None else "(none)"
@@ -231,7 +236,7 @@ def explanation_lines(explanation: Explanation) -> list[Line]:
         )
         lines.append([(f"      {trace.why}", style or "dim")])
     lines.append([("result", "bold")])
-    lines.extend(_request_lines(explanation.result))
+    lines.extend(result_lines(explanation))
     for other, verdict in explanation.other_modes:
         mark, style = MARKS[verdict]
         lines.append([(f"  in mode {other}: ", ""), (f"{mark} {verdict}", style)])
