@@ -72,7 +72,7 @@ def prove(confinement: Confinement, plans: Sequence[Plan], entries: Sequence[Ent
                 _check(_subset_terms(mapping.below(mount.path), host_terms["read"]) and _subset_terms(glob.escape(mount.path), host_terms["read"]),
                        f"{mount.path} is readable but host:read does not grant all of it")  # fmt: skip
             elif mount.reason not in ("the toolchain", "what starts the confined command (interpreter, bgc)"):
-                raise SandboxRefused(f"{mount.path} is readable for no reason the proof knows: {mount.reason}")
+                _check(False, f"{mount.path} is readable for no reason the proof knows: {mount.reason}")
         elif mount.kind.startswith("mask") and "refused by the plan" in mount.reason:
             workspace = "/" + mount.path[len(project) :].lstrip("/")
             _check(
