@@ -22,6 +22,8 @@ the same run, the ratio, the bar and PASS/FAIL):
 - ``adversarial``: nanoseconds per character for backtracking-hostile patterns, against
   fnmatch, a naive regex translation and pathspec (each in a killable subprocess).
 - ``parser``: the policy front end (informational; tests/bench/bench_policy_parser.py).
+- ``sandbox``: what ``bgc sandbox`` adds to starting ``true`` and ``python -c pass``, paired with
+  the same commands unconfined (tests/bench/bench_sandbox.py).
 
 Commands are timed in fresh processes (several rounds, commands alternating; median and min),
 each round with a private ``BGC_CACHE_DIR``: empty (``""``, no cache) or a private copy of a
@@ -52,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[2]))
 
 import workloads  # noqa: E402
+from bench_sandbox import section_sandbox  # noqa: E402
 from common import (  # noqa: E402
     ANSWERED,
     FIVE,
@@ -524,6 +527,7 @@ SECTIONS: dict[str, Callable[[Context], list[Row]]] = {
     "startup": section_startup,
     "adversarial": section_adversarial,
     "parser": section_parser,
+    "sandbox": section_sandbox,
 }
 
 

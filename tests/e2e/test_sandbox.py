@@ -288,7 +288,7 @@ def test_landlock_alone_confines_without_namespaces(project: Path, tmp_path: Pat
     private = str(tmp_path / "private")
     os.mkdir(private)
     read = subprocess.run(
-        [sys.executable, *bwrap.ENTER, *bwrap.landlock_alone_rules(confinement, entries, private), "--",
+        [*bwrap.launcher(), *bwrap.landlock_alone_rules(confinement, entries, private), "--",
          sys.executable, str(script)],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip

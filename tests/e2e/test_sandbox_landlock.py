@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bgc.runtime.sandbox import landlock
+from bgc.runtime.sandbox import bwrap, landlock
 
 try:
     ABI = landlock.abi_version()
@@ -34,7 +34,7 @@ def restricted(code: str, *, read: tuple[str, ...], write: tuple[str, ...] = ())
         prefix,
         str(Path(landlock.__file__).parents[3]),
     )
-    argv = [sys.executable, "-I", "-m", "bgc.runtime.sandbox.enter"]
+    argv = bwrap.launcher()
     for path in reads:
         argv += ["--read", path]
     for path in write:

@@ -23,8 +23,18 @@ from dataclasses import dataclass
 from bgc.runtime.sandbox import mapping
 from bgc.runtime.sandbox.mapping import Confinement, Entry, SandboxRefused
 
-ENTER = ("-I", "-m", "bgc.runtime.sandbox.enter")
-"""The launcher, run by the interpreter bgc runs on, isolated from the environment."""
+
+def launcher() -> list[str]:
+    """The launcher's command: the interpreter bgc runs on, isolated from the environment and
+    without ``site`` (a virtual environment's start-up files cost more than the rest of the
+    launcher), importing bgc from the directory it was imported from here."""
+    import bgc
+
+    root = os.path.dirname(os.path.dirname(os.path.realpath(bgc.__file__)))
+    boot = f"import sys; sys.path.insert(0, {root!r}); from bgc.runtime.sandbox.enter import run; run()"
+    return [sys.executable, "-I", "-S", "-c", boot]
+
+
 OUTPUT_TRUNCATED = "\nbgc sandbox: output truncated at {limit} bytes\n"
 TIMED_OUT = 124
 """The exit code when the deadline killed the command (as ``timeout`` answers)."""
@@ -117,7 +127,7 @@ def bwrap_argv(bwrap: str, confinement: Confinement, command: Sequence[str], lan
         argv += ["--setenv", name, value]
     argv += ["--chdir", os.getcwd() if mapping.inside(os.getcwd(), confinement.project) else confinement.project]
     if landlock:
-        argv += ["--", sys.executable, *ENTER, *enter_rules(confinement), "--", *command]
+        argv += ["--", *launcher(), *enter_rules(confinement), "--", *command]
     else:
         argv += ["--", *command]
     return argv
@@ -174,7 +184,7 @@ def run_confined(
         home = os.path.join(private, "home")
         os.mkdir(home)
         env = dict(confinement.env) | {"HOME": home, "TMPDIR": private}
-        argv = [sys.executable, *ENTER, *landlock_alone_rules(confinement, entries, private), "--", *command]
+        argv = [*launcher(), *landlock_alone_rules(confinement, entries, private), "--", *command]
         return _supervise(argv, env, timeout, max_output)
     finally:
         shutil.rmtree(private, ignore_errors=True)

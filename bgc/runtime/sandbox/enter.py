@@ -1,7 +1,7 @@
 """The launcher a confined command starts through: restrict, then exec.
 
-``python -I -m bgc.runtime.sandbox.enter [--list P]... [--read P]... [--write P]... [--port N]... -- CMD ARGS…``
-is what bubblewrap runs (or what runs alone where there is no bubblewrap). It applies Landlock
+``python -I -S -c "…; run()" [--list P]... [--read P]... [--write P]... [--port N]... -- CMD ARGS…``
+(:func:`bgc.runtime.sandbox.bwrap.launcher`) is what bubblewrap runs (or what runs alone where there is no bubblewrap). It applies Landlock
 (:func:`bgc.runtime.sandbox.landlock.restrict`, which sets no-new-privileges first) and then
 replaces itself with the command, so the command and everything it starts carry the restriction.
 If the restriction cannot be applied, the command is never run: exit :data:`REFUSED` with the
@@ -62,5 +62,6 @@ def main(argv: list[str]) -> int:
     return REFUSED  # execvp returns only by raising
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The launcher's entry (:func:`bgc.runtime.sandbox.bwrap.launcher` starts it)."""
     sys.exit(main(sys.argv[1:]))

@@ -18,8 +18,10 @@ from __future__ import annotations
 import ctypes
 import os
 import stat
-from collections.abc import Iterable
-from dataclasses import dataclass
+
+TYPE_CHECKING = False  # typing's, without importing typing: the launcher imports this before every confined command
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
 """The same numbers on every architecture (the calls came after the syscall tables were unified)."""
@@ -99,17 +101,19 @@ def abi_version() -> int:
         raise LandlockUnavailable(error.errno, f"Landlock is not available: {error.strerror}") from None
 
 
-@dataclass(frozen=True)
 class Rules:
     """What stays allowed once restricted: ``listed`` paths (directories listed beneath), ``read`` paths (read and run beneath them), ``write``
     paths (also create, change and remove beneath them), and ``connect_ports`` (the TCP ports
-    that may be connected to; none: no TCP at all where the kernel can say so)."""
+    that may be connected to; none: no TCP at all where the kernel can say so). A plain class, not a
+    dataclass: the launcher imports this module before every confined command."""
 
-    read: tuple[str, ...] = ()
-    write: tuple[str, ...] = ()
-    connect_ports: tuple[int, ...] = ()
-    listed: tuple[str, ...] = ()
-    """Paths whose directories may be listed beneath (names only, no file read)."""
+    __slots__ = ("connect_ports", "listed", "read", "write")
+
+    def __init__(
+        self, read: tuple[str, ...] = (), write: tuple[str, ...] = (), connect_ports: tuple[int, ...] = (),
+        listed: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
+        self.read, self.write, self.connect_ports, self.listed = read, write, connect_ports, listed
 
 
 def handled(abi: int) -> tuple[int, int, int]:
