@@ -274,8 +274,20 @@ def test_landlock_alone_confines_without_namespaces(project: Path, tmp_path: Pat
     from bgc.app.commands.sandbox import plans_for
     from bgc.runtime.sandbox import bwrap, mapping, prove
 
+    outside = socket.socket(socket.AF_UNIX)
+    outside.bind(str(tmp_path / "agent.sock"))
+    outside.listen()
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
     code = (
-        attempt("open('.env').read()") + attempt("open('.git/config', 'a')") + "open('tests/ok.txt', 'w').write('ok')\n"
+        attempt("open('.env').read()")
+        + attempt("open('.git/config', 'a')")
+        + attempt(f"import socket; socket.socket(socket.AF_UNIX).connect({str(tmp_path / 'agent.sock')!r})")
+        + attempt(f"import socket; socket.create_connection(('127.0.0.1', {server.getsockname()[1]}), timeout=5)")
+        + attempt("import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', 9))")
+        + "import socket; a, b = socket.socketpair(); a.send(b'p'); assert b.recv(1) == b'p'\n"
+        + "open('tests/ok.txt', 'w').write('ok')\n"
     )
     script = project / "src" / "probe.py"
     script.write_text(code)  # before the mapping: a new file inside a split directory is not readable alone
@@ -292,5 +304,7 @@ def test_landlock_alone_confines_without_namespaces(project: Path, tmp_path: Pat
          sys.executable, str(script)],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
-    assert read.stdout.count("REFUSED") == 2 and "ESCAPED" not in read.stdout, read.stdout + read.stderr
+    outside.close()
+    server.close()
+    assert read.stdout.count("REFUSED") == 5 and "ESCAPED" not in read.stdout, read.stdout + read.stderr
     assert (project / "tests" / "ok.txt").read_text() == "ok"

@@ -52,7 +52,7 @@ class Layers:
             return f"bubblewrap and Landlock (ABI {self.landlock})"
         if self.bwrap:
             return "bubblewrap alone (this kernel has no Landlock)"
-        return f"Landlock alone (ABI {self.landlock}): no namespaces, so no private /tmp, PID or network namespace"
+        return f"Landlock alone (ABI {self.landlock}): no namespaces, so no private /tmp or PID namespace, and no sockets at all"
 
 
 def available_layers() -> Layers:
@@ -137,7 +137,8 @@ def landlock_alone_rules(confinement: Confinement, entries: Sequence[Entry], pri
     """The launcher's options when it runs alone: read beneath what the mounts show outside the
     project, and inside it the project split around every mask (a directory holding a masked
     path is allowed only as the sum of its other children); write beneath ``private`` and the
-    writable directories split the same way around every read-only or masked path."""
+    writable directories split the same way around every read-only or masked path; and no
+    socket, since there is no network namespace to keep one from reaching out."""
     project = confinement.project
     outside = [
         m.path for m in confinement.mounts if m.kind in ("ro", "symlink") and not mapping.inside(m.path, project)
@@ -156,7 +157,7 @@ def landlock_alone_rules(confinement: Confinement, entries: Sequence[Entry], pri
     for directory in confinement.paths("rw"):
         if mapping.inside(directory, project):
             write += _split(directory, masked + frozen, children)
-    return _options(read, write, ())
+    return ["--no-sockets", *_options(read, write, ())]  # no network namespace: no socket at all
 
 
 def _split(root: str, excluded: Sequence[str], children: dict[str, list[str]]) -> list[str]:

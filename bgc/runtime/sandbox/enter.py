@@ -1,8 +1,10 @@
 """The launcher a confined command starts through: restrict, then exec.
 
-``python -I -S -c "…; run()" [--list P]... [--read P]... [--write P]... [--port N]... -- CMD ARGS…``
+``python -I -S -c "…; run()" [--list P]... [--read P]... [--write P]... [--port N]... [--no-sockets] -- CMD ARGS…``
 (:func:`bgc.runtime.sandbox.bwrap.launcher`) is what bubblewrap runs (or what runs alone where there is no bubblewrap). It applies Landlock
-(:func:`bgc.runtime.sandbox.landlock.restrict`, which sets no-new-privileges first) and then
+(:func:`bgc.runtime.sandbox.landlock.restrict`, which sets no-new-privileges first), with
+``--no-sockets`` a filter refusing every socket (:mod:`bgc.runtime.sandbox.seccomp`, for a run
+without a network namespace), and then
 replaces itself with the command, so the command and everything it starts carry the restriction.
 If the restriction cannot be applied, the command is never run: exit :data:`REFUSED` with the
 reason on stderr. It imports nothing but the standard library and :mod:`landlock` (it runs
@@ -22,10 +24,14 @@ NOT_FOUND = 127
 
 def parse(argv: list[str]) -> tuple[dict[str, list[str]], list[str]]:
     """The launcher's options (``--list``, ``--read``, ``--write``, ``--port``) and the command after ``--``."""
-    options: dict[str, list[str]] = {"--read": [], "--write": [], "--port": [], "--list": []}
+    options: dict[str, list[str]] = {"--read": [], "--write": [], "--port": [], "--list": [], "--no-sockets": []}
     index = 0
     while index < len(argv) and argv[index] != "--":
         flag = argv[index]
+        if flag == "--no-sockets":
+            options[flag].append("yes")
+            index += 1
+            continue
         if flag not in options or index + 1 >= len(argv):
             raise ValueError(f"unknown launcher option {flag!r}")
         options[flag].append(argv[index + 1])
@@ -48,6 +54,10 @@ def main(argv: list[str]) -> int:
             tuple(options["--list"]),
         )
         landlock.restrict(rules)
+        if options["--no-sockets"]:
+            from bgc.runtime.sandbox import seccomp
+
+            seccomp.forbid_sockets()
     except (OSError, ValueError) as error:
         print(f"bgc sandbox: not run, the inner confinement failed: {error}", file=sys.stderr)
         return REFUSED

@@ -2,8 +2,9 @@
 
 A small layer over the three system calls (landlock_create_ruleset(2), landlock_add_rule(2),
 landlock_restrict_self(2)) rather than a PyPI binding: the ABI is three calls and four
-structures, and the bindings on PyPI are young, unmaintained or pull in a compiler toolchain;
-the whole surface is tested here against the running kernel.
+structures, and the bindings on PyPI are all pre-releases or 0.x versions (``landlock``
+1.0.0.dev5, ``landlockpy`` 0.2, ``py-landlock`` 0.1); the whole surface is tested here against
+the running kernel.
 
 A ruleset *handles* access rights (everything handled is denied unless a rule allows it beneath
 a path) and is applied to the calling thread and every process it execs; it can never be lifted.
