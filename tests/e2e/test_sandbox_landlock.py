@@ -21,7 +21,9 @@ except landlock.LandlockUnavailable:
 pytestmark = pytest.mark.skipif(ABI == 0, reason="this kernel has no Landlock")
 
 
-def restricted(code: str, *, read: tuple[str, ...], write: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+def restricted(
+    code: str, *, read: tuple[str, ...], write: tuple[str, ...] = (), ports: tuple[int, ...] = ()
+) -> subprocess.CompletedProcess[str]:
     prefix = sys.prefix
     reads = (
         *read,
@@ -39,6 +41,8 @@ def restricted(code: str, *, read: tuple[str, ...], write: tuple[str, ...] = ())
         argv += ["--read", path]
     for path in write:
         argv += ["--write", path]
+    for port in ports:
+        argv += ["--port", str(port)]
     argv += ["--", sys.executable, "-c", code]
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
 
@@ -74,6 +78,27 @@ def test_no_tcp_connect_without_a_port_rule(tmp_path: Path) -> None:
     finally:
         server.close()
     assert done.stdout.strip() == "denied", done.stdout + done.stderr
+
+
+@pytest.mark.skipif(ABI < 4, reason="TCP rules need Landlock ABI 4")
+def test_tcp_connect_only_to_the_ports_allowed() -> None:
+    servers = [socket.socket() for _ in range(2)]
+    for server in servers:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+    allowed, other = (server.getsockname()[1] for server in servers)
+    try:
+        code = (
+            "import socket\n"
+            f"for port in ({allowed}, {other}):\n"
+            "    try:\n        socket.create_connection(('127.0.0.1', port), timeout=5); print('connected')\n"
+            "    except PermissionError:\n        print('denied')\n"
+        )
+        done = restricted(code, read=(), ports=(allowed,))
+    finally:
+        for server in servers:
+            server.close()
+    assert done.stdout.split() == ["connected", "denied"], done.stdout + done.stderr
 
 
 @pytest.mark.skipif(ABI < 6, reason="signal scoping needs Landlock ABI 6")
