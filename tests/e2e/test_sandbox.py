@@ -268,7 +268,9 @@ def test_a_bad_policy_is_located_and_nothing_runs(project: Path) -> None:
     assert "policy.bgp:2:" in done.stderr
 
 
-def test_landlock_alone_confines_without_namespaces(project: Path, tmp_path: Path) -> None:
+def test_landlock_alone_confines_without_namespaces(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The launcher alone, as where unprivileged user namespaces are off: its rules split the
     project around every mask and every read-only path."""
     from bgc.app.commands.sandbox import plans_for
@@ -291,7 +293,7 @@ def test_landlock_alone_confines_without_namespaces(project: Path, tmp_path: Pat
     )
     script = project / "src" / "probe.py"
     script.write_text(code)  # before the mapping: a new file inside a split directory is not readable alone
-    os.chdir(project)
+    monkeypatch.chdir(project)
     plans = plans_for(None, "policy.bgp", None)
     confinement, entries = mapping.build(
         plans, str(project), environ=dict(os.environ), extra_read=mapping.interpreter_paths()

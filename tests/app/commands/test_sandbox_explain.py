@@ -10,6 +10,8 @@ import dataclasses
 import os
 from pathlib import Path
 
+import pytest
+
 from bgc.app.commands.sandbox import plans_for
 from bgc.app.render.sandbox import explain_text
 from bgc.runtime.sandbox import mapping
@@ -25,7 +27,7 @@ allow env:read:EDITOR, GITHUB_TOKEN
 """
 
 
-def test_explain_golden(tmp_path: Path) -> None:
+def test_explain_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
     for directory in ("src/.git", "tests", "docs", ".git"):
         (project / directory).mkdir(parents=True)
@@ -33,7 +35,7 @@ def test_explain_golden(tmp_path: Path) -> None:
         (project / name).write_text("x")
     (project / "src" / "generated.py").write_text("x")
     (project / "policy.bgp").write_text(POLICY)
-    os.chdir(project)
+    monkeypatch.chdir(project)
     plans = plans_for(None, "policy.bgp", None)
     environ = {"PATH": "/usr/bin", "LANG": "C.UTF-8", "AWS_SECRET_ACCESS_KEY": "x", "GITHUB_TOKEN": "t", "EDITOR": "vi"}
     confinement, _ = mapping.build(plans, str(project), environ=environ)  # type: ignore[arg-type]
@@ -48,7 +50,7 @@ def test_explain_golden(tmp_path: Path) -> None:
     assert text == GOLDEN.read_text(encoding="utf-8")
 
 
-def test_explain_lists_the_toolchain_and_runs_nothing(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_explain_lists_the_toolchain_and_runs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "policy.bgp").write_text(POLICY)
     monkeypatch.chdir(tmp_path)
     result = bgc("sandbox", "-p", "policy.bgp", "--explain")
@@ -57,7 +59,7 @@ def test_explain_lists_the_toolchain_and_runs_nothing(tmp_path: Path, monkeypatc
     assert "network: none" in result.stdout
 
 
-def test_no_command_is_a_usage_error(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_no_command_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "policy.bgp").write_text(POLICY)
     monkeypatch.chdir(tmp_path)
     result = bgc("sandbox", "-p", "policy.bgp")
