@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -310,3 +311,19 @@ def test_landlock_alone_confines_without_namespaces(
     server.close()
     assert read.stdout.count("REFUSED") == 5 and "ESCAPED" not in read.stdout, read.stdout + read.stderr
     assert (project / "tests" / "ok.txt").read_text() == "ok"
+
+
+def test_an_interrupt_ends_the_command_without_a_traceback(project: Path) -> None:
+    marker = project / "src" / "started"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bgc", "sandbox", "-p", "policy.bgp", "--", "sh", "-c", f"touch {marker}; exec sleep 60"],
+        cwd=project, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    for _ in range(600):  # until the confined command has started (no clock is asserted on)
+        if marker.exists():
+            break
+        threading.Event().wait(0.1)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "Traceback" not in stderr

@@ -38,6 +38,8 @@ def launcher() -> list[str]:
 OUTPUT_TRUNCATED = "\nbgc sandbox: output truncated at {limit} bytes\n"
 TIMED_OUT = 124
 """The exit code when the deadline killed the command (as ``timeout`` answers)."""
+INTERRUPTED = 130
+"""The exit code when bgc was interrupted (Ctrl-C) and ended the command (as a shell answers)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,19 +202,26 @@ def _supervise(argv: Sequence[str], env: dict[str, str] | None, timeout: float |
         stdout=subprocess.PIPE if relay else None, stderr=subprocess.STDOUT if relay else None,
     )  # fmt: skip
     try:
-        if relay:
-            assert process.stdout is not None and max_output is not None
-            if not _relay(process, max_output, timeout):
-                return TIMED_OUT
-        try:
-            return process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill(process)
-            print(f"bgc sandbox: killed at the deadline ({timeout:g} s)", file=sys.stderr)
-            return TIMED_OUT
+        return _wait(process, relay, timeout, max_output)
+    except KeyboardInterrupt:  # the command is in its own session: it ends with bgc, as under an interrupted shell
+        _kill(process)
+        return INTERRUPTED
     finally:
         if process.poll() is None:
             _kill(process)
+
+
+def _wait(process: subprocess.Popen[bytes], relay: bool, timeout: float | None, max_output: int | None) -> int:
+    if relay:
+        assert process.stdout is not None and max_output is not None
+        if not _relay(process, max_output, timeout):
+            return TIMED_OUT
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        print(f"bgc sandbox: killed at the deadline ({timeout:g} s)", file=sys.stderr)
+        return TIMED_OUT
 
 
 def _relay(process: subprocess.Popen[bytes], limit: int, timeout: float | None) -> bool:

@@ -164,7 +164,10 @@ def walk(project: str, limit: int = MAX_ENTRIES) -> Iterator[Entry]:
             seen += 1
             if seen > limit:
                 raise SandboxRefused(f"the project has more than {limit} entries: too large to map")
-            info = item.stat(follow_symlinks=False)
+            try:
+                info = item.stat(follow_symlinks=False)
+            except OSError as error:  # it vanished or cannot be read: the mapping would be a guess
+                raise SandboxRefused(f"cannot read {item.path}: {error.strerror}") from None
             path = ("" if directory == "/" else directory) + "/" + item.name
             mode = info.st_mode
             kind = "d" if stat.S_ISDIR(mode) else "f" if stat.S_ISREG(mode) else "l" if stat.S_ISLNK(mode) else "s"
