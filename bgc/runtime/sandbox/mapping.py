@@ -264,6 +264,7 @@ def _covers(project: str, gate: Gate, entries: Sequence[Entry], writable: Sequen
     for entry in entries:
         if entry.kind == "f" and entry.links > 1:
             names.setdefault(entry.inode, []).append(entry)
+    holding = holding_readable(gate, entries)
     covers: list[Mount] = []
     hidden: list[str] = []  # masked directories: nothing below them is visible
     frozen: list[str] = []  # read-only directories inside writable ones
@@ -278,7 +279,9 @@ def _covers(project: str, gate: Gate, entries: Sequence[Entry], writable: Sequen
         if entry.kind == "f" and len(group) < entry.links:
             covers.append(Mount("mask-file", full, "a hard link whose other names are outside the project"))
             continue
-        if not all(allowed(gate, "read", member.path) for member in group):
+        if entry.kind == "d" and entry.path in holding:
+            pass  # shown for what may be read below it: its refused entries are masked one by one
+        elif not all(allowed(gate, "read", member.path) for member in group):
             refused = (
                 "refused by the plan"
                 if not allowed(gate, "read", entry.path)
@@ -296,6 +299,21 @@ def _covers(project: str, gate: Gate, entries: Sequence[Entry], writable: Sequen
             if entry.kind == "d":
                 frozen.append(entry.path)
     return covers
+
+
+def holding_readable(gate: Gate, entries: Sequence[Entry]) -> set[str]:
+    """The directories with an entry below them the plan lets be read (a file, or a directory
+    named readable). Such a directory is shown even where its own name is refused (``/src``
+    under a grant of ``/src/**``, which matches ``/src/`` and what is below it but not ``/src``):
+    a directory is a container, what is refused in it is masked entry by entry."""
+    holding: set[str] = set()
+    for entry in entries:
+        if entry.kind in ("f", "d") and allowed(gate, "read", entry.path):
+            parent = entry.path.rpartition("/")[0]
+            while parent and parent not in holding:
+                holding.add(parent)
+                parent = parent.rpartition("/")[0]
+    return holding
 
 
 def allowed(gate: Gate, action: str, path: str) -> bool:

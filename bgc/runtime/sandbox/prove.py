@@ -9,7 +9,8 @@ chose them):
 2. every read-only mount outside the project is the toolchain set or lies inside the granted
    ``host:read`` terms; nothing of the toolchain or of a host grant lies inside the project;
 3. every existing path of the project, with the access the mount table gives it (the last mount
-   at or above it decides), is allowed by the plan: readable only where ``fs:read`` allows it,
+   at or above it decides), is allowed by the plan: a file readable only where ``fs:read``
+   allows it (a directory shown only where its name or an entry below it may be read),
    writable only where ``fs:write`` does, a socket or device never; a file with several hard
    links is readable (writable) only when all its names are and all are in the project;
 4. every mask the mapping says the plan refuses is refused by the plan;
@@ -102,6 +103,13 @@ def _check_entries(confinement: Confinement, gate: Gate, entries: Sequence[Entry
     for entry in entries:
         if entry.kind == "f":
             names.setdefault(entry.inode, []).append(entry)
+    # a directory may be shown for what it holds: an entry below it the plan lets be read
+    containers = {
+        "/".join(entry.path.split("/")[:depth])
+        for entry in entries
+        if entry.kind in ("f", "d") and mapping.allowed(gate, "read", entry.path)
+        for depth in range(2, entry.path.count("/") + 1)
+    }
     for entry in entries:
         if entry.path not in access:
             continue
@@ -111,7 +119,12 @@ def _check_entries(confinement: Confinement, gate: Gate, entries: Sequence[Entry
             _check(not readable, f"{where} is a socket, pipe or device and would be reachable")
             continue
         group = names.get(entry.inode, [entry]) if entry.kind == "f" else [entry]
-        if readable:
+        if readable and entry.kind == "d":
+            _check(
+                mapping.allowed(gate, "read", entry.path) or entry.path in containers,
+                f"{where} would be shown but the plan lets nothing in it be read",
+            )
+        elif readable:
             _check(
                 entry.kind != "f" or len(group) >= entry.links,
                 f"{where} has hard links outside the project and would be readable",

@@ -103,15 +103,26 @@ def reference(plans: list, project: str, confinement: mapping.Confinement) -> li
             writable = mount is not None and mount.kind == "rw" and mount.path != full
             info = os.stat(full)
             same = [w for w in _names(project, info.st_ino)] if os.path.isfile(full) else [workspace]
-            if readable and (
-                len(same) < info.st_nlink
-                and os.path.isfile(full)
-                or not all(gate.decide(f"fs:read:{w}").effect == "allow" for w in same)
+            if readable and os.path.isdir(full):
+                if not (gate.decide(f"fs:read:{workspace}").effect == "allow" or _holds_readable(gate, project, full)):
+                    wrong.append(f"shown {workspace}")
+            elif readable and (
+                len(same) < info.st_nlink or not all(gate.decide(f"fs:read:{w}").effect == "allow" for w in same)
             ):
                 wrong.append(f"read {workspace}")
             if writable and not all(gate.decide(f"fs:write:{w}").effect == "allow" for w in same):
                 wrong.append(f"write {workspace}")
     return wrong
+
+
+def _holds_readable(gate: Gate, project: str, directory: str) -> bool:
+    """Whether anything below ``directory`` (not a link) may be read by the plan."""
+    for dirpath, dirnames, filenames in os.walk(directory):
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            if not os.path.islink(full) and gate.decide(f"fs:read:/{os.path.relpath(full, project)}").effect == "allow":
+                return True
+    return False
 
 
 def _names(project: str, inode: int) -> list[str]:
@@ -135,6 +146,22 @@ def test_mapping_never_wider_than_brute_force(tmp_path: Path, policy: str, seed:
     confinement, entries = mapping.build(plans, real, environ={})
     prove.prove(confinement, plans, entries)
     assert reference(plans, real, confinement) == []
+
+
+def test_a_directory_is_shown_for_what_it_holds(tmp_path: Path) -> None:
+    """``/src/**`` matches what is below ``/src``, not ``/src`` itself: the directory is shown
+    (its refused entries masked one by one), never hidden with what the plan grants in it."""
+    project = tmp_path / "p"
+    (project / "src" / "deep").mkdir(parents=True)
+    (project / "src" / "deep" / "a.py").write_text("x")
+    (project / "src" / ".env").write_text("x")
+    (project / "docs").mkdir()
+    (project / "docs" / "a.md").write_text("x")
+    plans = compile_policy(tmp_path, POLICIES["narrow-read"].replace("/docs/**", "/docs/keep.md"))
+    confinement, entries = mapping.build(plans, str(project), environ={})
+    prove.prove(confinement, plans, entries)
+    assert prove.effective(confinement.mounts, f"{project}/src/deep/a.py").kind == "rw"  # type: ignore[union-attr]
+    assert set(confinement.paths("mask-file", "mask-dir")) == {f"{project}/src/.env", f"{project}/docs"}
 
 
 def test_writable_directories_are_the_granted_ones(tmp_path: Path) -> None:
