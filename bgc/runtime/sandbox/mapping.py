@@ -226,8 +226,15 @@ def build(
             mounts.append(Mount("symlink", path, "the toolchain", os.readlink(path)))
         elif os.path.exists(path):
             mounts.append(Mount("ro", path, "the toolchain"))
+    home = os.path.realpath(environ.get("HOME") or os.path.expanduser("~"))
     for path in sorted(set(extra_read)):
         if os.path.exists(path) and not inside(path, project) and not any(inside(path, t) for t in system):
+            if path == "/" or inside(home, path):
+                raise SandboxRefused(
+                    f"the interpreter or bgc lives in {path}, which holds the home directory {home}: showing it would show "
+                    "the home directory",
+                    hint="run bgc from a virtual environment or an interpreter installed outside the home directory's root",
+                )
             mounts.append(Mount("ro", path, "what starts the confined command (interpreter, bgc)"))
     mounts.extend(_host_grants(plans, project))
     gate = Gate(plans)

@@ -233,3 +233,14 @@ def test_a_project_too_large_is_refused(tmp_path: Path) -> None:
         (tmp_path / f"f{index}").write_text("")
     with pytest.raises(SandboxRefused, match="too large"):
         mapping.build(compile_policy(tmp_path, "allow fs:read:/**\n"), str(tmp_path), environ={}, limit=3)
+
+
+@pytest.mark.parametrize("interpreter", ["home", "root", "/"])
+def test_an_interpreter_holding_the_home_directory_is_refused(tmp_path: Path, interpreter: str) -> None:
+    project, home = tmp_path / "work" / "p", tmp_path / "home"
+    project.mkdir(parents=True)
+    home.mkdir()
+    prefix = {"home": str(home), "root": str(tmp_path), "/": "/"}[interpreter]
+    plans = compile_policy(tmp_path, "allow fs:read:/**\n")
+    with pytest.raises(SandboxRefused, match="home directory"):
+        mapping.build(plans, str(project), environ={"HOME": str(home)}, extra_read=[prefix])
