@@ -322,6 +322,39 @@ def mcp_proxy(
     raise typer.Exit(status)
 
 
+@app.command(
+    "sandbox",
+    context_settings={"allow_interspersed_args": False},
+    epilog="Example: bgc sandbox -p policy.bgp -- python -m pytest -q   (bgc sandbox --explain -p policy.bgp shows the mapping)",
+)
+def sandbox(
+    command: Annotated[Optional[list[str]], typer.Argument(metavar="-- COMMAND [ARGS]...", help="The command to run confined, after --.")] = None,
+    plan: Annotated[Optional[str], typer.Option("--plan", metavar="PLAN", help="Enforce these compiled plans instead of a policy.")] = None,
+    policy: PolicyOption = None,
+    mode: ModeOption = None,
+    root: Annotated[Optional[str], typer.Option("--root", metavar="DIR", help="The project root (default: the current directory).")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Print the mapping (view, environment, network, limits) and run nothing.")] = False,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", metavar="SECONDS", help="Kill the command's whole process group after this long (exit 124).")] = None,
+    max_output: Annotated[Optional[int], typer.Option("--max-output", metavar="BYTES", help="Relay at most this many bytes of output, then kill the command.")] = None,
+) -> None:
+    """Run a command confined to what the plan grants (bubblewrap and Landlock; docs/sandbox.md).
+
+    The project is read-only but for the directories the plan grants writes to; files the plan
+    refuses to read are masked; nothing of the home directory or the host is visible beyond
+    the policy's host grants and a minimal toolchain; no network; a private /tmp and PID
+    namespace; no credentials in the environment. The mapping is proven never wider than the
+    plan before anything runs. Exit: the command's status; 2 when the sandbox cannot be exact
+    (a bad policy, a failed proof, no way to confine here), and nothing runs.
+    """
+    from bgc.app.commands import sandbox as command_module
+
+    try:
+        status = command_module.run(command or (), plan=plan, policy=policy, mode=mode, root=root, explain=explain, timeout=timeout, max_output=max_output)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(status)
+
+
 @app.command("match")
 def match_command(
     pattern: Annotated[str, typer.Argument(metavar="PATTERN", help="The pattern, in bgc's glob dialect (quote it for the shell).")],

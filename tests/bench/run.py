@@ -24,6 +24,8 @@ the same run, the ratio, the bar and PASS/FAIL):
 - ``growth``: ``bgc check`` at 4,000 rules against itself at 1,000, and an order of 750 requests
   past its work budget against importing bgc's five dependencies (fresh processes, no cache).
 - ``parser``: the policy front end (informational; tests/bench/bench_policy_parser.py).
+- ``sandbox``: what ``bgc sandbox`` adds to starting ``true`` and ``python -c pass``, paired with
+  the same commands unconfined (tests/bench/bench_sandbox.py).
 
 Commands are timed in fresh processes (several rounds, commands alternating; median and min),
 each round with a private ``BGC_CACHE_DIR``: empty (``""``, no cache) or a private copy of a
@@ -54,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[2]))
 
 import workloads  # noqa: E402
+from bench_sandbox import section_sandbox  # noqa: E402
 from common import (  # noqa: E402
     ANSWERED,
     FIVE,
@@ -561,6 +564,7 @@ SECTIONS: dict[str, Callable[[Context], list[Row]]] = {
     "adversarial": section_adversarial,
     "growth": section_growth,
     "parser": section_parser,
+    "sandbox": section_sandbox,
 }
 
 

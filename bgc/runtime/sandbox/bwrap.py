@@ -1,0 +1,263 @@
+"""Applying a :class:`~bgc.runtime.sandbox.mapping.Confinement`: bubblewrap's argv, the Landlock
+rules of the launcher inside it, and the parent that bounds the run in time and output.
+
+bubblewrap (Debian's ``bubblewrap``) builds the view in new namespaces of every kind (user,
+mount, PID, network, IPC, UTS, cgroup), drops every capability, starts a new session (no
+terminal injection into the caller's) and dies with its parent. Inside, the launcher
+(:mod:`bgc.runtime.sandbox.enter`) applies Landlock before it execs the command. Where
+unprivileged user namespaces are unavailable the launcher runs alone, its rules then carrying
+the whole mapping (:func:`landlock_alone_rules`); where neither works, nothing runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bgc.runtime.sandbox import mapping
+from bgc.runtime.sandbox.mapping import Confinement, Entry, SandboxRefused
+
+
+def launcher() -> list[str]:
+    """The launcher's command: the interpreter bgc runs on, isolated from the environment and
+    without ``site`` (a virtual environment's start-up files cost more than the rest of the
+    launcher), importing bgc from the directory it was imported from here."""
+    import bgc
+
+    root = os.path.dirname(os.path.dirname(os.path.realpath(bgc.__file__)))
+    boot = f"import sys; sys.path.insert(0, {root!r}); from bgc.runtime.sandbox.enter import run; run()"
+    return [sys.executable, "-I", "-S", "-c", boot]
+
+
+OUTPUT_TRUNCATED = "\nbgc sandbox: output truncated at {limit} bytes\n"
+TIMED_OUT = 124
+"""The exit code when the deadline killed the command (as ``timeout`` answers)."""
+INTERRUPTED = 130
+"""The exit code when bgc was interrupted (Ctrl-C) and ended the command (as a shell answers)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layers:
+    """What confines a command here: bubblewrap (its path) and/or Landlock (its ABI version)."""
+
+    bwrap: str | None
+    landlock: int | None
+
+    def describe(self) -> str:
+        if self.bwrap and self.landlock:
+            return f"bubblewrap and Landlock (ABI {self.landlock})"
+        if self.bwrap:
+            return "bubblewrap alone (this kernel has no Landlock)"
+        return f"Landlock alone (ABI {self.landlock}): no namespaces, so no private /tmp or PID namespace, and no sockets at all"
+
+
+def available_layers() -> Layers:
+    """The layers this machine can apply; :class:`SandboxRefused` when it can apply none."""
+    from bgc.runtime.sandbox import landlock
+
+    try:
+        abi: int | None = landlock.abi_version()
+    except landlock.LandlockUnavailable:
+        abi = None
+    found = shutil.which("bwrap")
+    if found is not None and not _namespaces_work(found):
+        found = None
+    if found is None and abi is None:
+        raise SandboxRefused(
+            "cannot confine here: bubblewrap cannot create namespaces (not installed, or unprivileged user namespaces "
+            "are off) and the kernel has no Landlock",
+            hint="install Debian's bubblewrap package, or run on a kernel with Landlock",
+        )
+    return Layers(found, abi)
+
+
+def _namespaces_work(bwrap: str) -> bool:
+    try:
+        done = subprocess.run(
+            [bwrap, "--unshare-all", "--ro-bind", "/", "/", "--", "true"], capture_output=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def enter_rules(confinement: Confinement) -> list[str]:
+    """The launcher's options inside bubblewrap: read beneath what is mounted, write beneath
+    the writable mounts, the private ``/tmp`` and ``/dev``, and list every directory of the view."""
+    read = ["/proc", "/dev", "/tmp", *confinement.paths("ro", "symlink")]
+    write = ["/tmp", "/dev", *confinement.paths("rw")]
+    return ["--list", "/", *_options(read, write, ())]  # the view holds only what was mounted: its names may be listed
+
+
+def _options(read: Sequence[str], write: Sequence[str], ports: Sequence[int]) -> list[str]:
+    out: list[str] = []
+    for flag, values in (("--read", read), ("--write", write), ("--port", [str(p) for p in ports])):
+        for value in dict.fromkeys(values):
+            out += [flag, value]
+    return out
+
+
+def bwrap_argv(bwrap: str, confinement: Confinement, command: Sequence[str], landlock: bool) -> list[str]:
+    """The bubblewrap command line that runs ``command`` confined."""
+    argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
+    for mount in confinement.mounts:
+        if mount.kind == "proc":
+            argv += ["--proc", mount.path]
+        elif mount.kind == "dev":
+            argv += ["--dev", mount.path]
+        elif mount.kind == "tmpfs":
+            argv += ["--tmpfs", mount.path]
+        elif mount.kind == "dir":
+            argv += ["--dir", mount.path]
+        elif mount.kind == "symlink":
+            argv += ["--symlink", mount.source or "", mount.path]
+        elif mount.kind == "ro":
+            argv += ["--ro-bind", mount.path, mount.path]
+        elif mount.kind == "rw":
+            argv += ["--bind", mount.path, mount.path]
+        elif mount.kind == "mask-file":
+            argv += ["--ro-bind", "/dev/null", mount.path]
+        elif mount.kind == "mask-dir":
+            argv += ["--perms", "0555", "--tmpfs", mount.path, "--remount-ro", mount.path]
+    for name, value in confinement.env:
+        argv += ["--setenv", name, value]
+    argv += ["--chdir", os.getcwd() if mapping.inside(os.getcwd(), confinement.project) else confinement.project]
+    if landlock:
+        argv += ["--", *launcher(), *enter_rules(confinement), "--", *command]
+    else:
+        argv += ["--", *command]
+    return argv
+
+
+def landlock_alone_rules(confinement: Confinement, entries: Sequence[Entry], private: str) -> list[str]:
+    """The launcher's options when it runs alone: read beneath what the mounts show outside the
+    project, and inside it the project split around every mask (a directory holding a masked
+    path is allowed only as the sum of its other children); write beneath ``private`` and the
+    writable directories split the same way around every read-only or masked path; and no
+    socket, since there is no network namespace to keep one from reaching out."""
+    project = confinement.project
+    outside = [
+        m.path for m in confinement.mounts if m.kind in ("ro", "symlink") and not mapping.inside(m.path, project)
+    ]
+    masked = [m.path for m in confinement.mounts if m.kind.startswith("mask")]
+    frozen = [
+        m.path for m in confinement.mounts if m.kind == "ro" and mapping.inside(m.path, project) and m.path != project
+    ]
+    children: dict[str, list[str]] = {}
+    for entry in entries:
+        if entry.kind != "l":
+            full = mapping.host_path(project, entry.path)
+            children.setdefault(os.path.dirname(full), []).append(full)
+    read = outside + _split(project, masked, children)
+    write = [private, *(m.path for m in confinement.mounts if m.kind == "rw" and not mapping.inside(m.path, project))]
+    for directory in confinement.paths("rw"):
+        if mapping.inside(directory, project):
+            write += _split(directory, masked + frozen, children)
+    return ["--no-sockets", *_options(read, write, ())]  # no network namespace: no socket at all
+
+
+def _split(root: str, excluded: Sequence[str], children: dict[str, list[str]]) -> list[str]:
+    if any(mapping.inside(root, x) for x in excluded):
+        return []
+    if not any(mapping.inside(x, root) for x in excluded):
+        return [root]
+    out: list[str] = []
+    for child in children.get(root, []):
+        out += _split(child, excluded, children)
+    return out
+
+
+def run_confined(
+    confinement: Confinement, entries: Sequence[Entry], command: Sequence[str], layers: Layers, *,
+    timeout: float | None, max_output: int | None,
+) -> int:  # fmt: skip
+    """Run ``command`` confined; its exit code (:data:`TIMED_OUT` when the deadline killed it)."""
+    if layers.bwrap is not None:
+        return _supervise(
+            bwrap_argv(layers.bwrap, confinement, command, layers.landlock is not None), None, timeout, max_output
+        )
+    private = tempfile.mkdtemp(prefix="bgc-sandbox-")
+    try:
+        home = os.path.join(private, "home")
+        os.mkdir(home)
+        env = dict(confinement.env) | {"HOME": home, "TMPDIR": private}
+        argv = [*launcher(), *landlock_alone_rules(confinement, entries, private), "--", *command]
+        return _supervise(argv, env, timeout, max_output)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _supervise(argv: Sequence[str], env: dict[str, str] | None, timeout: float | None, max_output: int | None) -> int:
+    """Run ``argv`` in its own process group; kill the group at the deadline; relay at most
+    ``max_output`` bytes of its output (stdout and stderr together) and kill it past that."""
+    relay = max_output is not None
+    process = subprocess.Popen(
+        argv, env=env if env is not None else {}, start_new_session=True,
+        stdout=subprocess.PIPE if relay else None, stderr=subprocess.STDOUT if relay else None,
+    )  # fmt: skip
+    try:
+        return _wait(process, relay, timeout, max_output)
+    except KeyboardInterrupt:  # the command is in its own session: it ends with bgc, as under an interrupted shell
+        _kill(process)
+        return INTERRUPTED
+    finally:
+        if process.poll() is None:
+            _kill(process)
+
+
+def _wait(process: subprocess.Popen[bytes], relay: bool, timeout: float | None, max_output: int | None) -> int:
+    if relay:
+        assert process.stdout is not None and max_output is not None
+        if not _relay(process, max_output, timeout):
+            return TIMED_OUT
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        print(f"bgc sandbox: killed at the deadline ({timeout:g} s)", file=sys.stderr)
+        return TIMED_OUT
+
+
+def _relay(process: subprocess.Popen[bytes], limit: int, timeout: float | None) -> bool:
+    """Copy the child's output to ours up to ``limit`` bytes; False when the deadline passed."""
+    import selectors
+    import time
+
+    assert process.stdout is not None
+    deadline = None if timeout is None else time.monotonic() + timeout
+    sent = 0
+    out = sys.stdout.buffer
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not selector.select(wait):
+                _kill(process)
+                print(f"bgc sandbox: killed at the deadline ({timeout:g} s)", file=sys.stderr)
+                return False
+            chunk = os.read(process.stdout.fileno(), 65536)
+            if not chunk:
+                return True
+            keep = chunk[: max(0, limit - sent)]
+            out.write(keep)
+            out.flush()
+            sent += len(chunk)
+            if sent > limit:
+                _kill(process)
+                out.write(OUTPUT_TRUNCATED.format(limit=limit).encode())
+                out.flush()
+                return True
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()

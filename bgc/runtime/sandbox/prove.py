@@ -1,0 +1,161 @@
+"""The proof that a :class:`~bgc.runtime.sandbox.mapping.Confinement` is never wider than its plan.
+
+Checked before anything runs, from the confinement's mounts alone (not from how the mapping
+chose them):
+
+1. every writable mount lies inside granted writes: ``D/**`` is a subset of the granted
+   ``fs:write`` patterns (inside the project; the excepts are settled by 3) or of the granted
+   ``host:write`` terms, excepts included (outside it), decided by bgc's algebra;
+2. every read-only mount outside the project is the toolchain set or lies inside the granted
+   ``host:read`` terms; nothing of the toolchain or of a host grant lies inside the project;
+3. every existing path of the project, with the access the mount table gives it (the last mount
+   at or above it decides), is allowed by the plan: a file readable only where ``fs:read``
+   allows it (a directory shown only where its name or an entry below it may be read),
+   writable only where ``fs:write`` does, a socket or device never; a file with several hard
+   links is readable (writable) only when all its names are and all are in the project;
+4. every mask the mapping says the plan refuses is refused by the plan;
+5. network: nothing unless the plan grants ``net:connect``; the environment: no credential by
+   class unless a grant names it.
+
+A failed step is a :class:`~bgc.runtime.sandbox.mapping.SandboxRefused` naming the path and the
+rule it would break.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bgc.core.gate import Gate
+from bgc.core.patterns import glob
+from bgc.core.plan import Plan
+from bgc.runtime.sandbox import mapping
+from bgc.runtime.sandbox.mapping import Confinement, Entry, Mount, SandboxRefused
+
+
+def effective(mounts: Sequence[Mount], path: str) -> Mount | None:
+    """The mount that decides a host path: the last one at or above it (a file's mount only at
+    the file itself); None when nothing shows it."""
+    for mount in reversed(mounts):
+        if mount.path == path or (mount.kind in ("ro", "rw", "mask-dir", "tmpfs") and mapping.inside(path, mount.path)):
+            return mount
+    return None
+
+
+def prove(confinement: Confinement, plans: Sequence[Plan], entries: Sequence[Entry]) -> None:
+    """Raise :class:`SandboxRefused` unless ``confinement`` is never wider than ``plans`` for the
+    project ``entries`` (what :func:`bgc.runtime.sandbox.mapping.build` read)."""
+    project = confinement.project
+    gate = Gate(plans)
+    writes = [part.pattern for part in mapping.granted_parts(plans, "fs", "write")]
+    host_terms = {
+        action: [(part.pattern, part.excepts) for part in mapping.granted_parts(plans, "host", action)]
+        for action in ("read", "write")
+    }
+    shown = next((i for i, m in enumerate(confinement.mounts) if m.kind == "ro" and m.path == project), None)
+    _check(shown is not None, "the project is not mounted read-only")
+    for index, mount in enumerate(confinement.mounts):
+        if mount.kind == "rw":
+            if mapping.inside(mount.path, project):
+                workspace = "/" + mount.path[len(project) :].lstrip("/")
+                _check(
+                    _subset(mapping.below(workspace), writes),
+                    f"{mount.path} is writable but fs:write:{mapping.below(workspace)} is not inside the granted writes",
+                )
+            else:
+                _check(_subset_terms(mapping.below(mount.path), host_terms["write"]) and _subset_terms(glob.escape(mount.path), host_terms["write"]),
+                       f"{mount.path} is writable but host:write does not grant all of it")  # fmt: skip
+        elif mount.kind in ("ro", "symlink") and not mapping.inside(mount.path, project):
+            _check(
+                not mapping.inside(project, mount.path) or index < shown,
+                f"{mount.path} is applied after the project and would show it",
+            )
+            if mount.reason.startswith("granted host:read"):
+                _check(_subset_terms(mapping.below(mount.path), host_terms["read"]) and _subset_terms(glob.escape(mount.path), host_terms["read"]),
+                       f"{mount.path} is readable but host:read does not grant all of it")  # fmt: skip
+            elif mount.reason not in ("the toolchain", "what starts the confined command (interpreter, bgc)"):
+                _check(False, f"{mount.path} is readable for no reason the proof knows: {mount.reason}")
+        elif mount.kind.startswith("mask") and "refused by the plan" in mount.reason:
+            workspace = "/" + mount.path[len(project) :].lstrip("/")
+            _check(
+                not mapping.allowed(gate, "read", workspace),
+                f"{mount.path} is masked as refused, but the plan allows reading it",
+            )
+    _check_entries(confinement, gate, entries)
+    granted_net = {part.pattern for part in mapping.granted_parts(plans, "net", "connect")}
+    _check(set(confinement.net) <= granted_net, "the sandbox opens network the plan does not grant")
+    named = {part.pattern for part in mapping.granted_parts(plans, "env", "read")}
+    for name, _ in confinement.env:
+        _check(not mapping.is_credential(name) or name in named, f"the environment would carry the credential {name}")
+
+
+def _check_entries(confinement: Confinement, gate: Gate, entries: Sequence[Entry]) -> None:
+    project = confinement.project
+    access: dict[str, tuple[bool, bool]] = {}
+    for entry in entries:
+        if entry.kind == "l":
+            continue  # a link shows its target, which is an entry of its own or not shown at all
+        mount = effective(confinement.mounts, mapping.host_path(project, entry.path))
+        kind = mount.kind if mount is not None else None
+        # a writable mount's own directory: what can change is its entries, which step 1 proved
+        own = mount is not None and kind == "rw" and mount.path == mapping.host_path(project, entry.path)
+        access[entry.path] = (kind in ("ro", "rw"), kind == "rw" and not own)
+    names: dict[tuple[int, int], list[Entry]] = {}
+    for entry in entries:
+        if entry.kind == "f":
+            names.setdefault(entry.inode, []).append(entry)
+    # a directory may be shown for what it holds: an entry below it the plan lets be read
+    containers = {
+        "/".join(entry.path.split("/")[:depth])
+        for entry in entries
+        if entry.kind in ("f", "d") and mapping.allowed(gate, "read", entry.path)
+        for depth in range(2, entry.path.count("/") + 1)
+    }
+    for entry in entries:
+        if entry.path not in access:
+            continue
+        readable, writable = access[entry.path]
+        where = mapping.host_path(project, entry.path)
+        if entry.kind == "s":
+            _check(not readable, f"{where} is a socket, pipe or device and would be reachable")
+            continue
+        group = names.get(entry.inode, [entry]) if entry.kind == "f" else [entry]
+        if readable and entry.kind == "d":
+            _check(
+                mapping.allowed(gate, "read", entry.path) or entry.path in containers,
+                f"{where} would be shown but the plan lets nothing in it be read",
+            )
+        elif readable:
+            _check(
+                entry.kind != "f" or len(group) >= entry.links,
+                f"{where} has hard links outside the project and would be readable",
+            )
+            for member in group:
+                _check(
+                    mapping.allowed(gate, "read", member.path),
+                    f"{where} would be readable but the plan refuses fs:read:{member.path}",
+                )
+        if writable:
+            for member in group:
+                _check(
+                    mapping.allowed(gate, "write", member.path),
+                    f"{where} would be writable but the plan refuses fs:write:{member.path}",
+                )
+
+
+def _subset(pattern: str, patterns: Sequence[str]) -> bool:
+    try:
+        return bool(patterns) and glob.is_subset(pattern, patterns)
+    except glob.AlgebraLimit:
+        return False  # unknown is not proven
+
+
+def _subset_terms(pattern: str, terms: Sequence[tuple[str, Sequence[str]]]) -> bool:
+    try:
+        return bool(terms) and glob.is_subset_terms(pattern, terms)
+    except glob.AlgebraLimit:
+        return False
+
+
+def _check(holds: bool, failure: str) -> None:
+    if not holds:
+        raise SandboxRefused(f"the sandbox would be wider than the plan: {failure}")
