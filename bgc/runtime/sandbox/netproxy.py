@@ -146,6 +146,8 @@ HOP_BY_HOP = frozenset({
 })  # fmt: skip
 """Headers for this hop only (RFC 9110 §7.6.1; and Host, which the proxy writes from the URL):
 never forwarded, nor any header ``Connection`` names."""
+FRAMING = frozenset({"content-length", "transfer-encoding"})
+"""The body's framing, which the proxy writes itself (:func:`upstream_head`)."""
 
 
 def parse_head(raw: bytes, limits: ProxyLimits = ProxyLimits()) -> RequestHead:
@@ -161,6 +163,8 @@ def parse_head(raw: bytes, limits: ProxyLimits = ProxyLimits()) -> RequestHead:
     """
     if len(raw) > limits.max_head_bytes:
         raise Refused(431, f"the request head is longer than {limits.max_head_bytes} bytes")
+    if not raw.endswith(b"\r\n\r\n"):
+        raise Refused(400, "the request head does not end with an empty line")
     lines = raw[:-4].split(b"\r\n")
     if any(b"\n" in line or b"\r" in line for line in lines):
         raise Refused(400, "a line of the head does not end with CRLF (a bare LF or CR)")
@@ -358,20 +362,20 @@ def _answer(status: int, text: str) -> bytes:
 
 def upstream_head(head: RequestHead, url: str) -> bytes:
     """The head forwarded for a plain-HTTP request: origin form with the canonical path and
-    query (what was decided), Host from the URL, the end-to-end headers in order, and
-    ``Connection: close`` (one request per connection: nothing after its body is read)."""
+    query (what was decided), Host from the URL, the end-to-end headers in order, the body's
+    framing as the proxy forwards it (written by the proxy, so that no ``Connection`` header can
+    take it away), and ``Connection: close`` (one request per connection: nothing after its body
+    is read)."""
     authority = url.split("/", 3)[2]
     path = url[len("http://") + len(authority) :]
-    named = {
-        token.strip().lower()
-        for key, value in head.headers
-        if key.lower() == "connection"
-        for token in value.split(",")
-    }
+    connection = (value for key, value in head.headers if key.lower() == "connection")
+    dropped = HOP_BY_HOP | FRAMING | {token.strip().lower() for value in connection for token in value.split(",")}
     lines = [f"{head.method} {path} {head.version}", f"Host: {authority}"]
-    lines += [
-        f"{key}: {value}" for key, value in head.headers if key.lower() not in HOP_BY_HOP and key.lower() not in named
-    ]
+    lines += [f"{key}: {value}" for key, value in head.headers if key.lower() not in dropped]
+    if head.body == "length":
+        lines.append(f"Content-Length: {head.length}")
+    elif head.body == "chunked":
+        lines.append("Transfer-Encoding: chunked")
     return ("\r\n".join([*lines, "Connection: close"]) + "\r\n\r\n").encode()
 
 
@@ -428,7 +432,11 @@ def start_proxy(
     thread = threading.Thread(target=proxy.run, args=(loop, listener, started), name="bgc-netproxy", daemon=True)
     thread.start()
     started.wait()
-    return ProxyHandle(socket_path, loop, thread, proxy.stop)
+    handle = ProxyHandle(socket_path, loop, thread, proxy.stop)
+    if proxy.failure is not None:
+        handle.close()
+        raise UsageError(f"the network proxy could not start: {proxy.failure}")
+    return handle
 
 
 def _private_directory(directory: str) -> None:
@@ -451,12 +459,17 @@ class _Proxy:
         self.tasks: set[asyncio.Task[None]] = set()
         self.recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bgc-netproxy-record")
         self.closing: asyncio.Event | None = None
+        self.failure: Exception | None = None
 
     def run(self, loop: asyncio.AbstractEventLoop, listener: socket.socket, started: threading.Event) -> None:
         asyncio.set_event_loop(loop)
         try:
             loop.run_until_complete(self._serve(listener, started))
+        except Exception as error:  # noqa: BLE001 - reported to start_proxy, which is waiting
+            self.failure = error
         finally:
+            started.set()
+            listener.close()
             self.recorder.shutdown(wait=True)
             loop.close()
 

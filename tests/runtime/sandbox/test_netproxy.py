@@ -580,6 +580,30 @@ def test_a_request_after_the_body_never_reaches_the_server(
     assert sent.endswith(forwarded) and b"admin" not in sent
 
 
+@pytest.mark.parametrize(
+    ("framing", "body", "kept"),
+    [
+        ("Transfer-Encoding: chunked", b"5\r\nhello\r\n0\r\n\r\n", b"\r\nTransfer-Encoding: chunked\r\n"),
+        ("Content-Length: 5", b"hello", b"\r\nContent-Length: 5\r\n"),
+    ],
+)
+@pytest.mark.parametrize(
+    "connection", ["Transfer-Encoding", "content-length", "close, Content-Length, transfer-encoding"]
+)
+def test_a_connection_header_cannot_take_the_framing_away(
+    proxy_dir: str, framing: str, body: bytes, kept: bytes, connection: str
+) -> None:
+    """A body forwarded without its framing would be read by the server as the next request."""
+    with upstream_server() as upstream, start_proxy([served_plan(upstream.port)], proxy_dir) as proxy:
+        head = (
+            f"POST http://127.0.0.1:{upstream.port}/ok/ HTTP/1.1\r\nHost: 127.0.0.1:{upstream.port}\r\n"
+            f"Connection: {connection}\r\n{framing}\r\n\r\n"
+        )
+        exchange(proxy.socket_path, head.encode() + body)
+    (sent,) = upstream.received(1)
+    assert kept in sent and sent.endswith(b"\r\n\r\n" + body)
+
+
 @pytest.mark.parametrize("chunk", [b"5;ext=1\r\nhello\r\n0\r\n\r\n", b"5 \r\nhello\r\n0\r\n\r\n", b"5\nhello\r\n0\r\n\r\n",
                                    b"5\r\nhelloXX0\r\n\r\n", b"-5\r\nhello\r\n0\r\n\r\n", b"0x5\r\nhello\r\n0\r\n\r\n"])  # fmt: skip
 def test_a_chunked_body_the_proxy_cannot_frame_ends_the_request(proxy_dir: str, chunk: bytes) -> None:
