@@ -553,11 +553,11 @@ def test_a_tunnel_relays_both_ways(proxy_dir: str) -> None:
         answer = exchange(
             proxy.socket_path, f"CONNECT 127.0.0.1:{upstream.port} HTTP/1.1\r\n\r\nHELLO /any\r\n\r\n".encode()
         )
+        assert upstream.received(1) == [b"HELLO /any\r\n\r\n"]
     assert (
         answer
         == b"HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
     )
-    assert upstream.received(1) == [b"HELLO /any\r\n\r\n"]
 
 
 @pytest.mark.parametrize(
@@ -575,8 +575,8 @@ def test_a_request_after_the_body_never_reaches_the_server(
     with upstream_server() as upstream, start_proxy([served_plan(upstream.port)], proxy_dir) as proxy:
         head = f"POST http://127.0.0.1:{upstream.port}/ok/ HTTP/1.1\r\nHost: 127.0.0.1:{upstream.port}\r\n{framing}\r\n\r\n"
         answer = exchange(proxy.socket_path, head.encode() + body + smuggled)
+        (sent,) = upstream.received(1)
     assert answer.endswith(b"ok")
-    (sent,) = upstream.received(1)
     assert sent.endswith(forwarded) and b"admin" not in sent
 
 
@@ -600,7 +600,7 @@ def test_a_connection_header_cannot_take_the_framing_away(
             f"Connection: {connection}\r\n{framing}\r\n\r\n"
         )
         exchange(proxy.socket_path, head.encode() + body)
-    (sent,) = upstream.received(1)
+        (sent,) = upstream.received(1)
     assert kept in sent and sent.endswith(b"\r\n\r\n" + body)
 
 
@@ -610,7 +610,7 @@ def test_a_chunked_body_the_proxy_cannot_frame_ends_the_request(proxy_dir: str, 
     with upstream_server() as upstream, start_proxy([served_plan(upstream.port)], proxy_dir) as proxy:
         head = f"POST http://127.0.0.1:{upstream.port}/ok/ HTTP/1.1\r\nHost: 127.0.0.1:{upstream.port}\r\nTransfer-Encoding: chunked\r\n\r\n"
         exchange(proxy.socket_path, head.encode() + chunk + b"GET /v1/admin HTTP/1.1\r\n\r\n")
-    (sent,) = upstream.received(1)
+        (sent,) = upstream.received(1)
     assert not sent.endswith(b"0\r\n\r\n") and b"admin" not in sent  # the body never ends: the server sees no request
 
 
