@@ -525,6 +525,9 @@ class _Proxy:
         except Refused as refused:
             await self._refuse(writer, request, refused)
             return
+        except Exception as error:  # noqa: BLE001 - what cannot be decided is refused, and says why
+            await self._refuse(writer, request, Refused(403, f"the request could not be decided: {error}"))
+            return
         decision = ProxyDecision(request, verdict.atom, "allow", verdict.reason, verdict.rule)
         if not await self._recorded(decision):
             await self._refuse(

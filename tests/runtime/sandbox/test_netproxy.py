@@ -667,3 +667,17 @@ def test_the_socket_lives_in_a_private_directory(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "private")
     with pytest.raises(UsageError):
         start_proxy([PLAN], str(tmp_path / "link"))
+
+
+def test_a_request_that_cannot_be_decided_is_refused(proxy_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error while deciding is a refusal that says so, recorded like any other, never an allow."""
+
+    def broken(self: NetDecider, head: object) -> None:
+        raise RuntimeError("the plan could not be read")
+
+    monkeypatch.setattr(NetDecider, "request", broken)
+    decisions: list[object] = []
+    with start_proxy([PLAN], proxy_dir, record=decisions.append) as proxy:
+        answer = exchange(proxy.socket_path, head_of(BASE))
+    assert answer.startswith(b"HTTP/1.1 403") and b"could not be decided" in answer
+    assert [decision.effect for decision in decisions] == ["deny"]  # type: ignore[attr-defined]
