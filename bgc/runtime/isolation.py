@@ -11,7 +11,8 @@ so an installation that still reaches into the project (a virtual environment in
 decide instead of deciding with code the agent could change.
 
 What is checked: every ``sys.path`` entry (an empty entry is the working directory; an entry
-that does not exist yet counts, since the agent could create it), the directory of every module
+that does not exist yet counts, since the agent could create it, unless a path hook that is not
+the file system's claims it), the directory of every module
 already imported (bgc's package first: an editable install's finder maps it without a
 ``sys.path`` entry), and the import paths a hook's client reports for its own process. A place is
 inside the project when the project directory is that place or one of its ancestors, compared by
@@ -26,15 +27,52 @@ import sys
 from collections.abc import Iterable
 
 
-def import_places(extra: Iterable[str] = ()) -> list[str]:
+def import_places(extra: Iterable[str] = (), cwd: str | None = None, *, unknown: str = "/") -> list[str]:
     """Where this process has imported code from or may import it: bgc's package directory,
     every ``sys.path`` entry, every imported module's directory, then ``extra`` (another
-    process's ``sys.path``), each once, as absolute paths."""
+    process's ``sys.path``, whose relative entries are ``cwd``'s), each once, as absolute paths.
+    Relative entries of a working directory that is gone are read in ``unknown``."""
     import bgc
 
+    try:
+        here = os.getcwd()
+    except OSError:  # removed under this process
+        here = unknown
     places = [os.path.dirname(os.path.abspath(bgc.__file__))]
-    places += [os.path.abspath(entry) for entry in (*sys.path, *extra)]  # "" is the working directory
+    places += _entry_places(sys.path, here)
+    places += _entry_places(extra, cwd or here)
     return list(dict.fromkeys((*places, *_module_places())))
+
+
+def _entry_places(entries: Iterable[str], cwd: str) -> list[str]:
+    """The directories ``sys.path`` entries name, relative ones read in ``cwd`` ("" is ``cwd``).
+
+    A relative entry that names nothing there and that a path hook other than the file system's
+    claims (an editable install's ``__editable__.NAME.finder.__path_hook__``) is a key of that
+    hook, not a directory, and is left out; if something appears under that name, the file
+    system's hook (tried first) would read it, and it counts from then on."""
+    places = []
+    for entry in entries:
+        where = os.path.abspath(os.path.join(cwd, entry))
+        if not os.path.isabs(entry) and not os.path.lexists(where) and _claimed_by_another_hook(entry):
+            continue
+        places.append(where)
+    return places
+
+
+def _claimed_by_another_hook(entry: str) -> bool:
+    """Whether the first of ``sys.path_hooks`` that takes ``entry`` is not a file-system finder
+    (the hooks are called, not :data:`sys.path_importer_cache`, so nothing is cached)."""
+    from importlib.machinery import FileFinder
+    from zipimport import zipimporter
+
+    for hook in sys.path_hooks:
+        try:
+            finder = hook(entry)
+        except ImportError:
+            continue
+        return not isinstance(finder, (FileFinder, zipimporter))
+    return False
 
 
 _MODULE_PLACES: dict[int, tuple[str, ...]] = {}
@@ -88,17 +126,17 @@ def _identities(place: str) -> frozenset[tuple[int, int]]:
     return identities
 
 
-def imports_inside(project: str, extra: Iterable[str] = ()) -> str | None:
+def imports_inside(project: str, extra: Iterable[str] = (), cwd: str | None = None) -> str | None:
     """Why this process must not decide calls for ``project``: the first place it imports code
-    from (:func:`import_places`) that lies inside the project, or that the project cannot be
-    found to tell; None when no place does."""
+    from (:func:`import_places`, ``extra`` read in ``cwd``) that lies inside the project, or that
+    the project cannot be found to tell; None when no place does."""
     try:
         info = os.stat(project)
     except OSError as error:
         return f"the project directory {project!r} cannot be examined ({error.strerror or error})"
     identity = (info.st_dev, info.st_ino)
     advice = "install bgc outside the project and run it isolated (`python -I`, as `bgc init` registers it)"
-    for place in import_places(extra):
+    for place in import_places(extra, cwd, unknown=project):  # a lost directory counts as the project
         if identity in _identities(place):
             return f"bgc imports code from {place!r}, inside the project {project!r}: whoever may write there decides every call; {advice}"
     return None

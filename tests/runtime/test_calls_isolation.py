@@ -54,3 +54,40 @@ def test_every_kind_of_place_inside_the_project_refuses(tmp_path: Path, monkeypa
 def test_a_project_that_cannot_be_examined_refuses(tmp_path: Path) -> None:
     assert imports_inside(str(tmp_path / "gone")) is not None
     assert imports_inside(os.devnull + "/x") is not None
+
+
+@pytest.mark.parametrize("whose", ["this process's", "another process's"])
+def test_an_entry_another_path_hook_claims_is_no_place_until_something_has_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whose: str
+) -> None:
+    """An editable install puts a key of its own path hook on ``sys.path``
+    (``__editable__.NAME.finder.__path_hook__``): relative, it would read as a folder of the
+    working directory (the project) that is not there yet. While nothing has that name it is the
+    hook's key and no place; once a folder of that name appears, the file system's hook (tried
+    first) would read it, and the project is refused."""
+    key = "__editable__.planted.finder.__path_hook__"
+
+    class Claimed:
+        def find_spec(self, name: str, target: object = None) -> None:
+            return None
+
+    def hook(entry: str) -> Claimed:
+        if entry != key:
+            raise ImportError(entry)
+        return Claimed()
+
+    project = tmp_path / "p"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "path_hooks", [*sys.path_hooks, hook])
+    if whose == "this process's":
+        monkeypatch.setattr(sys, "path", [*sys.path, key])
+        extra: list[str] = []
+    else:
+        extra = [key]
+    assert imports_inside(str(project), extra, str(project)) is None
+    monkeypatch.setattr(sys, "path_hooks", [item for item in sys.path_hooks if item is not hook])
+    assert imports_inside(str(project), extra, str(project)) is not None  # nobody claims it: a folder to be
+    monkeypatch.setattr(sys, "path_hooks", [*sys.path_hooks, hook])
+    (project / key).mkdir()
+    assert imports_inside(str(project), extra, str(project)) is not None

@@ -147,7 +147,7 @@ def _answer(
     if not project or not project.startswith("/"):
         raise HookInputError(f"no project directory ({' or '.join((*agent.project_env, 'cwd'))})")
     # the caller's relative entries ("" first) are its working directory's; a removed one, the project's
-    refusal = imports_inside(project, [os.path.join(cwd or project, entry) for entry in imports])
+    refusal = imports_inside(project, imports, cwd or project)
     if refusal is not None:
         raise UsageError(f"no decision: {refusal}")
     workspace = Workspace.at(project, use.cwd, env.get("HOME"))  # the home a path beginning with ~ names
