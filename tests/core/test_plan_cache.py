@@ -60,8 +60,8 @@ def _edits(text: str, rng: random.Random) -> list[tuple[str, str]]:
     flipped["requests"][request]["verdict"] = "granted" if verdict != "granted" else "denied"
     edits.append(("a verdict", json.dumps(flipped, indent=2)))
     widened = json.loads(text)
-    parts = [p for r in widened["requests"] for key in ("granted", "ask", "denied") for p in r[key]]
-    rng.choice(parts)["atom"] = "fs:write:/**"
+    parts = [p for r in widened["requests"] for key in ("granted", "ask", "denied") for p in r[key] if p["atom"] != "fs:write:/**"]
+    rng.choice(parts)["atom"] = "fs:write:/**"  # a part that already says so would be no edit
     edits.append(("a part's atom", json.dumps(widened, indent=2)))
     dropped = json.loads(text)
     for r in dropped["requests"]:
