@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -124,10 +125,12 @@ def test_the_sdist_holds_what_the_tests_read_and_they_pass(built: tuple[Path, Pa
     read_by_tests = [name for name in tracked() if name.startswith(("tests/", "examples/", "docs/", "policies/", "grammar/"))]
     missing = [name for name in read_by_tests + ["README.md", "LICENSE", "bgc.toml"] if not (unpacked / name).exists()]
     assert not missing, missing
-    # installed as a user of the sdist installs it, so that the commands the tests run (`bgc init`
-    # registers `python -I`, which no PYTHONPATH reaches) are the sdist's too
-    python = venv(tmp_path / "venv", "-e", unpacked, "pytest>=8", "pytest-xdist>=3.6", "hypothesis>=6.100")
-    env = {**pip_env(), "PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    where = run([python, "-I", "-c", "import bgc; print(bgc.__file__)"], unpacked, env).stdout.strip()
+    # the sdist installed as its users install it, and the tests run by that interpreter: the
+    # commands they start are then the sdist's own (`bgc init` registers `python -I`, which no
+    # PYTHONPATH reaches). The test tools are lent from this run's environment, after the sdist's.
+    python = venv(tmp_path / "venv", "-e", unpacked)
+    site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], unpacked).stdout.strip()
+    (Path(site) / "zz-test-tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    where = run([python, "-I", "-c", "import bgc; print(bgc.__file__)"], unpacked).stdout.strip()
     assert Path(where) == unpacked / "bgc" / "__init__.py"  # the sdist's code, not this checkout's
-    run([python, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *SMOKE], unpacked, env)
+    run([python, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *SMOKE], unpacked, pip_env())
