@@ -341,6 +341,9 @@ class Compiler:
     ) -> RequestResult:
         """What the policy gives ``atom``; the work is charged to ``budget`` (a fresh order's if None)."""
         budget = Budget(self.order_budget) if budget is None else budget
+        if budget.exhausted:  # every question would be unknown: nothing is granted, nothing asked
+            whole = Part(atom.resource, atom.action, glob.parse(atom.pattern).text)
+            return RequestResult(str(atom), "denied", (), (), (whole,), True)
         key = json.dumps([str(atom), sorted(context.items()), mode], ensure_ascii=False).encode("utf-8", "surrogatepass")
         return self._requests.get(hashlib.blake2b(key, digest_size=20).digest(), budget,
                                   lambda: self._request(atom, context, mode, budget))  # fmt: skip
