@@ -17,7 +17,8 @@ chose them):
 5. the environment: no credential by class unless a grant names it;
 6. network (:func:`prove_network`, on the bubblewrap command line itself, once the proxy runs):
    a network namespace of its own, no socket bound into the view but the proxy's, and that one
-   only when the plan grants ``net:connect``; then the command runs behind the bridge to that
+   only when the plan grants ``net:connect`` (nor a socket, pipe or device inside a host grant's
+   directory, as it was read before the run); then the command runs behind the bridge to that
    socket, the launcher lets it connect to the bridge's port alone, and the proxy decides by
    the very plans proven here (their gate, the one ``bgc gate`` uses). Without a grant: no
    bridge, no socket, no TCP port.
@@ -116,6 +117,10 @@ def prove_network(argv: Sequence[str], confinement: Confinement, plans: Sequence
     options, command = _bwrap_options(argv)
     _check(("--unshare-all",) in options, "the command would share the host's network namespace")
     sockets = [values[0] for flag, *values in options if flag in ("--ro-bind", "--bind") and _is_socket(values[0])]
+    for mount in confinement.mounts:
+        if mount.reason.startswith("granted host:") and os.path.isdir(mount.path):
+            door = next((entry.path for entry in mapping.walk(mount.path) if entry.kind == "s"), None)
+            _check(door is None, f"{mapping.host_path(mount.path, door or '')} is a socket, pipe or device in a host grant")
     if not confinement.net:
         _check(proxy is None and not sockets, f"a socket is bound into a sandbox with no network: {sockets}")
         module = bridge_command("")[:-3]  # the interpreter and the bridge's module, without its socket and port

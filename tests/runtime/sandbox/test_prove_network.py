@@ -117,3 +117,21 @@ def test_no_grant_binds_no_socket_and_runs_no_bridge(project: Path, proxy) -> No
         prove.prove_network(argv_of(offline, handle.socket_path), offline, plans, None)
     with pytest.raises(SandboxRefused, match="a socket is bound"):
         prove.prove_network(argv_of(offline, None), offline, plans, handle)
+
+
+@pytest.mark.parametrize("network", ["", GRANT])
+@pytest.mark.parametrize("action", ["read", "write"])
+@pytest.mark.parametrize("where", ["the socket", "its directory"])
+def test_a_socket_a_host_grant_names_is_refused(project: Path, tmp_path: Path, network: str, action: str, where: str) -> None:
+    """A host grant reaching a socket (``$SSH_AUTH_SOCK``, a session bus) would be a way out
+    the proxy does not decide: named as a file or held in a granted directory, it is refused."""
+    door = tmp_path / "host" / "agent.sock"
+    door.parent.mkdir()
+    _another_socket(door.parent)
+    pattern = str(door) if where == "the socket" else f"{door.parent}/**"
+    plans, confinement = confined(project, POLICY + network + f"allow host:{action}:{pattern}\n")
+    assert str(door if where == "the socket" else door.parent) in confinement.paths("ro", "rw")
+    with start_proxy(plans, str(tmp_path / "net")) as handle:
+        argv = argv_of(confinement, handle.socket_path if network else None)
+        with pytest.raises(SandboxRefused, match="wider than the plan: .*(socket is bound|not the proxy's alone|socket, pipe or device in a host grant)"):
+            prove.prove_network(argv, confinement, plans, handle if network else None)
