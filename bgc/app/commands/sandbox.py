@@ -75,10 +75,14 @@ def run(
     layers = bwrap.available_layers()
     if layers.bwrap is None:
         print(f"bgc sandbox: confined by {layers.describe()}", file=sys.stderr)
-    return bwrap.run_confined(
-        confinement, entries, command, layers, plans=plans, timeout=timeout, max_output=max_output,  # type: ignore[arg-type]
-        record=report_refusal,
-    )  # fmt: skip
+    if layers.bwrap is None:
+        return bwrap.run_alone(confinement, entries, command, timeout=timeout, max_output=max_output)
+    with bwrap.network(confinement, plans, report_refusal) as proxy:  # type: ignore[arg-type]
+        argv = bwrap.bwrap_argv(
+            layers.bwrap, confinement, command, layers.landlock is not None, proxy.socket_path if proxy else None
+        )
+        prove.prove_network(argv, confinement, plans, proxy)  # type: ignore[arg-type]
+        return bwrap.supervise(argv, None, timeout, max_output)
 
 
 def report_refusal(decision: ProxyDecision) -> None:

@@ -29,7 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,7 +39,7 @@ from bgc.runtime.sandbox.netbridge import BRIDGE_PORT, bridge_command
 
 if TYPE_CHECKING:
     from bgc.core.plan import Plan
-    from bgc.runtime.sandbox.netproxy import ProxyDecision
+    from bgc.runtime.sandbox.netproxy import ProxyDecision, ProxyHandle
 
 
 def launcher() -> list[str]:
@@ -197,30 +197,29 @@ def _split(root: str, excluded: Sequence[str], children: dict[str, list[str]]) -
     return out
 
 
-def run_confined(
-    confinement: Confinement, entries: Sequence[Entry], command: Sequence[str], layers: Layers, *,
-    plans: Sequence[Plan], timeout: float | None, max_output: int | None,
-    record: Callable[[ProxyDecision], None] | None = None,
+@contextlib.contextmanager
+def network(
+    confinement: Confinement, plans: Sequence[Plan], record: Callable[[ProxyDecision], None] | None
+) -> Iterator[ProxyHandle | None]:
+    """The proxy for ``plans``, served while the context is open on a socket in a private
+    directory of its own (removed after), when the confinement grants the network; else None.
+    ``record`` receives each of its decisions."""
+    if not confinement.net:
+        yield None
+        return
+    from bgc.runtime.sandbox.netproxy import start_proxy
+
+    with tempfile.TemporaryDirectory(prefix="bgc-sandbox-") as private:
+        with start_proxy(plans, os.path.join(private, "net"), record=record) as proxy:
+            yield proxy
+
+
+def run_alone(
+    confinement: Confinement, entries: Sequence[Entry], command: Sequence[str], *, timeout: float | None,
+    max_output: int | None,
 ) -> int:  # fmt: skip
-    """Run ``command`` confined; its exit code (:data:`TIMED_OUT` when the deadline killed it).
-    When the confinement grants the network, the proxy for ``plans`` serves it for the run
-    (``record`` receives each of its decisions) and the command line is proven to reach nothing
-    else (:func:`bgc.runtime.sandbox.prove.prove_network`) before it runs."""
-    from bgc.runtime.sandbox import prove
-
-    if layers.bwrap is not None:
-        with contextlib.ExitStack() as stack:
-            proxy = None
-            if confinement.net:
-                from bgc.runtime.sandbox.netproxy import start_proxy
-
-                private = stack.enter_context(tempfile.TemporaryDirectory(prefix="bgc-sandbox-"))
-                proxy = stack.enter_context(start_proxy(plans, os.path.join(private, "net"), record=record))
-            argv = bwrap_argv(
-                layers.bwrap, confinement, command, layers.landlock is not None, proxy.socket_path if proxy else None
-            )
-            prove.prove_network(argv, confinement, plans, proxy)
-            return _supervise(argv, None, timeout, max_output)
+    """Run ``command`` confined by the launcher alone (no bubblewrap); its exit code. A network
+    grant is refused: without a network namespace nothing makes the proxy the only way out."""
     if confinement.net:
         raise SandboxRefused(
             "the plan grants net:connect, but without bubblewrap there is no network namespace to make the proxy the "
@@ -233,12 +232,12 @@ def run_confined(
         os.mkdir(home)
         env = dict(confinement.env) | {"HOME": home, "TMPDIR": private}
         argv = [*launcher(), *landlock_alone_rules(confinement, entries, private), "--", *command]
-        return _supervise(argv, env, timeout, max_output)
+        return supervise(argv, env, timeout, max_output)
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
 
-def _supervise(argv: Sequence[str], env: dict[str, str] | None, timeout: float | None, max_output: int | None) -> int:
+def supervise(argv: Sequence[str], env: dict[str, str] | None, timeout: float | None, max_output: int | None) -> int:
     """Run ``argv`` in its own process group; kill the group at the deadline; relay at most
     ``max_output`` bytes of its output (stdout and stderr together) and kill it past that."""
     relay = max_output is not None
