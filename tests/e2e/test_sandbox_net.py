@@ -81,8 +81,8 @@ def sandboxed(bwrap: str, command: list[str], *, bind: str | None = None) -> sub
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
 
 
-FETCH = textwrap.dedent("""\
-    import http.client, sys, urllib.request
+FETCH_FUNCTION = textwrap.dedent("""\
+    import urllib.request
     def fetch(url, **options):
         try:
             with urllib.request.build_opener(urllib.request.ProxyHandler(**options)).open(url, timeout=60) as answer:
@@ -91,6 +91,10 @@ FETCH = textwrap.dedent("""\
             return f"{error.code} {error.read().decode().strip()}"
         except OSError as error:
             return f"unreachable {type(error).__name__}"
+""")
+"""A confined program's request: the status and body, or ``unreachable`` and why."""
+FETCH = FETCH_FUNCTION + textwrap.dedent("""\
+    import http.client, sys
     port = int(sys.argv[1])
     print(fetch(f"http://127.0.0.1:{port}/granted/a"))
     print(fetch(f"http://127.0.0.1:{port}/other"))
@@ -166,16 +170,11 @@ allow fs:read:/**
 allow fs:write:/src/**
 allow net:connect:http://127.0.0.1:{port}/granted/** because "the test server"
 """
-ATTEMPTS = textwrap.dedent("""\
-    import glob, socket, sys, urllib.request
-    def fetch(url, **options):
-        try:
-            with urllib.request.build_opener(urllib.request.ProxyHandler(**options)).open(url, timeout=60) as answer:
-                return f"{answer.status} {answer.read().decode()}"
-        except urllib.error.HTTPError as error:
-            return f"{error.code}"
-        except OSError as error:
-            return f"unreachable {type(error).__name__}"
+ATTEMPTS = FETCH_FUNCTION + textwrap.dedent("""\
+    import glob, socket, sys
+    def status(url, **options):
+        answer = fetch(url, **options)
+        return answer if answer.startswith(("200 ", "unreachable ")) else answer.split(" ")[0]
     def raw(family, address, request):
         try:
             with socket.socket(family, socket.SOCK_STREAM) as connection:
@@ -186,13 +185,13 @@ ATTEMPTS = textwrap.dedent("""\
         except OSError as error:
             return f"unreachable {type(error).__name__}"
     port, other, sockets = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    print("granted", fetch(f"http://127.0.0.1:{port}/granted/a"))
+    print("granted", status(f"http://127.0.0.1:{port}/granted/a"))
     for path in ("/other", "/granted/../other", "/GRANTED/a", "/granted"):
-        print("path", path, fetch(f"http://127.0.0.1:{port}{path}"))
-    print("port", fetch(f"http://127.0.0.1:{other}/granted/a"))
-    print("name", fetch(f"http://localhost:{port}/granted/a"))
-    print("tls", fetch(f"https://127.0.0.1:{port}/granted/a"))
-    print("direct", fetch(f"http://127.0.0.1:{port}/granted/a", proxies={}))
+        print("path", path, status(f"http://127.0.0.1:{port}{path}"))
+    print("port", status(f"http://127.0.0.1:{other}/granted/a"))
+    print("name", status(f"http://localhost:{port}/granted/a"))
+    print("tls", status(f"https://127.0.0.1:{port}/granted/a"))
+    print("direct", status(f"http://127.0.0.1:{port}/granted/a", proxies={}))
     print("direct6", raw(socket.AF_INET6, ("::1", port), b"GET /granted/a HTTP/1.0\\r\\n\\r\\n"))
     found = glob.glob(sockets)
     print("proxy socket", raw(socket.AF_UNIX, found[0], f"GET http://127.0.0.1:{port}/other HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n".encode()) if len(found) == 1 else found)
