@@ -341,7 +341,8 @@ def sandbox(
 
     The project is read-only but for the directories the plan grants writes to; files the plan
     refuses to read are masked; nothing of the home directory or the host is visible beyond
-    the policy's host grants and a minimal toolchain; no network; a private /tmp and PID
+    the policy's host grants and a minimal toolchain; no network but a proxy that lets
+    through exactly the granted URLs (refusals on stderr); a private /tmp and PID
     namespace; no credentials in the environment. The mapping is proven never wider than the
     plan before anything runs. Exit: the command's status; 2 when the sandbox cannot be exact
     (a bad policy, a failed proof, no way to confine here), and nothing runs.

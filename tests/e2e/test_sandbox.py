@@ -255,11 +255,22 @@ def test_output_is_bounded(project: Path) -> None:
     assert "truncated at 10000 bytes" in done.stdout
 
 
-def test_network_grants_are_refused_until_enforceable(project: Path) -> None:
-    (project / "policy.bgp").write_text(POLICY + "allow net:connect:https://pypi.org/**\n")
-    done = sandbox(project, "true")
-    assert done.returncode == 2
-    assert "network grants are not yet enforceable" in done.stderr
+@pytest.mark.parametrize("grant", ["https://pypi.org/**", "http://127.0.0.1:8080/api/**"])
+def test_a_network_grant_is_refused_where_landlock_confines_alone(
+    project: Path, monkeypatch: pytest.MonkeyPatch, grant: str
+) -> None:
+    """Without a network namespace the proxy cannot be made the only way out (Landlock alone
+    refuses every socket): a plan granting the network runs nothing there."""
+    from bgc.runtime.sandbox import bwrap
+    from tests.samples import bgc
+
+    (project / "policy.bgp").write_text(POLICY + f"allow net:connect:{grant}\n")
+    monkeypatch.setattr(bwrap, "available_layers", lambda: bwrap.Layers(None, 4))
+    monkeypatch.chdir(project)
+    result = bgc("sandbox", "-p", "policy.bgp", "--", "sh", "-c", "touch src/ran")
+    assert result.exit_code == 2, result.output
+    assert "no network namespace to make the proxy the only way out" in result.output
+    assert not (project / "src" / "ran").exists()
 
 
 def test_a_bad_policy_is_located_and_nothing_runs(project: Path) -> None:

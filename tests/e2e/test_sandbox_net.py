@@ -1,14 +1,20 @@
 """The network of a real bubblewrap sandbox: a network namespace of its own, whose only way out is
 the bridge to bgc's proxy. A granted URL is reached through it, anything else is refused by the
-proxy, and a program that ignores the proxy variables, or runs with no bridge, reaches nothing."""
+proxy, and a program that ignores the proxy variables, or runs with no bridge, reaches nothing.
+
+The bridge and proxy are tried alone first, then through ``bgc sandbox`` itself, as an agent's
+shell command runs: a policy granting one path of a loopback server the test starts.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import http.server
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -75,8 +81,8 @@ def sandboxed(bwrap: str, command: list[str], *, bind: str | None = None) -> sub
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
 
 
-FETCH = textwrap.dedent("""\
-    import http.client, sys, urllib.request
+FETCH_FUNCTION = textwrap.dedent("""\
+    import urllib.request
     def fetch(url, **options):
         try:
             with urllib.request.build_opener(urllib.request.ProxyHandler(**options)).open(url, timeout=60) as answer:
@@ -85,6 +91,10 @@ FETCH = textwrap.dedent("""\
             return f"{error.code} {error.read().decode().strip()}"
         except OSError as error:
             return f"unreachable {type(error).__name__}"
+""")
+"""A confined program's request: the status and body, or ``unreachable`` and why."""
+FETCH = FETCH_FUNCTION + textwrap.dedent("""\
+    import http.client, sys
     port = int(sys.argv[1])
     print(fetch(f"http://127.0.0.1:{port}/granted/a"))
     print(fetch(f"http://127.0.0.1:{port}/other"))
@@ -152,3 +162,110 @@ def test_curl_follows_the_proxy_variables(bwrap: str, tmp_path: Path) -> None:
                 bwrap, [*bridge_command(proxy.socket_path), "sh", "-c", script], bind=str(tmp_path / "net")
             )
     assert result.stdout.splitlines() == ["served /granted/c", "403"], result.stderr
+
+
+SANDBOX_POLICY = """\
+deny fs:*:/**/.env because "secrets"
+allow fs:read:/**
+allow fs:write:/src/**
+allow net:connect:http://127.0.0.1:{port}/granted/** because "the test server"
+"""
+ATTEMPTS = FETCH_FUNCTION + textwrap.dedent("""\
+    import glob, socket, sys
+    def status(url, **options):
+        answer = fetch(url, **options)
+        return answer if answer.startswith(("200 ", "unreachable ")) else answer.split(" ")[0]
+    def raw(family, address, request):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as connection:
+                connection.settimeout(60)
+                connection.connect(address)
+                connection.sendall(request)
+                return connection.recv(64).split(b" ")[1].decode()
+        except OSError as error:
+            return f"unreachable {type(error).__name__}"
+    port, other, sockets = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    print("granted", status(f"http://127.0.0.1:{port}/granted/a"))
+    for path in ("/other", "/granted/../other", "/GRANTED/a", "/granted"):
+        print("path", path, status(f"http://127.0.0.1:{port}{path}"))
+    print("port", status(f"http://127.0.0.1:{other}/granted/a"))
+    print("name", status(f"http://localhost:{port}/granted/a"))
+    print("tls", status(f"https://127.0.0.1:{port}/granted/a"))
+    print("direct", status(f"http://127.0.0.1:{port}/granted/a", proxies={}))
+    print("direct6", raw(socket.AF_INET6, ("::1", port), b"GET /granted/a HTTP/1.0\\r\\n\\r\\n"))
+    found = glob.glob(sockets)
+    print("proxy socket", raw(socket.AF_UNIX, found[0], f"GET http://127.0.0.1:{port}/other HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n".encode()) if len(found) == 1 else found)
+""")
+"""Every way a confined command might reach the server: the granted URL, other paths of it (and
+spellings that canonicalise to one), another port, another name, TLS to it, a connection that
+ignores the proxy variables (IPv4 and IPv6), and a request written straight to the proxy's
+socket, bound into the view."""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / ".env").write_text("SECRET")
+    return root
+
+
+def bgc_sandbox(project: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bgc", "sandbox", "-p", "policy.bgp", "--", *command],
+        cwd=project, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_bgc_sandbox_reaches_only_the_granted_urls_through_the_proxy(bwrap: str, project: Path) -> None:
+    with served() as server, served() as other:
+        (project / "policy.bgp").write_text(SANDBOX_POLICY.format(port=server.port))
+        sockets = os.path.join(tempfile.gettempdir(), "bgc-sandbox-*", "net", "net.sock")
+        done = bgc_sandbox(project, sys.executable, "-c", ATTEMPTS, str(server.port), str(other.port), sockets)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[9].startswith("direct6 unreachable ")  # refused by Landlock (ABI 4+), else by the empty namespace
+    assert lines[:9] + lines[10:] == [
+        "granted 200 served /granted/a",
+        "path /other 403",
+        "path /granted/../other 403",
+        "path /GRANTED/a 403",
+        "path /granted 403",
+        "port 403",
+        "name 403",
+        "tls unreachable URLError",  # the tunnel is refused (403), which urllib reports as an OSError
+        "direct unreachable URLError",
+        "proxy socket 403",
+    ], done.stderr
+    assert server.paths == ["/granted/a"] and other.paths == []
+    refusals = [line for line in done.stderr.splitlines() if line.startswith("bgc sandbox: network refused: ")]
+    assert len(refusals) == 8, done.stderr  # each refused request, with its reason
+    assert f"(net:connect:http://127.0.0.1:{server.port}/other): no rule allows it" in refusals[0]
+
+
+def test_bgc_sandbox_runs_curl_through_the_proxy(bwrap: str, project: Path) -> None:
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("curl is not installed")
+    with served() as server:
+        (project / "policy.bgp").write_text(SANDBOX_POLICY.format(port=server.port))
+        base = f"http://127.0.0.1:{server.port}"
+        script = (
+            f"{curl} -s {base}/granted/c; echo; {curl} -s -o /dev/null -w '%{{http_code}}\\n' {base}/x; "
+            f"{curl} -s --noproxy '*' {base}/granted/d || echo unreachable $?"
+        )
+        done = bgc_sandbox(project, "sh", "-c", script)
+    assert done.stdout.splitlines() == ["served /granted/c", "403", "unreachable 7"], done.stderr
+    assert server.paths == ["/granted/c"]
+    assert f"(net:connect:{base}/x): no rule allows it" in done.stderr
+
+
+def test_a_sandbox_without_a_grant_has_no_proxy_and_no_network(bwrap: str, project: Path) -> None:
+    with served() as server:
+        (project / "policy.bgp").write_text("allow fs:read:/**\n")
+        sockets = os.path.join(tempfile.gettempdir(), "bgc-sandbox-*", "net", "net.sock")
+        done = bgc_sandbox(project, sys.executable, "-c", ATTEMPTS, str(server.port), str(server.port), sockets)
+    lines = done.stdout.splitlines()
+    assert all("unreachable" in line for line in lines[:-1]), done.stdout + done.stderr
+    assert lines[-1] == "proxy socket []"
+    assert server.paths == []

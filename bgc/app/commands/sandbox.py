@@ -4,17 +4,25 @@ what a plan grants (docs/sandbox.md).
 The plan comes from ``--plan`` (compiled plans), else from the policy (``-p``, else the
 configured one) compiled for the sandbox's own order: every ``fs``, ``host``, ``net`` and
 ``env`` value (:data:`SANDBOX_REQUESTS`). The mapping is built, proven never wider than the plan,
-and only then is the command run; the exit code is the command's. Anything that keeps the
-sandbox from being exact (a failed proof, network grants it cannot enforce yet, a machine with
-neither bubblewrap nor Landlock) refuses with exit 2 and runs nothing.
+and only then is the command run; the exit code is the command's. A plan granting
+``net:connect`` runs with the network proxy as its only way out, and each request the proxy
+refuses is reported on stderr with its reason. Anything that keeps the sandbox from being exact
+(a failed proof, a network grant where there is no network namespace, a machine with neither
+bubblewrap nor Landlock) refuses with exit 2 and runs nothing.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bgc.errors import UsageError
+from bgc.text import escape_field
+
+if TYPE_CHECKING:
+    from bgc.runtime.sandbox.netproxy import ProxyDecision
 
 SANDBOX_REQUESTS = ("env:read:**", "fs:read:**", "fs:write:**", "host:read:**", "host:write:**", "net:connect:**")
 """What the sandbox asks a policy for: every value of every resource a confinement can give."""
@@ -64,15 +72,25 @@ def run(
 
         io.write_line(explain_text(confinement).rstrip("\n"))
         return 0
-    if confinement.net:
-        raise mapping.SandboxRefused(
-            "network grants are not yet enforceable in the sandbox: the plan grants net:connect:"
-            + ", ".join(confinement.net),
-            hint="compile the plan without net:connect grants to run confined with no network",
-        )
     layers = bwrap.available_layers()
     if layers.bwrap is None:
-        import sys
-
         print(f"bgc sandbox: confined by {layers.describe()}", file=sys.stderr)
-    return bwrap.run_confined(confinement, entries, command, layers, timeout=timeout, max_output=max_output)
+    if layers.bwrap is None:
+        return bwrap.run_alone(confinement, entries, command, timeout=timeout, max_output=max_output)
+    with bwrap.network(confinement, plans, report_refusal) as proxy:  # type: ignore[arg-type]
+        argv = bwrap.bwrap_argv(
+            layers.bwrap, confinement, command, layers.landlock is not None, proxy.socket_path if proxy else None
+        )
+        prove.prove_network(argv, confinement, plans, proxy)  # type: ignore[arg-type]
+        return bwrap.supervise(argv, None, timeout, max_output)
+
+
+def report_refusal(decision: ProxyDecision) -> None:
+    """A request the network proxy refused, on stderr with its reason and the atom decided (an
+    allowed one is the command's own business)."""
+    if decision.effect != "allow":
+        atom = f" ({escape_field(decision.atom)})" if decision.atom is not None else ""
+        print(
+            f"bgc sandbox: network refused: {escape_field(decision.request)}{atom}: {escape_field(decision.reason)}",
+            file=sys.stderr, flush=True,
+        )  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bgc.runtime.sandbox.mapping import Confinement, inside
+from bgc.runtime.sandbox.netbridge import BRIDGE_PORT
 from bgc.text import escape_field
 
 WORDS = {
@@ -21,7 +22,13 @@ def explain_text(confinement: Confinement) -> str:
         target = f" -> {mount.source}" if mount.source is not None else ""
         lines.append(f"  {WORDS[mount.kind]:<26} {escape_field(shown)}{escape_field(target)}  ({mount.reason})")
     lines += ["", "environment: " + " ".join(escape_field(name) for name, _ in confinement.env)]
-    lines.append("network: " + (", ".join(map(escape_field, confinement.net)) if confinement.net else "none"))
+    if confinement.net:
+        lines.append(
+            f"network: only through the proxy (127.0.0.1:{BRIDGE_PORT} in the sandbox, HTTP_PROXY and HTTPS_PROXY set), "
+            "which lets through net:connect:" + ", ".join(map(escape_field, confinement.net))
+        )
+    else:
+        lines.append("network: none")
     if confinement.gaps:
         lines += ["", "not refused by the sandbox (the hook still decides the agent's own writes):"]
         for gap in confinement.gaps:

@@ -7,21 +7,39 @@ terminal injection into the caller's) and dies with its parent. Inside, the laun
 (:mod:`bgc.runtime.sandbox.enter`) applies Landlock before it execs the command. Where
 unprivileged user namespaces are unavailable the launcher runs alone, its rules then carrying
 the whole mapping (:func:`landlock_alone_rules`); where neither works, nothing runs.
+
+When the plan grants ``net:connect``, the parent serves :mod:`bgc.runtime.sandbox.netproxy` on a
+Unix socket in the run's private directory, binds that socket (and nothing else of the
+directory) into the view, and runs the command behind :mod:`bgc.runtime.sandbox.netbridge`:
+``bwrap … -- BRIDGE SOCKET PORT -- LAUNCHER --port PORT … -- COMMAND``. The bridge runs inside
+bubblewrap (its namespaces, its view, no capabilities) but before Landlock: it must bind its
+port, and a Landlock bind rule would let the command bind it too. The launcher then restricts
+the command to connecting to that one port (ABI 4 and later; the network namespace holds
+nothing else to connect to on earlier ones) and binding none, and Landlock keeps the
+command from tracing the less-restricted bridge. Without bubblewrap there is no network
+namespace to make the proxy the only way out, so a network grant is refused there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bgc.runtime.sandbox import mapping
 from bgc.runtime.sandbox.mapping import Confinement, Entry, SandboxRefused
+from bgc.runtime.sandbox.netbridge import BRIDGE_PORT, bridge_command
+
+if TYPE_CHECKING:
+    from bgc.core.plan import Plan
+    from bgc.runtime.sandbox.netproxy import ProxyDecision, ProxyHandle
 
 
 def launcher() -> list[str]:
@@ -89,10 +107,12 @@ def _namespaces_work(bwrap: str) -> bool:
 
 def enter_rules(confinement: Confinement) -> list[str]:
     """The launcher's options inside bubblewrap: read beneath what is mounted, write beneath
-    the writable mounts, the private ``/tmp`` and ``/dev``, and list every directory of the view."""
+    the writable mounts, the private ``/tmp`` and ``/dev``, list every directory of the view, and
+    connect only to the bridge's port when the plan grants the network (no TCP at all otherwise)."""
     read = ["/proc", "/dev", "/tmp", *confinement.paths("ro", "symlink")]
     write = ["/tmp", "/dev", *confinement.paths("rw")]
-    return ["--list", "/", *_options(read, write, ())]  # the view holds only what was mounted: its names may be listed
+    ports = [BRIDGE_PORT] if confinement.net else []
+    return ["--list", "/", *_options(read, write, ports)]  # the view holds only what was mounted: its names may be listed
 
 
 def _options(read: Sequence[str], write: Sequence[str], ports: Sequence[int]) -> list[str]:
@@ -103,8 +123,12 @@ def _options(read: Sequence[str], write: Sequence[str], ports: Sequence[int]) ->
     return out
 
 
-def bwrap_argv(bwrap: str, confinement: Confinement, command: Sequence[str], landlock: bool) -> list[str]:
-    """The bubblewrap command line that runs ``command`` confined."""
+def bwrap_argv(
+    bwrap: str, confinement: Confinement, command: Sequence[str], landlock: bool, proxy_socket: str | None = None
+) -> list[str]:
+    """The bubblewrap command line that runs ``command`` confined; with ``proxy_socket`` (the
+    proxy's, when the plan grants the network) that socket is bound in and the command runs
+    behind the bridge to it (see the module docstring)."""
     argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
     for mount in confinement.mounts:
         if mount.kind == "proc":
@@ -125,14 +149,14 @@ def bwrap_argv(bwrap: str, confinement: Confinement, command: Sequence[str], lan
             argv += ["--ro-bind", "/dev/null", mount.path]
         elif mount.kind == "mask-dir":
             argv += ["--perms", "0555", "--tmpfs", mount.path, "--remount-ro", mount.path]
+    if proxy_socket is not None:
+        argv += ["--ro-bind", proxy_socket, proxy_socket]  # connecting needs no write to the mount
     for name, value in confinement.env:
         argv += ["--setenv", name, value]
     argv += ["--chdir", os.getcwd() if mapping.inside(os.getcwd(), confinement.project) else confinement.project]
-    if landlock:
-        argv += ["--", *launcher(), *enter_rules(confinement), "--", *command]
-    else:
-        argv += ["--", *command]
-    return argv
+    inner = [*launcher(), *enter_rules(confinement), "--", *command] if landlock else list(command)
+    bridge = bridge_command(proxy_socket, BRIDGE_PORT) if proxy_socket is not None else []
+    return [*argv, "--", *bridge, *inner]
 
 
 def landlock_alone_rules(confinement: Confinement, entries: Sequence[Entry], private: str) -> list[str]:
@@ -173,14 +197,34 @@ def _split(root: str, excluded: Sequence[str], children: dict[str, list[str]]) -
     return out
 
 
-def run_confined(
-    confinement: Confinement, entries: Sequence[Entry], command: Sequence[str], layers: Layers, *,
-    timeout: float | None, max_output: int | None,
+@contextlib.contextmanager
+def network(
+    confinement: Confinement, plans: Sequence[Plan], record: Callable[[ProxyDecision], None] | None
+) -> Iterator[ProxyHandle | None]:
+    """The proxy for ``plans``, served while the context is open on a socket in a private
+    directory of its own (removed after), when the confinement grants the network; else None.
+    ``record`` receives each of its decisions."""
+    if not confinement.net:
+        yield None
+        return
+    from bgc.runtime.sandbox.netproxy import start_proxy
+
+    with tempfile.TemporaryDirectory(prefix="bgc-sandbox-") as private:
+        with start_proxy(plans, os.path.join(private, "net"), record=record) as proxy:
+            yield proxy
+
+
+def run_alone(
+    confinement: Confinement, entries: Sequence[Entry], command: Sequence[str], *, timeout: float | None,
+    max_output: int | None,
 ) -> int:  # fmt: skip
-    """Run ``command`` confined; its exit code (:data:`TIMED_OUT` when the deadline killed it)."""
-    if layers.bwrap is not None:
-        return _supervise(
-            bwrap_argv(layers.bwrap, confinement, command, layers.landlock is not None), None, timeout, max_output
+    """Run ``command`` confined by the launcher alone (no bubblewrap); its exit code. A network
+    grant is refused: without a network namespace nothing makes the proxy the only way out."""
+    if confinement.net:
+        raise SandboxRefused(
+            "the plan grants net:connect, but without bubblewrap there is no network namespace to make the proxy the "
+            "only way out (Landlock alone refuses every socket): " + ", ".join(confinement.net),
+            hint="run where bubblewrap can create user namespaces, or compile the plan without net:connect grants",
         )
     private = tempfile.mkdtemp(prefix="bgc-sandbox-")
     try:
@@ -188,12 +232,12 @@ def run_confined(
         os.mkdir(home)
         env = dict(confinement.env) | {"HOME": home, "TMPDIR": private}
         argv = [*launcher(), *landlock_alone_rules(confinement, entries, private), "--", *command]
-        return _supervise(argv, env, timeout, max_output)
+        return supervise(argv, env, timeout, max_output)
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
 
-def _supervise(argv: Sequence[str], env: dict[str, str] | None, timeout: float | None, max_output: int | None) -> int:
+def supervise(argv: Sequence[str], env: dict[str, str] | None, timeout: float | None, max_output: int | None) -> int:
     """Run ``argv`` in its own process group; kill the group at the deadline; relay at most
     ``max_output`` bytes of its output (stdout and stderr together) and kill it past that."""
     relay = max_output is not None

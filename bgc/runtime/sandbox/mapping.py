@@ -45,9 +45,8 @@ TOOLCHAIN = (
 """What a toolchain needs to run, read-only, whatever the plan says: programs and system
 libraries (``/usr``, and ``/bin``, ``/lib``… kept as the links or directories they are), the
 dynamic linker's cache, TLS certificates, user and group names, the time zone. Nothing of
-``/home``, ``/root``, ``/var``, ``/run`` or the rest of ``/etc``."""
-NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts")
-"""Added to the toolchain only when the plan grants ``net:connect``."""
+``/home``, ``/root``, ``/var``, ``/run`` or the rest of ``/etc`` (no ``/etc/resolv.conf`` even
+when the plan grants ``net:connect``: the proxy outside resolves names, the sandbox never does)."""
 HOME = "/tmp/home"
 """The confined command's ``HOME``: an empty directory in its private ``/tmp``."""
 
@@ -109,7 +108,8 @@ class Confinement:
     mounts: tuple[Mount, ...]
     env: tuple[tuple[str, str], ...]
     net: tuple[str, ...] = ()
-    """The granted ``net:connect`` patterns; none: no network at all."""
+    """The granted ``net:connect`` patterns: reached only through the proxy, which decides each
+    request by the plan; none: no network at all."""
     gaps: tuple[Gap, ...] = ()
 
     def paths(self, *kinds: MountKind) -> tuple[str, ...]:
@@ -220,15 +220,14 @@ def build(
         Mount("tmpfs", "/tmp", "a private, empty /tmp"),
         Mount("dir", HOME, "a private, empty home directory"),
     ]
-    system = [*TOOLCHAIN, *(NETWORK_FILES if net else ())]
-    for path in system:
+    for path in TOOLCHAIN:
         if os.path.islink(path):
             mounts.append(Mount("symlink", path, "the toolchain", os.readlink(path)))
         elif os.path.exists(path):
             mounts.append(Mount("ro", path, "the toolchain"))
     home = os.path.realpath(environ.get("HOME") or os.path.expanduser("~"))
     for path in sorted(set(extra_read)):
-        if os.path.exists(path) and not inside(path, project) and not any(inside(path, t) for t in system):
+        if os.path.exists(path) and not inside(path, project) and not any(inside(path, t) for t in TOOLCHAIN):
             if path == "/" or inside(home, path):
                 raise SandboxRefused(
                     f"the interpreter or bgc lives in {path}, which holds the home directory {home}: showing it would show "

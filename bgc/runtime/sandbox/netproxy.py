@@ -19,7 +19,7 @@ request the proxy cannot read exactly (ambiguous framing, folded or non-ASCII he
 header naming another host than the URL), a head too large or too slow, and a granted name that
 resolves to an address that is not public unless the plan grants that address too. A refused
 request is never resolved or connected. The HTTP rules the parser holds to are in
-docs/sandbox-network.md.
+docs/sandbox.md ("The network").
 """
 
 from __future__ import annotations
@@ -380,14 +380,15 @@ def upstream_head(head: RequestHead, url: str) -> bytes:
 
 
 class ProxyHandle:
-    """A running proxy: its ``socket_path``, and :meth:`close`. Every decision it makes is
-    passed to the ``record`` callback given to :func:`start_proxy` (one thread calls it, in
-    order, before the request goes on: one it cannot record is refused)."""
+    """A running proxy: its ``socket_path``, the ``plans`` it decides by, and :meth:`close`.
+    Every decision it makes is passed to the ``record`` callback given to :func:`start_proxy`
+    (one thread calls it, in order, before the request goes on: one it cannot record is refused)."""
 
     def __init__(
-        self, socket_path: str, loop: asyncio.AbstractEventLoop, thread: threading.Thread, stop: Callable[[], None]
-    ) -> None:
-        self.socket_path = socket_path
+        self, socket_path: str, plans: tuple[Plan, ...], loop: asyncio.AbstractEventLoop, thread: threading.Thread,
+        stop: Callable[[], None],
+    ) -> None:  # fmt: skip
+        self.socket_path, self.plans = socket_path, plans
         self._loop, self._thread, self._stop = loop, thread, stop
 
     def close(self) -> None:
@@ -426,13 +427,14 @@ def start_proxy(
     except OSError as error:
         listener.close()
         raise UsageError(f"cannot listen on {socket_path}: {error.strerror}") from None
-    proxy = _Proxy(NetDecider(plans), limits, record)
+    held = tuple(plans)
+    proxy = _Proxy(NetDecider(held), limits, record)
     loop = asyncio.new_event_loop()
     started = threading.Event()
     thread = threading.Thread(target=proxy.run, args=(loop, listener, started), name="bgc-netproxy", daemon=True)
     thread.start()
     started.wait()
-    handle = ProxyHandle(socket_path, loop, thread, proxy.stop)
+    handle = ProxyHandle(socket_path, held, loop, thread, proxy.stop)
     if proxy.failure is not None:
         handle.close()
         raise UsageError(f"the network proxy could not start: {proxy.failure}")

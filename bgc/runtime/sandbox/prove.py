@@ -14,8 +14,14 @@ chose them):
    writable only where ``fs:write`` does, a socket or device never; a file with several hard
    links is readable (writable) only when all its names are and all are in the project;
 4. every mask the mapping says the plan refuses is refused by the plan;
-5. network: nothing unless the plan grants ``net:connect``; the environment: no credential by
-   class unless a grant names it.
+5. the environment: no credential by class unless a grant names it;
+6. network (:func:`prove_network`, on the bubblewrap command line itself, once the proxy runs):
+   a network namespace of its own, no socket bound into the view but the proxy's, and that one
+   only when the plan grants ``net:connect`` (nor a socket, pipe or device inside a host grant's
+   directory, as it was read before the run); then the command runs behind the bridge to that
+   socket, the launcher lets it connect to the bridge's port alone, and the proxy decides by
+   the very plans proven here (their gate, the one ``bgc gate`` uses). Without a grant: no
+   bridge, no socket, no TCP port.
 
 A failed step is a :class:`~bgc.runtime.sandbox.mapping.SandboxRefused` naming the path and the
 rule it would break.
@@ -23,13 +29,27 @@ rule it would break.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bgc.core.gate import Gate
 from bgc.core.patterns import glob
 from bgc.core.plan import Plan
 from bgc.runtime.sandbox import mapping
 from bgc.runtime.sandbox.mapping import Confinement, Entry, Mount, SandboxRefused
+
+if TYPE_CHECKING:
+    from bgc.runtime.sandbox.netproxy import ProxyHandle
+
+BWRAP_ARITY = {
+    "--unshare-all": 0, "--die-with-parent": 0, "--new-session": 0, "--clearenv": 0, "--cap-drop": 1, "--proc": 1,
+    "--dev": 1, "--tmpfs": 1, "--dir": 1, "--perms": 1, "--remount-ro": 1, "--chdir": 1, "--symlink": 2,
+    "--ro-bind": 2, "--bind": 2, "--setenv": 2,
+}  # fmt: skip
+"""The bubblewrap options the sandbox writes and how many values each takes: any other option on
+a command line is unknown, so not proven (``--share-net`` among them)."""
 
 
 def effective(mounts: Sequence[Mount], path: str) -> Mount | None:
@@ -82,10 +102,68 @@ def prove(confinement: Confinement, plans: Sequence[Plan], entries: Sequence[Ent
             )
     _check_entries(confinement, gate, entries)
     granted_net = {part.pattern for part in mapping.granted_parts(plans, "net", "connect")}
-    _check(set(confinement.net) <= granted_net, "the sandbox opens network the plan does not grant")
+    _check(set(confinement.net) == granted_net, "the sandbox's network is not the plan's net:connect grants")
     named = {part.pattern for part in mapping.granted_parts(plans, "env", "read")}
     for name, _ in confinement.env:
         _check(not mapping.is_credential(name) or name in named, f"the environment would carry the credential {name}")
+
+
+def prove_network(argv: Sequence[str], confinement: Confinement, plans: Sequence[Plan], proxy: ProxyHandle | None) -> None:
+    """Raise :class:`SandboxRefused` unless the bubblewrap command line ``argv`` gives the
+    command no network but ``proxy``, deciding by ``plans`` (step 6 of the module docstring)."""
+    from bgc.runtime.sandbox import bwrap, enter
+    from bgc.runtime.sandbox.netbridge import BRIDGE_PORT, bridge_command
+
+    options, command = _bwrap_options(argv)
+    _check(("--unshare-all",) in options, "the command would share the host's network namespace")
+    sockets = [values[0] for flag, *values in options if flag in ("--ro-bind", "--bind") and _is_socket(values[0])]
+    for mount in confinement.mounts:
+        if mount.reason.startswith("granted host:") and os.path.isdir(mount.path):
+            door = next((entry.path for entry in mapping.walk(mount.path) if entry.kind == "s"), None)
+            _check(door is None, f"{mapping.host_path(mount.path, door or '')} is a socket, pipe or device in a host grant")
+    if not confinement.net:
+        _check(proxy is None and not sockets, f"a socket is bound into a sandbox with no network: {sockets}")
+        module = bridge_command("")[:-3]  # the interpreter and the bridge's module, without its socket and port
+        _check(command[: len(module)] != module, "a sandbox with no network runs a bridge")
+    else:
+        _check(proxy is not None, "the plan grants net:connect but no proxy serves it")
+        assert proxy is not None
+        _check(sockets == [proxy.socket_path], f"the sockets bound into the sandbox are not the proxy's alone: {sockets}")
+        _check(
+            len(proxy.plans) == len(plans) and all(held is plan for held, plan in zip(proxy.plans, plans, strict=True)),
+            "the proxy does not decide by the plans the sandbox was proven against",
+        )
+        bridge = bridge_command(proxy.socket_path, BRIDGE_PORT)
+        _check(command[: len(bridge)] == bridge, "the command does not run behind the bridge to the proxy")
+        command = command[len(bridge) :]
+    launcher = bwrap.launcher()
+    if command[: len(launcher)] == launcher:
+        try:
+            rules, _ = enter.parse(list(command[len(launcher) :]))
+        except ValueError as error:
+            raise SandboxRefused(f"the sandbox would be wider than the plan: {error}") from None
+        ports = [BRIDGE_PORT] if confinement.net else []
+        _check(rules["--port"] == [str(port) for port in ports], f"the command may connect to {rules['--port']}, not {ports}")
+
+
+def _bwrap_options(argv: Sequence[str]) -> tuple[list[tuple[str, ...]], Sequence[str]]:
+    """bubblewrap's options in ``argv`` (each with its values) and the command after ``--``."""
+    options: list[tuple[str, ...]] = []
+    index = 1
+    while index < len(argv) and argv[index] != "--":
+        flag = argv[index]
+        _check(flag in BWRAP_ARITY, f"the bubblewrap option {flag} is not one the proof knows")
+        options.append(tuple(argv[index : index + 1 + BWRAP_ARITY[flag]]))
+        index += 1 + BWRAP_ARITY[flag]
+    _check(index < len(argv), "the bubblewrap command line has no command")
+    return options, argv[index + 1 :]
+
+
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _check_entries(confinement: Confinement, gate: Gate, entries: Sequence[Entry]) -> None:

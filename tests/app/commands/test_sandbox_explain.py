@@ -25,6 +25,7 @@ allow fs:read:/**
 allow fs:write:/src/**, /tests/**
 allow env:read:EDITOR, GITHUB_TOKEN
 """
+NETWORK = "allow net:connect:https://pypi.org/**, http://127.0.0.1:8080/api/** because \"packages and the test API\"\n"
 
 
 def test_explain_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -34,7 +35,7 @@ def test_explain_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     for name in (".env", "src/server.pem", "src/app.py", ".git/config", "docs/.env"):
         (project / name).write_text("x")
     (project / "src" / "generated.py").write_text("x")
-    (project / "policy.bgp").write_text(POLICY)
+    (project / "policy.bgp").write_text(POLICY + NETWORK)
     monkeypatch.chdir(project)
     plans = plans_for(None, "policy.bgp", None)
     environ = {"PATH": "/usr/bin", "LANG": "C.UTF-8", "AWS_SECRET_ACCESS_KEY": "x", "GITHUB_TOKEN": "t", "EDITOR": "vi"}
@@ -65,3 +66,13 @@ def test_no_command_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyP
     result = bgc("sandbox", "-p", "policy.bgp")
     assert result.exit_code == 2
     assert "no command" in result.output
+
+
+def test_a_network_grant_shows_the_proxy_and_no_resolver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proxy outside resolves names: the sandbox sees no resolver configuration to use."""
+    (tmp_path / "policy.bgp").write_text(POLICY + NETWORK)
+    monkeypatch.chdir(tmp_path)
+    result = bgc("sandbox", "-p", "policy.bgp", "--explain")
+    assert result.exit_code == 0, result.output
+    assert "network: only through the proxy (127.0.0.1:3128" in result.stdout
+    assert "/etc/resolv.conf" not in result.stdout and "/etc/hosts" not in result.stdout
