@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from bgc.core.compiler import Compiler
 from bgc.core.gate import Gate
-from bgc.core.patterns import _automata, glob
+from bgc.core.patterns import _automata, _pattern, glob
 from bgc.core.patterns.budget import Budget, CostMemo, Undecided, weight
 from bgc.core.policy.loader import parse_policy
 from tests.core.test_compiler import order, plan_for
@@ -164,3 +164,40 @@ def test_a_gates_memos_stay_within_their_bytes_and_keep_answers_only(lengths: li
             assert all(holds_no_exception(value) for value in memo.values())
     assert dropped
     assert fresh._pattern_needs.bytes == 0  # one gate's memo is its own
+
+
+PATTERN_TEXTS = {
+    "literal": lambda tag, length: f"/src{tag}/{'m' * length}.py",
+    "star": lambda tag, length: f"/src{tag}/{'m' * length}*.py",
+    "globstar": lambda tag, length: f"/**/d{tag}/{'m' * length}/**",
+    "class": lambda tag, length: f"/c{tag}/[a-f]{'m' * length}?",
+    "escaped": lambda tag, length: f"/e{tag}/\\*{'m' * length}",
+    "not-nfc": lambda tag, length: f"/n{tag}/e\u0301{'m' * length}",
+}
+"""Pattern text of each shape the parser reads (the cache is keyed by text, parsed or not)."""
+
+
+@settings(max_examples=examples(10))
+@given(lengths=st.lists(st.integers(1, 200), min_size=1, max_size=20))
+def test_the_parse_cache_stays_within_its_bytes_and_keeps_patterns_only(lengths: list[int]) -> None:
+    memo = _pattern._parsed
+    bound, memo.max_bytes = memo.max_bytes, SMALL
+    memo.clear()
+    try:
+        dropped = False
+        for index, length in enumerate(itertools.islice(itertools.cycle(lengths), 120)):
+            text = PATTERN_TEXTS[list(PATTERN_TEXTS)[index % len(PATTERN_TEXTS)]](next(_fresh), length)
+            before = len(memo)
+            parsed = glob.parse(text)
+            dropped |= len(memo) <= before
+            assert glob.parse(text) == parsed == glob.Pattern(text)
+            with pytest.raises(glob.PatternError):
+                glob.parse(text + "[")  # not remembered, raised afresh
+            assert memo.bytes <= SMALL
+            assert sum(weight(key) + weight(value) for key, (value, _) in memo._entries.items()) == memo.bytes
+            assert all(type(key) is bytes and len(key) == 20 for key in memo._entries)  # digests, not texts
+            assert all(holds_no_exception(value) for value in memo.values())
+        assert dropped
+    finally:
+        memo.max_bytes = bound
+        memo.clear()
