@@ -4,9 +4,10 @@ Compiling orders against a large policy asks thousands of pairwise questions ("d
 patterns overlap?", "is this one inside those?"), and a fresh ``bgc compile`` used to work every
 one out again: the answers lived only in the process's memory. Here they outlive it.
 
-- **Exact.** An answer is kept under its question *as text*: the question's name and its
-  patterns' texts (:func:`_question`; the algebra asks through
-  :func:`bgc.core.patterns.glob.answers_kept_on`). A pattern's text determines the pattern —
+- **Exact.** An answer is kept under a digest of its question *as text*: the question's name
+  and its patterns' texts (:func:`_question`, :func:`_key`; the algebra asks through
+  :func:`bgc.core.patterns.glob.answers_kept_on`). The entry holds the digest, not the patterns'
+  texts. A pattern's text determines the pattern —
   it is NFC-normalised when parsed, and a case-folded deny or ask is a different text (its
   letters spelled as classes, ``[Ss]ecrets``) — so a kept answer is served only for the very
   question it answers, whatever policy or order asks it. The cache key of the whole entry also
@@ -20,6 +21,9 @@ one out again: the answers lived only in the process's memory. Here they outlive
   the root policy file's real path (not its content: after an edit most questions, and their
   answers, are the same). The grouping is only where answers are looked for; it never decides
   whether one is served.
+- **No messages.** A question the algebra could not decide is kept as the code of the limit it
+  hit (:func:`_limits`), which maps back to that limit's words; a limit whose words name
+  patterns (or any other) is not kept, and is worked out again when asked.
 - **Bounded.** An entry holds at most :data:`MAX_ANSWERS` answers and :data:`MAX_CHARS`
   characters, and is read only up to :data:`MAX_BYTES` (a larger file is a miss, unread); a
   question naming more than :data:`bgc.core.values.limits.MAX_KEPT_QUESTION` patterns is not kept. When a
@@ -43,8 +47,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from bgc.core import cache
-from bgc.core.patterns import glob
-from bgc.core.patterns.budget import Undecided
+from bgc.core.patterns import _automata, _symbolic, glob
+from bgc.core.patterns.budget import Undecided, text_key
 from bgc.core.values.limits import MAX_KEPT_QUESTION
 
 NAMESPACE = "algebra-answers"
@@ -55,6 +59,16 @@ MAX_CHARS = 16 * 1024 * 1024
 """Characters of questions and answers one entry keeps (roughly its size in bytes)."""
 MAX_BYTES = 4 * MAX_CHARS
 """Bytes of an entry that are read at all (a character is at most four bytes of UTF-8)."""
+
+
+def _limits() -> dict[str, Undecided]:
+    """The limits an undecided answer is kept as, by code: the algebra's own bounds, whose words
+    name no pattern (the code, not the words, is kept; the words are the bounds' as they are now)."""
+    return {
+        "steps": Undecided.of(_automata.work_limit(True)),
+        "states": Undecided.of(_automata.work_limit(False)),
+        "terms": Undecided.of(_symbolic._limit()),
+    }
 
 
 class AnswerCache:
@@ -79,7 +93,7 @@ class AnswerCache:
         if not self._answers():
             return None
         question = _question(name, args)
-        found = None if question is None else self.lookup(question)
+        found = None if question is None else self.lookup(_key(question))
         if found is None:
             return None
         answer, cost = found
@@ -88,9 +102,10 @@ class AnswerCache:
         except (_Unreadable, glob.PatternError):
             return None
 
-    def lookup(self, question: str) -> tuple[object, int] | None:
-        """The encoded answer kept under ``question`` and its cost, when the entry reads as one."""
-        entry = self._answers().get(question)
+    def lookup(self, key: str) -> tuple[object, int] | None:
+        """The encoded answer kept under a question's ``key`` (:func:`_key`) and its cost, when the
+        entry reads as one."""
+        entry = self._answers().get(key)
         if type(entry) is not list or len(entry) != 2:
             return None
         answer, cost = entry
@@ -105,7 +120,7 @@ class AnswerCache:
             self._new.append((name, args, value, cost))
 
     def new_answers(self) -> dict[str, list[object]]:
-        """The answers worked out in this run, as they are kept (question text → [answer, cost])."""
+        """The answers worked out in this run, as they are kept (question's key → [answer, cost])."""
         found: dict[str, list[object]] = {}
         for name, args, value, cost in self._new:
             entry = _entry(name, args, value)
@@ -124,32 +139,38 @@ class AnswerCache:
     def _write(self) -> None:
         merged: dict[str, object] = {}
         chars = 0
-        for question, entry in (*self.new_answers().items(), *self._answers().items()):
+        for key, entry in (*self.new_answers().items(), *self._answers().items()):
             if len(merged) >= MAX_ANSWERS:
                 break
-            if question in merged or type(entry) is not list or len(entry) != 2:
+            if key in merged or type(entry) is not list or len(entry) != 2:
                 continue
-            size = _size(question, entry[0])
+            size = _size(key, entry[0])
             if chars + size > MAX_CHARS:
                 break
-            merged[question] = entry
+            merged[key] = entry
             chars += size
         payload = json.dumps({"group": self.group, "answers": merged}, ensure_ascii=False, separators=(",", ":"))
         cache.store_bytes(NAMESPACE, self.group, payload.encode("utf-8", "surrogatepass"))
 
 
 def _entry(name: str, args: tuple[object, ...], value: object) -> tuple[str, object] | None:
-    """An answer as the entry keeps it — its question as text and the answer as JSON-shaped
-    data (patterns as their texts) — or None when it is not kept: its question names too many
-    patterns, or it is a limit located in some input (not the algebra's own)."""
+    """An answer as the entry keeps it — its question's key and the answer as JSON-shaped data
+    (patterns as their texts, a limit as its code) — or None when it is not kept: its question
+    names too many patterns, or it is a limit with no code (:func:`_limits`)."""
     if isinstance(value, Undecided):
-        if value.span is not None:
+        code = next((code for code, limit in _limits().items() if limit == value), None)
+        if code is None:
             return None
-        encoded: object = {"limit": value.message, "hint": value.hint}
+        encoded: object = {"limit": code}
     else:
         encoded = [pattern.text for pattern in value] if isinstance(value, tuple) else value
     question = _question(name, args)
-    return None if question is None else (question, encoded)
+    return None if question is None else (_key(question), encoded)
+
+
+def _key(question: str) -> str:
+    """What an entry keeps a question under: a digest of its text, in hex (a JSON key)."""
+    return text_key(question).hex()
 
 
 def _question(name: str, args: tuple[object, ...]) -> str | None:
@@ -186,10 +207,10 @@ def _decoded(name: str, answer: object) -> object:
     """A kept answer as the algebra's value, checked for the type its question answers with;
     ``_Unreadable`` otherwise (an unknown question too)."""
     if isinstance(answer, dict):  # the algebra's own limit: this question is undecidable here
-        message, hint = answer.get("limit"), answer.get("hint")
-        if len(answer) != 2 or not isinstance(message, str) or not (hint is None or isinstance(hint, str)):
+        limit = _limits().get(answer.get("limit"))  # type: ignore[arg-type]
+        if len(answer) != 1 or limit is None:
             raise _Unreadable
-        return Undecided(message, hint)
+        return limit
     if name in ("overlaps", "covered"):
         if not isinstance(answer, bool):
             raise _Unreadable

@@ -15,6 +15,9 @@ The cache is an optimisation only; deleting it is always safe, and it is never *
   truncated, corrupt or foreign file is a miss (and is replaced), never an error.
 - **Writes** go to a temporary file in the same directory and are renamed into place, so a
   concurrent reader sees either the old entry or the new one, never half of one.
+- **Size**: after each write, entries beyond :data:`MAX_CACHE_BYTES` in all are removed, the
+  least recently written first (never the one just written). An entry is removed whole (a
+  reader that has it open still reads all of it); other files in the directory are left alone.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from bgc.core.values.files import read_bounded
 
 MAGIC = b"bgc-cache\x001\n"
 _DIGEST_SIZE = 32
+MAX_CACHE_BYTES = 512 * 1024 * 1024
+"""What the cache directory's entries may take in all, in bytes (:func:`_evict`)."""
 
 
 def cache_dir() -> str | None:
@@ -181,6 +186,35 @@ def store_bytes(namespace: str, key: str, payload: bytes) -> None:
             os.unlink(temporary)
         except OSError:
             pass
+        return
+    _evict(directory, name)
+
+
+def _evict(directory: str, kept: str) -> None:
+    """Remove the oldest entries (by the time they were written, then by name) until all of them
+    take at most :data:`MAX_CACHE_BYTES`; ``kept``, just written, stays. Only entries (files named
+    as :func:`entry_key` names them) are counted or removed; a failure leaves the rest as it is."""
+    entries = []
+    try:
+        with os.scandir(directory) as listing:
+            for item in listing:
+                if len(item.name) == 64 and all(c in "0123456789abcdef" for c in item.name):
+                    info = item.stat(follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode):
+                        entries.append((info.st_mtime_ns, item.name, info.st_size))
+    except OSError:
+        return
+    total = sum(size for _, _, size in entries)
+    for _, name, size in sorted(entries):
+        if total <= MAX_CACHE_BYTES:
+            return
+        if name == kept:
+            continue
+        try:
+            os.unlink(os.path.join(directory, name))
+        except OSError:
+            continue
+        total -= size
 
 
 def load_object(namespace: str, key: str) -> Any | None:

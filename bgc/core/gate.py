@@ -21,7 +21,7 @@ from bgc.core import resources
 from bgc.core._gate_index import Directory, LaneIndex, WarmPath
 from bgc.core.resources import ARGV_RESOURCES
 from bgc.core.resources.fs import normalise_fs_pattern
-from bgc.core.patterns.budget import Budget, BudgetExhausted, CostMemo
+from bgc.core.patterns.budget import Budget, BudgetExhausted, CostMemo, text_key
 from bgc.names import ATOM_NAME
 from bgc.core.plan import (
     Approvals,
@@ -188,8 +188,8 @@ class Gate:
         # case folding is about file names: only fs excepts fold (DESIGN §2)
         self._indices: dict[str, dict[str, _PartIndex]] = {}
         self._granted_parts = {key: kinds[0] for key, kinds in by_key.items()}
-        self._term_cache: dict[tuple[str, str], list[tuple[glob.Pattern, list[glob.Pattern]]]] = {}
-        self._pattern_needs: CostMemo[NeedResult] = CostMemo(MAX_PATTERN_NEEDS)
+        self._term_cache: CostMemo[list[tuple[glob.Pattern, list[glob.Pattern]]]] = CostMemo(max_bytes=TERM_CACHE_BYTES)
+        self._pattern_needs: CostMemo[NeedResult] = CostMemo(max_bytes=PATTERN_NEED_BYTES)
         """What each pattern need (a search's ``fs:read:/src/**``) was answered, with the steps it took (a
         session searches the same directories again; a hit charges those steps, so an answer does not
         depend on what was asked before)."""
@@ -341,16 +341,18 @@ class Gate:
 
     def _terms(self, resource: str, action: str) -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
         """The granted parts of a resource/action as terms ``(pattern, excepts)`` of the algebra
-        (excepts folded as the gate matches them), built the first time a templated need asks."""
-        key = (resource, action)
-        if key not in self._term_cache:
+        (excepts folded as the gate matches them), built the first time a templated need asks (and
+        again once the cache has started over: building them charges no steps)."""
+
+        def build() -> list[tuple[glob.Pattern, list[glob.Pattern]]]:
             fold = self._fold_case and resource == "fs"
             terms = []
-            for part in self._granted_parts.get(key, ()):
+            for part in self._granted_parts.get((resource, action), ()):
                 excepts = [glob.parse(text) for text in part.excepts]
                 terms.append((glob.parse(part.pattern), [glob.fold_case(e) for e in excepts] if fold else excepts))
-            self._term_cache[key] = terms
-        return self._term_cache[key]
+            return terms
+
+        return self._term_cache.get(text_key(resource, action), Budget(), build)
 
     def cover(self, tool: str, server: str | None, atoms: Sequence[tuple[str, str, str]], budget: Budget) -> CallResult:
         """Whether a call that needs ``atoms`` (``(resource, action, pattern text)`` as
@@ -399,7 +401,7 @@ class Gate:
                 f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
             )
         return self._pattern_needs.get(
-            (resource, action, needed.text), budget, lambda: self._need_pattern(resource, action, needed, budget)
+            text_key(resource, action, needed.text), budget, lambda: self._need_pattern(resource, action, needed, budget)
         )
 
     def need_value(self, resource: str, action: str, value: str) -> NeedResult:
@@ -436,8 +438,12 @@ class Gate:
         return NeedResult(atom, "allow", "granted") if covered else NeedResult(atom, "deny", "not granted by the plan")
 
 
-#: Pattern needs a gate remembers the answers of (all are dropped when it is full).
-MAX_PATTERN_NEEDS = 4096
+PATTERN_NEED_BYTES = 4 * 1024 * 1024
+"""What a gate's remembered answers to pattern needs may hold at most
+(:func:`~bgc.core.patterns.budget.weight`, keys included; all are dropped when it is full)."""
+
+TERM_CACHE_BYTES = 4 * 1024 * 1024
+"""What a gate's granted parts, parsed as terms of the algebra, may hold at most (as above)."""
 
 #: Steps charged for deciding one atom a call needs, plus NEED_STEPS_PER_CHAR per character
 #: (expanding, parsing, normalising and matching the value grow with its length).

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc.core import answer_cache, cache
-from bgc.core.patterns import glob
+from bgc.core.patterns import _automata, glob
 from bgc.core.answer_cache import AnswerCache
 from bgc.core.compiler import Compiler
 from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
@@ -64,7 +65,14 @@ class Counting(AnswerCache):
     def __init__(self, group: str) -> None:
         super().__init__(group)
         self.asked: list[str] = []
+        self.kinds: dict[str, str] = {}
         self.served = 0
+
+    def recall(self, name: str, args: tuple[object, ...]) -> tuple[object, int] | None:
+        question = answer_cache._question(name, args)
+        if question is not None:
+            self.kinds[answer_cache._key(question)] = name
+        return super().recall(name, args)
 
     def lookup(self, question: str) -> tuple[object, int] | None:
         found = super().lookup(question)
@@ -147,10 +155,11 @@ def _written(directory: str) -> tuple[Policy, bytes, dict[str, object]]:
 
 
 @functools.cache
-def _kept_once() -> tuple[Policy, bytes, dict[str, object], bytes, tuple[str, ...]]:
+def _kept_once() -> tuple[Policy, bytes, dict[str, object], bytes, tuple[str, ...], dict[str, str]]:
     """:func:`_written` once per process, for the properties that damage what it kept: the policy,
     its uncached plan, the answers kept, the entry's bytes as written, and the questions a compile
-    asks when every answer is served (checked here: the sound entry serves every one). Each
+    asks when every answer is served (checked here: the sound entry serves every one) with the
+    question each names (its key is a digest). Each
     example puts the entry's bytes into a fresh cache directory instead of compiling twice more
     to write them again (the bytes depend on the answers and bgc's code, not on the directory)."""
     with tempfile.TemporaryDirectory() as directory, cache_in(directory):
@@ -162,7 +171,7 @@ def _kept_once() -> tuple[Policy, bytes, dict[str, object], bytes, tuple[str, ..
         _entry_path(directory).write_bytes(raw)
         again = Counting(GROUP)
         assert compiled(policy, ORDER, None, again) == uncached and again.served == len(again.asked) == len(clean.asked)
-    return policy, uncached, kept, raw, tuple(sorted(set(clean.asked)))
+    return policy, uncached, kept, raw, tuple(sorted(set(clean.asked))), clean.kinds
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -170,7 +179,7 @@ def _kept_once() -> tuple[Policy, bytes, dict[str, object], bytes, tuple[str, ..
 def test_damaged_entries_are_misses(data: st.DataObject) -> None:
     """Truncated at any length, any byte changed: the envelope's digest fails, nothing is served
     and every answer is worked out again."""
-    policy, uncached, kept, raw, _ = _kept_once()
+    policy, uncached, kept, raw, *_ = _kept_once()
     with tempfile.TemporaryDirectory() as directory, cache_in(directory):
         path = _entry_path(directory)
         if data.draw(st.booleans(), label="truncate"):
@@ -204,13 +213,13 @@ def test_answers_of_the_wrong_shape_are_misses(data: st.DataObject) -> None:
     """Entries whose envelope is sound but whose content is not an answer: a wrong group, no
     answers table, an answer of the wrong type for its question, a cost that is not a count of
     steps. Each is a miss: the plan is the uncached one, and the answer is worked out again."""
-    policy, uncached, kept, _, asked = _kept_once()  # asked: what a compile asks when every answer is served
+    policy, uncached, kept, _, asked, kinds = _kept_once()  # asked: what a compile asks when every answer is served
     with tempfile.TemporaryDirectory() as directory, cache_in(directory):
         chosen = data.draw(st.lists(st.sampled_from(asked), min_size=1, max_size=len(asked), unique=True))
         answers = dict(kept)
         for question in chosen:
             answer, cost = kept[question]  # type: ignore[misc]
-            kind = question.split("\n", 1)[0]
+            kind = kinds[question]
             answers[question] = data.draw(st.one_of(
                 st.tuples(_wrong_answers(kind), st.just(cost)).map(list),
                 st.tuples(st.just(answer), st.one_of(st.integers(max_value=-1), st.floats(), st.booleans(), st.none(),
@@ -304,3 +313,30 @@ def test_bgc_compile_recalls_answers_across_processes(tmp_path: Path) -> None:
     assert {path.name: path.read_bytes() for path in kept.iterdir()} == entries  # nothing new to write
     with cache_in(str(kept)):
         assert len(answer_cache._read(os.path.realpath(policy))) > 0
+
+
+@pytest.mark.parametrize(("bound", "code"), [("MAX_WORK", "steps"), ("MAX_VISITED", "states")])
+def test_kept_answers_are_keyed_by_digest_and_limits_by_code(monkeypatch, bound: str, code: str) -> None:  # type: ignore[no-untyped-def]
+    """The entry names no pattern and holds no limit's words: each question is kept under a
+    digest, each undecided answer as the code of the bound it hit; recalled, both give the
+    plan that working everything out gives."""
+    monkeypatch.setattr(_automata, bound, 10)
+    with tempfile.TemporaryDirectory() as directory, cache_in(directory):
+        policy, uncached, kept = _written(directory)
+        raw = _entry_path(directory).read_bytes()
+        assert all(re.fullmatch("[0-9a-f]{40}", key) for key in kept)
+        limits = [answer for answer, _ in kept.values() if isinstance(answer, dict)]  # type: ignore[misc]
+        assert limits and all(answer == {"limit": code} for answer in limits)
+        assert b"unknown" not in raw and b"/src/" not in raw.split(b'"answers"', 1)[1].split(b":", 1)[0]
+        reader = Counting(GROUP)
+        assert compiled(policy, ORDER, None, reader) == uncached
+        assert reader.served == len(reader.asked) > 0 and not reader.worked_out()  # limits served too
+
+
+def test_a_limit_that_names_patterns_is_not_kept() -> None:
+    a, b = glob.parse("/x*"), glob.parse("/x*")
+    named = glob.Undecided("'/x*' and '/x*' both match the empty text")
+    assert answer_cache._entry("intersect", (a, b), named) is None
+    kept = answer_cache._entry("overlaps", (a, b), answer_cache._limits()["terms"])
+    assert kept is not None and kept[1] == {"limit": "terms"}
+    assert answer_cache._decoded("overlaps", kept[1]) == answer_cache._limits()["terms"]

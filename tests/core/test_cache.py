@@ -331,3 +331,38 @@ def test_a_cached_regex_answers_as_the_pattern(cache_home: Path, text: str, flag
     cache.store_object("policy", "again", loaded)  # a loaded entry stores again
     again = cache.load_object("policy", "again")
     assert again["match"]("a") is None if pattern.match("a") is None else again["match"]("a").span() == pattern.match("a").span()
+
+
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sizes=st.lists(st.integers(0, 400), min_size=1, max_size=12),
+       namespaces=st.lists(st.sampled_from(["parser", "policy", "algebra-answers"]), min_size=1))  # fmt: skip
+def test_the_directory_stays_within_its_bytes_oldest_first(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, sizes: list[int], namespaces: list[str]
+) -> None:
+    """Entries of every namespace and size, written one after another past the bound: after each
+    write the entries take at most the bound (the one just written always stays), the ones left
+    are the latest written, whole, and files that are not entries are never touched."""
+    bound = 1_000
+    monkeypatch.setattr(cache, "MAX_CACHE_BYTES", bound)
+    for item in cache_home.iterdir() if cache_home.exists() else ():
+        item.unlink()
+    cache_home.mkdir(mode=0o700, exist_ok=True)
+    (cache_home / "notes.txt").write_bytes(b"x" * 2 * bound)
+    (cache_home / ".tmp-writing").write_bytes(b"x" * 2 * bound)  # another process's write under way
+    written: list[tuple[str, str, bytes]] = []
+    for index, size in enumerate(sizes):
+        namespace, key = namespaces[index % len(namespaces)], f"key-{index}"
+        payload = bytes([index % 256]) * size
+        cache.store_bytes(namespace, key, payload)
+        name = cache.entry_key(namespace, key)
+        assert name is not None
+        os.utime(cache_home / name, ns=(index * 10**9, index * 10**9))  # written in this order
+        written.append((namespace, key, payload))
+        entries = [path for path in cache_home.iterdir() if re.fullmatch("[0-9a-f]{64}", path.name)]
+        total = sum(path.stat().st_size for path in entries)
+        assert total <= bound or len(entries) == 1
+        assert cache.load_bytes(namespace, key) == payload
+        present = [cache.load_bytes(n, k) == p for n, k, p in written]
+        assert present == sorted(present)  # gone: only the oldest; the rest read back whole
+        assert sum(present) == len(entries)
+    assert (cache_home / "notes.txt").stat().st_size == (cache_home / ".tmp-writing").stat().st_size == 2 * bound

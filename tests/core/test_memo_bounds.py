@@ -15,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bgc.core.compiler import Compiler
-from bgc.core.patterns import _automata, glob
+from bgc.core.gate import Gate
+from bgc.core.patterns import _automata, _pattern, glob
 from bgc.core.patterns.budget import Budget, CostMemo, Undecided, weight
 from bgc.core.policy.loader import parse_policy
-from tests.core.test_compiler import order
+from tests.core.test_compiler import order, plan_for
 from tests.samples import examples
 
 SMALL = 2_500
@@ -129,3 +130,74 @@ def test_an_answer_larger_than_the_whole_memo_is_not_kept() -> None:
     memo: CostMemo[str] = CostMemo(max_bytes=100)
     assert memo.get(b"k", Budget(), lambda: "x" * 1000) == "x" * 1000
     assert len(memo) == 0 and memo.bytes == 0
+
+
+GATE_POLICY = "allow fs:write:/**\ndeny fs:write:/**/secrets/**\nallow git:push:origin/*\n"
+NEEDS = {
+    "fs": lambda tag, length: ("fs", "write", f"/src{tag}/{'m' * length}/*.py"),
+    "fs-denied": lambda tag, length: ("fs", "write", f"/src{tag}/{'m' * length}/secrets/*"),
+    "git": lambda tag, length: ("git", "push", f"origin/b{tag}{'m' * length}*"),
+    "ungranted": lambda tag, length: ("net", "get", f"https://h{tag}.example/{'m' * length}*"),
+}
+"""Pattern needs of each kind a gate remembers: granted, denied by an except, another resource,
+and a resource/action no part grants (whose empty terms are remembered too)."""
+
+
+@settings(max_examples=examples(10))
+@given(lengths=st.lists(st.integers(1, 200), min_size=1, max_size=20))
+def test_a_gates_memos_stay_within_their_bytes_and_keep_answers_only(lengths: list[int]) -> None:
+    plan = plan_for(GATE_POLICY, "fs:write:/**", "git:push:origin/*")
+    gate, fresh = Gate([plan]), Gate([plan])
+    gate._pattern_needs.max_bytes = gate._term_cache.max_bytes = SMALL
+    dropped = False
+    for index, length in enumerate(itertools.islice(itertools.cycle(lengths), 120)):
+        resource, action, text = NEEDS[list(NEEDS)[index % len(NEEDS)]](next(_fresh), length)
+        before = len(gate._pattern_needs)
+        answer = gate.need(resource, action, text, Budget())
+        dropped |= len(gate._pattern_needs) <= before
+        assert gate.need(resource, action, text, Budget()) == answer
+        assert answer == Gate([plan]).need(resource, action, text, Budget())
+        for memo in (gate._pattern_needs, gate._term_cache):
+            assert memo.bytes <= SMALL
+            assert sum(weight(key) + weight(value) for key, (value, _) in memo._entries.items()) == memo.bytes
+            assert all(type(key) is bytes and len(key) == 20 for key in memo._entries)  # digests, not texts
+            assert all(holds_no_exception(value) for value in memo.values())
+    assert dropped
+    assert fresh._pattern_needs.bytes == 0  # one gate's memo is its own
+
+
+PATTERN_TEXTS = {
+    "literal": lambda tag, length: f"/src{tag}/{'m' * length}.py",
+    "star": lambda tag, length: f"/src{tag}/{'m' * length}*.py",
+    "globstar": lambda tag, length: f"/**/d{tag}/{'m' * length}/**",
+    "class": lambda tag, length: f"/c{tag}/[a-f]{'m' * length}?",
+    "escaped": lambda tag, length: f"/e{tag}/\\*{'m' * length}",
+    "not-nfc": lambda tag, length: f"/n{tag}/e\u0301{'m' * length}",
+}
+"""Pattern text of each shape the parser reads (the cache is keyed by text, parsed or not)."""
+
+
+@settings(max_examples=examples(10))
+@given(lengths=st.lists(st.integers(1, 200), min_size=1, max_size=20))
+def test_the_parse_cache_stays_within_its_bytes_and_keeps_patterns_only(lengths: list[int]) -> None:
+    memo = _pattern._parsed
+    bound, memo.max_bytes = memo.max_bytes, SMALL
+    memo.clear()
+    try:
+        dropped = False
+        for index, length in enumerate(itertools.islice(itertools.cycle(lengths), 120)):
+            text = PATTERN_TEXTS[list(PATTERN_TEXTS)[index % len(PATTERN_TEXTS)]](next(_fresh), length)
+            before = len(memo)
+            parsed = glob.parse(text)
+            dropped |= len(memo) <= before
+            assert glob.parse(text) == parsed == glob.Pattern(text)
+            with pytest.raises(glob.PatternError):
+                glob.parse(text + "[")  # not remembered, raised afresh
+            assert memo.bytes <= SMALL
+            assert sum(weight(key) + weight(value) for key, (value, _) in memo._entries.items()) == memo.bytes
+            assert all(type(key) is bytes and len(key) == 20 for key in memo._entries)  # digests, not texts
+            assert all(holds_no_exception(value) for value in memo.values())
+        assert dropped
+    finally:
+        memo.max_bytes = bound
+        memo.clear()

@@ -431,11 +431,7 @@ def search(
             work += per_tuple
             if work > MAX_WORK or visited > MAX_VISITED or (room is not None and work + cold > room):
                 budget.charge(work + cold)  # raises when the order's budget is what ran out
-                too_much = f"{MAX_WORK} automaton steps" if work > MAX_WORK else f"{MAX_VISITED} automaton states"
-                raise AlgebraLimit(
-                    f"deciding this needs more than {too_much}; the answer is unknown",
-                    hint="simplify the patterns involved (fewer '*' and '**')",
-                )
+                raise work_limit(work > MAX_WORK)
             for g in range(len(order)):
                 nxt = tuple(steps[i](state[i], local[i][g], False) for i in width)
                 if nxt in parent:
@@ -462,3 +458,12 @@ def search(
             auto.trim()
     budget.charge(work + cold)
     return None
+
+
+def work_limit(steps: bool) -> AlgebraLimit:
+    """The limit a search hits: too many automaton steps (``steps``), else too many states."""
+    too_much = f"{MAX_WORK} automaton steps" if steps else f"{MAX_VISITED} automaton states"
+    return AlgebraLimit(
+        f"deciding this needs more than {too_much}; the answer is unknown",
+        hint="simplify the patterns involved (fewer '*' and '**')",
+    )

@@ -11,13 +11,12 @@ algebra tries before it searches.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from functools import lru_cache
 
 from dataclasses import dataclass, field
 from bgc.core.patterns._automata import Automaton, Matcher, Position, positions
 from bgc.core.patterns._regex import compile_matcher
 from bgc.core.patterns._syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render
-from bgc.core.patterns.budget import AlgebraLimit
+from bgc.core.patterns.budget import AlgebraLimit, Budget, CostMemo, text_key
 from bgc.core.values.limits import MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
 
 #: "Not worked out yet" in a pattern's cache, where None is an answer.
@@ -262,10 +261,26 @@ def _literal_suffix(elems: Elems) -> str:
     return "".join(reversed(out))
 
 
-@lru_cache(maxsize=65536)
+PARSE_CACHE_BYTES = 8 * 1024 * 1024
+"""What the parsed patterns :func:`parse` remembers may hold at most, counted as their texts and
+keys (:func:`~bgc.core.patterns.budget.weight`); at most :data:`PARSE_CACHE_ENTRIES` of them,
+as each may also carry its automaton once the algebra has built it (bounded by the pattern
+limits). All are dropped when either bound is reached."""
+
+PARSE_CACHE_ENTRIES = 65536
+
+_parsed: CostMemo[Pattern] = CostMemo(PARSE_CACHE_ENTRIES, PARSE_CACHE_BYTES)
+
+
 def parse(text: str) -> Pattern:
-    """Parse pattern text (NFC-normalised first); raises :class:`PatternError` with the column."""
-    return Pattern(text)
+    """Parse pattern text (NFC-normalised first); raises :class:`PatternError` with the column.
+
+    Remembered by a digest of the text (a text that does not parse is not remembered: its error
+    is raised afresh each time)."""
+    return _parsed.get(text_key(text), Budget(), lambda: Pattern(text))
+
+
+parse.cache_clear = _parsed.clear  # type: ignore[attr-defined]
 
 
 def size_problem(pattern: Pattern) -> str | None:

@@ -20,6 +20,7 @@ its plan.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -105,6 +106,16 @@ class Undecided:
 
     def error(self) -> AlgebraLimit:
         return AlgebraLimit(self.message, self.span, hint=self.hint)
+
+
+def text_key(*texts: str) -> bytes:
+    """A memo key for a question asked in words: a digest of ``texts``, each length-prefixed (so
+    ``("ab", "c")`` and ``("a", "bc")`` differ). A memo keeps this, not the texts."""
+    digest = hashlib.blake2b(digest_size=20)
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        digest.update(b"%d:" % len(data) + data)
+    return digest.digest()
 
 
 def weight(value: object) -> int:
