@@ -56,11 +56,12 @@ def section_sandbox(ctx) -> list[Row]:  # type: ignore[no-untyped-def]
         )  # type: ignore[arg-type]
         prove.prove(confinement, plans, entries)  # type: ignore[arg-type]
         layers = bwrap.available_layers()
-        argv = lambda command: bwrap.bwrap_argv(
-            layers.bwrap or "bwrap", confinement, command, layers.landlock is not None
-        )
     finally:
         os.chdir(here)
+
+    def argv(command: list[str]) -> list[str]:
+        return bwrap.bwrap_argv(layers.bwrap or "bwrap", confinement, command, layers.landlock is not None)
+
     rounds = ctx.rounds + (ctx.rounds + 1) % 2
     print(__doc__.split("\n\n", 1)[1].strip() + f"\n\nLayers: {layers.describe()}; {rounds} rounds.\n")
     true, python = ["true"], [sys.executable, "-c", "pass"]
