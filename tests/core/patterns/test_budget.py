@@ -150,6 +150,25 @@ def test_past_the_budget_nothing_is_granted_or_asked_and_the_request_says_unknow
     assert call.status == "uncovered" and call.reason == "undecided within the work bound: not granted"
 
 
+@pytest.mark.parametrize("atom", ["fs:write:/src/**", "fs:write:/src/secrets/k", "fs:write:/**", "net:connect:https://a.example/**"])
+def test_a_request_after_the_budget_ran_out_is_denied_whole_without_a_question_and_not_remembered(atom: str) -> None:
+    """Once a charge has failed every question is unknown: a later request is denied whole and
+    unknown without asking any (nothing more is spent), cites no rule, and is not remembered as
+    the answer an order with a budget of its own gets."""
+    forget_answers()
+    compiler = Compiler(parse_policy(POLICY, "p.bgp"))
+    spent = Budget(1)
+    with pytest.raises(BudgetExhausted):
+        spent.charge(2)
+    before = spent.spent
+    (late,) = compiler.compile(order(atom), budget=spent).requests
+    assert spent.spent == before
+    assert (late.verdict, late.unknown, late.granted, late.ask) == ("denied", True, (), ())
+    assert [(part.atom, part.excepts, part.rules) for part in late.denied] == [(atom, (), ())]
+    (fresh,) = compiler.compile(order(atom)).requests
+    assert not fresh.unknown
+
+
 def test_requests_decided_before_the_budget_ran_out_keep_their_parts() -> None:
     policy = parse_policy(POLICY, "p.bgp")
     first = Budget()
