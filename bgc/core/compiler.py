@@ -27,6 +27,8 @@ a request grows with the rules that can overlap it, not with the size of the pol
 
 from __future__ import annotations
 
+import bisect
+
 import hashlib
 import json
 import os
@@ -108,7 +110,10 @@ class _PrefixTrie(Generic[T]):
     def add(self, prefix: str, item: T) -> None:
         node = self
         for char in prefix:
-            node = node.children.setdefault(char, _PrefixTrie())
+            child = node.children.get(char)
+            if child is None:
+                child = node.children[char] = _PrefixTrie()
+            node = child
         node.items.append(item)
 
     def below(self) -> list[T]:
@@ -137,15 +142,39 @@ class _PrefixTrie(Generic[T]):
         return found
 
 
+def _by_ends(patterns: list[glob.Pattern]) -> Callable[[glob.Pattern], list[int]]:
+    """A lookup: the indices (ascending) of ``patterns`` whose literal prefix and suffix are both
+    compatible with a query's (:func:`bgc.core.patterns.glob.disjoint_ends`: the others share no
+    text with it). Parts cut from one request by many denies share its prefix; their suffixes
+    (``.pem``, ``.key``, ``/secrets``) tell most of them apart."""
+    by_prefix = _by_prefix([pattern.prefix for pattern in patterns])
+    by_suffix = _by_prefix([pattern.suffix[::-1] for pattern in patterns])
+    return lambda query: sorted(set(by_prefix(query.prefix)).intersection(by_suffix(query.suffix[::-1])))
+
+
 def _by_prefix(prefixes: list[str]) -> Callable[[str], list[int]]:
     """A lookup: the indices (ascending) of ``prefixes`` compatible with a query's (one a prefix
-    of the other). A trie for many, a scan for a few (a trie node per character costs more)."""
-    if len(prefixes) <= 32:
-        return lambda query: [j for j, p in enumerate(prefixes) if p.startswith(query) or query.startswith(p)]
-    trie: _PrefixTrie[int] = _PrefixTrie()
+    of the other). The prefixes of the query are looked up by length among those that occur;
+    the prefixes that extend it are a range of the sorted distinct prefixes."""
+    where: dict[str, list[int]] = {}
     for j, prefix in enumerate(prefixes):
-        trie.add(prefix, j)
-    return lambda query: sorted(trie.compatible(query))
+        where.setdefault(prefix, []).append(j)
+    ordered = sorted(where)
+    lengths = sorted({len(prefix) for prefix in ordered})
+
+    def lookup(query: str) -> list[int]:
+        found: list[int] = []
+        for length in lengths:
+            if length >= len(query):
+                break
+            found.extend(where.get(query[:length], ()))
+        k = bisect.bisect_left(ordered, query)
+        while k < len(ordered) and ordered[k].startswith(query):
+            found.extend(where[ordered[k]])
+            k += 1
+        return sorted(found)
+
+    return lookup
 
 
 class RuleIndex:
@@ -216,11 +245,13 @@ class _Accumulator:
             ((piece, replace(part, rules=tuple(sorted(refs)))) for piece, part, refs in self.parts.values()),
             key=lambda item: (item[1].pattern, item[1].excepts),
         )
-        by_prefix = _by_prefix([pattern.prefix for pattern, _ in items])
+        by_ends = _by_ends([pattern for pattern, _ in items])
         host: dict[int, int] = {}
         for i, (pattern, part) in enumerate(items):
-            # a pattern lies inside another only if their literal prefixes agree (patterns are never empty)
-            for j in by_prefix(pattern.prefix):
+            # a pattern lies inside another only if their literal ends agree (patterns are never empty)
+            candidates = by_ends(pattern)
+            budget.note(len(candidates))
+            for j in candidates:
                 other_pattern, other = items[j]
                 if (
                     i != j

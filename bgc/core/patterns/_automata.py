@@ -53,8 +53,8 @@ SEARCH_STEPS = 64
 #: Bits of an automaton's state that one step's charge covers (see Automaton.weight).
 WEIGHT_BITS = 256
 SETUP_STEPS_PER_ATOM = 16
-STATE_STEPS = 8
-MOVE_STEPS = 4
+STATE_STEPS = 16
+MOVE_STEPS = 8
 
 
 class _Overflow(Exception):
@@ -424,7 +424,7 @@ def search(
     room = budget.remaining
     steps = [a.step for a in autos]
     width = range(len(autos))
-    per_tuple = len(order) * sum(a.weight for a in autos)
+    per_tuple = len(order) * (1 + sum(a.weight for a in autos))  # one for the tuple of next states
     try:
         while queue:
             state = queue.popleft()

@@ -15,7 +15,20 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from bgc.core.patterns._automata import Automaton, Matcher, Position, positions
 from bgc.core.patterns._regex import compile_matcher
-from bgc.core.patterns._syntax import CharSet, DStar, Elems, One, PatternError, Segment, Star, nfc, parse_elems, render
+from bgc.core.patterns._syntax import (
+    CharSet,
+    DStar,
+    Elems,
+    One,
+    PatternError,
+    Segment,
+    Star,
+    literal_items,
+    nfc,
+    parse_elems,
+    render,
+    segment_matches,
+)
 from bgc.core.patterns.budget import AlgebraLimit, Budget, CostMemo, text_key
 from bgc.core.values.limits import MAX_PATTERN_LENGTH, MAX_PATTERN_SEGMENTS, MAX_PATTERN_WILDCARDS
 
@@ -120,6 +133,10 @@ class Pattern:
                 and text.endswith(tail)
                 and "/" not in text[len(head) : len(text) - len(tail)]
             )
+        beneath = self._cache.get("beneath")
+        if beneath is not None:
+            start, floating = beneath
+            return text.startswith(start) and floating.matches(text[len(start) - 1 :])
         regex = self._cache.get("regex", _UNSET)
         if regex is _UNSET:
             regex = self._cache["regex"] = compile_matcher(self._elems)
@@ -338,6 +355,42 @@ def fold_case(p: Pattern) -> Pattern:
         return p
     (only,) = _patterns_of(folded)
     return only
+
+
+def beneath(start: Pattern, floating: Pattern, budget: Budget) -> Pattern | None:
+    """``L/**`` ∩ ``/**/R`` as the one pattern ``L/**/R``, when R's first segment matches none of
+    L's; None when the shapes differ (the general intersection answers those).
+
+    The commonest intersection a policy asks for: a directory (``/docs/**``) against a name
+    denied anywhere (``/**/.env*``, ``/**/secrets/**``). A match of ``/**/R`` has R begin at some
+    segment boundary; one inside L would need R's first segment to match a segment of L, so
+    every match in both begins R after ``L/``, which is ``L/**/R`` exactly. The pattern is matched
+    the same way, without a translation of its own: ``L/`` then ``/**/R`` on the rest.
+    """
+    head = start._cache["startswith"]
+    elems, tail = start._elems, floating._elems
+    if (
+        head is None
+        or elems[0] != Segment(())
+        or tail[:2] != (Segment(()), DStar(0))
+        or len(tail) < 3
+        or not isinstance(tail[2], Segment)
+        or not start.text.endswith("/**")
+        or not floating.text.startswith("/**/")
+    ):
+        return None
+    first = tail[2].items
+    literals = [literal_items(segment.items) for segment in elems[1:-1]]  # type: ignore[union-attr]
+    if None in literals:
+        return None
+    budget.charge(sum(len(text) for text in literals) * len(first))  # type: ignore[arg-type]
+    if any(segment_matches(first, text) for text in literals):  # type: ignore[arg-type]
+        return None
+    joined = parse(start.text + floating.text[3:])
+    if joined._elems != elems[:-1] + tail[1:]:
+        return None
+    joined._cache["beneath"] = (head, floating)
+    return joined
 
 
 def _patterns_of(elems: Elems) -> list[Pattern]:

@@ -223,6 +223,47 @@ Elems = tuple[Elem, ...]
 ANY_SEGMENT = Segment((STAR,))
 
 
+def literal_items(items: tuple[Item, ...]) -> tuple[int, ...] | None:
+    """The code points of a segment of single characters, or None."""
+    text = []
+    for item in items:
+        single = None if isinstance(item, Star) else item.chars.single()
+        if single is None:
+            return None
+        text.append(single)
+    return tuple(text)
+
+
+def segment_matches(items: tuple[Item, ...], text: tuple[int, ...]) -> bool:
+    """Does the simple segment ``items`` match ``text`` (code points, no ``/``)? The positions
+    the items may have reached, one character at a time: linear in the text times the items."""
+    reached = _closure(items, {0})
+    for char in text:
+        moved = set()
+        for k in reached:
+            if k == len(items):
+                continue
+            item = items[k]
+            if isinstance(item, Star):
+                moved.add(k)  # a star takes the character and stays
+            elif char in item.chars:
+                moved.add(k + 1)
+        reached = _closure(items, moved)
+        if not reached:
+            return False
+    return len(items) in reached
+
+
+def _closure(items: tuple[Item, ...], reached: set[int]) -> set[int]:
+    """``reached`` with every position a run of stars (which may match nothing) leads to."""
+    out = set(reached)
+    for k in reached:
+        while k < len(items) and isinstance(items[k], Star):
+            k += 1
+            out.add(k)
+    return out
+
+
 def merge_stars(items: Iterable[Item]) -> tuple[Item, ...]:
     out: list[Item] = []
     for it in items:

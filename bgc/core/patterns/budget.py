@@ -11,7 +11,7 @@ is spent, every further question that needs work is unknown (:class:`BudgetExhau
 The budget counts steps, not seconds: a plan must be byte-identical across runs and machines,
 and a wall-clock deadline would stop at a different question on a busy machine. The price is
 that a step is only roughly a unit of time; the charges are set so that a whole budget is a
-few seconds of work on a slow machine (docs/semantics.md, "Bounds").
+second of work at most (docs/semantics.md, "Bounds").
 
 Memoised answers must cost what computing them costs (:class:`CostMemo`): were a hit free, the
 point where an order runs out would depend on what the process compiled before, and so would
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from bgc.errors import BgcError
@@ -55,6 +55,10 @@ class Budget:
 
     limit: int | None = None
     spent: int = 0
+    answered: dict[Hashable, bool] = field(default_factory=dict, repr=False, compare=False)
+    """Answers to questions this order already asked, for the algebra's cheapest questions (the
+    order asks one per pair of parts, and its requests repeat the same pairs): owned by the
+    order, so what a hit saves depends on nothing else (:func:`bgc.core.patterns.glob.plainly_outside`)."""
 
     def charge(self, steps: int) -> None:
         """Spend ``steps`` (> 0); raise :class:`BudgetExhausted` once more than the limit is spent."""
@@ -64,6 +68,12 @@ class Budget:
                 f"the order's work budget of {self.limit:,} steps is spent; the answer is unknown",
                 hint="ask for fewer or narrower atoms (fewer '*', '?' and '**'), or split the order",
             )
+
+    def note(self, steps: int) -> None:
+        """Count ``steps`` of work already done, without raising: the next :meth:`charge` finds
+        the budget spent if these spent it. For loops that must finish what they started (the
+        compiler's folding of parts asks no question once the budget is spent)."""
+        self.spent += steps
 
     def affords(self, steps: int) -> bool:
         """Would charging ``steps`` stay within the limit?"""

@@ -36,6 +36,7 @@ from bgc.core.patterns._pattern import (
     Pattern,
     PatternSet,
     _patterns_of,
+    beneath,
     _spliced,
     escape,
     fold_case,
@@ -57,6 +58,7 @@ __all__ = [
     "PatternError",
     "PatternSet",
     "answers_kept_on",
+    "disjoint_ends",
     "escape",
     "example",
     "fold_case",
@@ -78,6 +80,14 @@ __all__ = [
 
 #: Steps charged for asking a question at all (the fast paths, the memo, Python's calls).
 QUESTION_STEPS = 32
+
+#: Steps charged for each pattern an intersection writes, besides its length: rendering it,
+#: parsing the text back to check it, and translating it to a regex when it is first matched.
+PATTERN_STEPS = 1500
+
+#: Steps charged for parsing a pattern joined from two others' texts (:func:`beneath`), besides
+#: its length; it is matched through them and needs no translation of its own.
+PARSE_STEPS = 160
 
 
 class AnswerShelf(Protocol):
@@ -203,7 +213,7 @@ def _memo(fn: Callable[..., _T]) -> Callable[..., _T]:
     return wrapper
 
 
-def _disjoint_ends(a: Pattern, b: Pattern) -> bool:
+def disjoint_ends(a: Pattern, b: Pattern) -> bool:
     """True when no text can match both: their literal prefixes or suffixes already disagree.
 
     The cheapest exact answer the algebra has (two string comparisons): most rule pairs of a
@@ -241,7 +251,7 @@ def intersect(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) -
 def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
     if a == b:
         return (a,)
-    if _disjoint_ends(a, b):
+    if disjoint_ends(a, b):
         return ()
     for x, y in ((a, b), (b, a)):
         if x.literal is not None:
@@ -250,6 +260,11 @@ def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
         return (a,)
     if is_subset(b, [a], budget=budget):
         return (b,)
+    for x, y in ((a, b), (b, a)):
+        below = beneath(x, y, budget)
+        if below is not None:
+            budget.charge(PARSE_STEPS + len(below.text))
+            return (below,)
     from bgc.core.patterns._symbolic import intersect_elems  # here: deciding values (a gate, a hook) never intersects
 
     found: dict[str, Pattern] = {}
@@ -259,7 +274,7 @@ def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
             empty_text = True
             continue
         for pat in _patterns_of(elems):
-            budget.charge(len(pat.text))  # spelled out and parsed again
+            budget.charge(PATTERN_STEPS + len(pat.text))  # spelled out, parsed again, matched
             found[pat.text] = pat
     kept = sorted(found.values(), key=lambda p: (-len(p.text), p.text))
     for pat in list(kept):
@@ -277,6 +292,9 @@ def _intersect(a: Pattern, b: Pattern, budget: Budget) -> tuple[Pattern, ...]:
 def is_subset(a: PatternLike, bs: Sequence[PatternLike], *, budget: Budget | None = None) -> bool:
     """Is every text matching ``a`` matched by some pattern in ``bs``?"""
     a, bs, budget = _p(a), [_p(b) for b in bs], _budget(budget)
+    if len(bs) == 1:
+        a, only = _unbeneath(a, bs[0])
+        bs = [only]
     if len(bs) == 1 and _starts(bs[0]) is not None:
         budget.charge(QUESTION_STEPS)
         return _inside_start(a, bs[0])
@@ -303,7 +321,7 @@ def is_empty(a: PatternLike, excepts: Sequence[PatternLike] = (), *, budget: Bud
     """Is L(a) minus the union of L(e) for the excepts empty?"""
     a, budget = _p(a), _budget(budget)
     excepts = [_p(e) for e in excepts]
-    if all(_disjoint_ends(a, e) for e in excepts):
+    if all(disjoint_ends(a, e) for e in excepts):
         budget.charge(QUESTION_STEPS)
         return False  # every pattern matches something, and no except can take it away
     return _covered(a, tuple((e, ()) for e in excepts), budget=budget)
@@ -326,7 +344,7 @@ def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
     # every pattern matches something (a class that matches nothing is refused when parsed)
     if a == b:
         return True
-    if _disjoint_ends(a, b):
+    if disjoint_ends(a, b):
         return False
     for x, y in ((a, b), (b, a)):
         if x.literal is not None:
@@ -342,7 +360,7 @@ def _overlaps(a: Pattern, b: Pattern, budget: Budget) -> bool:
             # (every element matches something), so a live state can be completed.
             budget.charge(PROBE_STEPS + len(start))
             if _starts(y) is not None:
-                return True  # 'lit/**' both, their prefixes agreeing (_disjoint_ends): the longer one is in both
+                return True  # 'lit/**' both, their prefixes agreeing (disjoint_ends): the longer one is in both
             auto = y.automaton()
             return auto.mask(auto.state(start)) != 0
     for x, y in ((a, b), (b, a)):
@@ -378,17 +396,44 @@ def is_subset_terms(
 #: one step per character of the probe.
 PROBE_STEPS = 4
 
+#: Steps charged for each pair :func:`plainly_outside` is asked about, besides its probes: the
+#: call and its caller's loop cost more than matching a short probe.
+PAIR_STEPS = 16
+
+#: Pairs :func:`plainly_outside` remembers for one order (:attr:`Budget.answered`).
+MAX_ANSWERED = 65_536
+
 
 def plainly_outside(a: PatternLike, b: PatternLike, *, budget: Budget | None = None) -> bool:
     """True when a probe of ``a`` is not matched by ``b``, which proves L(a) ⊄ L(b); False proves
     nothing. For callers that ask "inside?" of many pairs most of which are not: a few matches,
     without the memo or a search."""
-    a, b, budget = _p(a), _p(b), _budget(budget)
+    a, b, budget = _unbeneath(_p(a), _p(b)) + (_budget(budget),)
+    budget.charge(PAIR_STEPS)
+    key = (a.text, b.text)
+    known = budget.answered.get(key)
+    if known is not None:
+        return known
+    answer = False
     for text in a.probes():
-        budget.charge(PROBE_STEPS)
+        budget.charge(PROBE_STEPS + len(text))
         if not b.matches(text):
-            return True
-    return False
+            answer = True
+            break
+    if len(budget.answered) < MAX_ANSWERED:
+        budget.answered[key] = answer
+    return answer
+
+
+def _unbeneath(a: Pattern, b: Pattern) -> tuple[Pattern, Pattern]:
+    """``L/**/R`` and ``L/**/S`` written by :func:`beneath` compare as ``/**/R`` and ``/**/S`` do:
+    each is ``L`` followed by a text of the other (:func:`beneath` proves it), so one lies inside
+    the other exactly when theirs do. The policy's own patterns are parsed, probed and compiled
+    once; the joined ones, one per directory a request names, need not be."""
+    under_a, under_b = a._cache.get("beneath"), b._cache.get("beneath")
+    if under_a is not None and under_b is not None and under_a[0] == under_b[0]:
+        return under_a[1], under_b[1]
+    return a, b
 
 
 @_memo
@@ -424,9 +469,9 @@ def _counterexample(
     """A shortest text in L(a) that no term covers, or None (the one decision procedure)."""
     live = []
     for p, es in terms:
-        if _disjoint_ends(a, p):
+        if disjoint_ends(a, p):
             continue
-        es = tuple(e for e in es if not _disjoint_ends(a, e))
+        es = tuple(e for e in es if not disjoint_ends(a, e))
         if not es and (p == a or p.is_universal() or (_starts(p) is not None and _inside_start(a, p))):
             return None
         live.append((p, es))

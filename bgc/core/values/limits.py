@@ -36,11 +36,11 @@ MAX_PATTERN_WILDCARDS = 32
 algebra's cost grows with them (``*a`` then 17 ``?`` needs 2^17 automaton states); patterns
 people write have a handful."""
 
-ORDER_BUDGET = 6_000_000
+ORDER_BUDGET = 3_000_000
 """Algebra steps (about a cached automaton transition each) one order may spend, requests and
-calls together: a few seconds of the slowest kind of work, about three times what the
-largest bundled example needs. Counted in steps, not seconds, so that a plan is the
-same on every run and machine (bgc.core.patterns.budget)."""
+calls together: well under a second of any kind of work, ten times what the largest bundled
+example needs against its policy. Counted in steps, not seconds, so that a plan is the same on
+every run and machine (bgc.core.patterns.budget; what fits: docs/semantics.md, "Bounds")."""
 
 MAX_KEPT_QUESTION = 64
 """Patterns in the largest algebra question whose answer is kept in the cache between processes

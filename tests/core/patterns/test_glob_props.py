@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgc.core.patterns import _automata as _glob_automata, _regex as _glob_regex
-from bgc.core.patterns._syntax import DStar, Star
+from bgc.core.compiler import _by_prefix
+from bgc.core.patterns._syntax import DStar, Star, segment_matches
 from bgc.core.patterns.glob import (
     AlgebraLimit,
     Pattern,
@@ -31,6 +32,7 @@ from bgc.core.patterns.glob import (
     is_subset_terms,
     overlaps,
     parse,
+    plainly_outside,
 )
 from tests.samples import examples
 
@@ -242,6 +244,58 @@ def test_intersect_is_exact_readable_and_never_widens(a: str, b: str) -> None:
     # exact beyond the enumeration: L(a) ∩ L(b) ⊆ ∪ result, i.e. L(a) ⊆ ∪ result ∪ (everything − L(b))
     assert is_subset_terms(pa, [(r, ()) for r in result] + [(parse("**"), [pb])])
     assert intersect(pb, pa) == result
+
+
+LITERAL_DIRECTORY = st.lists(st.sampled_from(["a", "b", "ab", "ba", "c"]), min_size=0, max_size=2).map(
+    lambda segs: "/".join(["", *segs, "**"])
+)
+FLOATING = st.tuples(st.sampled_from(["a", "b", "ab", "ba", "*", "?", "a*", "[ab]"]), st.lists(SEGMENT, max_size=1)).map(
+    lambda parts: "/**/" + "/".join([parts[0], *parts[1]])  # a first segment that may match the directory's
+)
+
+
+@PROPS
+@given(LITERAL_DIRECTORY, FLOATING, st.lists(st.text(alphabet=ALPHABET, max_size=12), max_size=8))
+def test_a_directory_below_a_floating_pattern_is_exact_and_matched_exactly(
+    directory: str, floating: str, extra: list[str]
+) -> None:
+    # ``L/**`` ∩ ``/**/R`` written as ``L/**/R`` (glob.beneath) and matched through ``/**/R``
+    pd, pf = parse(directory), parse(floating)
+    result = intersect(pd, pf)
+    assert frozenset().union(*(lang(r.text) for r in result)) == lang(directory) & lang(floating), (directory, floating)
+    for r in result:
+        for text in STRINGS[:1365] + tuple(extra):
+            assert r.matches(text) == ref_match(r.text, text), (directory, floating, r.text, text)
+
+
+@PROPS
+@given(LITERAL_DIRECTORY, FLOATING, FLOATING)
+def test_joined_patterns_compare_as_their_floating_parts(directory: str, first: str, second: str) -> None:
+    pd = parse(directory)
+    joined = [r for f in (first, second) for r in intersect(pd, parse(f))]
+    for a, b in itertools.product(joined, repeat=2):
+        # the enumeration is short: a subset answer must agree with it, and what it shows outside is
+        subset, outside = is_subset(a, [b]), plainly_outside(a, b)
+        assert subset == is_subset(Pattern(a.text), [Pattern(b.text)]), (a.text, b.text)  # unreduced
+        assert not (subset and outside), (a.text, b.text)
+        if subset:
+            assert lang(a.text) <= lang(b.text), (a.text, b.text)
+        elif not lang(a.text) <= lang(b.text):
+            assert not subset, (a.text, b.text)
+
+
+@PROPS
+@given(st.lists(st.text(alphabet="ab/", max_size=4), max_size=12), st.text(alphabet="ab/", max_size=5))
+def test_prefix_lookup_agrees_with_a_scan(prefixes: list[str], query: str) -> None:
+    found = _by_prefix(prefixes)(query)
+    assert found == [j for j, p in enumerate(prefixes) if p.startswith(query) or query.startswith(p)]
+
+
+@PROPS
+@given(st.lists(TOKEN, min_size=1, max_size=4).map("".join).filter(lambda s: "**" not in s), st.text("abc", max_size=6))
+def test_a_segment_matches_a_literal_as_the_reference_does(segment: str, text: str) -> None:
+    (simple,) = parse(segment)._elems
+    assert segment_matches(simple.items, tuple(map(ord, text))) == ref_match(segment, text), (segment, text)
 
 
 @PROPS
