@@ -6,7 +6,7 @@ The plan comes as for ``bgc sandbox``; the mapping is built and proven, then wri
 target and checked never wider than the plan (:mod:`bgc.runtime.sandbox.exports`). The file is
 the target's usual one in the project unless ``-o`` names another (``-o -``: stdout); Claude
 Code's settings file is shared with bgc's hook, so only its ``sandbox`` key is replaced (the
-previous file is kept as ``.bak``). Exit 0 when the export carries every grant, 1 when the
+previous file is kept as ``.bak``), and Codex's is replaced only when bgc wrote it. Exit 0 when the export carries every grant, 1 when the
 format made it narrower (each dropped grant is listed), 2 when nothing could be exported.
 """
 
@@ -51,6 +51,12 @@ def run(
     files = [(path, data)]
     if target == "claude-code":
         files = _merged(path, json.loads(done.text)["sandbox"])
+    elif target == "codex" and os.path.exists(path):
+        from bgc.runtime.sandbox.exports.codex import HEADER
+
+        with open(path, "rb") as existing:
+            if not existing.read(len(HEADER)).decode("utf-8", "replace").startswith(HEADER):
+                raise UsageError(f"{path} holds Codex settings bgc did not write: give -o FILE (or -o -) and merge them by hand")
     lines = [f"wrote {escape_field(path)} ({exports.TARGETS[target].describe})", *report]
     return io.Result(code, "".join(line + "\n" for line in lines).encode("utf-8"), files=tuple(files),
                      directories=(os.path.dirname(os.path.abspath(path)),))  # fmt: skip

@@ -116,6 +116,11 @@ def test_refusals_name_the_file_and_write_nothing(tmp_path: Path, monkeypatch: p
     result = bgc("export", "-t", "claude-code", "-p", "policy.bgp")
     assert result.exit_code == 2 and ".claude/settings.json:1:1" in result.output
     assert settings.read_text() == "[1, 2]" and not (tmp_path / ".claude" / "settings.json.bak").exists()
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text('model = "mine"\n')
+    result = bgc("export", "-t", "codex", "-p", "policy.bgp")
+    assert result.exit_code == 2 and "bgc did not write" in result.output
+    assert (tmp_path / ".codex" / "config.toml").read_text() == 'model = "mine"\n'
     result = bgc("export", "-t", "nope", "-p", "policy.bgp")
     assert result.exit_code == 2
     result = bgc("export", "-t", "codex", "-p", "policy.bgp", "--runtime", str(tmp_path / "src"))
