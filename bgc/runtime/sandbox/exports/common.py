@@ -115,12 +115,11 @@ def check(access: Access, view: View, plans: Sequence[Plan], entries: Sequence[E
                 f"{root} is writable but host:write does not grant all of it",
             )  # fmt: skip
     if confines_reads:
+        # a shown path as written and as it resolves (a Mac's /etc is /private/etc)
+        shown = {form for path in (*view.shown, *view.written) if not view.in_project(path) for form in (path, os.path.realpath(path))}
         for root in access.read_roots():
             if not view.in_project(root):
-                _check(
-                    any(mapping.inside(root, shown) for shown in (*view.shown, *view.written) if not view.in_project(shown)),
-                    f"{root} is readable but the confinement does not show it",
-                )  # fmt: skip
+                _check(any(mapping.inside(root, path) for path in shown), f"{root} is readable but the confinement does not show it")
     access_of = {}
     for entry in entries:
         if entry.kind != "l":

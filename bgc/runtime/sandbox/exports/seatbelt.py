@@ -142,10 +142,18 @@ class Rule:
     unknown: bool = False
 
     def matches(self, operation: str, path: str) -> bool:
-        if not any(op == operation or op in (operation + "*", operation.split("-")[0] + "*") or op == "default" for op in self.operations):
+        """Whether the rule decides ``operation`` (``file-read``, ``file-write``) on ``path``,
+        read the wide way: an allow of any kind of the operation counts (``file-read-data``), a
+        deny only of all of it (``file-read*``, ``file*``, ``default``)."""
+        whole = {operation + "*", "file*", "default"}
+        if self.effect == "allow":
+            relevant = any(op in whole or op.startswith(operation) for op in self.operations)
+        else:
+            relevant = any(op in whole for op in self.operations)
+        if not relevant or (self.unknown and self.effect == "deny"):
             return False
         if self.unknown or not self.filters:
-            return self.effect == "allow"
+            return True
         return any(path == value if kind == "literal" else mapping.inside(path, value) for kind, value in self.filters)
 
 
