@@ -356,6 +356,33 @@ def sandbox(
     raise typer.Exit(status)
 
 
+@app.command("export", epilog="Example: bgc export --target sandbox-runtime -p policy.bgp -o - > srt-settings.json")
+def export_command(
+    target: Annotated[
+        Literal["claude-code", "sandbox-runtime", "codex", "seatbelt"],
+        typer.Option("--target", "-t", metavar="TARGET", help="claude-code (.claude/settings.json's sandbox key), sandbox-runtime (srt --settings), codex (.codex/config.toml) or seatbelt (a macOS profile, untested)."),
+    ],
+    plan: Annotated[Optional[str], typer.Option("--plan", metavar="PLAN", help="Export these compiled plans instead of a policy.")] = None,
+    policy: PolicyOption = None,
+    mode: ModeOption = None,
+    root: Annotated[Optional[str], typer.Option("--root", metavar="DIR", help="The project root (default: the current directory).")] = None,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (atomically); - writes to stdout. Default: the target's usual file in the project.")] = None,
+    runtime: Annotated[Optional[list[str]], typer.Option("--runtime", metavar="PATH", help="A path the sandboxing tool itself needs to read inside the sandbox (where it is installed, outside /usr); repeat it.")] = None,
+) -> None:
+    """Write the sandbox settings another tool reads, proven never wider than the plan.
+
+    The plan is mapped as for `bgc sandbox`, then written for the target and read back as the
+    tool applies it: every path and host the settings open must lie inside what the plan
+    grants, checked by bgc's algebra. What the target's format cannot say exactly is dropped
+    and listed (narrowed: ...), never widened. Exit 0 when every grant is carried, 1 when the
+    export is narrower than the plan, 2 when nothing could be exported (bad policy, a failed
+    proof) and nothing is written.
+    """
+    from bgc.app.commands import export as command
+
+    run(lambda: command.run(target, plan=plan, policy=policy, mode=mode, root=root, output=output, runtime=runtime or ()))
+
+
 @app.command("match")
 def match_command(
     pattern: Annotated[str, typer.Argument(metavar="PATTERN", help="The pattern, in bgc's glob dialect (quote it for the shell).")],

@@ -113,8 +113,8 @@ class Result:
     """What a command produced, for an argument adapter to deliver (:func:`deliver`): the exit
     code, the bytes for stdout, the files to write (path, content; each atomically, its
     directory made first when listed in ``directories``), the files to remove (stale
-    recordings), and an error to show people on stderr while a machine format carries it in
-    ``output``. A command computes all of it first, so a failure (exit 2) leaves nothing
+    recordings), and an error (or a notice) to show people on stderr while a machine format
+    carries the output. A command computes all of it first, so a failure (exit 2) leaves nothing
     half-written and nothing half-printed."""
 
     code: ExitCode
@@ -123,6 +123,8 @@ class Result:
     directories: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     error: BgcError | None = None
+    notice: str = ""
+    """Text for people on stderr, while stdout carries a document for machines (``-o -``)."""
 
 
 def lines_result(code: ExitCode, lines: list[str]) -> Result:
@@ -148,6 +150,8 @@ def deliver(result: Result) -> ExitCode:
             raise InputError(f"cannot remove: {error.strerror or error}", Span(path)) from None
     if result.error is not None:
         print(result.error.render(), file=sys.stderr)
+    if result.notice:
+        print(result.notice, end="", file=sys.stderr)
     if result.output:
         emit(result.output, None)
     return result.code

@@ -78,11 +78,11 @@ def prove(confinement: Confinement, plans: Sequence[Plan], entries: Sequence[Ent
             if mapping.inside(mount.path, project):
                 workspace = "/" + mount.path[len(project) :].lstrip("/")
                 _check(
-                    _subset(mapping.below(workspace), writes),
+                    subset_of(mapping.below(workspace), writes),
                     f"{mount.path} is writable but fs:write:{mapping.below(workspace)} is not inside the granted writes",
                 )
             else:
-                _check(_subset_terms(mapping.below(mount.path), host_terms["write"]) and _subset_terms(glob.escape(mount.path), host_terms["write"]),
+                _check(subset_of_terms(mapping.below(mount.path), host_terms["write"]) and subset_of_terms(glob.escape(mount.path), host_terms["write"]),
                        f"{mount.path} is writable but host:write does not grant all of it")  # fmt: skip
         elif mount.kind in ("ro", "symlink") and not mapping.inside(mount.path, project):
             _check(
@@ -90,7 +90,7 @@ def prove(confinement: Confinement, plans: Sequence[Plan], entries: Sequence[Ent
                 f"{mount.path} is applied after the project and would show it",
             )
             if mount.reason.startswith("granted host:read"):
-                _check(_subset_terms(mapping.below(mount.path), host_terms["read"]) and _subset_terms(glob.escape(mount.path), host_terms["read"]),
+                _check(subset_of_terms(mapping.below(mount.path), host_terms["read"]) and subset_of_terms(glob.escape(mount.path), host_terms["read"]),
                        f"{mount.path} is readable but host:read does not grant all of it")  # fmt: skip
             elif mount.reason not in ("the toolchain", "what starts the confined command (interpreter, bgc)"):
                 _check(False, f"{mount.path} is readable for no reason the proof knows: {mount.reason}")
@@ -177,6 +177,15 @@ def _check_entries(confinement: Confinement, gate: Gate, entries: Sequence[Entry
         # a writable mount's own directory: what can change is its entries, which step 1 proved
         own = mount is not None and kind == "rw" and mount.path == mapping.host_path(project, entry.path)
         access[entry.path] = (kind in ("ro", "rw"), kind == "rw" and not own)
+    check_access(project, gate, entries, access)
+
+
+def check_access(project: str, gate: Gate, entries: Sequence[Entry], access: dict[str, tuple[bool, bool]]) -> None:
+    """Raise :class:`SandboxRefused` unless every entry's access (workspace path: readable,
+    writable; an entry not listed is neither) is one the plan allows (step 3): read where
+    ``fs:read`` allows, a directory shown only for what it holds, a socket never, every name of a
+    file with several names allowed and in the project; written where ``fs:write`` allows. The
+    same check for the sandbox's mount table and for what an export lets another tool do."""
     names: dict[tuple[int, int], list[Entry]] = {}
     for entry in entries:
         if entry.kind == "f":
@@ -213,6 +222,10 @@ def _check_entries(confinement: Confinement, gate: Gate, entries: Sequence[Entry
                     f"{where} would be readable but the plan refuses fs:read:{member.path}",
                 )
         if writable:
+            _check(
+                entry.kind != "f" or len(group) >= entry.links,
+                f"{where} has hard links outside the project and would be writable",
+            )
             for member in group:
                 _check(
                     mapping.allowed(gate, "write", member.path),
@@ -220,14 +233,16 @@ def _check_entries(confinement: Confinement, gate: Gate, entries: Sequence[Entry
                 )
 
 
-def _subset(pattern: str, patterns: Sequence[str]) -> bool:
+def subset_of(pattern: str, patterns: Sequence[str]) -> bool:
+    """Whether ``pattern`` lies inside ``patterns`` by the algebra; an unknown answer is no."""
     try:
         return bool(patterns) and glob.is_subset(pattern, patterns)
     except glob.AlgebraLimit:
         return False  # unknown is not proven
 
 
-def _subset_terms(pattern: str, terms: Sequence[tuple[str, Sequence[str]]]) -> bool:
+def subset_of_terms(pattern: str, terms: Sequence[tuple[str, Sequence[str]]]) -> bool:
+    """Whether ``pattern`` lies inside the terms (pattern, excepts) by the algebra; unknown is no."""
     try:
         return bool(terms) and glob.is_subset_terms(pattern, terms)
     except glob.AlgebraLimit:
