@@ -39,7 +39,8 @@ allow fs:write:/src/**
 deny fs:*:/**/.env
 """,
     "write-everything": """
-allow fs:read:/**, fs:write:/**
+allow fs:read:/**
+allow fs:write:/**
 deny fs:write:/**/.git/**, /**/.git, /**/Makefile
 deny fs:read:/**/*.pem
 """,
