@@ -237,6 +237,15 @@ def test_the_exit_code_is_the_commands(project: Path) -> None:
     assert sandbox(project, "sh", "-c", "exit 7").returncode == 7
 
 
+def test_a_command_the_sandbox_stopped_says_what_it_could_do(project: Path) -> None:
+    done = sandbox(project, "sh", "-c", "echo x > README.new")
+    assert done.returncode != 0
+    note = done.stderr.splitlines()[-1]
+    assert note.startswith(f"bgc sandbox: the command exited {done.returncode}, confined by the policy"), done.stderr
+    assert "<project>/src/" in note and "<project>/tests/" in note and "no network" in note, note
+    assert "bgc sandbox:" not in sandbox(project, "sh", "-c", "echo x > src/ok").stderr  # a success says nothing
+
+
 def test_the_deadline_kills_the_process_group(project: Path) -> None:
     done = sandbox(project, "sh", "-c", "sleep 60 & sleep 60", args=("--timeout", "1"))
     assert done.returncode == 124

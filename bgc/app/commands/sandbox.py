@@ -75,14 +75,19 @@ def run(
     layers = bwrap.available_layers()
     if layers.bwrap is None:
         print(f"bgc sandbox: confined by {layers.describe()}", file=sys.stderr)
-    if layers.bwrap is None:
-        return bwrap.run_alone(confinement, entries, command, timeout=timeout, max_output=max_output)
-    with bwrap.network(confinement, plans, report_refusal) as proxy:  # type: ignore[arg-type]
-        argv = bwrap.bwrap_argv(
-            layers.bwrap, confinement, command, layers.landlock is not None, proxy.socket_path if proxy else None
-        )
-        prove.prove_network(argv, confinement, plans, proxy)  # type: ignore[arg-type]
-        return bwrap.supervise(argv, None, timeout, max_output)
+        code = bwrap.run_alone(confinement, entries, command, timeout=timeout, max_output=max_output)
+    else:
+        with bwrap.network(confinement, plans, report_refusal) as proxy:  # type: ignore[arg-type]
+            argv = bwrap.bwrap_argv(
+                layers.bwrap, confinement, command, layers.landlock is not None, proxy.socket_path if proxy else None
+            )
+            prove.prove_network(argv, confinement, plans, proxy)  # type: ignore[arg-type]
+            code = bwrap.supervise(argv, None, timeout, max_output)
+    if code != 0:
+        from bgc.app.render.sandbox import failure_note
+
+        print(failure_note(confinement, code), file=sys.stderr, flush=True)
+    return code
 
 
 def report_refusal(decision: ProxyDecision) -> None:

@@ -35,3 +35,21 @@ def explain_text(confinement: Confinement) -> str:
             shown = "<project>" + gap.directory[len(project) :]
             lines.append(f"  new names in {escape_field(shown)} matching {', '.join(map(escape_field, gap.patterns))}")
     return "\n".join(lines) + "\n"
+
+
+def failure_note(confinement: Confinement, code: int) -> str:
+    """One line for a confined command that failed: what it could write and reach, so that a
+    person (or an agent reading the output) sees that the sandbox, not a prompt, stopped it and
+    what the policy would have to grant."""
+    project = confinement.project
+    writable = sorted(
+        ("<project>" + mount.path[len(project) :] if inside(mount.path, project) else mount.path) + "/"
+        for mount in confinement.mounts
+        if mount.kind == "rw"
+    )
+    written = ", ".join(map(escape_field, writable)) or "nothing"
+    reached = ("net:connect:" + ", ".join(map(escape_field, confinement.net))) if confinement.net else "no network"
+    return (
+        f"bgc sandbox: the command exited {code}, confined by the policy: it may write {written} and reach "
+        f"{reached}; anything else fails inside the sandbox (a rule can grant more, no prompt will)"
+    )
