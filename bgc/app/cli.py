@@ -300,13 +300,13 @@ def mcp_proxy(
     ] = False,
     store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL; `none`: neither.")] = ".bgc/kernel.db",
     wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="Hold a call that needs approval this long for `bgc approve` (0: refuse it at once).")] = 0.0,
-    elicit: Annotated[bool, typer.Option("--elicit", help="Also ask the person at the client (MCP elicitation) for an ask anyone may answer; off: an elicitation answer never approves a call.")] = False,
 ) -> None:
     """Run an MCP server (stdio) behind the policy: every tools/call is decided before the server sees it.
 
     Allowed calls are forwarded as decided (re-serialised); denied calls never reach the server: the client gets a
     tool error naming the rule. A call that needs approval is a permission request (`bgc pending`,
-    `bgc approve`), held up to --wait seconds, then refused with its id. Every decision is recorded
+    `bgc approve`), held up to --wait seconds, then refused with its id; where the policy says
+    `trust elicitation`, an ask anyone may answer is also put to the person at the client. Every decision is recorded
     in the ledger. Lines bgc cannot read strictly (a carriage return, duplicate keys, batches,
     invalid JSON, over 4 MiB) are refused. Every other message passes through, re-serialised.
     SIGTERM, SIGINT and SIGHUP are passed to the server. Exit: the server's status;
@@ -316,7 +316,7 @@ def mcp_proxy(
     from bgc.app.commands import mcp_proxy as proxy_command
 
     try:
-        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait, elicit=elicit)
+        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait)
     except BgcError as error:
         fail(error)
     raise typer.Exit(status)
@@ -561,7 +561,6 @@ for _agent in AGENTS.values():
 def init_mcp(
     config: Annotated[str, typer.Argument(metavar="CONFIG", help="An MCP client configuration (.mcp.json, claude_desktop_config.json).")],
     policy: Annotated[str, typer.Option("--policy", "-p", metavar="FILE", help="The policy every server will run behind.")],
-    elicit: Annotated[bool, typer.Option("--elicit", help="Write the proxy's --elicit: the person at the client may answer an ask anyone may answer.")] = False,
 ) -> None:
     """Run every stdio server an MCP client will start through `bgc mcp-proxy`.
 
@@ -575,7 +574,7 @@ def init_mcp(
     from bgc.app.commands import init_mcp as command
 
     try:
-        code, summary = command.run(config, policy, elicit=elicit)
+        code, summary = command.run(config, policy)
     except BgcError as error:
         fail(error)
     if summary:

@@ -775,6 +775,7 @@ class CompiledPolicy:
     modes: tuple[str, ...]
     default_mode: str | None = None
     mode_approvals: tuple[tuple[str, int, tuple[str, ...]], ...] = ()
+    trusts_elicitation: bool = False
 
 
 def compiled_policy(path: str, mode: str | None = None, *, memo: dict[str, Any] | None = None) -> CompiledPolicy:
@@ -812,7 +813,9 @@ def compiled_policy(path: str, mode: str | None = None, *, memo: dict[str, Any] 
     decider.plan_id  # noqa: B018 - derived now, so the cached decider carries it
     trust = tuple(TrustLine(line.role, line.name, line.key) for line in policy.trust)
     mode_approvals = tuple((mode, rule.count, rule.approvers) for mode, rule in policy.mode_approvals)
-    compiled = CompiledPolicy(decider, policy.id(), trust, policy.modes, policy.default_mode, mode_approvals)
+    compiled = CompiledPolicy(
+        decider, policy.id(), trust, policy.modes, policy.default_mode, mode_approvals, policy.trusts_elicitation
+    )
     if keyed is not None:
         entry = (keyed[0], policy.file_digests(), compiled)
         cache.store_object("compiled-policy", keyed[0], entry)

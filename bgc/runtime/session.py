@@ -61,6 +61,8 @@ class Session:
     store: Store | None = None
     settle: bool = True
     """False: only record (``bgc gate --call --ledger``, whose plans name no approvers)."""
+    elicitation: bool = False
+    """The policy says ``trust elicitation``: an MCP client's dialog may answer an ask anyone may answer."""
 
     def enforce(self, decision: CallDecision, params: Any) -> Enforced:
         """Settle and record ``decision`` for a call with ``params``; never raises."""
@@ -105,7 +107,8 @@ def policy_session(
         if chosen is not None and chosen != mode:
             compiled = compile_policy(path, chosen)
     decider = CallDecider.reuse(compiled.decider, workspace)
-    return Session(decider, Context(kind, decider.plan_id, compiled.policy_id, None, session), trusted, store)
+    context = Context(kind, decider.plan_id, compiled.policy_id, None, session)
+    return Session(decider, context, trusted, store, elicitation=compiled.trusts_elicitation)
 
 
 def _chosen_mode(compiled: CompiledPolicy, trusted: Mapping[str, Any], store: Store | None, session: str | None) -> str | None:

@@ -118,9 +118,10 @@ def test_filtered_tool_lists_offer_only_declared_tools(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("reply", ["accept", "decline"])
-def test_an_elicitation_answer_approves_nothing_unless_the_proxy_opts_in(tmp_path: Path, reply: str) -> None:
-    """The person at the client answers unsigned: without --elicit the proxy never asks them, so
-    an ask any one person may answer waits for `bgc approve` like any other."""
+def test_an_elicitation_answer_approves_nothing_unless_the_policy_opts_in(tmp_path: Path, reply: str) -> None:
+    """The person at the client answers unsigned: unless the policy says `trust elicitation` the
+    proxy never asks them, so an ask any one person may answer waits for `bgc approve` like any
+    other (tests/e2e/test_mcp_proxy_approvals.py has the policies that opt in)."""
     from mcp import types
 
     policy = tmp_path / "p.bgp"

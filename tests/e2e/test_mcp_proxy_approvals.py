@@ -42,15 +42,15 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def proxied(tmp_path: Path, policy_text: str, wait: float) -> tuple[StdioServerParameters, Path, Path, str]:
-    """How a client starts the proxy (policy written, store and wait given) in front of the
-    recording SDK server; also the policy, the record and the store."""
+    """How a client starts the proxy (policy written, with `trust elicitation`, store and wait
+    given) in front of the recording SDK server; also the policy, the record and the store."""
     policy = tmp_path / "p.bgp"
-    policy.write_text(policy_text)
+    policy.write_text(policy_text + "trust elicitation\n")
     record = tmp_path / "record.jsonl"
     record.touch()
     store = str(tmp_path / "k.db")
     args = ["-m", "bgc", "mcp-proxy", "-p", str(policy), "--server", "files", "--store", store, "--wait", str(wait),
-            "--elicit", "--", sys.executable, SERVER]  # fmt: skip
+            "--", sys.executable, SERVER]  # fmt: skip
     env = {"BGC_TEST_MCP_RECORD": str(record)}
     return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(tmp_path)), policy, record, store
 

@@ -23,8 +23,8 @@ lines to write). The file is read strictly (a JSON error is located, nothing is 
 original is kept as ``CONFIG.bgc-backup`` (never overwriting an earlier backup) and the new file
 is written atomically.
 
-``--elicit`` writes the proxy's opt-in to the person at the client's dialog (see docs/mcp.md):
-without it, an elicitation answer never approves a call.
+Whether the person at the client's own dialog (MCP elicitation) may answer an ask is the
+policy's to say (``trust elicitation``, docs/mcp.md), never the client configuration's.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def _remote(server: dict[str, Any]) -> bool:
     return any(key in server for key in REMOTE_KEYS) or server.get("type") not in (None, "stdio")
 
 
-def _guarded(named: str, name: str, server: Any, policy: str, bgc: list[str], where: str, elicit: bool) -> Any:
+def _guarded(named: str, name: str, server: Any, policy: str, bgc: list[str], where: str) -> Any:
     """The server entry behind the proxy; None when it already is; a string saying why it
     cannot be (a remote server). An entry that is not a command bgc can read is refused."""
     if not isinstance(server, dict):
@@ -121,20 +121,20 @@ def _guarded(named: str, name: str, server: Any, policy: str, bgc: list[str], wh
         raise InputError(f"{named}: `command` must be a string and `args` a list of strings", Span(where))
     if is_proxied(server):
         return None
-    options = ["--elicit"] if elicit else []
-    wrapped = [*bgc[1:], "mcp-proxy", "-p", policy, "--server", name, *options, "--", command, *args]
+    wrapped = [*bgc[1:], "mcp-proxy", "-p", policy, "--server", name, "--", command, *args]
     return {**server, "command": bgc[0], "args": wrapped}
 
 
-def _sorted(entries: Iterator[tuple[str, str, Any, dict[str, Any] | None]], policy: str, bgc: list[str], where: str,
-            elicit: bool) -> tuple[list[str], list[str], list[tuple[str, str]]]:  # fmt: skip
+def _sorted(
+    entries: Iterator[tuple[str, str, Any, dict[str, Any] | None]], policy: str, bgc: list[str], where: str
+) -> tuple[list[str], list[str], list[tuple[str, str]]]:
     """Each ``(where written, name, entry, its table)`` put behind the proxy in its table, or, with
     no table to write (TOML), listed with the lines to write: ``(proxied, already, unguarded)``."""
     proxied: list[str] = []
     already: list[str] = []
     unguarded: list[tuple[str, str]] = []
     for named, name, server, table in entries:
-        guarded = _guarded(named, name, server, policy, bgc, where, elicit)
+        guarded = _guarded(named, name, server, policy, bgc, where)
         if guarded is None:
             already.append(named)
         elif isinstance(guarded, str):
@@ -148,7 +148,7 @@ def _sorted(entries: Iterator[tuple[str, str, Any, dict[str, Any] | None]], poli
     return proxied, already, unguarded
 
 
-def rewrite(data: Any, policy: str, bgc: list[str], where: str, *, elicit: bool = False) -> Rewrite:
+def rewrite(data: Any, policy: str, bgc: list[str], where: str) -> Rewrite:
     """The configuration with each stdio server behind the proxy; refuses shapes it cannot read."""
     new = json.loads(json.dumps(data))  # a copy to edit: the original stays what was read
 
@@ -158,25 +158,25 @@ def rewrite(data: Any, policy: str, bgc: list[str], where: str, *, elicit: bool 
             for name, server in list(servers.items()):
                 yield f"{label}.{name}", name, server, servers
 
-    proxied, already, unguarded = _sorted(entries(), policy, bgc, where, elicit)
+    proxied, already, unguarded = _sorted(entries(), policy, bgc, where)
     gemini = new.get("mcp")
     if isinstance(gemini, dict) and "serverCommand" in gemini:
         unguarded.append(("mcp.serverCommand", "a command Gemini CLI starts as a server: not proxied, remove it"))
     return Rewrite(new, tuple(proxied), tuple(already), tuple(unguarded))
 
 
-def codex(data: Any, policy: str, bgc: list[str], where: str, *, elicit: bool = False) -> Rewrite:
+def codex(data: Any, policy: str, bgc: list[str], where: str) -> Rewrite:
     """Codex's ``config.toml``: its servers as they stand, each stdio server not behind the proxy
     unguarded with the TOML that would put it there (bgc writes no TOML)."""
     servers = data.get("mcp_servers", {})
     if not isinstance(servers, dict):
         raise InputError("mcp_servers is not a table", Span(where))
     entries = ((f"mcp_servers.{name}", name, server, None) for name, server in servers.items())
-    _, already, unguarded = _sorted(entries, policy, bgc, where, elicit)
+    _, already, unguarded = _sorted(entries, policy, bgc, where)
     return Rewrite(data, (), tuple(already), tuple(unguarded))
 
 
-def run(config: str, policy: str, *, elicit: bool = False) -> tuple[ExitCode, str]:
+def run(config: str, policy: str) -> tuple[ExitCode, str]:
     """Rewrite ``config`` in place (backup kept); the summary to print."""
     from bgc.core.values.documents import read_document
     from bgc.core.values.files import write_atomic
@@ -184,10 +184,10 @@ def run(config: str, policy: str, *, elicit: bool = False) -> tuple[ExitCode, st
     if not os.path.isfile(policy):
         raise InputError("no such policy file", Span(policy))
     if config.endswith(".toml"):
-        result = codex(_read_toml(config), os.path.abspath(policy), proxy_command(), config, elicit=elicit)
+        result = codex(_read_toml(config), os.path.abspath(policy), proxy_command(), config)
     else:
         document = read_document(config, "json")
-        result = rewrite(document.data, os.path.abspath(policy), proxy_command(), config, elicit=elicit)
+        result = rewrite(document.data, os.path.abspath(policy), proxy_command(), config)
     lines = [f"{config}: {name} now runs through bgc mcp-proxy" for name in result.proxied]
     lines += [f"{config}: {name} already runs through bgc mcp-proxy" for name in result.already]
     lines += [f"{config}: {name} is UNGUARDED: {why}" for name, why in result.unguarded]

@@ -43,7 +43,6 @@ def run(
     filter_tools: bool,
     store: str = DEFAULT_STORE,
     wait: float = 0.0,
-    elicit: bool = False,
 ) -> int:
     """Start the proxy; returns the server's exit status (2 when nothing could start)."""
     from bgc.adapters.mcp.proxy import ProxyOptions, ToolVerdict, run_proxy
@@ -68,7 +67,7 @@ def run(
     def offered(tool: str) -> bool:
         return session.decider.decide_call(tool, server, {}).declared
 
-    options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait, elicit=elicit)
+    options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait, elicit=session.elicitation)
     try:
         return run_proxy(command, decide, options, offered=offered, approvals=_StoreApprovals(stores, session.trusted))
     finally:

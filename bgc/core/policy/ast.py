@@ -258,6 +258,15 @@ class Trust:
 
 
 @dataclass(frozen=True, slots=True)
+class TrustElicitation:
+    """``trust elicitation``: an MCP client's own dialog (elicitation) may answer an ask that any one
+    person may answer. Its answer is unsigned and names nobody, so it counts only where the
+    policy says so (docs/mcp.md)."""
+
+    span: Span = _meta()
+
+
+@dataclass(frozen=True, slots=True)
 class Comment:
     """A ``#`` comment; ``text`` includes the ``#`` and no trailing whitespace."""
 
@@ -265,7 +274,7 @@ class Comment:
     span: Span = _meta()
 
 
-Statement = Union[Rule, ToolDecl, ModeBlock, DefaultMode, Include, Expect, Filesystem, Trust]
+Statement = Union[Rule, ToolDecl, ModeBlock, DefaultMode, Include, Expect, Filesystem, Trust, TrustElicitation]
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +313,8 @@ class Policy:
     trust: tuple[Trust, ...] = ()
     mode_approvals: tuple[tuple[str, Approvals], ...] = ()
     """Who may switch a session to each mode whose block says (``mode NAME approvals N of [...]``)."""
+    trusts_elicitation: bool = False
+    """Whether the policy says ``trust elicitation``."""
 
     def tool(self, name: str, server: str | None = None) -> ToolDecl | None:
         """The declaration of tool ``name`` on ``server`` (``local`` when None), or None when the

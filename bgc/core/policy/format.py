@@ -38,6 +38,7 @@ from bgc.core.policy.ast import (
     Statement,
     ToolDecl,
     Trust,
+    TrustElicitation,
 )
 
 INDENT = "    "
@@ -158,6 +159,8 @@ def statement_text(statement: Statement) -> str:
         return expect_text(statement)
     if isinstance(statement, Trust):
         return f"trust {statement.role} {approver_word(statement.name)} {statement.key}"
+    if isinstance(statement, TrustElicitation):
+        return "trust elicitation"
     raise TypeError(f"not a single-line statement: {type(statement).__name__}")
 
 

@@ -32,6 +32,7 @@ from bgc.core.policy.ast import (
     Statement,
     ToolDecl,
     Trust,
+    TrustElicitation,
 )
 from bgc.core.policy.parser import FileParser, PolicyError
 from bgc.core.policy.syntax_words import join_words
@@ -112,6 +113,7 @@ class _Loader:
         self.expects: list[Expect] = []
         self.filesystem: Filesystem | None = None
         self.trusted: list[Trust] = []
+        self.trusts_elicitation = False
 
     def fail(self, message: str, span: Span, code: str, hint: str | None = None) -> NoReturn:
         self.parsers[span.file].fail(message, span, code, hint)
@@ -132,6 +134,7 @@ class _Loader:
             files=tuple(self.files),
             case_insensitive=bool(self.filesystem and self.filesystem.case_insensitive),
             trust=tuple(self.trusted),
+            trusts_elicitation=self.trusts_elicitation,
         )
 
     def add(self, display: str, text: str, data: bytes, stack: tuple[str, ...]) -> None:
@@ -159,6 +162,8 @@ class _Loader:
                 self.expects.append(statement)
             elif isinstance(statement, Trust):
                 self.trust(statement)
+            elif isinstance(statement, TrustElicitation):
+                self.trusts_elicitation = True
             else:
                 self.declare_filesystem(statement)
 

@@ -52,6 +52,7 @@ from bgc.core.policy.ast import (
     Statement,
     ToolDecl,
     Trust,
+    TrustElicitation,
     scan_template,
 )
 from bgc.core.policy.source_text import hidden_reason
@@ -300,6 +301,8 @@ class FileParser:
             return Filesystem(case.value == "case-insensitive", self.tree_span(tree))
         if kind == "trust":
             return self.trust(tree)
+        if kind == "trust_elicitation":
+            return TrustElicitation(self.tree_span(tree))
         raise AssertionError(f"grammar produced an unknown statement {kind!r}")
 
     # -- atoms and patterns --

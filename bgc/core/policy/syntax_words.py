@@ -28,6 +28,7 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "FILESYSTEM": ("filesystem",),
     "TRUST": ("trust",),
     "ROLE": ("issuer", "approver"),
+    "ELICITATION": ("elicitation",),
     "CASE": ("case-insensitive", "case-sensitive"),
     "IN": ("in",),
     "AND": ("and",),
@@ -59,7 +60,7 @@ _STATEMENT = (
     "a statement (`allow`, `ask`, `deny`, `tool`, `mode`, `default mode`, `include`, `expect`, `filesystem` or `trust`)"
 )
 _ORDER = [
-    "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "TRUST", "CASE", "ROLE", "ATOM", "PATTERN",
+    "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "TRUST", "CASE", "ROLE", "ELICITATION", "ATOM", "PATTERN",
     "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "ON", "NEEDS", "IGNORES",
     "LBRACE", "_LBRACKET", "_COMMA", "WHEN", "APPROVALS", "BECAUSE", "AND", "OR", "_RPAR", "_RBRACKET",
     "RBRACE", "_NL", "$END",

@@ -124,11 +124,14 @@ def test_geminis_server_command_is_named_as_unguarded(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "mcp.serverCommand is UNGUARDED" in result.output
 
 
-def test_elicit_is_written_only_when_asked_for(tmp_path: Path) -> None:
+def test_whether_the_client_may_answer_is_never_the_client_configuration_s(tmp_path: Path) -> None:
+    # the opt-in is `trust elicitation` in the policy: a flag in a file the client reads (and a
+    # project may commit) would let that file widen who approves
     policy = tmp_path / "p.bgp"
     policy.write_text("allow fs:read:/src/**\n")
     config = tmp_path / ".mcp.json"
     config.write_text(json.dumps({"mcpServers": {"a": {"command": "x"}}}))
-    assert bgc("init", "mcp", str(config), "-p", str(policy), "--elicit").exit_code == 0
+    assert bgc("init", "mcp", str(config), "-p", str(policy), "--elicit").exit_code == 2
+    assert bgc("init", "mcp", str(config), "-p", str(policy)).exit_code == 0
     args = json.loads(config.read_text())["mcpServers"]["a"]["args"]
-    assert args[args.index("--") - 1] == "--elicit"
+    assert args[args.index("--") - 1] == "a" and not any("elicit" in arg for arg in args)

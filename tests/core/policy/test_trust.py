@@ -1,4 +1,4 @@
-"""`trust issuer|approver NAME KEY` in policies: parsing, refusals, formatting, the BGC541 lint."""
+"""`trust issuer|approver NAME KEY` and `trust elicitation` in policies: parsing, refusals, formatting, the BGC541 lint."""
 
 from __future__ import annotations
 
@@ -66,3 +66,18 @@ def test_an_unbound_approver_is_flagged_once_approvers_are_bound(tmp_path: Path)
 def test_trust_is_not_a_rule_inside_a_mode(tmp_path: Path) -> None:
     with pytest.raises(PolicyError):
         load_policy(write(tmp_path, f"mode edit {{\n    trust issuer bot {A}\n}}\n"))
+
+
+def test_trust_elicitation_is_the_policy_s_opt_in_and_round_trips(tmp_path: Path) -> None:
+    write(tmp_path, "trust elicitation\n", "base.bgp")
+    assert load_policy(write(tmp_path, 'include "base.bgp"\nask fs:write:/m/**\n')).trusts_elicitation
+    assert not load_policy(write(tmp_path, "ask fs:write:/m/**\n", "plain.bgp")).trusts_elicitation
+    text = "trust elicitation\nask fs:write:/m/**\n"
+    assert format_source(parse_source(text, "p.bgp")) == text
+
+
+@pytest.mark.parametrize("line", ["trust elicitation yes", "trust elicitations", "trust elicitation alice " + A])
+def test_trust_elicitation_takes_nothing_after_it(tmp_path: Path, line: str) -> None:
+    with pytest.raises(PolicyError) as error:
+        load_policy(write(tmp_path, line + "\n"))
+    assert error.value.code == "BGC001" and error.value.span.line == 1
