@@ -44,6 +44,7 @@ from bgc.core.values.limits import ORDER_BUDGET
 from bgc.core.values.model import GrantAtom, ToolCall, WorkOrder
 from bgc.core.plan import Approvals, CallResult, Part, Plan, RequestResult, RuleRef, tool_specs
 from bgc.core.policy.ast import LOCAL_SERVER, Policy, Rule, TemplateError
+from bgc.core.policy.bundled import BUNDLED, bundled_path
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
 T = TypeVar("T")
@@ -59,14 +60,16 @@ def rule_ref(policy: Policy, rule: Rule) -> RuleRef:
 
     Plans must not depend on how the policy's path was typed or where bgc ran, so a rule in
     ``policies/base.bgp`` included by ``policies/default.bgp`` is ``base.bgp:18`` whether the
-    user wrote ``-p policies/default.bgp``, ``-p ./policies/default.bgp`` or ran elsewhere.
+    user wrote ``-p policies/default.bgp``, ``-p ./policies/default.bgp`` or ran elsewhere; a
+    rule of a file bgc ships is ``bgc:claude-code.bgp:40`` wherever bgc is installed.
     """
-    relative = os.path.relpath(rule.span.file, os.path.dirname(policy.path) or ".")
-    return RuleRef(relative.replace(os.sep, "/"), rule.span.line, rule.effect, rule.because)
+    return RuleRef(policy.file_name(rule.span.file), rule.span.line, rule.effect, rule.because)
 
 
 def rule_source(policy: Policy, ref: RuleRef) -> str:
     """The path of a :class:`RuleRef`'s file as seen from here (the inverse of :func:`rule_ref`)."""
+    if ref.file.startswith(BUNDLED):
+        return bundled_path(ref.file)
     return os.path.normpath(os.path.join(os.path.dirname(policy.path), ref.file))
 
 
