@@ -169,16 +169,25 @@ def check(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the findings, no per-file or closing summary.")] = False,
     color: ColorOption = "auto",
+    select: Annotated[
+        Optional[list[str]],
+        typer.Option("--select", metavar="CODES", help="Report only these lints: codes or prefixes, comma-separated (BGC1, BGC103, ALL); replaces the configured `select`."),
+    ] = None,
+    ignore: Annotated[
+        Optional[list[str]],
+        typer.Option("--ignore", metavar="CODES", help="Leave out these lints: codes or prefixes, comma-separated; the more specific of --select and --ignore wins."),
+    ] = None,
 ) -> None:
     """Validate and lint policies, run their inline `expect`s and policy tests, and compare work
     orders with their recorded expectations.
 
-    Exit 0 clean, 1 findings (lints, failing expects or tests, changed orders), 2 bad input.
+    A lint is silenced on one line by `# bgc: ignore[BGC101]` at its end. Exit 0 clean, 1
+    findings (lints, failing expects or tests, changed orders), 2 bad input.
     """
     from bgc.app.commands import check as command
 
     run(lambda: command.run(paths or [], output_format=output_format, update=update, orders_only=orders_only, baseline=baseline,
-                              quiet=quiet, color_choice=color))
+                              quiet=quiet, color_choice=color, select=select, ignore=ignore))
 
 
 @app.command("diff")
