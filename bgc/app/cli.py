@@ -81,24 +81,30 @@ def compile_command(
 
 @app.command()
 def explain(
-    order: Annotated[str, typer.Argument(metavar="ORDER", help="The work order; - reads stdin (its format sniffed, or --input-format).")],
-    atom: Annotated[str, typer.Argument(metavar="ATOM", help="A requested atom, resource:action:pattern.")],
+    arguments: Annotated[
+        list[str],
+        typer.Argument(metavar="[ORDER] ATOM...", help="Atoms (resource:action:pattern), optionally after the work order they are asked in (- reads it from stdin)."),
+    ],
     policy: PolicyOption = None,
     mode: ModeOption = None,
     input_format: InputFormatOption = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result, not the rules that led to it.")] = False,
+    output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text, or json (one object: an entry per atom).")] = "text",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the results, not the rules that led to them.")] = False,
     color: ColorOption = "auto",
 ) -> None:
-    """Show every rule that touched ATOM, in precedence order, and why the result is what it is.
+    """Show every rule that touched each ATOM, in precedence order, and why the result is what it is.
 
-    For an atom not granted in full, also say what every other mode would give: a person may
-    switch modes; the proposal cannot. Exit 0 when the atom is granted as asked, 1 otherwise,
-    2 on bad input.
+    No order is needed: `bgc explain -p policy.bgp fs:write:/src/a.py proc:exec:pytest` says
+    what the policy does with each atom (no condition field known, as for an `expect` without
+    `when`); an ORDER first asks them in its context. For an atom not granted in full, also say
+    what every other mode would give (a person may switch modes; the proposal cannot), and for a
+    value no rule takes, the nearest rule and why it did not. Exit 0 when every atom is granted
+    as asked, 1 otherwise, 2 on bad input.
     """
     from bgc.app.commands import explain as command
 
-    run(lambda: command.run(order, atom, policy=policy, mode=mode, input_format=input_format, quiet=quiet,
-                              color_choice=color))
+    run(lambda: command.run(arguments, policy=policy, mode=mode, input_format=input_format, output_format=output_format,
+                              quiet=quiet, color_choice=color))
 
 
 @app.command()

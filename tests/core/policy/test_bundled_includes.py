@@ -91,11 +91,12 @@ def test_a_missing_include_names_what_bgc_ships(tmp_path: Path) -> None:
     assert "bgc ships `agents.bgp`" in (caught.value.hint or "")
 
 
-def test_bgc_check_uses_the_bundled_mapping(tmp_path: Path) -> None:
+def test_bgc_check_and_explain_use_the_bundled_mapping(tmp_path: Path) -> None:
     _project(tmp_path)
     checked = bgc("check", "policy.bgp", cwd=tmp_path)
     assert checked.exit_code == 0, checked.output
-    assert checked.stdout.startswith("policy.bgp: 3 rules, 24 tools, 3/3 expects hold")
+    explained = bgc("explain", "-p", "policy.bgp", "search:glob:/etc/x", cwd=tmp_path)
+    assert "deny /**  bgc:agents.bgp:" in explained.stdout
 
 
 NAMES = st.one_of(
