@@ -581,6 +581,9 @@ def import_claude_code(
     home: Annotated[
         Optional[str], typer.Option("--home", metavar="DIR", help="The home directory that ~/ in Read/Edit rules stands for.")
     ] = None,
+    allow_partial: Annotated[
+        bool, typer.Option("--allow-partial", help="Write the policy even when a deny or ask rule could not be translated (it is listed in the header).")
+    ] = False,
 ) -> None:
     """Translate Claude Code's `permissions.allow/ask/deny` into a formatted .bgp policy.
 
@@ -589,17 +592,21 @@ def import_claude_code(
     rules are matched word by word (`Bash(npm run test:*)` is `proc:exec:npm/run/test,
     npm/run/test/**`); Read/Edit paths are workspace paths with the project root as `/`
     (`//abs` and `~/x` are `host` paths); `WebFetch(domain:h)` is `net:connect` to h;
-    `mcp__s__t` is `mcp:call:s/t`.
+    `mcp__s__t` is `mcp:call:s/t`; any other tool through bgc's mapping of Claude Code's
+    tools, when exact (`Agent(Explore)` is `agent:spawn:Explore`, `WebSearch` `search:web:**`).
 
     A rule with no exact translation is not guessed: it is listed on stderr and in the policy's
-    header with the reason. Exit 0 when every rule was translated, 1 when some were not, 2 for
-    a file that is not a settings file (nothing is written).
+    header with the reason, as is every other setting of `permissions` bgc does not follow
+    (`defaultMode`, `additionalDirectories`). A deny or ask left out would leave the policy
+    wider than the settings, so then nothing is written unless --allow-partial. Exit 0 when
+    everything was translated, 1 when something was not, 2 for a file that is not a settings
+    file (nothing is written).
 
     Example: `bgc import claude-code .claude/settings.json -o claude.bgp && bgc check claude.bgp`
     """
     from bgc.app.commands import import_claude_code as command
 
-    run(lambda: command.run(settings, output=output, home=home))
+    run(lambda: command.run(settings, output=output, home=home, allow_partial=allow_partial))
 
 
 # The other adapters register their commands on the same app, after these (the order of `--help`).
