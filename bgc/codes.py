@@ -179,6 +179,14 @@ HOST_LABEL_WILDCARD = _code(
     _LINTS,
 )
 
+UNUSED_SUPPRESSION = _code(
+    "BGC120",
+    WARNING,
+    "a `# bgc: ignore[...]` that suppresses nothing: no such finding on its line, no code named, or a code "
+    "that is not a lint",
+    "policy-language.md#suppressing-a-lint-on-one-line",
+)
+
 # --- BGC2xx: expectations -------------------------------------------------------------------------
 
 EXPECT_FAILED = _code("BGC201", ERROR, "an inline expect gave a different effect", _LINTS)

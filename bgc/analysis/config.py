@@ -12,6 +12,8 @@ Keys (docs/ci.md is the reference)::
     tests        = ["tests/policy"]            # directories (or files) holding *.bgt.yaml
     orders       = "examples/orders"           # directory of work orders with recorded results
     expectations = "examples/expected"         # where recorded results live (default: next to orders)
+    select       = ["BGC1"]                    # the lints bgc check reports (default: all)
+    ignore       = ["BGC104"]                  # lints it leaves out (bgc.analysis.selection)
 
 Paths are relative to the directory holding the configuration file, which is also the
 repository root that every output makes paths relative to (:func:`at_root`).
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 CONFIG_FILES = ("bgc.toml", "pyproject.toml")
 """Looked for in this order in each directory; ``bgc.toml`` wins when both configure bgc."""
 
-KEYS = ("policy", "mode", "policies", "tests", "orders", "expectations")
+KEYS = ("policy", "mode", "policies", "tests", "orders", "expectations", "select", "ignore")
 TEST_SUFFIXES = (".bgt.yaml", ".bgt.yml")
 ORDER_SUFFIXES = (".yaml", ".yml", ".json", ".cbor")
 EXPECTED_SUFFIX = ".expected.json"
@@ -62,6 +64,10 @@ class Config:
     tests: tuple[Path, ...] = ()
     orders: Path | None = None
     expectations: Path | None = None
+    select: tuple[str, ...] | None = None
+    """The lints ``bgc check`` reports (None: every lint), before ``--select``."""
+    ignore: tuple[str, ...] = ()
+    """The lints ``bgc check`` leaves out, before ``--ignore``."""
 
     @property
     def root(self) -> Path:
@@ -384,7 +390,22 @@ def _read(table: Fields, path: Path) -> Config:
         tests=tuple((path.parent / entry).resolve() for entry in _texts(table, "tests")),
         orders=resolve("orders"),
         expectations=resolve("expectations"),
+        select=_selectors(table, "select") if table.get("select", None) is not None else None,
+        ignore=_selectors(table, "ignore"),
     )
+
+
+def _selectors(table: Fields, key: str) -> tuple[str, ...]:
+    """A ``select``/``ignore`` list of lint codes or prefixes, each checked (a typo must not
+    switch lints off silently)."""
+    from bgc.analysis.selection import selector_problem
+
+    chosen = _texts(table, key)
+    for index, selector in enumerate(chosen):
+        problem = selector_problem(selector)
+        if problem is not None:
+            raise ModelError(problem, (key, index) if isinstance(table.get(key), list) else (key,))
+    return chosen
 
 
 def _texts(table: Fields, key: str) -> tuple[str, ...]:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 
 from bgc import codes
-from dataclasses import dataclass
-from bgc.core.compiler import Compiler, Decision, decide, rule_source
+from dataclasses import dataclass, replace
+from bgc.core import resources
+from bgc.core.compiler import Compiler, Decision, decide, resolve_mode, rule_source
+from bgc.core.nearest import Near
 from bgc.errors import BgcError
 from bgc.analysis.findings import Finding, Severity
 from bgc.core.policy.ast import Expect, Policy
@@ -42,7 +44,7 @@ def run_expect(policy: Policy, expect: Expect, compiler: Compiler) -> ExpectResu
     except BgcError as error:
         return ExpectResult(expect, _undecided(expect, error, policy), frozenset())
     exercised = frozenset((os.path.realpath(rule_source(policy, ref)), ref.line) for ref in decision.rules)
-    finding = None if decision.effect == expect.effect else _missed(expect, decision, policy)
+    finding = None if decision.effect == expect.effect else _missed(expect, decision, policy, compiler)
     return ExpectResult(expect, finding, exercised)
 
 
@@ -53,6 +55,15 @@ def expect_findings(policy: Policy) -> list[Finding]:
     compiler = Compiler(policy)
     results = [run_expect(policy, expect, compiler) for expect in policy.expects]
     return [result.finding for result in results if result.finding is not None]
+
+
+def _nearest(expect: Expect, policy: Policy, compiler: Compiler) -> Near | None:
+    """The rule of the expected effect nearest to the expect's value (:mod:`bgc.core.nearest`)."""
+    value = resources.normalise(expect.resource, expect.value, case_insensitive=policy.case_insensitive)
+    if isinstance(value, resources.Rejection):
+        return None
+    mode = resolve_mode(policy, expect.mode)
+    return compiler.nearest(expect.resource, expect.action, value, dict(expect.context), mode, (expect.effect,))
 
 
 def _in_policy(expect: Expect, policy: Policy) -> str:
@@ -66,15 +77,20 @@ def _undecided(expect: Expect, error: BgcError, policy: Policy) -> Finding:
     return Finding(codes.EXPECT_UNDECIDED, Severity.ERROR, message, expect.span)
 
 
-def _missed(expect: Expect, decision: Decision, policy: Policy) -> Finding:
+def _missed(expect: Expect, decision: Decision, policy: Policy, compiler: Compiler) -> Finding:
     """BGC201, its hint naming the deciding rules by their paths as seen from here (like every
-    other finding), not as plans record them (relative to the root policy's directory)."""
+    other finding), not as plans record them (relative to the root policy's directory), and the
+    rule of the expected effect nearest to the value, with why it did not decide it."""
     atom = f"{expect.resource}:{expect.action}:{expect.value}"
     if decision.rules:
         where = [f"{ref.effect} at {rule_source(policy, ref)}:{ref.line}" for ref in decision.rules]
         hint = "decided by " + ", ".join(where)
     else:
         hint = "no rule applies, so it is denied (fail closed)"
+    near = _nearest(expect, policy, compiler)
+    if near is not None:
+        rule = replace(near.rule, file=rule_source(policy, near.rule))
+        hint += f"; {replace(near, rule=rule)}"
     return Finding(
         codes.EXPECT_FAILED,
         Severity.ERROR,

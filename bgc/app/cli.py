@@ -81,24 +81,30 @@ def compile_command(
 
 @app.command()
 def explain(
-    order: Annotated[str, typer.Argument(metavar="ORDER", help="The work order; - reads stdin (its format sniffed, or --input-format).")],
-    atom: Annotated[str, typer.Argument(metavar="ATOM", help="A requested atom, resource:action:pattern.")],
+    arguments: Annotated[
+        list[str],
+        typer.Argument(metavar="[ORDER] ATOM...", help="Atoms (resource:action:pattern), optionally after the work order they are asked in (- reads it from stdin)."),
+    ],
     policy: PolicyOption = None,
     mode: ModeOption = None,
     input_format: InputFormatOption = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the result, not the rules that led to it.")] = False,
+    output_format: Annotated[Literal["text", "json"], typer.Option("--format", metavar="FORMAT", help="text, or json (one object: an entry per atom).")] = "text",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the results, not the rules that led to them.")] = False,
     color: ColorOption = "auto",
 ) -> None:
-    """Show every rule that touched ATOM, in precedence order, and why the result is what it is.
+    """Show every rule that touched each ATOM, in precedence order, and why the result is what it is.
 
-    For an atom not granted in full, also say what every other mode would give: a person may
-    switch modes; the proposal cannot. Exit 0 when the atom is granted as asked, 1 otherwise,
-    2 on bad input.
+    No order is needed: `bgc explain -p policy.bgp fs:write:/src/a.py proc:exec:pytest` says
+    what the policy does with each atom (no condition field known, as for an `expect` without
+    `when`); an ORDER first asks them in its context. For an atom not granted in full, also say
+    what every other mode would give (a person may switch modes; the proposal cannot), and for a
+    value no rule takes, the nearest rule and why it did not. Exit 0 when every atom is granted
+    as asked, 1 otherwise, 2 on bad input.
     """
     from bgc.app.commands import explain as command
 
-    run(lambda: command.run(order, atom, policy=policy, mode=mode, input_format=input_format, quiet=quiet,
-                              color_choice=color))
+    run(lambda: command.run(arguments, policy=policy, mode=mode, input_format=input_format, output_format=output_format,
+                              quiet=quiet, color_choice=color))
 
 
 @app.command()
@@ -169,16 +175,25 @@ def check(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the findings, no per-file or closing summary.")] = False,
     color: ColorOption = "auto",
+    select: Annotated[
+        Optional[list[str]],
+        typer.Option("--select", metavar="CODES", help="Report only these lints: codes or prefixes, comma-separated (BGC1, BGC103, ALL); replaces the configured `select`."),
+    ] = None,
+    ignore: Annotated[
+        Optional[list[str]],
+        typer.Option("--ignore", metavar="CODES", help="Leave out these lints: codes or prefixes, comma-separated; the more specific of --select and --ignore wins."),
+    ] = None,
 ) -> None:
     """Validate and lint policies, run their inline `expect`s and policy tests, and compare work
     orders with their recorded expectations.
 
-    Exit 0 clean, 1 findings (lints, failing expects or tests, changed orders), 2 bad input.
+    A lint is silenced on one line by `# bgc: ignore[BGC101]` at its end. Exit 0 clean, 1
+    findings (lints, failing expects or tests, changed orders), 2 bad input.
     """
     from bgc.app.commands import check as command
 
     run(lambda: command.run(paths or [], output_format=output_format, update=update, orders_only=orders_only, baseline=baseline,
-                              quiet=quiet, color_choice=color))
+                              quiet=quiet, color_choice=color, select=select, ignore=ignore))
 
 
 @app.command("diff")
@@ -592,6 +607,9 @@ def import_claude_code(
     home: Annotated[
         Optional[str], typer.Option("--home", metavar="DIR", help="The home directory that ~/ in Read/Edit rules stands for.")
     ] = None,
+    allow_partial: Annotated[
+        bool, typer.Option("--allow-partial", help="Write the policy even when a deny or ask rule could not be translated (it is listed in the header).")
+    ] = False,
 ) -> None:
     """Translate Claude Code's `permissions.allow/ask/deny` into a formatted .bgp policy.
 
@@ -600,17 +618,21 @@ def import_claude_code(
     rules are matched word by word (`Bash(npm run test:*)` is `proc:exec:npm/run/test,
     npm/run/test/**`); Read/Edit paths are workspace paths with the project root as `/`
     (`//abs` and `~/x` are `host` paths); `WebFetch(domain:h)` is `net:connect` to h;
-    `mcp__s__t` is `mcp:call:s/t`.
+    `mcp__s__t` is `mcp:call:s/t`; any other tool through bgc's mapping of Claude Code's
+    tools, when exact (`Agent(Explore)` is `agent:spawn:Explore`, `WebSearch` `search:web:**`).
 
     A rule with no exact translation is not guessed: it is listed on stderr and in the policy's
-    header with the reason. Exit 0 when every rule was translated, 1 when some were not, 2 for
-    a file that is not a settings file (nothing is written).
+    header with the reason, as is every other setting of `permissions` bgc does not follow
+    (`defaultMode`, `additionalDirectories`). A deny or ask left out would leave the policy
+    wider than the settings, so then nothing is written unless --allow-partial. Exit 0 when
+    everything was translated, 1 when something was not, 2 for a file that is not a settings
+    file (nothing is written).
 
     Example: `bgc import claude-code .claude/settings.json -o claude.bgp && bgc check claude.bgp`
     """
     from bgc.app.commands import import_claude_code as command
 
-    run(lambda: command.run(settings, output=output, home=home))
+    run(lambda: command.run(settings, output=output, home=home, allow_partial=allow_partial))
 
 
 # The other adapters register their commands on the same app, after these (the order of `--help`).

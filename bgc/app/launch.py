@@ -83,7 +83,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     "check": FastCommand(
         {"--format": Option("output_format", _FORMAT_CHECK), "--update": Option("update", flag=True),
          "--orders": Option("orders_only", flag=True), "--baseline": Option("baseline"), "--color": _COLOR,
-         "--quiet": _QUIET},
+         "--quiet": _QUIET, "--select": Option("select", repeatable=True), "--ignore": Option("ignore", repeatable=True)},
         {"-q": "--quiet"}, 0, _check, reads_stdin=False,
     ),
     "gate": FastCommand(

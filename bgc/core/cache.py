@@ -31,6 +31,7 @@ from hashlib import sha256
 from typing import Any
 
 from bgc.errors import InputError
+from bgc.core.policy.bundled import ABSENT, BUNDLED, bundled_path
 from bgc.core.values.files import read_bounded
 
 MAGIC = b"bgc-cache\x001\n"
@@ -244,7 +245,8 @@ def store_object(namespace: str, key: str, value: Any) -> None:
 
 def unchanged(root: str, root_digest: str, files: Iterable[tuple[str, str]]) -> bool:
     """True when every file that went into a policy (``(path, digest)`` as
-    :meth:`bgc.core.policy.ast.Policy.file_digests` gives them) still has the content it had.
+    :meth:`bgc.core.policy.ast.Policy.file_digests` gives them) still has the content it had, a
+    bundled one included, and no file has appeared where it would take a bundled one's place.
 
     The root file was just read and hashed to make the entry's key (``root_digest``); reading it
     again would only repeat that, so its entry is skipped when it records that same digest (one
@@ -255,6 +257,12 @@ def unchanged(root: str, root_digest: str, files: Iterable[tuple[str, str]]) -> 
     for path, digest in files:
         if path == root_entry and digest == root_digest:
             continue
+        if digest == ABSENT:  # a file here would take a bundled one's place
+            if os.path.lexists(os.path.join(base, path)):
+                return False
+            continue
+        if path.startswith(BUNDLED):
+            path = bundled_path(path)
         if _digest(os.path.join(base, path)) != digest:
             return False
     return True

@@ -42,10 +42,12 @@ from bgc.core.resources.net import url_deny_patterns
 from dataclasses import dataclass, field, replace
 from bgc.core.patterns.budget import Budget, CostMemo
 from bgc.core.gate import UNDECIDED, Gate, expand_call
+from bgc.core.nearest import Near, NearestIndex
 from bgc.core.values.limits import ORDER_BUDGET
 from bgc.core.values.model import GrantAtom, ToolCall, WorkOrder
 from bgc.core.plan import Approvals, CallResult, Part, Plan, RequestResult, RuleRef, tool_specs
 from bgc.core.policy.ast import LOCAL_SERVER, Policy, Rule, TemplateError
+from bgc.core.policy.bundled import BUNDLED, bundled_path
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
 T = TypeVar("T")
@@ -61,14 +63,16 @@ def rule_ref(policy: Policy, rule: Rule) -> RuleRef:
 
     Plans must not depend on how the policy's path was typed or where bgc ran, so a rule in
     ``policies/base.bgp`` included by ``policies/default.bgp`` is ``base.bgp:18`` whether the
-    user wrote ``-p policies/default.bgp``, ``-p ./policies/default.bgp`` or ran elsewhere.
+    user wrote ``-p policies/default.bgp``, ``-p ./policies/default.bgp`` or ran elsewhere; a
+    rule of a file bgc ships is ``bgc:claude-code.bgp:40`` wherever bgc is installed.
     """
-    relative = os.path.relpath(rule.span.file, os.path.dirname(policy.path) or ".")
-    return RuleRef(relative.replace(os.sep, "/"), rule.span.line, rule.effect, rule.because)
+    return RuleRef(policy.file_name(rule.span.file), rule.span.line, rule.effect, rule.because)
 
 
 def rule_source(policy: Policy, ref: RuleRef) -> str:
     """The path of a :class:`RuleRef`'s file as seen from here (the inverse of :func:`rule_ref`)."""
+    if ref.file.startswith(BUNDLED):
+        return bundled_path(ref.file)
     return os.path.normpath(os.path.join(os.path.dirname(policy.path), ref.file))
 
 
@@ -341,6 +345,7 @@ class Compiler:
         self._refs: dict[int, RuleRef] = {}
         self.policy_id = policy.id()
         self.tools = tool_specs(policy.tools)
+        self._nearest: dict[tuple[str, str, tuple[str, ...]], NearestIndex] = {}
 
     def ref(self, rule: Rule) -> RuleRef:
         """The rule's :class:`RuleRef` (memoised: every part of every request cites rules)."""
@@ -459,6 +464,38 @@ class Compiler:
         verdict = "granted" if complete else "narrowed" if granted_parts else "ask" if ask_parts else "denied"
         return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything, budget), unknown)
 
+    def nearest(
+        self, resource: str, action: str, value: str, context: Mapping[str, str], mode: str | None,
+        effects: tuple[str, ...] = ("allow", "ask"),
+    ) -> Near | None:  # fmt: skip
+        """The rule of one of ``effects`` nearest to the canonical ``value``, and why it did not
+        decide it (:mod:`bgc.core.nearest`): one that matches but does not apply (its mode, its
+        condition), else the nearest whose pattern does not match. None when one of them
+        matches and applies, or none is near."""
+        for entry in self.index.candidates(resource, action, value):
+            rule = entry.rule
+            if rule.effect not in effects or not entry.pattern.matches(value):
+                continue
+            if _applies(rule, context, mode):
+                return None
+            if rule.mode is not None and rule.mode != mode:
+                why = f"it matches, but only in mode `{rule.mode}`"
+            elif rule.when is not None and rule.when.evaluate(context) is None:
+                why = "it matches, but its condition cannot be decided here, and an allow needs it true"
+            else:
+                why = "it matches, but its condition is false here"
+            return Near(rule.effect, entry.text, self.ref(rule), why)
+        key = (resource, action, effects)
+        index = self._nearest.get(key)
+        if index is None:
+            index = self._nearest[key] = NearestIndex(resource, [
+                (rule.effect, text, glob.parse(text), self.ref(rule))
+                for rule in self.policy.rules
+                if rule.effect in effects and rule.resource in (resource, "*") and rule.action in (action, "*")
+                for text in rule.patterns
+            ])  # fmt: skip
+        return index.nearest(value)
+
     def call(self, call: ToolCall, gate: Gate, budget: Budget) -> CallResult:
         """Resolve a call through its tool declaration (for its server) and check every atom it
         needs, exactly as the gate checks a call at run time (:meth:`bgc.core.gate.Gate.cover`)."""
@@ -537,30 +574,47 @@ class RuleTrace:
 
 @dataclass(frozen=True, slots=True)
 class Explanation:
-    """Every rule that touched an atom, in precedence order, the result, and other modes' verdicts."""
+    """Every rule that touched an atom, in precedence order, the result, other modes' verdicts,
+    and for a value no rule took, the nearest rule and why it did not (:mod:`bgc.core.nearest`)."""
 
     atom: str
     mode: str | None
     result: RequestResult
     traces: tuple[RuleTrace, ...]
     other_modes: tuple[tuple[str, str], ...]
+    hint: Near | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        """``bgc explain --format json``'s object for this atom."""
+        return {
+            **self.result.to_data(),
+            "mode": self.mode,
+            "rules": [
+                {"pattern": trace.pattern, "rule": trace.rule.to_data(), "applies": trace.applies, "why": trace.why}
+                for trace in self.traces
+            ],
+            "other_modes": dict(self.other_modes),
+            "hint": self.hint.to_data() if self.hint is not None else None,
+        }
 
 
 _PRECEDENCE = {"deny": 0, "ask": 1, "allow": 2}
 
 
-def explain(compiler: Compiler, order: WorkOrder, atom: GrantAtom, mode: str | None = None) -> Explanation:
-    """Why ``atom`` (asked in ``order``'s context) gets what it gets, rule by rule.
+def explain(compiler: Compiler, order: WorkOrder | None, atom: GrantAtom, mode: str | None = None) -> Explanation:
+    """Why ``atom`` (asked in ``order``'s context; without an order, in a context that knows no
+    field) gets what it gets, rule by rule.
 
     Rules are listed deny, then ask, then allow (the precedence), each in policy order. For a
     request not granted in full, the verdict in every other mode is given too: a person may
     switch modes; the proposal cannot. The atom is decided as if it were the order's only
     request (an order's budget of its own); the rules' overlaps have another, and the other
-    modes share a third, so an explanation costs at most three orders' work.
+    modes share a third, so an explanation costs at most three orders' work. An atom without
+    wildcards that some part of no rule takes gets a hint: the nearest rule and why it did not.
     """
     policy = compiler.policy
     mode = resolve_mode(policy, mode)
-    context = compiler.context(order)
+    context = compiler.context(order) if order is not None else {}
     requested = glob.parse(atom.pattern)
     traces = []
     budget = Budget(compiler.order_budget)
@@ -596,4 +650,7 @@ def explain(compiler: Compiler, order: WorkOrder, atom: GrantAtom, mode: str | N
         for other in policy.modes:
             if other != mode:
                 others.append((other, compiler.request(atom, context, other, modes_budget).verdict))
-    return Explanation(str(atom), mode, result, tuple(traces), tuple(others))
+    hint = None
+    if requested.literal is not None and any(not part.rules for part in result.denied):
+        hint = compiler.nearest(atom.resource, atom.action, requested.literal, context, mode)
+    return Explanation(str(atom), mode, result, tuple(traces), tuple(others), hint)

@@ -21,6 +21,7 @@ from bgc.core import resources
 from bgc.core._gate_index import Directory, LaneIndex, WarmPath
 from bgc.core.resources import ARGV_RESOURCES
 from bgc.core.resources.fs import normalise_fs_pattern
+from bgc.core.nearest import Near, NearestIndex
 from bgc.core.patterns.budget import Budget, BudgetExhausted, CostMemo, text_key
 from bgc.names import ATOM_NAME
 from bgc.core.plan import (
@@ -69,6 +70,8 @@ class GateDecision(NamedTuple):
         }
 
 
+NO_RULE = "no rule allows it"
+"""The reason of a value in the part of a request no rule mentions (the default deny)."""
 NOT_GRANTED = GateDecision("deny", "not granted by the plan")
 NOT_AN_ATOM = GateDecision("deny", "not an atom 'resource:action:value'")
 
@@ -166,7 +169,7 @@ class _PartIndex:
         # name a deny rule when one covers the value; the part no rule mentions comes last
         for part in sorted(denied, key=lambda part: not part.rules):
             if not part.rules:
-                return GateDecision("deny", "no rule allows it")
+                return GateDecision("deny", NO_RULE)
             rule = part.rules[0]
             because = f" ({rule.reason})" if rule.reason else ""
             return GateDecision("deny", f"denied by {rule}{because}", (), rule)
@@ -188,6 +191,8 @@ class Gate:
         # case folding is about file names: only fs excepts fold (DESIGN §2)
         self._indices: dict[str, dict[str, _PartIndex]] = {}
         self._granted_parts = {key: kinds[0] for key, kinds in by_key.items()}
+        self._asked_parts = {key: kinds[1] for key, kinds in by_key.items()}
+        self._nearest: dict[tuple[str, str], NearestIndex] = {}
         self._term_cache: CostMemo[list[tuple[glob.Pattern, list[glob.Pattern]]]] = CostMemo(max_bytes=TERM_CACHE_BYTES)
         self._pattern_needs: CostMemo[NeedResult] = CostMemo(max_bytes=PATTERN_NEED_BYTES)
         """What each pattern need (a search's ``fs:read:/src/**``) was answered, with the steps it took (a
@@ -287,11 +292,16 @@ class Gate:
         value = resources.normalise(resource, raw, case_insensitive=self._case_insensitive)
         if isinstance(value, resources.Rejection):
             return GateDecision("deny", f"rejected: {value.reason}")
-        return self.decide_normalised(resource, action, raw, value)
+        return self._normalised(resource, action, raw, value)
 
     def decide_normalised(self, resource: str, action: str, raw: str, value: str) -> GateDecision:
         """Decide ``value`` (``raw`` normalised, by :func:`bgc.core.resources.normalise` with this gate's
-        case sensitivity), and its link target under the root too."""
+        case sensitivity), and its link target under the root too; when no rule allows it, the
+        reason names the nearest rule (:meth:`hinted`)."""
+        return self._hinted(resource, action, value, self._normalised(resource, action, raw, value))
+
+    def _normalised(self, resource: str, action: str, raw: str, value: str) -> GateDecision:
+        """:meth:`decide_normalised` without the nearest rule (:meth:`decide`'s own answer)."""
         if resource != "fs" or self._root is None:
             return self._decide_value(resource, action, value)
         resolved = self._resolve(raw, value)
@@ -331,6 +341,40 @@ class Gate:
         if isinstance(normalised, resources.Rejection):
             return resources.Rejection(raw, f"rejected: the link target {normalised.reason}")
         return normalised
+
+    def hinted(self, atom: str, decision: GateDecision) -> GateDecision:
+        """``decision`` for ``atom`` (what :meth:`decide` gave it), with, when no rule allows the
+        value, the nearest allow or ask rule of the plans and why it does not take it
+        (:mod:`bgc.core.nearest`) added to its reason. :meth:`decide` leaves that out: it answers
+        from outcomes shared by every value in the same parts, and its caller may not show it."""
+        if decision.reason != NO_RULE or decision.rule is not None:
+            return decision
+        resource, _, rest = atom.partition(":")
+        action, _, raw = rest.partition(":")
+        value = resources.normalise(resource, raw, case_insensitive=self._case_insensitive)
+        return self._hinted(resource, action, value, decision) if isinstance(value, str) else decision
+
+    def _hinted(self, resource: str, action: str, value: str, decision: GateDecision) -> GateDecision:
+        """``decision`` for the canonical ``value``, its reason with the nearest rule when no rule allows it."""
+        if decision.reason != NO_RULE or decision.rule is not None:
+            return decision
+        near = self.nearest(resource, action, value)
+        return decision if near is None else decision._replace(reason=f"{NO_RULE}; {near}")
+
+    def nearest(self, resource: str, action: str, value: str) -> Near | None:
+        """The allow or ask rule of the plans nearest to the canonical ``value``, and why it does
+        not take it; the index of a resource and action is built the first time one is asked for
+        (only values no rule allows ask, so a gate that allows never builds one)."""
+        key = (resource, action)
+        index = self._nearest.get(key)
+        if index is None:
+            entries = {
+                (part.pattern, rule): (rule.effect, part.pattern, glob.parse(part.pattern), rule)
+                for part in (*self._granted_parts.get(key, ()), *self._asked_parts.get(key, ()))
+                for rule in part.rules
+            }
+            index = self._nearest[key] = NearestIndex(resource, entries.values())
+        return index.nearest(value)
 
     def _decide_value(self, resource: str, action: str, value: str) -> GateDecision:
         """Decide a canonical ``value`` (links already resolved)."""
@@ -395,7 +439,7 @@ class Gate:
         needed = glob.parse(text)
         if needed.literal is not None:
             atom = f"{resource}:{action}:{checked}"
-            return NeedResult(atom, *worded(self.decide(atom)))
+            return NeedResult(atom, *worded(self.hinted(atom, self.decide(atom))))
         if resource != "fs" and checked != probe:
             return NeedResult(
                 f"{resource}:{action}:{probe}", "deny", f"rejected: not in canonical form (would read as {checked})"
@@ -420,7 +464,7 @@ class Gate:
         atom = f"{resource}:{action}:{checked}"
         if resource == "fs" and self._root is not None:
             return atom, self.decide_normalised(resource, action, value, checked)
-        return atom, self._decide_value(resource, action, checked)
+        return atom, self._hinted(resource, action, checked, self._decide_value(resource, action, checked))
 
     def _need_pattern(self, resource: str, action: str, needed: glob.Pattern, budget: Budget) -> NeedResult:
         """A templated need with wildcards of its own: covered when inside the granted terms."""

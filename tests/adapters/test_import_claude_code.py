@@ -37,7 +37,7 @@ def _bgc(*args: str, cwd: Path = ROOT):  # type: ignore[no-untyped-def]
 
 
 def test_golden_through_the_cli() -> None:
-    result = _bgc("import", "claude-code", "examples/claude-code/settings.json")
+    result = _bgc("import", "claude-code", "examples/claude-code/settings.json", "--allow-partial")
     if os.environ.get("BGC_UPDATE_GOLDEN"):
         (EXAMPLE / "settings.bgp").write_text(result.stdout, encoding="utf-8")
         (EXAMPLE / "settings.stderr").write_text(result.stderr, encoding="utf-8")
@@ -58,7 +58,9 @@ def test_the_golden_policy_is_formatted_and_its_expects_hold() -> None:
 
 def test_output_file_and_check_through_the_cli(tmp_path: Path) -> None:
     out = tmp_path / "claude.bgp"
-    result = _bgc("import", "claude-code", "examples/claude-code/settings.json", "-o", str(out), "--home", "/home/dev")
+    result = _bgc(
+        "import", "claude-code", "examples/claude-code/settings.json", "-o", str(out), "--home", "/home/dev", "--allow-partial"
+    )
     assert result.exit_code == 1 and result.stdout == ""
     text = out.read_text()
     assert 'allow host:write:/home/dev/notes.md, /home/dev/notes.md/** because "Claude Code: allow Edit(~/notes.md)"' in text
@@ -114,9 +116,12 @@ UNTRANSLATED = [
     ("Write(src/**)", "Edit(...)"),
     ("WebFetch(domain:*.example.com)", "plain lower-case host"),
     ("WebFetch(https://x.test)", "plain lower-case host"),
-    ("WebSearch", "no atom of its own"),
-    ("Agent(Explore)", "no atom of its own"),
-    ("Grep", "no atom of its own"),
+    ("Grep", "other tools need too"),
+    ("NotebookEdit", "other tools need too"),
+    ("Agent(Ex*)", "plain name"),
+    ("Agent(a b)", "plain name"),
+    ("Glob(src/**)", "no specifier"),
+    ("TeleportEverything", "not one of the Claude Code tools"),
     ("mcp__", "MCP tool name"),
     ("Bash(ls", "unbalanced"),
     ("Read(a\u202eb)", "invisible"),
@@ -180,3 +185,106 @@ def test_bash_rules_decide_as_claude_code_does(rules: dict[str, list[str]]) -> N
     for command in COMMANDS:
         got = decide(policy, "proc", "exec", encode_argv(command.split()), {}, None, compiler).effect
         assert got == claude_reference(rules, command), (rules, command)
+
+
+# ---- tools through bgc's mapping of Claude Code's tools ------------------------------------------
+
+
+def _decider(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+    """A run-time decider for the imported ``text`` beside the bundled mapping (no copy)."""
+    from bgc.runtime.calls import CallDecider, implicit_plan
+
+    path = tmp_path / "imported.bgp"
+    path.write_text('include "claude-code.bgp"\n' + text)
+    policy = load_policy(str(path))
+    return CallDecider([implicit_plan(policy, None)])
+
+
+AGENT = {"description": "d", "prompt": "p"}
+
+
+def test_the_rules_of_the_issue_are_translated_and_decide_calls_as_claude_code(tmp_path: Path) -> None:
+    """`deny Agent(Explore)` and `allow WebSearch` were dropped, one of them a deny: each now
+    decides the call the hook maps from Claude Code's tool, and nothing else."""
+    imported = translate(
+        {"deny": ["Agent(Explore)"], "allow": ["WebSearch", "Agent", "Read"]}, source="s.json"
+    )
+    assert imported.untranslated == ()
+    assert 'deny agent:spawn:Explore because "Claude Code: deny Agent(Explore)"' in imported.text
+    assert 'allow search:web:** because "Claude Code: allow WebSearch"' in imported.text
+    decider = _decider(tmp_path, imported.text)
+    assert decider.decide_call("Agent", None, {**AGENT, "subagent_type": "Explore"}).effect == "deny"
+    assert decider.decide_call("Task", None, {**AGENT, "subagent_type": "Explore"}).effect == "deny"  # its old name
+    assert decider.decide_call("Agent", None, {**AGENT, "subagent_type": "general-purpose"}).effect == "allow"
+    assert decider.decide_call("WebSearch", None, {"query": "bgc"}).effect == "allow"
+    checked = check_paths([str(tmp_path / "imported.bgp")])
+    assert not [f for f in checked.findings if f.rule_id in EXPECT_CODES], checked.findings
+
+
+def _sample_params(needs: tuple, ignores: tuple[str, ...]) -> dict[str, object]:  # type: ignore[type-arg]
+    """Parameters that fill every template of a declaration with a value its resource reads."""
+    params: dict[str, object] = {}
+    for need in needs:
+        for name in need.params:
+            whole = need.template.startswith("{" + name + "}")
+            if need.resource in ("fs", "host") and whole:
+                params[name] = "/src/a.py"
+            elif need.resource == "net" and whole:
+                params[name] = "https://example.com/a"
+            else:
+                params[name] = "x"
+    return params
+
+
+def test_a_tool_rule_decides_that_tool_and_no_other(tmp_path: Path) -> None:
+    """For every tool the mapping declares: `deny TOOL` (when translated) denies a call of it
+    and leaves every other tool's call as the rest of the policy decides it (here, allowed)."""
+    from bgc.adapters.imports.claude_code import ALIASES, claude_code_tools
+    from bgc.core.policy.bundled import bundled_file
+
+    declared = {decl.tool: decl for decl in load_policy(bundled_file("claude-code.bgp")).tools if "local" in decl.servers}
+    assert set(declared) == set(claude_code_tools())
+    translated = 0
+    for tool in sorted(declared):
+        if tool in ("Read", "Edit", "Bash", "WebFetch"):
+            continue  # their own syntax, tested above
+        imported = translate({"deny": [tool]}, source="s.json")
+        if imported.untranslated:
+            continue
+        translated += 1
+        decider = _decider(tmp_path, imported.text + "allow *:*:**\n")
+        for other, decl in declared.items():
+            effect = decider.decide_call(other, None, _sample_params(decl.needs, decl.ignores)).effect
+            same = ALIASES.get(other, other) == ALIASES.get(tool, tool)
+            assert effect == ("deny" if same else "allow"), (tool, other, effect)
+    assert translated >= 6  # Agent, Task, WebSearch, Glob, TodoWrite, ExitPlanMode, BashOutput, KillShell, ...
+
+
+def test_a_deny_or_ask_not_translated_writes_nothing_without_allow_partial(tmp_path: Path) -> None:
+    settings_file = tmp_path / "settings.json"
+    settings_file.write_text('{"permissions": {"deny": ["Grep", "Read(.env)"], "allow": ["Bash(git status)"]}}')
+    out = tmp_path / "out.bgp"
+    refused = _bgc("import", "claude-code", str(settings_file), "-o", str(out))
+    assert refused.exit_code == 1 and not out.exists() and refused.stdout == ""
+    assert "not translated: deny Grep: Grep needs only fs:read" in refused.stderr
+    assert "nothing written: 1 deny or ask rule could not be translated" in refused.stderr
+    written = _bgc("import", "claude-code", str(settings_file), "-o", str(out), "--allow-partial")
+    assert written.exit_code == 1 and "#   deny Grep: " in out.read_text()
+    allow_only = tmp_path / "allow.json"
+    allow_only.write_text('{"permissions": {"allow": ["Grep", "Bash(git status)"]}}')
+    narrower = _bgc("import", "claude-code", str(allow_only))  # an allow left out only narrows: written
+    assert narrower.exit_code == 1 and "allow proc:exec:git/status" in narrower.stdout
+
+
+def test_every_other_setting_of_permissions_is_named(tmp_path: Path) -> None:
+    imported = translate(
+        {"allow": [], "defaultMode": "acceptEdits", "additionalDirectories": ["../lib", "/opt/x"],
+         "disableBypassPermissionsMode": "disable", "mystery": True},
+        source="s.json",
+    )  # fmt: skip
+    listed = [str(item) for item in imported.untranslated]
+    assert [item.split(":")[0] for item in listed] == [
+        'defaultMode "acceptEdits"', 'additionalDirectories "../lib"', 'additionalDirectories "/opt/x"', "mystery true"
+    ]
+    assert all(item.effect == "" for item in imported.untranslated)
+    assert translate({"defaultMode": "default"}, source="s.json").untranslated == ()

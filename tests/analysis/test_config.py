@@ -109,7 +109,7 @@ def test_unknown_key_is_located_with_a_suggestion(repo: Path) -> None:
     ("key", "hint"),
     [
         ("POLICIES", "did you mean 'policies'?"),  # case aside, as in policies and test files
-        ("colour", "expected one of: policy, mode, policies, tests, orders, expectations"),
+        ("colour", "expected one of: policy, mode, policies, tests, orders, expectations, select, ignore"),
     ],
 )
 def test_unknown_key_hint_is_a_suggestion_or_the_known_keys(repo: Path, key: str, hint: str) -> None:

@@ -20,7 +20,18 @@ permission rules"):
   directory (a pattern without a ``/`` but at its end matches at any depth); ``Edit`` rules govern
   every tool that edits files, ``Read`` rules every tool that reads them;
 * ``WebFetch(domain:host)`` matches fetches of that host; ``mcp__server`` every tool of an MCP
-  server, ``mcp__server__tool`` one tool.
+  server, ``mcp__server__tool`` one tool;
+* ``Agent(name)`` matches the sub-agent ``name`` (``Agent(Explore)``; ``Task`` is the tool's
+  earlier name); any other tool name alone matches every call of that tool (``WebSearch``).
+
+Any other tool is translated through bgc's own mapping of Claude Code's tools (the bundled
+``claude-code.bgp``, which the hook decides calls by): a rule about a tool becomes a rule about
+the atoms its declaration needs, when that is exact. A ``deny`` or ``ask`` of a tool becomes
+one on an atom every call of the tool needs and no other tool's call can (``deny Agent(Explore)``
+is ``deny agent:spawn:Explore``; ``deny Glob``, ``deny search:glob:**``); an ``allow`` needs every
+atom of the tool to be its own (``allow WebSearch`` is ``allow search:web:**``). A tool whose
+atoms other tools share (``Grep`` reads files as ``Read`` does) has no exact translation: a rule
+on ``fs:read`` would decide ``Read`` too, so it is listed, not guessed.
 
 What bgc decides is the argv, not the text of the command (bgc.core.resources.proc, bgc.runtime.shell), so a Bash rule
 is translated word by word: ``Bash(npm run test:*)`` is ``proc:exec:npm/run/test,
@@ -33,6 +44,7 @@ Adapter layer: reads a foreign format, writes bgc policy text. The formatter giv
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,7 +52,8 @@ from typing import Any
 from bgc.core.patterns import glob
 from dataclasses import dataclass
 from bgc.core.resources.proc import decode_argv, pattern_of_words
-from bgc.runtime.calls import MCP_IDENTITY
+from bgc.runtime.calls import HOST, MCP_IDENTITY, SHELL_PAIRS
+from bgc.core.policy.ast import LOCAL_SERVER, AtomTemplate
 from bgc.core.policy.format import atom_word, format_text, pattern_word, quote_string
 
 __all__ = ["HOST_RESOURCE", "MCP_ATOM", "Imported", "Rule", "Untranslated", "translate"]
@@ -78,11 +91,16 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Untranslated:
-    """A Claude Code rule with no exact bgc translation, and why."""
+    """A Claude Code rule with no exact bgc translation (or another setting of ``permissions``:
+    ``effect`` empty), and why."""
 
     effect: str
     source: str
     reason: str
+
+    def __str__(self) -> str:
+        said = f"{self.effect} {_comment_safe(self.source)}" if self.effect else _comment_safe(self.source)
+        return f"{said}: {self.reason}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,12 +127,14 @@ def translate(permissions: Mapping[str, Any], *, source: str, home: str | None =
     """
     rules: list[Rule] = []
     untranslated: list[Untranslated] = []
+    mapping = claude_code_tools()
     for effect in EFFECTS:
         for text in permissions.get(effect, ()):
             try:
-                rules.extend(_rule(effect, text, home))
+                rules.extend(_rule(effect, text, home, mapping))
             except _NoTranslation as why:
                 untranslated.append(Untranslated(effect, text, str(why)))
+    untranslated.extend(_settings(permissions))
     lines = _header(source, untranslated)
     for rule in rules:
         first, *rest = rule.patterns
@@ -129,6 +149,30 @@ def translate(permissions: Mapping[str, Any], *, source: str, home: str | None =
     return Imported(format_text("\n".join(lines) + "\n", source), tuple(rules), tuple(untranslated))
 
 
+def _settings(permissions: Mapping[str, Any]) -> list[Untranslated]:
+    """The other keys of ``permissions``, each with what bgc makes of it: nothing is passed over
+    in silence. ``defaultMode: "default"`` (Claude Code asks what no rule matches) is the
+    header's own sentence; ``disableBypassPermissionsMode`` and ``disableAutoMode`` turn off
+    modes bgc does not have."""
+    out: list[Untranslated] = []
+    for key, value in permissions.items():
+        shown = f"{key} {json.dumps(value, ensure_ascii=False)}"
+        if key in EFFECTS or key in ("disableBypassPermissionsMode", "disableAutoMode"):
+            continue
+        if key == "defaultMode":
+            if value != "default":
+                out.append(Untranslated("", shown, "a Claude Code permission mode: bgc decides by the rules alone "
+                                        "(what no rule allows is denied); modes of your own are `mode` blocks"))
+        elif key == "additionalDirectories":
+            for directory in value if isinstance(value, list) else [value]:
+                out.append(Untranslated("", f"{key} {json.dumps(directory, ensure_ascii=False)}",
+                                        "a directory outside the project is decided as host paths: allow what the "
+                                        "agent may do there with host rules (allow host:read:/that/dir/**)"))
+        else:
+            out.append(Untranslated("", shown, "not a permissions setting bgc knows"))
+    return out
+
+
 def _header(source: str, untranslated: list[Untranslated]) -> list[str]:
     lines = [
         f"# Translated by `bgc import claude-code` from {source}: Claude Code's permission rules,",
@@ -139,7 +183,7 @@ def _header(source: str, untranslated: list[Untranslated]) -> list[str]:
     if untranslated:
         lines.append("#")
         lines.append("# NOT translated (no exact bgc rule; decide these by hand):")
-        lines.extend(f"#   {u.effect} {_comment_safe(u.source)}: {u.reason}" for u in untranslated)
+        lines.extend(f"#   {u}" for u in untranslated)
     lines.append("")
     return lines
 
@@ -148,7 +192,7 @@ def _comment_safe(text: str) -> str:
     return text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
 
 
-def _rule(effect: str, text: Any, home: str | None) -> list[Rule]:
+def _rule(effect: str, text: Any, home: str | None, mapping: Mapping[str, tuple[AtomTemplate, ...]]) -> list[Rule]:
     if not isinstance(text, str) or not text:
         raise _NoTranslation("not a rule (expected a non-empty string)")
     if not text.isprintable():
@@ -170,8 +214,82 @@ def _rule(effect: str, text: Any, home: str | None) -> list[Rule]:
         return [_mcp(effect, text)]
     if tool == "Write" and paren:
         raise _NoTranslation("a path belongs in Edit(...): Claude Code applies Edit rules to every tool that writes")
-    raise _NoTranslation(
-        f"bgc decides what a call touches (files, commands, hosts), not which tool makes it: {tool} has no atom of its own"
+    return _tool(effect, text, tool, spec, mapping)
+
+
+# ---- any other tool: through the mapping of Claude Code's tools -------------------------------
+
+MAPPING = "claude-code.bgp"
+"""The bundled policy that declares Claude Code's tools (what the hook decides calls by)."""
+
+SPECIFIERS = {"Agent": "subagent_type", "Task": "subagent_type"}
+"""Tools whose rule takes a specifier, and the parameter it names exactly (``Agent(Explore)``)."""
+
+ALIASES = {"Task": "Agent", "KillBash": "KillShell"}
+"""Tools Claude Code renamed: one tool under two names, so they may share atoms."""
+
+_SPECIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]*")
+
+
+def claude_code_tools() -> dict[str, tuple[AtomTemplate, ...]]:
+    """Every tool the bundled mapping declares (on the local server) and the atoms it needs."""
+    from bgc.core.policy.bundled import bundled_file
+    from bgc.core.policy.loader import cached_policy
+
+    path = bundled_file(MAPPING)
+    if path is None:  # pragma: no cover - the mapping ships with bgc
+        return {}
+    return {decl.tool: decl.needs for decl in cached_policy(path).tools if LOCAL_SERVER in decl.servers}
+
+
+def _tool(effect: str, text: str, tool: str, spec: str | None, mapping: Mapping[str, tuple[AtomTemplate, ...]]) -> list[Rule]:
+    """A rule about a tool other than those with a syntax of their own, as a rule about the atoms
+    its declaration needs (see the module's docstring for when that is exact)."""
+    needs = mapping.get(tool)
+    if needs is None:
+        raise _NoTranslation(f"{tool} is not one of the Claude Code tools bgc's mapping ({MAPPING}) declares")
+    if spec is not None:
+        return [_specified(effect, text, tool, spec, needs)]
+    own = [need for need in needs if _own_pair(tool, (need.resource, need.action), mapping)]
+    if effect == "allow" and len(own) < len(needs):
+        shared = sorted({f"{need.resource}:{need.action}" for need in needs if need not in own})
+        raise _NoTranslation(
+            f"{tool} needs {', '.join(shared)}, which other tools need too: allowing it would allow them; "
+            "allow what it may touch instead (Read(...), Edit(...))"
+        )
+    if not own:
+        shared = sorted({f"{need.resource}:{need.action}" for need in needs})
+        raise _NoTranslation(
+            f"{tool} needs only {', '.join(shared)}, which other tools need too: a rule would decide them as well; "
+            "write rules for what it may touch instead (Read(...), Edit(...))"
+        )
+    pairs = dict.fromkeys((need.resource, need.action) for need in (own if effect == "allow" else own[:1]))
+    return [Rule(effect, resource, action, ("**",), text, ("x",)) for resource, action in pairs]
+
+
+def _specified(effect: str, text: str, tool: str, spec: str, needs: tuple[AtomTemplate, ...]) -> Rule:
+    """``Agent(Explore)``: the atom the declaration needs with the specifier as its parameter."""
+    parameter = SPECIFIERS.get(tool)
+    if parameter is None:
+        raise _NoTranslation(f"{tool}(...) has no specifier Claude Code documents: only {tool} alone is translated")
+    if not _SPECIFIER.fullmatch(spec):
+        raise _NoTranslation(f"only {tool}(NAME) with a plain name is translated (no wildcards, no spaces)")
+    if len(needs) != 1 or needs[0].params != (parameter,):
+        raise _NoTranslation(f"the mapping's {tool} needs more than its {parameter}: no one atom says {text}")
+    (pattern,) = needs[0].expand({parameter: spec})
+    return Rule(effect, needs[0].resource, needs[0].action, (pattern,), text, (spec,))
+
+
+def _own_pair(tool: str, pair: tuple[str, str], mapping: Mapping[str, tuple[AtomTemplate, ...]]) -> bool:
+    """Whether no call but one of ``tool`` (or the tool under another name) can need an atom of
+    ``pair``: no other declaration needs it, nor a shell command, an MCP tool's identity or a
+    path outside the project."""
+    if pair in SHELL_PAIRS or pair == MCP_IDENTITY or pair[0] == HOST:
+        return False
+    name = ALIASES.get(tool, tool)
+    return not any(
+        ALIASES.get(other, other) != name and any((need.resource, need.action) == pair for need in needs)
+        for other, needs in mapping.items()
     )
 
 
@@ -348,9 +466,11 @@ def _claude_matches(rule: Rule, sample: str, home: str | None) -> bool:
     if rule.resource == "net":
         host = sample.split("/")[2].split(":")[0]
         return spec is None or spec == f"domain:{host}"
-    server, _, name = sample.partition("/")
-    match = _MCP.fullmatch(rule.source)
-    return match is not None and match.group(1) == server and match.group(2) in (None, "*", name)
+    if (rule.resource, rule.action) == MCP_ATOM:
+        server, _, name = sample.partition("/")
+        match = _MCP.fullmatch(rule.source)
+        return match is not None and match.group(1) == server and match.group(2) in (None, "*", name)
+    return spec is None or spec == sample  # a tool's own atom: the whole tool, or the one name
 
 
 def _bash_text_matches(spec: str, command: str) -> bool:

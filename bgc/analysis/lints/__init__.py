@@ -22,10 +22,12 @@ from bgc.analysis.lints import (
     never_matches,
     proposer_chosen_grant,
     shadowed,
+    suppressions,
     unknown_target,
     write_everywhere,
 )
 from bgc.analysis.lints.context import Context
+from bgc.analysis.selection import LINT_CODES
 from bgc.core.policy.ast import Policy
 
 RULES = (
@@ -44,7 +46,8 @@ RULES = (
 
 
 def lint(policy: Policy) -> list[Finding]:
-    """Every lint over one policy, then the notes of what could not be decided."""
+    """Every lint over one policy, then the notes of what could not be decided, less what a
+    ``# bgc: ignore[...]`` on the finding's line silences (:mod:`.suppressions`)."""
     context = Context(policy)
     findings = [finding for rule in RULES for finding in rule.check(context)]
-    return [*findings, *context.undecided]
+    return suppressions.suppress([*findings, *context.undecided], policy.comments, LINT_CODES)

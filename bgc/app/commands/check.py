@@ -36,6 +36,7 @@ from bgc.text import count
 
 if TYPE_CHECKING:
     from bgc.analysis.config import Config
+    from bgc.analysis.selection import Selection
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +120,14 @@ def _recorded_order(recording: Path, config: Config | None) -> str:
 
 def check(
     paths: Sequence[str], *, config: Config | None, update: bool = False, orders_only: bool = False,
-    baseline: str | None = None, color: bool = False,
+    baseline: str | None = None, color: bool = False, selection: Selection | None = None,
 ) -> Outcome:
     """Check ``paths`` (or, with none, the configured repository); ``update`` rewrites recordings;
     ``orders_only`` leaves policies and tests out (the ``bgc-compile`` pre-commit hook);
-    ``baseline`` diffs each policy against that git revision (new access is a finding)."""
+    ``baseline`` diffs each policy against that git revision (new access is a finding);
+    ``selection`` the lints reported (default: every lint)."""
+    from dataclasses import replace
+
     from bgc.analysis.checks import CheckResult, cached_check
     from bgc.app.render.findings_text import findings_text
 
@@ -137,6 +141,8 @@ def check(
 
     if targets.policies:
         merged = CheckResult.merged([cached_check(path) for path in targets.policies])
+        if selection is not None:
+            merged = replace(merged, findings=tuple(selection.kept(merged.findings)))
         findings.extend(merged.findings)
         errors.extend(merged.errors)
         sections.append(findings_text(merged, color))
@@ -361,11 +367,14 @@ def _error_file(error: BgcError) -> str:
 def run(
     paths: Sequence[str], *, output_format: str = "text", update: bool = False, orders_only: bool = False,
     baseline: str | None = None, quiet: bool = False, color_choice: str = "auto",
+    select: Sequence[str] | None = None, ignore: Sequence[str] | None = None,
 ) -> Result:
     """``bgc check``: what to print, the exit code (0 passed, 1 findings, 2 bad input) and the
     recordings to write or remove; ``quiet`` keeps only the findings of the text report;
     ``color_choice`` is ``--color`` (text only, and only on stdout:
-    :func:`bgc.app.render.color.use_color`).
+    :func:`bgc.app.render.color.use_color`); ``select``/``ignore``: ``--select``/``--ignore``, each
+    value a comma-separated list of lint codes or prefixes (:mod:`bgc.analysis.selection`),
+    after the configuration's.
 
     Shared by the typer command and the fast start-up path (:mod:`bgc.app.launch`), so both behave
     identically. A bad command line or configuration raises :class:`BgcError` with the text
@@ -379,7 +388,7 @@ def run(
         raise UsageError(f"unknown --format {output_format!r} (expected text, {', '.join(FORMATS)})")
     color = output_format == "text" and use_color(color_choice, sys.stdout)
     try:
-        return _run(paths, output_format, update, orders_only, baseline, quiet, color)
+        return _run(paths, output_format, update, orders_only, baseline, quiet, color, select, ignore)
     except BgcError as error:
         if output_format == "text":
             raise
@@ -388,17 +397,21 @@ def run(
 
 def _run(
     paths: Sequence[str], output_format: str, update: bool, orders_only: bool, baseline: str | None, quiet: bool,
-    color: bool,
+    color: bool, select: Sequence[str] | None, ignore: Sequence[str] | None,
 ) -> Result:
     from bgc.analysis.config import at_root, find_config, git_root
     from bgc.app.render.machine import render
 
     config = find_config(".")
     root = config.root if config is not None else git_root(".")
+    selection = _selection(config, select, ignore)
     with at_root(config, paths) as paths:
         if config is not None:
             config.check_mode()
-        outcome = check(paths, config=config, update=update, orders_only=orders_only, baseline=baseline, color=color)
+        outcome = check(
+            paths, config=config, update=update, orders_only=orders_only, baseline=baseline, color=color,
+            selection=selection,
+        )  # fmt: skip
         text = outcome.text
         if output_format == "text" and quiet:
             from bgc.app.render.findings_text import findings_only
@@ -408,3 +421,18 @@ def _run(
             text = render(outcome.findings, output_format, root=root, summary=outcome.summary)
         recordings = outcome.recordings or Recordings((), ())
         return recordings.result(outcome.exit_code, text)
+
+
+def _selection(config: Config | None, select: Sequence[str] | None, ignore: Sequence[str] | None) -> Selection:
+    """The lints to report: the configuration's ``select``/``ignore``, then the command line's."""
+    from bgc.analysis.selection import Layer, Selection, selector_problem, selectors
+
+    given = {"--select": selectors(select or ()), "--ignore": selectors(ignore or ())}
+    for flag, chosen in given.items():
+        for selector in chosen:
+            problem = selector_problem(selector)
+            if problem is not None:
+                raise UsageError(f"{flag}: {problem}")
+    layers = [Layer(config.select, config.ignore)] if config is not None else []
+    layers.append(Layer(given["--select"] or None, given["--ignore"]))
+    return Selection(tuple(layers))

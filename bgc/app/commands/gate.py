@@ -92,7 +92,7 @@ def _decide_atoms(
         from bgc.app.render.gate import gate_line as line
     worst = ExitCode.OK
     for text in texts:
-        decision = checker.decide(text)
+        decision = checker.hinted(text, checker.decide(text))
         if record is not None:
             decision = record(text, decision)
         worst = max(worst, EFFECT_CODES.get(decision.effect, ExitCode.DENIED))

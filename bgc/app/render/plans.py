@@ -242,4 +242,6 @@ def explanation_lines(explanation: Explanation) -> list[Line]:
         lines.append([(f"  in mode {other}: ", ""), (f"{mark} {verdict}", style)])
     if explanation.other_modes and any(v in ("granted", "narrowed") for _, v in explanation.other_modes):
         lines.append([("  (a person may switch modes with --mode; the proposal cannot)", "dim")])
+    if explanation.hint is not None:
+        lines.append([("  hint: ", "cyan"), (str(explanation.hint), "")])
     return lines

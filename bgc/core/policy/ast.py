@@ -15,11 +15,13 @@ is unknown is for the compiler to treat conservatively, not for the AST to guess
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any, Literal, Union
 
 from dataclasses import dataclass, field
 from bgc.errors import Span, UsageError
+from bgc.core.policy.bundled import ABSENT, BUNDLED, bundled_directory, recorded
 from bgc.core.policy.templates import LOCAL_SERVER as LOCAL_SERVER
 from bgc.core.policy.templates import AtomTemplate as AtomTemplate
 from bgc.core.policy.templates import TemplateError as TemplateError
@@ -292,7 +294,8 @@ class SourceFile:
 @dataclass(frozen=True, slots=True)
 class PolicyFile:
     """A file that went into a policy: its path relative to the root policy's directory
-    ('/'-separated) and the digest of its bytes."""
+    ('/'-separated), or ``bgc:NAME`` for a bundled file (:mod:`bgc.core.policy.bundled`), and the digest of its
+    bytes."""
 
     path: str
     digest: str
@@ -315,6 +318,11 @@ class Policy:
     """Who may switch a session to each mode whose block says (``mode NAME approvals N of [...]``)."""
     trusts_elicitation: bool = False
     """Whether the policy says ``trust elicitation``."""
+    comments: tuple[Comment, ...] = field(default=(), compare=False)
+    """Every file's comments (with their spans): where lints read ``# bgc: ignore[...]``."""
+    absent: tuple[str, ...] = field(default=(), compare=False)
+    """Paths (relative to the root policy's directory) where an include found no file and took a
+    bundled one: a file appearing there would change the policy."""
 
     def tool(self, name: str, server: str | None = None) -> ToolDecl | None:
         """The declaration of tool ``name`` on ``server`` (``local`` when None), or None when the
@@ -334,10 +342,24 @@ class Policy:
             raise UsageError(f"unknown mode {mode!r} (the policy declares: {declared})")
         return mode
 
+    def file_name(self, file: str) -> str:
+        """How plans name the policy's file ``file`` (as its spans name it): relative to the root
+        policy's directory ('/'-separated), or ``bgc:NAME`` for a file bgc ships, so that a plan
+        does not depend on where the policy or bgc lies on this machine."""
+        if any(item.path.startswith(BUNDLED) for item in self.files):
+            real = os.path.realpath(file)
+            if os.path.commonpath([bundled_directory(), real]) == bundled_directory():
+                name = recorded(real)
+                if any(item.path == name for item in self.files):
+                    return name
+        return os.path.relpath(file, os.path.dirname(self.path) or ".").replace(os.sep, "/")
+
     def file_digests(self) -> tuple[tuple[str, str], ...]:
-        """``(path, digest)`` of every file the policy was read from: what a cache entry made
-        from it records (plain pairs, so reading the entry back needs none of this module)."""
-        return tuple((item.path, item.digest) for item in self.files)
+        """``(path, digest)`` of every file the policy was read from, and ``(path, ABSENT)`` for
+        every path that must stay empty for it to mean the same (:attr:`absent`): what a cache
+        entry made from it records (plain pairs, so reading the entry back needs none of this
+        module)."""
+        return (*((item.path, item.digest) for item in self.files), *((path, ABSENT) for path in self.absent))
 
     def id(self) -> str:
         """``sha256:<hex>`` of ``["bgc.Policy", 1, {"files": [{"path", "digest"}...]}]``.

@@ -3,7 +3,9 @@
 :mod:`bgc.core.policy.parser` turns one file's text into a :class:`~bgc.core.policy.ast.SourceFile`; this
 module does what needs more than one file: it reads the root file and every file it includes
 (bounded reads, UTF-8 only, BGC015), follows ``include`` depth first with cycle detection (each file
-spliced in once, BGC010) and never out of the root policy's directory tree, checks what only the
+spliced in once, BGC010) and never out of the root policy's directory tree — or, for a file bgc
+bundles (``include "claude-code.bgp"`` with no such file beside the including one), out of the
+bundled policies' directory — checks what only the
 whole policy can show (a mode or tool declared twice, a second ``default mode``, an unknown mode,
 conflicting ``filesystem`` declarations) and assembles the :class:`~bgc.core.policy.ast.Policy` with
 the digest of every file it read.
@@ -21,6 +23,7 @@ from bgc import codes
 from bgc.errors import Span
 from bgc.core.policy.ast import (
     LOCAL_SERVER,
+    Comment,
     DefaultMode,
     Expect,
     Filesystem,
@@ -34,6 +37,7 @@ from bgc.core.policy.ast import (
     Trust,
     TrustElicitation,
 )
+from bgc.core.policy.bundled import bundled_directory, bundled_file, recorded
 from bgc.core.policy.parser import FileParser, PolicyError
 from bgc.core.policy.syntax_words import join_words
 from bgc.text import did_you_mean
@@ -74,9 +78,9 @@ def cached_policy(path: str) -> Policy:
     return policy
 
 
-def _read(path: str, site: tuple[FileParser, Span, str] | None) -> bytes:
+def _read(path: str, site: tuple[FileParser, Span, str, str | None] | None) -> bytes:
     """The bytes of the policy file at ``path``. ``site`` is the include that names it (the
-    including file's parser, the include's span, the path to show), for an include's error."""
+    including file's parser, the include's span, the path to show, a hint), for an include's error."""
     from bgc.core.values.documents import DocumentError, read_bytes
 
     try:
@@ -84,8 +88,19 @@ def _read(path: str, site: tuple[FileParser, Span, str] | None) -> bytes:
     except DocumentError as error:
         if site is None:
             raise PolicyError(error.message, Span(path), code=codes.UNREADABLE_POLICY) from None
-        owner, span, shown = site
-        owner.fail(f"cannot include `{shown}`: {error.message}", span, codes.BAD_INCLUDE)
+        owner, span, shown, hint = site
+        owner.fail(f"cannot include `{shown}`: {error.message}", span, codes.BAD_INCLUDE, hint)
+
+
+def _missing_hint(path: str) -> str | None:
+    """For an include that names nothing: the bundled policy it may have meant."""
+    from bgc.core.policy.bundled import bundled_names
+
+    names = bundled_names()
+    close = did_you_mean(os.path.basename(path), names)
+    if close is not None:
+        return f"{close} (a policy bgc ships, which an include names without a copy)"
+    return "bgc ships " + join_words([f"`{name}`" for name in names], "and") + ": an include names one without a copy"
 
 
 def _decode(data: bytes, display: str) -> str:
@@ -103,6 +118,8 @@ class _Loader:
     def __init__(self, root: str) -> None:
         self.root_dir = os.path.dirname(root) or "."
         self.boundary = os.path.realpath(self.root_dir)
+        self.bundled: dict[str, str] = {}
+        """Files read from bgc's bundled policies: the name they are shown by → ``bgc:NAME``."""
         self.files: list[PolicyFile] = []
         self.parsers: dict[str, FileParser] = {}
         self.seen: set[str] = set()
@@ -114,6 +131,9 @@ class _Loader:
         self.filesystem: Filesystem | None = None
         self.trusted: list[Trust] = []
         self.trusts_elicitation = False
+        self.comments: list[Comment] = []
+        self.absent: list[str] = []
+        """Where an include found nothing and took a bundled file (relative to the root's directory)."""
 
     def fail(self, message: str, span: Span, code: str, hint: str | None = None) -> NoReturn:
         self.parsers[span.file].fail(message, span, code, hint)
@@ -135,6 +155,8 @@ class _Loader:
             case_insensitive=bool(self.filesystem and self.filesystem.case_insensitive),
             trust=tuple(self.trusted),
             trusts_elicitation=self.trusts_elicitation,
+            comments=tuple(self.comments),
+            absent=tuple(dict.fromkeys(self.absent)),
         )
 
     def add(self, display: str, text: str, data: bytes, stack: tuple[str, ...]) -> None:
@@ -142,11 +164,12 @@ class _Loader:
 
         real = os.path.realpath(display)
         self.seen.add(real)
-        relative = os.path.relpath(display, self.root_dir).replace(os.sep, "/")
+        relative = self.bundled.get(display) or os.path.relpath(display, self.root_dir).replace(os.sep, "/")
         self.files.append(PolicyFile(relative, Digest.of(data).text))
         file_parser = FileParser(text, display)
         self.parsers[display] = file_parser
         source = file_parser.parse()
+        self.comments.extend(source.comments)
         for statement in source.statements:
             if isinstance(statement, Include):
                 self.include(statement, display, stack + (real,))
@@ -168,18 +191,34 @@ class _Loader:
                 self.declare_filesystem(statement)
 
     def include(self, statement: Include, display: str, stack: tuple[str, ...]) -> None:
-        """Splice in the file ``statement`` names, relative to the including file ``display``.
+        """Splice in the file ``statement`` names, relative to the including file ``display``;
+        when nothing is there and the path is a plain file name bgc bundles
+        (``include "claude-code.bgp"``), that bundled file.
 
         The file must lie in the root policy's directory or below it once symbolic links are
         resolved: a policy is then self-contained (it means the same wherever the tree is
         checked out, and its id covers every file it reads), and bgc never opens, let alone
         quotes in a syntax error, a file outside the tree (``include "../../etc/passwd"``). The
-        resolved path, the one checked, is the one read.
+        resolved path, the one checked, is the one read. A bundled file is recorded as
+        ``bgc:NAME`` (so the id is the same on every machine with the same bgc) and its own
+        includes stay in the bundled directory by the same rule. A file of the policy's own
+        always comes first: anything at the path (even a broken link) is what the include
+        means, so a project can pin its copy of a bundled file.
         """
         target = os.path.normpath(os.path.join(os.path.dirname(display), statement.path))
-        real = os.path.realpath(target)
         where = statement.path_span or statement.span
-        if os.path.commonpath([self.boundary, real]) != self.boundary:
+        within = self.boundary
+        if display in self.bundled:
+            within = bundled_directory()
+            self.bundled[target] = recorded(target)
+        elif not os.path.lexists(target):
+            bundled = bundled_file(statement.path)
+            if bundled is not None:
+                self.absent.append(os.path.relpath(target, self.root_dir).replace(os.sep, "/"))
+                target, within = bundled, os.path.dirname(bundled)
+                self.bundled[target] = recorded(bundled)
+        real = os.path.realpath(target)
+        if os.path.commonpath([within, real]) != within:
             self.fail(
                 f"include `{statement.path}` resolves outside the root policy's directory "
                 f"(`{self.root_dir}`), symbolic links followed",
@@ -192,7 +231,8 @@ class _Loader:
             self.fail(f"include cycle: {' → '.join(chain)}", statement.span, codes.BAD_INCLUDE)
         if real in self.seen:
             return  # already spliced in once (a diamond); rules are a set, once is enough
-        data = _read(real, (self.parsers[display], where, target))
+        hint = None if os.path.lexists(target) else _missing_hint(statement.path)
+        data = _read(real, (self.parsers[display], where, target, hint))
         self.add(target, _decode(data, target), data, stack)
 
     def mode(self, block: ModeBlock) -> None:

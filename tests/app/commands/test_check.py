@@ -307,6 +307,8 @@ def test_one_exit_code_table_for_every_command(repo: Path) -> None:
         (["check", "a.bgp", "--format", "sarif", "b.bgt.yaml"], ("check", ["a.bgp", "b.bgt.yaml"], {"output_format": "sarif"})),
         (["check", "--format=github", "--update", "--orders"],
          ("check", [], {"output_format": "github", "update": True, "orders_only": True})),
+        (["check", "--select", "BGC1", "--ignore=BGC104,BGC103", "--ignore", "BGC120"],
+         ("check", [], {"select": ["BGC1"], "ignore": ["BGC104,BGC103", "BGC120"]})),
         (["check", "--help"], None),
         (["check", "--format"], None),
         (["check", "--format", "xml"], None),
@@ -335,7 +337,8 @@ def test_fast_path_and_typer_print_the_same(repo: Path) -> None:
     """The console script (fast path) and the typer command: same bytes, same exit code."""
     (repo / "policies/p.bgp").write_text(POLICY + "expect allow fs:write:/src/secrets/x\n")
     env = {**os.environ, "BGC_CACHE_DIR": str(repo / ".cache")}
-    for args in (["check"], ["check", "--format", "sarif"], ["check", "policies/p.bgp"], ["check", "--orders"]):
+    for args in (["check"], ["check", "--format", "sarif"], ["check", "policies/p.bgp"], ["check", "--orders"],
+                 ["check", "--ignore", "BGC1"], ["check", "--select", "BGC2"]):
         script = subprocess.run(
             [sys.executable, "-c", "from bgc.app.launch import main; main()", *args],
             cwd=repo, env=env, capture_output=True, text=True, timeout=60,
