@@ -71,7 +71,7 @@ def _missed(expect: Expect, decision: Decision, policy: Policy) -> Finding:
     other finding), not as plans record them (relative to the root policy's directory)."""
     atom = f"{expect.resource}:{expect.action}:{expect.value}"
     if decision.rules:
-        where = [f"{ref.effect} at {rule_source(policy, ref)}:{ref.line}" for ref in decision.rules]
+        where = [f"{ref.keyword} at {rule_source(policy, ref)}:{ref.line}" for ref in decision.rules]
         hint = "decided by " + ", ".join(where)
     else:
         hint = "no rule applies, so it is denied (fail closed)"
