@@ -122,6 +122,12 @@ HIDDEN_CHARACTER = _code(
     "bidirectional control, invisible format or control character)",
     _ERRORS,
 )
+FALLBACK_ALLOW = _code(
+    "BGC018",
+    ERROR,
+    "`otherwise allow`: a fallback may ask or deny, never allow (write `allow`: it already gives way to asks and denies)",
+    _ERRORS,
+)
 UNREADABLE_FILE = _code(
     "BGC099",
     ERROR,
@@ -176,6 +182,12 @@ HOST_LABEL_WILDCARD = _code(
     "BGC112",
     WARNING,
     "an allow whose URL host has a wildcard inside a label (`*example.com` also matches `evilexample.com`)",
+    _LINTS,
+)
+FALLBACK_WITHOUT_EFFECT = _code(
+    "BGC113",
+    WARNING,
+    "a fallback (`otherwise ask`/`otherwise deny`) pattern that can never take effect: other rules decide everything it matches",
     _LINTS,
 )
 

@@ -19,10 +19,14 @@ ask → ask      ``(q ∩ q') − (Dx ∪ Dy ∪ K)`` for q in Qx, q' in Qy whos
                q's, K the asks of Qy whose approvals do (fewer or other people may approve)
 =============  ===============================================================================
 
-and the values that lost access are the same terms with X and Y swapped. A term whose pattern
-is written alike on both sides is empty by construction and never computed, so reordering,
-splitting or reformatting rules costs nothing and reports nothing, and two large policies that
-differ in one rule cost about one rule's intersections with the other side.
+and the values that lost access are the same terms with X and Y swapped. Fallbacks
+(``otherwise deny``, ``otherwise ask``) are two more layers below these, which decide only what
+no rule matches; the terms are built the same way over every pair of layers (:func:`_gained`),
+so turning ``otherwise deny`` into ``otherwise ask`` is new access (deny → ask) and the reverse
+is removed access. A term whose pattern is written alike on both sides is empty by construction
+and never computed, so reordering, splitting or reformatting rules costs nothing and reports
+nothing, and two large policies that differ in one rule cost about one rule's intersections with
+the other side.
 
 Values, not pattern texts, are what the gate decides: a term counts only when it holds a value
 in its resource's canonical form (:mod:`bgc.core.resources`; ``/src/`` is never a value, ``/src`` is),
@@ -215,24 +219,59 @@ class _Cut:
 
 @dataclass(frozen=True, slots=True)
 class _Side:
+    """One policy's applicable rules over one resource/action in one context and mode, read as
+    layers (:meth:`layers`): a value gets the level of the first layer with a pattern matching
+    it, deny when none does."""
+
     allow: tuple[_Cut, ...]
     ask: tuple[_Cut, ...]
     deny: tuple[_Cut, ...]
+    fallback_deny: tuple[_Cut, ...] = ()
+    fallback_ask: tuple[_Cut, ...] = ()
+    unreached: tuple[_Cut, ...] = ()
+    """On a case-insensitive file system with fallbacks, the allows folded (``rule`` None): what
+    they name up to case, which no fallback reaches (the compiler's ``_fallen``)."""
+
+    def layers(self) -> tuple[tuple[str, tuple[_Cut, ...]], ...]:
+        """``(level, cuts)`` in precedence order: deny, ask, allow, then what no fallback
+        reaches, ``otherwise deny``, ``otherwise ask`` (a fallback decides only what no rule
+        matches, and the strictest fallback wins)."""
+        return (
+            ("deny", self.deny), ("ask", self.ask), ("allow", self.allow),
+            ("deny", self.unreached), ("deny", self.fallback_deny), ("ask", self.fallback_ask),
+        )  # fmt: skip
 
     def level(self, value: str) -> tuple[str, tuple[Rule, ...], bool]:
         """The level this side gives a canonical value, the rules that decided it, and whether
         it refuses the value (then no rule decided it)."""
         if any(cut.rule is None and _matches(cut, value) for cut in self.deny):
             return "deny", (), True
-        for level, cuts in (("deny", self.deny), ("ask", self.ask), ("allow", self.allow)):
-            rules = tuple(cut.rule for cut in cuts if cut.rule is not None and _matches(cut, value))
-            if rules:
-                return level, rules, False
+        for level, cuts in self.layers():
+            matched = [cut for cut in cuts if _matches(cut, value)]
+            if matched:
+                return level, tuple(cut.rule for cut in matched if cut.rule is not None), False
         return "deny", (), False
 
     def approvals(self, value: str) -> str:
-        """What an ask value needs here, in words (every applicable ask rule's requirement)."""
-        return approvals_text(_requirement(cut.rule) for cut in self.ask if cut.rule and _matches(cut, value))
+        """What an ask value needs here, in words: the requirement of every rule of the first
+        layer that matches it (ask rules, or else ``otherwise ask`` fallbacks)."""
+        for level, cuts in self.layers():
+            matched = [cut.rule for cut in cuts if _matches(cut, value)]
+            if matched:
+                return approvals_text(_requirement(rule) for rule in matched if rule is not None) if level == "ask" else ""
+        return ""
+
+
+def _layers(side: _Side) -> list[tuple[str, tuple[_Cut, ...], tuple[_Cut, ...]]]:
+    """The side's layers that have patterns, each ``(level, cuts, earlier)``: a value is decided
+    by a layer when it matches one of its cuts and none of the ``earlier`` layers' cuts."""
+    found: list[tuple[str, tuple[_Cut, ...], tuple[_Cut, ...]]] = []
+    earlier: tuple[_Cut, ...] = ()
+    for level, cuts in side.layers():
+        if cuts:
+            found.append((level, cuts, earlier))
+            earlier += cuts
+    return found
 
 
 def _matches(cut: _Cut, value: str) -> bool:
@@ -283,48 +322,61 @@ def _meet(before: str, after: str, a: _Cut, b: _Cut, cuts: tuple[_Cut, ...], bud
 def _gained(x: _Side, y: _Side, budget: Budget) -> Iterator[_Term]:
     """Terms whose union is exactly the values ``y`` treats more permissively than ``x``.
 
-    A term whose pattern also stands on the other side in a way that empties it is skipped
-    without a question (the table in the module docstring, read with set membership).
+    For each layer of ``y`` above deny and each pattern ``p`` in it (its values: ``p`` less the
+    earlier layers' patterns ``E``), the values ``x`` treats worse are those ``x`` decides in a
+    lower layer, and those in none of ``x``'s layers above deny: ``p − (E ∪ U)`` with ``U`` the
+    patterns of ``x``'s allows, asks and ``otherwise ask`` fallbacks, and ``(p ∩ d) − (E ∪ E')``
+    for each pattern ``d`` of a lower layer of ``x`` (``E'`` that layer's earlier ones). With
+    deny, ask and allow alone this is the table of the module docstring. A term whose pattern
+    also stands on the other side in a way that empties it is skipped without a question.
     """
-    y_cut = y.ask + y.deny
-    x_allow_ask = _texts(x.allow, x.ask)
-    y_cut_texts = _texts(y_cut)
-    x_deny = _texts(x.deny)
-    for a in y.allow:
-        if a.pattern.text not in x_allow_ask:
-            yield _Term("deny", "allow", a.pattern, y_cut + x.allow + x.ask)
-        for d in x.deny:
-            if d.pattern.text not in y_cut_texts:
-                yield from _meet("deny", "allow", a, d, y_cut, budget)
-        for q in x.ask:
-            if q.pattern.text not in y_cut_texts and q.pattern.text not in x_deny:
-                yield from _meet("ask", "allow", a, q, y_cut + x.deny, budget)
-    y_deny_texts = _texts(y.deny)
-    for q in y.ask:
-        if q.pattern.text not in x_allow_ask:
-            yield _Term("deny", "ask", q.pattern, y.deny + x.allow + x.ask)
-        for d in x.deny:
-            if d.pattern.text not in y_deny_texts:
-                yield from _meet("deny", "ask", q, d, y.deny, budget)
+    x_layers = _layers(x)
+    x_up = x.allow + x.ask + x.fallback_ask
+    x_up_texts = _texts(x_up)
+    for level, cuts, earlier in _layers(y):
+        if level == "deny":
+            continue
+        earlier_texts = _texts(earlier)
+        below = [(x_level, x_cuts, x_earlier, _texts(x_earlier)) for x_level, x_cuts, x_earlier in x_layers
+                 if _RANK[x_level] < _RANK[level]]  # fmt: skip
+        for p in cuts:
+            if p.pattern.text not in x_up_texts:
+                yield _Term("deny", level, p.pattern, earlier + x_up)
+            for x_level, x_cuts, x_earlier, x_earlier_texts in below:
+                if p.pattern.text in x_earlier_texts:
+                    continue
+                for d in x_cuts:
+                    if d.pattern.text not in earlier_texts and d.pattern.text not in x_earlier_texts:
+                        yield from _meet(x_level, level, p, d, earlier + x_earlier, budget)
 
 
 def _weaker_approvals(x: _Side, y: _Side, budget: Budget) -> Iterator[_Term]:
     """Terms whose union holds every value asked on both sides for which some requirement of
-    ``x`` is implied by no requirement of ``y`` (fewer or other people may now approve it)."""
-    asks = [(cut, _requirement(cut.rule)) for cut in y.ask if cut.rule is not None]
-    keeping: dict[Approvals, tuple[tuple[_Cut, ...], frozenset[str], list[_Cut]]] = {}
-    for q in x.ask:
-        if q.rule is None:
+    ``x`` is implied by no requirement of ``y`` (fewer or other people may now approve it).
+    A value's requirements are those of the rules of the layer that asks it (ask rules, or
+    ``otherwise ask`` fallbacks where no rule matches)."""
+    y_asks = [
+        (earlier, [(cut, _requirement(cut.rule)) for cut in cuts if cut.rule is not None])
+        for level, cuts, earlier in _layers(y)
+        if level == "ask"
+    ]
+    keeping: dict[tuple[Approvals, int], tuple[tuple[_Cut, ...], frozenset[str], list[_Cut]]] = {}
+    for level, cuts, x_earlier in _layers(x):
+        if level != "ask":
             continue
-        needed = _requirement(q.rule)
-        if needed not in keeping:  # per requirement, not per rule: policies repeat a few of them
-            keeps = tuple(cut for cut, req in asks if req.implies(needed))
-            keeping[needed] = (keeps, _texts(keeps), [cut for cut, req in asks if not req.implies(needed)])
-        keeps, kept_texts, weaker = keeping[needed]
-        if q.pattern.text in kept_texts:
-            continue  # the same pattern asks at least as much: nothing weaker inside it
-        for other in weaker:
-            yield from _meet("ask", "ask", q, other, x.deny + y.deny + keeps, budget)
+        for q in cuts:
+            if q.rule is None:
+                continue
+            needed = _requirement(q.rule)
+            for n, (y_earlier, asks) in enumerate(y_asks):
+                if (needed, n) not in keeping:  # per requirement, not per rule: policies repeat a few of them
+                    keeps = tuple(cut for cut, req in asks if req.implies(needed))
+                    keeping[(needed, n)] = (keeps, _texts(keeps), [cut for cut, req in asks if not req.implies(needed)])
+                keeps, kept_texts, weaker = keeping[(needed, n)]
+                if q.pattern.text in kept_texts:
+                    continue  # the same pattern asks at least as much: nothing weaker inside it
+                for other in weaker:
+                    yield from _meet("ask", "ask", q, other, x_earlier + y_earlier + keeps, budget)
 
 
 # The values a resource can have, as patterns: a term counts only for values in its canonical
@@ -579,13 +631,19 @@ class _SideIndex:
         self._refused: dict[str, tuple[_Cut, ...]] = {}
 
     def side(self, resource: str, action: str, context: dict[str, str], mode: str | None) -> _Side:
-        cuts: dict[str, list[_Cut]] = {"allow": [], "ask": [], "deny": []}
+        cuts: dict[str, list[_Cut]] = {"allow": [], "ask": [], "deny": [], "otherwise ask": [], "otherwise deny": []}
         for entry in self.index.candidates(resource, action, ""):
             if applies(entry.rule, context, mode):
-                cuts[entry.rule.effect].append(_Cut(entry.text, entry.pattern, entry.rule))
+                cuts[entry.rule.keyword].append(_Cut(entry.text, entry.pattern, entry.rule))
+        unreached: tuple[_Cut, ...] = ()
         if resource == "fs" and self.policy.case_insensitive:
             cuts["deny"].extend(glob_cut for glob_cut in _refusals())
-        return _Side(tuple(cuts["allow"]), tuple(cuts["ask"]), tuple(cuts["deny"]))
+            if cuts["otherwise ask"] or cuts["otherwise deny"]:
+                unreached = tuple(_Cut(cut.text, glob.fold_case(cut.pattern), None) for cut in cuts["allow"])
+        return _Side(
+            tuple(cuts["allow"]), tuple(cuts["ask"]), tuple(cuts["deny"]),
+            tuple(cuts["otherwise deny"]), tuple(cuts["otherwise ask"]), unreached,
+        )  # fmt: skip
 
 
 def _refusals() -> tuple[_Cut, ...]:

@@ -83,7 +83,7 @@ def _missed(expect: Expect, decision: Decision, policy: Policy, compiler: Compil
     rule of the expected effect nearest to the value, with why it did not decide it."""
     atom = f"{expect.resource}:{expect.action}:{expect.value}"
     if decision.rules:
-        where = [f"{ref.effect} at {rule_source(policy, ref)}:{ref.line}" for ref in decision.rules]
+        where = [f"{ref.keyword} at {rule_source(policy, ref)}:{ref.line}" for ref in decision.rules]
         hint = "decided by " + ", ".join(where)
     else:
         hint = "no rule applies, so it is denied (fail closed)"

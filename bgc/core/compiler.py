@@ -10,6 +10,11 @@ Each part is a term ``pattern except {patterns}`` whose pattern is an exact inte
 request with a rule pattern (bgc.core.patterns.glob.intersect), so nothing is ever widened; empty parts are
 dropped only when the algebra proves them empty.
 
+Fallbacks (``otherwise ask``, ``otherwise deny``) decide only the rest, what no other rule
+matches: their parts are ask or denied parts cut by every other applicable rule's pattern (an
+``otherwise ask`` by the ``otherwise deny`` ones too), so they never change a grant
+(:meth:`Compiler._fallen`, docs/semantics.md "Fallbacks").
+
 Two fail-closed choices deserve a word:
 
 * Conditions are three-valued. A field the context does not know (``call.tool`` while compiling
@@ -66,7 +71,7 @@ def rule_ref(policy: Policy, rule: Rule) -> RuleRef:
     user wrote ``-p policies/default.bgp``, ``-p ./policies/default.bgp`` or ran elsewhere; a
     rule of a file bgc ships is ``bgc:claude-code.bgp:40`` wherever bgc is installed.
     """
-    return RuleRef(policy.file_name(rule.span.file), rule.span.line, rule.effect, rule.because)
+    return RuleRef(policy.file_name(rule.span.file), rule.span.line, rule.effect, rule.because, rule.fallback)
 
 
 def rule_source(policy: Policy, ref: RuleRef) -> str:
@@ -76,14 +81,23 @@ def rule_source(policy: Policy, ref: RuleRef) -> str:
     return os.path.normpath(os.path.join(os.path.dirname(policy.path), ref.file))
 
 
+def narrows(rule: Rule) -> bool:
+    """Whether a rule only ever takes access away where it matches: ``deny``, ``ask`` and
+    ``otherwise deny``. The others give some: an ``allow`` grants, an ``otherwise ask`` turns
+    what would be denied into a question. A rule that narrows is read on the safe side wherever
+    there is a choice (an unknown condition applies, a pattern is folded or widened); one that
+    gives never is (that would give more than it says)."""
+    return rule.effect != "allow" and not (rule.fallback and rule.effect == "ask")
+
+
 def _applies(rule: Rule, context: Mapping[str, str], mode: str | None) -> bool:
-    """Fail closed on unknown conditions: unknown never allows, and always asks or denies."""
+    """Fail closed on unknown conditions: unknown never gives access, and always takes it away."""
     if rule.mode is not None and rule.mode != mode:
         return False
     if rule.when is None:
         return True
     outcome = rule.when.evaluate(context)
-    return outcome is True if rule.effect == "allow" else outcome is not False
+    return outcome is not False if narrows(rule) else outcome is True
 
 
 applies = _applies
@@ -190,6 +204,8 @@ class RuleIndex:
     those of ``*:…`` rules, which a request for ``fs`` meets like any ``fs`` rule — filed under
     the empty prefix, since a folded pattern has no case-exact prefix. Likewise a deny or ask on a
     URL stands for every scheme, port and query of what it names (``bgc.core.resources.net.url_deny_patterns``).
+    Fallbacks are indexed with the other rules, read as what they are: an ``otherwise deny`` folds
+    and widens as a deny does, an ``otherwise ask`` is exact as an allow is (:func:`narrows`).
     """
 
     def __init__(self, policy: Policy) -> None:
@@ -206,8 +222,8 @@ class RuleIndex:
             if rule.resource not in (resource, "*") or rule.action not in (action, "*"):
                 order += len(rule.patterns)
                 continue
-            fold = self.policy.case_insensitive and rule.effect != "allow" and resource == "fs"
-            widen = rule.effect != "allow" and resource in resources.URL_RESOURCES
+            fold = self.policy.case_insensitive and narrows(rule) and resource == "fs"
+            widen = narrows(rule) and resource in resources.URL_RESOURCES
             for written in rule.patterns:
                 for text in url_deny_patterns(written) if widen else (written,):
                     exact = glob.parse(text)
@@ -388,6 +404,7 @@ class Compiler:
         requested = glob.parse(atom.pattern)
         unknown = False
         touching: dict[str, list[tuple[_Entry, list[glob.Pattern]]]] = {"allow": [], "ask": [], "deny": []}
+        fallbacks: dict[str, list[tuple[_Entry, list[glob.Pattern]]]] = {"ask": [], "deny": []}
         undecided_asks: set[int] = set()
         for entry in self.index.candidates(atom.resource, atom.action, requested.prefix):
             if not _applies(entry.rule, context, mode):
@@ -395,13 +412,13 @@ class Compiler:
             pieces = _overlaps(requested, entry.pattern, budget)
             if pieces is None:
                 unknown = True
-                if entry.rule.effect == "allow":
-                    continue  # an allow we cannot intersect grants nothing
+                if not narrows(entry.rule):
+                    continue  # an allow (or an otherwise ask) we cannot intersect gives nothing
                 if entry.rule.effect == "ask":
                     undecided_asks.add(id(entry))
                 pieces = [requested]  # a cut we cannot intersect cuts the whole request
             if pieces:
-                touching[entry.rule.effect].append((entry, pieces))
+                (fallbacks if entry.rule.fallback else touching)[entry.rule.effect].append((entry, pieces))
 
         # a cut can meet a piece only if their literal prefixes agree
         cutters = {
@@ -446,11 +463,18 @@ class Compiler:
             for piece in pieces:
                 denied.add(atom.resource, atom.action, piece, (), self.ref(entry.rule))
         everything = {entry.text: entry.pattern for effect in touching.values() for entry, _ in effect}
-        residual = sorted(everything)
-        if nonempty(requested, [everything[text] for text in residual]):
+        fallen = {entry.text: entry.pattern for effect in fallbacks.values() for entry, _ in effect}
+        residual = sorted({**everything, **fallen})
+        cut_by = [*everything.values(), *fallen.values()]  # by pattern: one text may be read two ways (folded or not)
+        if nonempty(requested, cut_by):
             denied.add(atom.resource, atom.action, requested, tuple(residual), None)
 
         granted_parts, ask_parts = granted.pruned(everything, budget), asked.pruned(everything, budget)
+        denied_parts = denied.pruned({**fallen, **everything}, budget)
+        if fallbacks["ask"] or fallbacks["deny"]:
+            more_asks, more_denied = self._fallen(atom, context, mode, fallbacks, everything, nonempty, budget)
+            ask_parts = _sorted_parts(ask_parts + more_asks)
+            denied_parts = _sorted_parts(denied_parts + more_denied)
         allow_patterns = [piece for _, pieces in touching["allow"] for piece in pieces]
         complete = not unknown and not touching["ask"] and not touching["deny"] and bool(allow_patterns)
         if complete:  # granted as asked, or only narrowed? Undecided counts as narrowed, and unknown.
@@ -462,7 +486,49 @@ class Compiler:
                     pass
             complete, unknown = inside is True, inside is None
         verdict = "granted" if complete else "narrowed" if granted_parts else "ask" if ask_parts else "denied"
-        return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied.pruned(everything, budget), unknown)
+        return RequestResult(str(atom), verdict, granted_parts, ask_parts, denied_parts, unknown)
+
+    def _fallen(
+        self,
+        atom: GrantAtom,
+        context: Mapping[str, str],
+        mode: str | None,
+        fallbacks: Mapping[str, list[tuple[_Entry, list[glob.Pattern]]]],
+        everything: Mapping[str, glob.Pattern],
+        nonempty: Callable[[glob.Pattern, list[glob.Pattern]], bool],
+        budget: Budget,
+    ) -> tuple[tuple[Part, ...], tuple[Part, ...]]:
+        """The parts the fallbacks decide: the request's values no other rule matches, inside a
+        fallback's pattern, asked (``otherwise ask``, cut by every ``otherwise deny`` too: the
+        strictest fallback wins) or denied citing the fallback (``otherwise deny``).
+
+        "No rule matches" is read as the gate reads a part's excepts: on a case-insensitive file
+        system the gate folds every ``fs`` except, so there every rule keeps the case variants of
+        what it names out of a fallback (``/SRC/a`` beside ``allow fs:write:/src/**`` is neither
+        granted, as an allow never folds, nor asked: it is denied). Folding only ever narrows a
+        fallback's question, and keeps the compiler and the gate in agreement on every value.
+        """
+        fold = self.policy.case_insensitive and atom.resource == "fs"
+        decided = {text: glob.fold_case(pattern) if fold else pattern for text, pattern in everything.items()}
+        if fold:  # an allow that misses the request may still name a case variant of it
+            for entry in self.index.candidates(atom.resource, atom.action, ""):
+                if entry.rule.effect == "allow" and _applies(entry.rule, context, mode):
+                    decided.setdefault(entry.text, glob.fold_case(entry.pattern))
+        refused = {**decided, **{entry.text: entry.pattern for entry, _ in fallbacks["deny"]}}
+
+        def cut(piece: glob.Pattern, pool: Mapping[str, glob.Pattern]) -> tuple[tuple[str, ...], list[glob.Pattern]]:
+            texts = sorted(text for text, pattern in pool.items() if _meets(piece, pattern, budget) is not False)
+            return tuple(texts), [pool[text] for text in texts]
+
+        asked, denied = _Accumulator(), _Accumulator()
+        for effect, pool, into in (("ask", refused, asked), ("deny", decided, denied)):
+            for entry, pieces in fallbacks[effect]:
+                approvals = _approvals(entry.rule) if effect == "ask" else None
+                for piece in pieces:
+                    excepts, cut_patterns = cut(piece, pool)
+                    if nonempty(piece, cut_patterns):
+                        into.add(atom.resource, atom.action, piece, excepts, self.ref(entry.rule), approvals)
+        return asked.pruned(refused, budget), denied.pruned(decided, budget)
 
     def nearest(
         self, resource: str, action: str, value: str, context: Mapping[str, str], mode: str | None,
@@ -517,6 +583,11 @@ def undeclared_reason(policy: Policy, tool: str, server: str | None) -> str:
     if not servers:
         return f"unknown tool {tool!r}: the policy does not declare it"
     return f"tool {tool!r} is not declared on server {server or LOCAL_SERVER!r} (only on {', '.join(servers)})"
+
+
+def _sorted_parts(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """Parts in the order a plan lists them (as :meth:`_Accumulator.pruned` sorts its own)."""
+    return tuple(sorted(parts, key=lambda part: (part.pattern, part.excepts)))
 
 
 def _approvals(rule: Rule) -> Approvals:
@@ -598,14 +669,16 @@ class Explanation:
         }
 
 
-_PRECEDENCE = {"deny": 0, "ask": 1, "allow": 2}
+_PRECEDENCE = {("deny", False): 0, ("ask", False): 1, ("allow", False): 2, ("deny", True): 3, ("ask", True): 4}
+"""The order ``bgc explain`` lists rules in: deny, ask, allow, then the fallbacks (the strictest first)."""
 
 
 def explain(compiler: Compiler, order: WorkOrder | None, atom: GrantAtom, mode: str | None = None) -> Explanation:
     """Why ``atom`` (asked in ``order``'s context; without an order, in a context that knows no
     field) gets what it gets, rule by rule.
 
-    Rules are listed deny, then ask, then allow (the precedence), each in policy order. For a
+    Rules are listed deny, then ask, then allow (the precedence), then ``otherwise deny`` and
+    ``otherwise ask`` (which decide only what none of the others matches), each in policy order. For a
     request not granted in full, the verdict in every other mode is given too: a person may
     switch modes; the proposal cannot. The atom is decided as if it were the order's only
     request (an order's budget of its own); the rules' overlaps have another, and the other
@@ -620,7 +693,7 @@ def explain(compiler: Compiler, order: WorkOrder | None, atom: GrantAtom, mode: 
     budget = Budget(compiler.order_budget)
     entries = sorted(
         compiler.index.candidates(atom.resource, atom.action, ""),
-        key=lambda entry: (_PRECEDENCE[entry.rule.effect], entry.order),
+        key=lambda entry: (_PRECEDENCE[entry.rule.effect, entry.rule.fallback], entry.order),
     )
     for entry in entries:
         rule = entry.rule
@@ -637,9 +710,11 @@ def explain(compiler: Compiler, order: WorkOrder | None, atom: GrantAtom, mode: 
             elif outcome is None and applies:
                 why = "its condition cannot be decided here, so it applies (fail closed)"
             elif outcome is None:
-                why = "its condition cannot be decided here, and an allow needs it true"
+                why = f"its condition cannot be decided here, and an {rule.keyword} needs it true"
             elif overlap is None:
                 why = "applies; the overlap could not be computed within bounds (not granted)"
+            elif rule.fallback:
+                why = "applies to what no other rule matches in " + ", ".join(piece.text for piece in overlap)
             else:
                 why = "applies to " + ", ".join(piece.text for piece in overlap)
         traces.append(RuleTrace(compiler.ref(rule), entry.text, applies, why))

@@ -530,7 +530,10 @@ def worded(decision: GateDecision) -> tuple[GateEffect, str, RuleRef | None, tup
     if known is not None:
         return known[1]
     if decision.effect == "ask":
-        by = f" (ask {', '.join(map(str, decision.asked_by))})" if decision.asked_by else ""
+        kinds: dict[str, list[str]] = {}  # `ask p.bgp:3`, or `otherwise ask p.bgp:9` for a fallback
+        for rule in decision.asked_by:
+            kinds.setdefault(rule.keyword, []).append(str(rule))
+        by = " (" + "; ".join(f"{kind} {', '.join(places)}" for kind, places in kinds.items()) + ")" if kinds else ""
         words = "ask", "awaits " + approvals_text(decision.approvals) + by, decision.rule, decision.approvals, decision.asked_by
     else:
         reason = decision.reason or (f"granted by {decision.rule}" if decision.rule else "granted")

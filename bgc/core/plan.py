@@ -50,18 +50,28 @@ FAIL_ON: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 
 @dataclass(frozen=True, slots=True, order=True)
 class RuleRef:
-    """Which rule decided a part: its place and the reason the policy author gave."""
+    """Which rule decided a part: its place and the reason the policy author gave. ``fallback``:
+    the rule is an ``otherwise ask``/``otherwise deny``, which decided a part no other rule matches."""
 
     file: str
     line: int
     effect: str
     reason: str | None = None
+    fallback: bool = False
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
 
+    @property
+    def keyword(self) -> str:
+        """The rule's effect as written (``otherwise ask`` for a fallback)."""
+        return f"otherwise {self.effect}" if self.fallback else self.effect
+
     def to_data(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "effect": self.effect, "reason": self.reason}
+        data: dict[str, Any] = {"file": self.file, "line": self.line, "effect": self.effect, "reason": self.reason}
+        if self.fallback:  # only then: a plan without fallbacks is written (and identified) as before
+            data["fallback"] = True
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,11 +364,16 @@ def _atom(text: str) -> tuple[str, str, str]:
 
 
 def _read_rule(rule: Fields) -> RuleRef:
-    rule.only("file", "line", "effect", "reason")
+    rule.only("file", "line", "effect", "reason", "fallback")
     line = rule.value("line", int)
     if line < 1:
         raise PlanError(f"expected a line number of at least 1, got {line}", (*rule.path, "line"))
-    return RuleRef(rule.value("file", str), line, rule.choice("effect", EFFECTS), rule.value("reason", str, type(None)))
+    effect = rule.choice("effect", EFFECTS)
+    fallback = "fallback" in rule.data
+    if fallback and (rule.data["fallback"] is not True or effect == "allow"):
+        # one spelling per content (absent, or true), and never a fallback that allows
+        raise PlanError("expected `fallback: true` on an ask or deny rule, or no `fallback`", (*rule.path, "fallback"))
+    return RuleRef(rule.value("file", str), line, effect, rule.value("reason", str, type(None)), fallback)
 
 
 def _read_approvals(approvals: Fields) -> Approvals:

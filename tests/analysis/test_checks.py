@@ -208,6 +208,82 @@ def test_allow_on_call_tool_or_something_else_can_still_grant(tmp_path: Path) ->
     assert [f[:2] for f in ids(result)] == [("BGC106", 2), ("BGC111", 1), ("BGC111", 3)]
 
 
+def test_an_allow_beside_a_catch_all_ask_is_told_of_the_fallback(tmp_path: Path) -> None:
+    """The issue's shape written the old way: the ask takes the allow, and the hint names the
+    fallback that says "allow these, ask about the rest"; written that way, nothing is flagged."""
+    result = check_text(tmp_path, "allow proc:exec:pytest, pytest/**\nask proc:exec:**, x\n")
+    assert [f[:2] for f in ids(result)] == [("BGC101", 1), ("BGC101", 1)]
+    assert all(f.hint.endswith("make the ask at line 2 a fallback: `otherwise ask proc:exec:**`, ...") for f in result.findings)
+    assert ids(check_text(tmp_path, "allow proc:exec:pytest, pytest/**\notherwise ask proc:exec:**\n")) == []
+    denied = check_text(tmp_path, "deny fs:write:/a/**\nallow fs:write:/a/b\n").findings[0]
+    assert "fallback" not in denied.hint  # a deny that takes an allow is no "ask about the rest"
+
+
+def test_the_documented_fallback_example_holds(tmp_path: Path) -> None:
+    """docs/policy-language.md's example of "allow these, ask about the rest": its expects hold."""
+    import re
+
+    docs = (ROOT / "docs" / "policy-language.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"## Fallbacks: `otherwise`\n\n```bgp\n(.*?)```", docs, re.S)
+    result = check_text(tmp_path, block)
+    assert ids(result) == [] and result.policies[0].expects == 4
+
+
+def test_fallbacks_take_nothing_from_rules(tmp_path: Path) -> None:
+    """An allow or ask inside a fallback is not shadowed (the fallback decides only the rest), and
+    what an `otherwise deny X/**` leaves out is denied anyway (no BGC103)."""
+    result = check_text(
+        tmp_path,
+        "allow fs:write:/src/**\n"
+        "ask fs:write:/docs/**\n"
+        "otherwise deny fs:write:/**\n"
+        "otherwise ask fs:write:/tmp/**\n"  # inside the otherwise deny: the strictest fallback wins
+        "otherwise deny fs:read:/etc/**\n"
+        "allow fs:read:/**\n"
+        "tool fs.write needs fs:write:{path}\n",
+    )
+    assert [f[:2] for f in ids(result)] == [("BGC113", 4), ("BGC113", 5)]
+    by_line = {f.span.line: f for f in result.findings}
+    assert "`/tmp/**` never reaches this otherwise ask" in by_line[4].message and "otherwise deny at" in by_line[4].message
+    assert "allow at" in by_line[5].message
+
+
+def test_a_fallback_without_effect_respects_conditions_modes_and_wildcards(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        "mode edit {\n"
+        "    allow fs:write:/m/**\n"
+        "    otherwise ask fs:write:/m/a\n"  # 3: the allow holds in this mode
+        "}\n"
+        'allow fs:write:/c/** when intent.kind == "x"\n'
+        "otherwise ask fs:write:/m/b\n"  # 6: the allow holds only in one mode
+        "otherwise ask fs:write:/c/a\n"  # 7: the allow holds only under a condition
+        "deny *:*:/w, /w/**\n"
+        "otherwise deny fs:write:/w/a\n"  # 9: `*:*` decides it
+        "otherwise ask fs:write:/w/b, /v\n",  # 10: its first pattern only
+    )
+    found = [f[:3] for f in ids(result) if f[0] == "BGC113"]
+    assert found == [("BGC113", 3, 28), ("BGC113", 9, 25), ("BGC113", 10, 24)]
+
+
+def test_an_otherwise_ask_on_call_tool_never_asks(tmp_path: Path) -> None:
+    result = check_text(
+        tmp_path,
+        'otherwise ask fs:write:/** when call.tool == "fs.write"\n'
+        'otherwise deny fs:write:/a/** when call.tool == "fs.write"\n'  # fine: it applies when unknown
+        "tool fs.write needs fs:write:{path}\n",
+    )
+    assert [f[:2] for f in ids(result)] == [("BGC106", 1)]
+    assert result.findings[0].message.startswith("this otherwise ask depends on `call.tool`")
+    assert "never asks for anything" in result.findings[0].message
+
+
+def test_a_fallback_on_an_unknown_target_is_flagged_and_makes_nothing_known(tmp_path: Path) -> None:
+    result = check_text(tmp_path, "tool fs.write needs fs:write:{path}\notherwise ask fs:wrtie:/**\n")
+    assert [f[:2] for f in ids(result)] == [("BGC110", 2)]
+    assert "this otherwise ask never takes effect" in result.findings[0].message
+
+
 def test_url_patterns_with_dot_segments_in_disguise(tmp_path: Path) -> None:
     result = check_text(
         tmp_path,

@@ -13,7 +13,7 @@ import itertools
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bgc.core.patterns import glob
@@ -321,3 +321,72 @@ def test_argv_rules_are_diffed_exactly() -> None:
     check_exact(old, new, ARGVS, "proc")
     found = {(c.kind, c.example) for c in diff_policies(old, new).changes}
     assert ("new", "git/push/") in found  # git push "": an empty word is an argument too
+
+
+# --- fallbacks (issue 29): two more layers, diffed by the same algebra ----------------------------
+
+FALLBACK_EFFECTS = ["allow", "ask", "deny", "otherwise ask", "otherwise deny"]
+fallback_rules = st.lists(st.tuples(st.sampled_from(FALLBACK_EFFECTS), patterns, conditions), min_size=0, max_size=5)
+
+
+@settings(max_examples=examples(8, thorough=300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fallback_rules, fallback_rules)
+@example([("allow", "/a/**", ""), ("otherwise ask", "/**", "")], [("allow", "/a/**", ""), ("otherwise deny", "/**", "")])
+@example([("otherwise ask", "/**", ' when intent.kind == "x"')], [("ask", "/*", ""), ("otherwise deny", "/a", "")])
+def test_fallbacks_are_diffed_exactly(old_rules: list[tuple[str, str, str]], new_rules: list[tuple[str, str, str]]) -> None:
+    check_exact(load(policy_text(old_rules), "old.bgp"), load(policy_text(new_rules), "new.bgp"), UNIVERSE)
+
+
+@settings(max_examples=examples(6, thorough=250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fallback_rules, st.integers(0, 4))
+def test_flipping_a_fallback_is_exact(base: list[tuple[str, str, str]], at: int) -> None:
+    """``otherwise deny`` → ``otherwise ask`` (and ordinary ↔ fallback): one line, exactly."""
+    if not base:
+        return
+    index = at % len(base)
+    effect, pattern, when = base[index]
+    flipped = {"otherwise ask": "otherwise deny", "otherwise deny": "otherwise ask", "ask": "otherwise ask",
+               "deny": "otherwise deny", "allow": "otherwise ask"}[effect]  # fmt: skip
+    edited = [*base[:index], (flipped, pattern, when), *base[index + 1 :]]
+    check_exact(load(policy_text(base), "old.bgp"), load(policy_text(edited), "new.bgp"), UNIVERSE)
+
+
+def test_a_fallback_turned_from_deny_to_ask_is_new_access_and_back_removed() -> None:
+    denying = load("allow fs:write:/src/**\notherwise deny fs:write:/**\n", "old.bgp")
+    asking = load("allow fs:write:/src/**\notherwise ask fs:write:/** because \"the rest\"\n", "new.bgp")
+    (widened,) = diff_policies(denying, asking).changes
+    assert (widened.kind, widened.before, widened.after, str(widened.atom), widened.excepts) == (
+        "new", "deny", "ask", "fs:write:/**", ("/src/**",)
+    )
+    assert [(rule.line, rule.fallback) for rule in widened.new_rules] == [(2, True)]
+    (narrowed,) = diff_policies(asking, denying).changes
+    assert (narrowed.kind, narrowed.before, narrowed.after) == ("removed", "ask", "deny")
+    # the catch-all ask of old: the allow now grants (new access), nothing else changes
+    catch_all = load("allow fs:write:/src/**\nask fs:write:/**\n", "catch.bgp")
+    (granted,) = diff_policies(catch_all, asking).changes
+    assert (granted.kind, granted.before, granted.after, granted.pattern) == ("new", "ask", "allow", "/src/**")
+
+
+def test_a_fallbacks_weaker_approvals_are_new_access() -> None:
+    old = load("otherwise ask fs:write:/** approvals 2 of [alice, bob]\nask fs:write:/q/**\n", "old.bgp")
+    new = load("otherwise ask fs:write:/**\nask fs:write:/q/** approvals 2 of [alice, bob]\n", "new.bgp")
+    found = [(c.kind, c.atom, c.excepts, c.approvals) for c in diff_policies(old, new).changes]
+    assert found == [
+        ("new", "fs:write:/**", ("/q/**",), ("2 of [alice, bob]", "1 approval")),
+        ("removed", "fs:write:/q/**", (), ("1 approval", "2 of [alice, bob]")),
+    ]
+
+
+CI_NAMES = ["a", "A", "b"]
+CI_UNIVERSE = ["/" + "/".join(p) for n in (1, 2) for p in itertools.product(CI_NAMES, repeat=n)]
+
+
+@settings(max_examples=examples(5, thorough=200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fallback_rules, fallback_rules)
+@example([("allow", "/a", ""), ("otherwise ask", "/**", "")], [("otherwise ask", "/**", "")])
+def test_fallbacks_on_a_case_insensitive_file_system_are_diffed_exactly(
+    old_rules: list[tuple[str, str, str]], new_rules: list[tuple[str, str, str]]
+) -> None:
+    """There no fallback reaches what an allow names up to case (docs/semantics.md)."""
+    folded = "filesystem case-insensitive\n"
+    check_exact(load(folded + policy_text(old_rules), "old.bgp"), load(folded + policy_text(new_rules), "new.bgp"), CI_UNIVERSE)

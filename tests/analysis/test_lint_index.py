@@ -1,4 +1,5 @@
-"""The lints that compare rules with rules (BGC101/102 shadowed, BGC103 the directory itself) read
+"""The lints that compare rules with rules (BGC101/102 shadowed, BGC103 the directory itself, BGC113
+a fallback without effect) read
 only the rules whose patterns can overlap (bgc.analysis.lints.context.PatternsByPrefix): their
 findings are those of comparing every rule with every other, byte for byte and in the same order,
 and their work grows with the number of rules, not its square."""
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from bgc import codes
 from bgc.analysis.findings import Finding, Severity
-from bgc.analysis.lints import directory_itself, lint, shadowed
+from bgc.analysis.lints import directory_itself, fallback_shadowed, lint, shadowed
 from bgc.analysis.lints.context import Context, pattern_span
 from bgc.analysis.lints.never_matches import NOT_FS_PATHS
 from bgc.core.patterns import glob
@@ -32,7 +33,7 @@ def _covers(outer: Rule, inner: Rule) -> bool:
 
 
 def shadowed_reference(context: Context) -> Iterator[Finding]:
-    rules = context.policy.rules
+    rules = [rule for rule in context.policy.rules if not rule.fallback]  # fallbacks take nothing, nor are taken
     for rule in rules:
         if rule.effect not in shadowed.STRONGER:
             continue
@@ -48,18 +49,44 @@ def shadowed_reference(context: Context) -> Iterator[Finding]:
                             single.append(other)
                     except glob.AlgebraLimit:
                         continue
-                where = ", ".join(f"{other.effect} at {other.span.file}:{other.span.line}" for other in single[:1] or cover)
+                culprits = single[:1] or cover
+                where = ", ".join(f"{other.effect} at {other.span.file}:{other.span.line}" for other in culprits)
                 code = codes.ALLOW_SHADOWED if rule.effect == "allow" else codes.ASK_SHADOWED
                 never = "granted" if rule.effect == "allow" else "asked for"
+                hint = "remove the pattern, or narrow the rule that takes it"
+                ask = next((other for other in culprits if other.effect == "ask"), None)
+                if rule.effect == "allow" and ask is not None:
+                    more = ", ..." if len(ask.patterns) > 1 else ""
+                    hint += (f"; to ask only about what no allow names, make the ask at line {ask.span.line} a fallback: "
+                             f"`otherwise ask {atom_word(ask.resource, ask.action, ask.patterns[0])}`{more}")  # fmt: skip
                 yield Finding(code, Severity.WARNING, f"`{text}` can never be {never}: everything it matches is taken by {where}",
-                              pattern_span(rule, index), "remove the pattern, or narrow the rule that takes it")  # fmt: skip
+                              pattern_span(rule, index), hint)  # fmt: skip
+
+
+def fallback_reference(context: Context) -> Iterator[Finding]:
+    """BGC113 by comparing every fallback with every rule: what decides a value before it."""
+    for rule in context.policy.rules:
+        if not rule.fallback:
+            continue
+        deciding = [other for other in context.policy.rules if _covers(other, rule)
+                    and (not other.fallback or rule.effect == "ask" and other.effect == "deny")]  # fmt: skip
+        for index, text in enumerate(rule.patterns):
+            if not deciding or not context.subset(text, [p for other in deciding for p in other.patterns], rule, index):
+                continue
+            meeting = [other for other in deciding if any(glob.overlaps(context.pattern(text), context.pattern(p))
+                                                           for p in other.patterns)]  # fmt: skip
+            where = ", ".join(f"{other.keyword} at {other.span.file}:{other.span.line}" for other in meeting)
+            yield Finding(codes.FALLBACK_WITHOUT_EFFECT, Severity.WARNING,
+                          f"`{text}` never reaches this {rule.keyword}: every value it matches is decided by {where}",
+                          pattern_span(rule, index),
+                          "remove the pattern, or widen it to what no rule names (a fallback decides only that)")  # fmt: skip
 
 
 def directory_itself_reference(context: Context) -> Iterator[Finding]:
     for rule in context.policy.rules:
-        if rule.effect != "deny":
+        if rule.effect != "deny" or rule.fallback:
             continue
-        scope = [other for other in context.policy.rules if other.effect == "deny"
+        scope = [other for other in context.policy.rules if other.effect == "deny" and not other.fallback
                  and (other.when is None or other.when == rule.when)
                  and other.resource in ("*", rule.resource) and other.action in ("*", rule.action)
                  and other.mode in (None, rule.mode)]  # fmt: skip
@@ -89,7 +116,7 @@ CONDITIONS = st.sampled_from(["", ' when call.tool == "t"', ' when intent.kind =
 
 @st.composite
 def rule_lines(draw: st.DrawFn) -> str:
-    effect = draw(st.sampled_from(["allow", "ask", "deny"]))
+    effect = draw(st.sampled_from(["allow", "ask", "deny", "otherwise ask", "otherwise deny"]))
     resource, action = draw(st.sampled_from([("fs", "write"), ("fs", "read"), ("fs", "*"), ("*", "write"), ("*", "*")]))
     patterns = draw(st.lists(PATHS, min_size=1, max_size=3, unique=True))
     return f"{effect} {resource}:{action}:{', '.join(patterns)}{draw(CONDITIONS)}"
@@ -112,6 +139,7 @@ def test_indexed_lints_equal_every_pair_compared(text: str) -> None:
     indexed, reference = Context(policy), Context(policy)
     assert list(shadowed.check(indexed)) == list(shadowed_reference(reference))
     assert list(directory_itself.check(indexed)) == list(directory_itself_reference(reference))
+    assert list(fallback_shadowed.check(indexed)) == list(fallback_reference(reference))
     assert indexed.undecided == reference.undecided
 
 

@@ -39,6 +39,8 @@ allow fs:write:/src/** because "source"
 deny fs:write:/src/secrets/** because "secrets"
 ask fs:write:/src/db/** approvals 2 of [alice, bob, carol] because "schema"
 ask net:connect:https://api.example.com/**
+otherwise ask fs:write:/docs/** because "the rest of the docs"
+otherwise deny fs:write:/docs/private/**
 """
 
 ORDER = {
@@ -113,6 +115,7 @@ def test_the_sample_plan_has_every_kind_of_node() -> None:
     """Otherwise the generated cases below would quietly test less than they claim."""
     names = {name for _, _, _, name in NODES}
     assert {"part", "askPart", "rule", "pattern", "atom", "digest"} <= names
+    assert {value["effect"] for _, value, _, name in NODES if name == "rule" and value.get("fallback")} == {"ask", "deny"}
     statuses = {value for path, value, _, _ in NODES if path[-1:] == ("status",)}
     assert statuses == {"covered", "pending", "uncovered"}
     assert {value for path, value, _, _ in NODES if path[-1:] == ("verdict",)} >= {"narrowed", "ask"}
@@ -181,7 +184,8 @@ _KINDS: dict[str, Any] = {"object": {}, "array": [], "string": "x", "integer": 7
 
 def _allowed(schema: dict[str, Any]) -> set[str]:
     if "enum" in schema or "const" in schema:
-        return {"string"} if isinstance((schema.get("enum") or [schema.get("const")])[0], str) else {"integer"}
+        first = (schema.get("enum") or [schema.get("const")])[0]
+        return {"string"} if isinstance(first, str) else {"boolean"} if isinstance(first, bool) else {"integer"}
     kinds = schema.get("type")
     return set(kinds) if isinstance(kinds, list) else {kinds}
 
@@ -236,6 +240,27 @@ def test_every_required_field_is_required() -> None:
                 continue
             error = refusal(resign(broken))
             assert error.path == path and f"missing required field {key!r}" in error.message, (path, key, error.message)
+
+
+def test_a_fallback_is_marked_true_on_an_ask_or_deny_or_not_at_all() -> None:
+    """One spelling per content (an id covers the bytes): ``fallback`` is absent or ``true``, and
+    never on an allow, since no fallback allows."""
+    marked = [path for path, value, _, name in NODES if name == "rule" and value.get("fallback") is True]
+    assert {value_at(path)["effect"] for path in marked} == {"ask", "deny"}
+    for path in marked:
+        for bad in (False, 1, "true", None):
+            broken = resign(replaced(PLAN, (*path, "fallback"), lambda target, last: target.__setitem__(last, bad)))
+            assert refusal(broken).path == (*path, "fallback")
+        allowing = resign(replaced(PLAN, (*path, "effect"), lambda target, last: target.__setitem__(last, "allow")))
+        assert refusal(allowing).path == (*path, "fallback")
+
+
+def value_at(path: tuple[str | int, ...]) -> Any:
+    """The value of the sample plan at ``path``."""
+    value: Any = PLAN
+    for key in path:
+        value = value[key]
+    return value
 
 
 def test_approvals_are_on_ask_parts_only() -> None:

@@ -286,3 +286,29 @@ def test_lowercase_programs_are_decided_as_before_where_names_fold_case() -> Non
     folding = CallDecider([implicit_plan(parse_policy(FOLDING_POLICY, "p.bgp"), None)])
     assert folding.decide_shell("git status && ls -la /tmp", "/w").effect == "allow"
     assert folding.decide_shell("rm -rf /tmp/x", "/w").effect == "deny"
+
+
+FALLBACK_POLICY = """\
+tool Bash needs proc:exec:{command}
+tool fs.write needs fs:write:{path}
+allow proc:exec:pytest, pytest/** because "the tests"
+allow proc:exec:git/status
+deny proc:exec:git/push, git/push/** because "a person pushes"
+otherwise ask proc:exec:** because "any other command needs a person"
+allow fs:write:/src/**
+otherwise ask fs:write:/** approvals 1 of [alice] because "other files are reviewed"
+"""
+
+
+def test_a_call_no_rule_matches_is_asked_naming_the_fallback() -> None:
+    """At run time (issue 29): allowed commands run, the rest is asked of a person, naming the
+    fallback and its reason, and a deny still wins."""
+    decider = CallDecider([implicit_plan(parse_policy(FALLBACK_POLICY, "p.bgp"), None)])
+    assert decider.decide_shell("pytest -x && git status", "/w").effect == "allow"
+    asked = decider.decide_shell("make build", "/w")
+    assert asked.effect == "ask" and asked.atoms[0].reason == "awaits 1 approval (otherwise ask p.bgp:6) (in `make build`)"
+    assert asked.atoms[0].rule is not None and asked.atoms[0].rule.reason == "any other command needs a person"
+    assert decider.decide_shell("pytest && git push origin main", "/w").effect == "deny"
+    readme = decider.decide_call("fs.write", None, {"path": "/README.md"})
+    assert readme.effect == "ask" and readme.atoms[0].reason == "awaits 1 of [alice] (otherwise ask p.bgp:8)"
+    assert decider.decide_call("fs.write", None, {"path": "/src/a.py"}).effect == "allow"

@@ -18,6 +18,7 @@ from bgc.analysis.lints import (
     atom_as_pattern,
     call_tool_allow,
     directory_itself,
+    fallback_shadowed,
     host_label_wildcard,
     never_matches,
     proposer_chosen_grant,
@@ -40,6 +41,7 @@ RULES = (
     unknown_target,
     proposer_chosen_grant,
     host_label_wildcard,
+    fallback_shadowed,
     approver_not_bound,
 )
 """Every lint rule module, in code order."""

@@ -19,12 +19,12 @@ from bgc.core.policy.format import atom_word, pattern_word
 
 def check(context: Context) -> Iterator[Finding]:
     for rule in context.policy.rules:
-        if rule.effect == "deny":
+        if rule.effect == "deny" and not rule.fallback:  # what an `otherwise deny` leaves out is denied anyway
             yield from _directory_itself(context, rule)
 
 
 def _deny_group(rule: Rule) -> Hashable | None:
-    return (rule.resource, rule.action, rule.mode, rule.when) if rule.effect == "deny" else None
+    return (rule.resource, rule.action, rule.mode, rule.when) if rule.effect == "deny" and not rule.fallback else None
 
 
 def _directory_itself(context: Context, rule: Rule) -> Iterator[Finding]:

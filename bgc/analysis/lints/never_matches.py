@@ -37,7 +37,7 @@ def check(context: Context) -> Iterator[Finding]:
                 if context.subset(text, NOT_FS_PATHS, rule, index):
                     yield Finding(
                         codes.NEVER_MATCHES, Severity.WARNING,
-                        f"`{text}` can never match a normalised fs path, so this {rule.effect} has no effect",
+                        f"`{text}` can never match a normalised fs path, so this {rule.keyword} has no effect",
                         pattern_span(rule, index),
                         "fs values are absolute and normalised before they are matched (`//` collapses, "
                         "a trailing `/` drops): write the pattern that way, e.g. `/src/**`",
@@ -48,12 +48,12 @@ def check(context: Context) -> Iterator[Finding]:
                 yield Finding(
                     codes.NEVER_MATCHES, Severity.WARNING,
                     f"`{text}` has a segment a URL parser reads as `.` or `..` (percent-encoded, or "
-                    f"cut by `\\`, `?`, `#`, `;`); the gate refuses such values, so this {rule.effect} has no effect",
+                    f"cut by `\\`, `?`, `#`, `;`); the gate refuses such values, so this {rule.keyword} has no effect",
                     pattern_span(rule, index), "write the path the pattern means, without dot segments",
                 )  # fmt: skip
             elif rule.resource in URL_RESOURCES and (problem := url_pattern_problem(text)):
                 yield Finding(
                     codes.NEVER_MATCHES, Severity.WARNING,
-                    f"`{text}` can never match a {rule.resource} value, so this {rule.effect} has no effect: {problem}",
+                    f"`{text}` can never match a {rule.resource} value, so this {rule.keyword} has no effect: {problem}",
                     pattern_span(rule, index), "write URLs as the gate reads them: `bgc match -r net` shows it",
                 )  # fmt: skip

@@ -224,7 +224,7 @@ def _plan_rules(plan: Plan, policy: Policy) -> frozenset[tuple[str, int]]:
 
 
 def _rule_text(rule: Any) -> str:
-    return f"{rule.effect} {rule.resource}:{rule.action}:{', '.join(rule.patterns)}"
+    return f"{rule.keyword} {rule.resource}:{rule.action}:{', '.join(rule.patterns)}"
 
 
 def _real(path: str) -> str:

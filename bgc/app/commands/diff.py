@@ -145,7 +145,7 @@ def run(
 
 def _rule(ref: Any) -> str:
     reason = f" “{ref.reason}”" if ref.reason else ""
-    return f"{ref.effect} {ref.file}:{ref.line}{reason}"
+    return f"{ref.keyword} {ref.file}:{ref.line}{reason}"
 
 
 def _rules(refs: Sequence[Any]) -> str:

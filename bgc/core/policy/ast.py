@@ -160,7 +160,8 @@ class Approvals:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One ``allow``/``ask``/``deny`` line. ``resource``/``action`` may be ``*``.
+    """One ``allow``/``ask``/``deny`` line, or a fallback (``otherwise ask``/``otherwise deny``).
+    ``resource``/``action`` may be ``*``.
 
     ``patterns`` are NFC-normalised and valid in the bgc.core.patterns.glob dialect. ``mode`` is None when the
     rule applies in every mode. ``pattern_spans`` locates each pattern (for lints).
@@ -176,6 +177,14 @@ class Rule:
     mode: str | None
     span: Span = _meta()
     pattern_spans: tuple[Span, ...] = field(default=(), compare=False)
+    fallback: bool = False
+    """``otherwise ask|deny ...``: it decides only what no other rule matches (docs/semantics.md,
+    "Fallbacks"); its effect is ``ask`` or ``deny``, never ``allow``."""
+
+    @property
+    def keyword(self) -> str:
+        """The rule's effect as written: ``allow``, ``ask``, ``deny``, ``otherwise ask``, ``otherwise deny``."""
+        return f"otherwise {self.effect}" if self.fallback else self.effect
 
 
 @dataclass(frozen=True, slots=True)

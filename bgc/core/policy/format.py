@@ -118,7 +118,7 @@ def approvals_text(approvals: Approvals) -> str:
 
 def rule_text(rule: Rule) -> str:
     first, *rest = rule.patterns
-    words = [f"{rule.effect} {atom_word(rule.resource, rule.action, first)}"]
+    words = [f"{rule.keyword} {atom_word(rule.resource, rule.action, first)}"]
     words.extend(f", {pattern_word(pattern)}" for pattern in rest)
     if rule.when is not None:
         words.append(f" when {condition_text(rule.when)}")

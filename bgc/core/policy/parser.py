@@ -493,7 +493,17 @@ class FileParser:
     # -- rules --
 
     def rule(self, tree: Tree, mode: str | None) -> Rule:
-        effect_token, atom_token, *rest = tree.children
+        children = tree.children
+        fallback = children[0].type == "OTHERWISE"
+        effect_token, atom_token, *rest = children[1:] if fallback else children
+        if fallback and effect_token.value == "allow":
+            self.fail(
+                "`otherwise allow` is not a rule: a fallback may ask or deny, never allow",
+                Span(self.path, children[0].line, children[0].column, effect_token.end_line, effect_token.end_column),
+                codes.FALLBACK_ALLOW,
+                "write `allow` instead: an allow already gives way to every ask and deny, so "
+                "`otherwise allow X` would mean `allow X`, and a fallback that grants what no rule names widens",
+            )
         resource, action, located = self.split_atom(atom_token)
         patterns = [self.path_pattern(located, resource=resource)]
         # A pattern's span is the pattern as written: a quoted one with both its quotes, as the
@@ -526,7 +536,7 @@ class FileParser:
         assert effect in EFFECTS
         return Rule(
             effect, resource, action, tuple(patterns), when, because, approvals, mode,
-            self.tree_span(tree), tuple(spans),
+            self.tree_span(tree), tuple(spans), fallback,
         )  # fmt: skip
 
     def duplicate_clause(self, kind: str, span: Span, first: Span) -> NoReturn:

@@ -10,9 +10,10 @@ from collections.abc import Sequence
 
 from bgc.text import did_you_mean
 
-STATEMENT_KEYWORDS = ("allow", "ask", "deny", "tool", "mode", "default", "include", "expect", "filesystem", "trust")
+STATEMENT_KEYWORDS = ("allow", "ask", "deny", "otherwise", "tool", "mode", "default", "include", "expect", "filesystem", "trust")
 _KEYWORDS: dict[str, tuple[str, ...]] = {
     "EFFECT": ("allow", "ask", "deny"),
+    "OTHERWISE": ("otherwise",),
     "WHEN": ("when",),
     "BECAUSE": ("because",),
     "APPROVALS": ("approvals",),
@@ -57,10 +58,11 @@ _DESCRIPTIONS: dict[str, str] = {
     "DEFAULT": "`default mode`",
 }
 _STATEMENT = (
-    "a statement (`allow`, `ask`, `deny`, `tool`, `mode`, `default mode`, `include`, `expect`, `filesystem` or `trust`)"
+    "a statement (`allow`, `ask`, `deny`, `otherwise`, `tool`, `mode`, `default mode`, `include`, `expect`, "
+    "`filesystem` or `trust`)"
 )
 _ORDER = [
-    "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "TRUST", "CASE", "ROLE", "ELICITATION", "ATOM", "PATTERN",
+    "OTHERWISE", "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "TRUST", "CASE", "ROLE", "ELICITATION", "ATOM", "PATTERN",
     "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "ON", "NEEDS", "IGNORES",
     "LBRACE", "_LBRACKET", "_COMMA", "WHEN", "APPROVALS", "BECAUSE", "AND", "OR", "_RPAR", "_RBRACKET",
     "RBRACE", "_NL", "$END",
@@ -85,7 +87,7 @@ def expected_text(expected: set[str]) -> str:
     if {"EFFECT", "TOOL", "INCLUDE"} <= expected:
         return _STATEMENT
     if {"EFFECT", "RBRACE"} <= expected:
-        return "a rule (`allow`, `ask` or `deny`) or `}` to close the mode block"
+        return "a rule (`allow`, `ask`, `deny` or `otherwise`) or `}` to close the mode block"
     return join_words([describe(name) for name in _ORDER if name in expected])
 
 def syntax_hint(expected: set[str], found_type: str, found: str) -> str | None:
@@ -96,6 +98,8 @@ def syntax_hint(expected: set[str], found_type: str, found: str) -> str | None:
         close = did_you_mean(found, keywords)
         if close:
             return close
+    if expected == {"EFFECT"}:  # only after `otherwise`
+        return "a fallback is `otherwise ask` or `otherwise deny`, then an atom: `otherwise ask proc:exec:**`"
     if "CMP" in expected and found in ("=", "<>", "is"):
         return "compare with `==` (or `!=`)"
     if "STRING" in expected and "PATTERN" not in expected and re.match(r"\w", found):

@@ -83,6 +83,12 @@ CANONICAL = [
         'ask pkg:install:* because "r" approvals 2 of [alice,bob , "c d"] when intent.kind == "k"',
         'ask pkg:install:* when intent.kind == "k" approvals 2 of [alice, bob, "c d"] because "r"\n',
     ),
+    ('otherwise   ask proc:exec:**  because "the rest"', 'otherwise ask proc:exec:** because "the rest"\n'),
+    (
+        'otherwise ask fs:write:/** because "r" approvals 1 of [alice]',
+        'otherwise ask fs:write:/** approvals 1 of [alice] because "r"\n',
+    ),
+    ("mode m {\n  otherwise   deny fs:*:/**,/x\n}", "mode m {\n    otherwise deny fs:*:/**, /x\n}\n"),
     ("tool fs.move needs fs:write:{src},fs:write:{dst}", "tool fs.move needs fs:write:{src}, fs:write:{dst}\n"),
     ('tool fs.save needs fs:write:"/my dir/{name}"', 'tool fs.save needs fs:write:"/my dir/{name}"\n'),
     ("mode   edit   {\n  allow fs:write:/src/**\n\n\n  deny fs:write:/x\n}", "mode edit {\n    allow fs:write:/src/**\n\n    deny fs:write:/x\n}\n"),  # noqa: E501
@@ -203,7 +209,7 @@ RULE_PATTERNS = st.lists(PATTERNS, min_size=1, max_size=3)
 
 @st.composite
 def rules(draw: st.DrawFn, mode: str | None = None) -> Rule:
-    effect = draw(st.sampled_from(["allow", "ask", "deny"]))
+    effect, fallback = draw(st.sampled_from([("allow", False), ("ask", False), ("deny", False), ("ask", True), ("deny", True)]))
     approvals = None
     if effect == "ask" and draw(st.booleans()):
         names = draw(APPROVER_NAMES)
@@ -218,6 +224,7 @@ def rules(draw: st.DrawFn, mode: str | None = None) -> Rule:
         approvals,
         mode,
         DUMMY,
+        fallback=fallback,
     )
 
 

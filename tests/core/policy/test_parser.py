@@ -179,6 +179,35 @@ def test_approvals() -> None:
     assert (rule.approvals.count, rule.approvals.approvers) == (2, ("alice", "bob", "carol c", "dba@example.com"))
 
 
+def test_fallbacks_ask_or_deny_what_no_rule_matches() -> None:
+    rule = one_rule('otherwise ask proc:exec:** approvals 1 of [alice] because "the rest"')
+    assert (rule.effect, rule.fallback, rule.keyword, rule.patterns) == ("ask", True, "otherwise ask", ("**",))
+    assert rule.approvals is not None and (rule.approvals.count, rule.approvals.approvers) == (1, ("alice",))
+    assert rule.because == "the rest"
+    assert one_rule("ask proc:exec:**").fallback is False
+    (inside,) = parse_policy("mode m {\n    otherwise deny fs:*:/**\n}\n", "p.bgp").rules
+    assert (inside.keyword, inside.mode) == ("otherwise deny", "m")
+    assert one_rule("otherwise deny fs:read:/a") != one_rule("deny fs:read:/a")  # a fallback is not a deny
+    # a mode, a tool or a pattern may still be called `otherwise`
+    policy = parse_policy("mode otherwise {}\ntool otherwise needs fs:read:{p}\nallow fs:read:/a, otherwise\n", "p.bgp")
+    assert policy.modes == ("otherwise",) and policy.rules[0].patterns == ("/a", "otherwise")
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "message"),
+    [
+        ("otherwise allow fs:read:/**", "BGC018", "`otherwise allow` is not a rule"),
+        ("otherwise fs:read:/**", "BGC001", "expected `allow`, `ask` or `deny`"),
+        ("otherwise deny fs:read:/** approvals 1 of [a]", "BGC008", "only applies to `ask` rules"),
+        ("otherwize ask fs:read:/**", "BGC001", "`otherwise`, `tool`"),
+    ],
+)
+def test_a_fallback_that_allows_or_is_malformed_is_refused(text: str, code: str, message: str) -> None:
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text, "p.bgp")
+    assert caught.value.code == code and message in caught.value.message, caught.value.message
+
+
 def test_rule_span_is_file_line_col_as_given() -> None:
     policy = parse_policy("# c\n\n  allow fs:read:/**   # why\n", "policies/x.bgp")
     (rule,) = policy.rules
