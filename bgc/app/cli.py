@@ -323,6 +323,42 @@ def mcp_proxy(
 
 
 @app.command(
+    "acp-proxy",
+    context_settings={"allow_interspersed_args": False},
+    epilog="Example, in Zed's settings.json: \"agent_servers\": {\"Claude Code (bgc)\": {\"type\": \"custom\", \"command\": \"bgc\", \"args\": [\"acp-proxy\", \"-p\", \"/abs/policy.bgp\", \"--agent\", \"claude-code\", \"--\", \"npx\", \"@zed-industries/claude-code-acp\"]}}   (bgc init zed writes it)",
+)
+def acp_proxy(
+    command: Annotated[list[str], typer.Argument(metavar="-- AGENT [ARGS]...", help="The ACP agent to run behind the policy, after --.")],
+    policy: Annotated[
+        Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy (default: `policy` in [tool.bgc] or bgc.toml).")
+    ] = None,
+    agent: Annotated[Optional[str], typer.Option("--agent", metavar="AGENT", help=f"Whose tool declarations map a permission request's tool input ({AGENT_NAMES}); default: its kind and locations only.")] = None,
+    mode: ModeOption = None,
+    store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL; `none`: neither.")] = ".bgc/kernel.db",
+    wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="Hold a request that needs `bgc approve` this long (0: refuse it at once).")] = 0.0,
+    unknown: Annotated[str, typer.Option("--unknown", metavar="ANSWER", help="A tool call bgc cannot map: ask (the person at the editor decides) or deny.")] = "ask",
+    max_message: Annotated[Optional[int], typer.Option("--max-message", metavar="BYTES", help="The largest message read from either side (default 64 MiB).")] = None,
+) -> None:
+    """Run an ACP agent (stdio) behind the policy, for an editor: what the agent asks of the editor is decided first.
+
+    File reads and writes are decided before the editor sees them (refused: the editor never serves the buffer);
+    permission requests are answered by bgc (deny: reject_once; allow: allow_once, never allow_always), put to
+    the person at the editor without allow_always, or held for `bgc approve` (--wait); terminals are decided as
+    the command they run, inside the session's project; session/cancel cancels what waits. Every decision is
+    recorded in the ledger. Lines bgc cannot read strictly are refused, both ways. SIGTERM, SIGINT and SIGHUP
+    are passed to the agent. Exit: the agent's status; 2 when the policy or the store cannot be read (no agent
+    starts: every editor request is answered with the reason); 127 when the agent cannot be started.
+    """
+    from bgc.app.commands import acp_proxy as proxy_command
+
+    try:
+        status = proxy_command.run(command, policy=policy, mode=mode, agent=agent, store=store, wait=wait, unknown=unknown, max_message=max_message)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(status)
+
+
+@app.command(
     "sandbox",
     context_settings={"allow_interspersed_args": False},
     epilog="Example: bgc sandbox -p policy.bgp -- python -m pytest -q   (bgc sandbox --explain -p policy.bgp shows the mapping)",
