@@ -44,6 +44,7 @@ deny fs:write:/src/secrets/** because "keys live here"
 ask fs:write:/src/release/** {release} because "a person signs releases"
 allow proc:exec:echo/**
 deny proc:exec:rm/** because "nothing is deleted"
+ask proc:exec:git/push, git/push/** because "a person pushes"
 """
 
 
@@ -327,6 +328,23 @@ def test_a_terminal_is_decided_as_the_command_it_runs(tmp_path: Path) -> None:
     assert results[5]["error"] == -32001 and "LD_PRELOAD" in results[5]["message"]
     assert results[6]["error"] == -32602  # released: no longer a terminal bgc let the editor create
     assert [t["command"] for t in editor.terminals] == ["echo hello"]
+
+
+def test_a_command_the_person_allowed_runs_in_one_terminal_once(tmp_path: Path) -> None:
+    scene, editor = Scene(tmp_path), Editor(answer="allow")
+    bash = {"toolCallId": "push", "title": "git push", "rawInput": {"command": "git push", "description": "push"}}
+    announce = {"sessionUpdate": "tool_call", "toolCallId": "push", "title": "git push", "kind": "execute",
+                "status": "pending", "_meta": {"claudeCode": {"toolName": "mcp__acp__Bash"}}}  # fmt: skip
+    results = scene.steps(editor, {"terminal": {"command": "git push"}}, {"announce": announce, "permission": bash},
+                          {"terminal": {"command": "git push"}}, {"terminal": {"command": "git push"}})  # fmt: skip
+    assert results[0]["error"] == -32001 and "p.bgp:11" in results[0]["message"]  # nobody allowed it yet
+    assert results[1] == {"outcome": "selected", "optionId": "allow"}
+    assert results[2] == {"terminal": "term-1", "output": "output of term-1"}
+    assert results[3]["error"] == -32001  # once
+    assert [t["command"] for t in editor.terminals] == ["git push"]
+    allowed = [e for e in scene.ledger() if e["kind"] == "acp" and e["decision"] == "allow"]
+    assert allowed[0]["approvers"] == ["(the person at the editor)"]  # the permission request, then its terminal
+    assert "allowed once by the person at the editor" in allowed[1]["reason"] and allowed[1]["atom"] == "proc:exec:git/push"
 
 
 # ---- initialize and the transport --------------------------------------------------------------

@@ -140,7 +140,9 @@ class Guard:
     def permission(self, session: AcpSession, asked: Asked) -> Verdict:
         raise NotImplementedError
 
-    def terminal(self, session: AcpSession, command: TerminalCommand, params: Mapping[str, Any]) -> Verdict:
+    def terminal(self, session: AcpSession, command: TerminalCommand, params: Mapping[str, Any], person: bool) -> Verdict:
+        """``person``: the person at the editor allowed this very command a moment ago (the
+        permission request the agent asked about it), which an ask then counts as, once."""
         raise NotImplementedError
 
     def state(self, request: str) -> str:
@@ -192,25 +194,35 @@ class _Owed:
 
 
 class _Remembered:
-    """A set of keys that forgets its oldest past :data:`MAX_REMEMBERED`."""
+    """A set (or map) of keys that forgets its oldest past :data:`MAX_REMEMBERED`; both pumps
+    use it, each step under its own lock."""
 
     def __init__(self) -> None:
         self._keys: dict[Any, Any] = {}
+        self._lock = threading.Lock()
 
     def add(self, key: Any, value: Any = True) -> None:
-        self._keys.pop(key, None)
-        self._keys[key] = value
-        if len(self._keys) > MAX_REMEMBERED:
-            del self._keys[next(iter(self._keys))]
+        with self._lock:
+            self._keys.pop(key, None)
+            self._keys[key] = value
+            if len(self._keys) > MAX_REMEMBERED:
+                del self._keys[next(iter(self._keys))]
 
     def get(self, key: Any) -> Any:
-        return self._keys.get(key)
+        with self._lock:
+            return self._keys.get(key)
+
+    def take(self, key: Any) -> Any:
+        """The value kept for ``key`` (None when there is none), forgotten."""
+        with self._lock:
+            return self._keys.pop(key, None)
 
     def discard(self, key: Any) -> None:
-        self._keys.pop(key, None)
+        self.take(key)
 
     def __contains__(self, key: Any) -> bool:
-        return key in self._keys
+        with self._lock:
+            return key in self._keys
 
 
 class AcpProxy(Relay):
@@ -543,16 +555,12 @@ class AcpProxy(Relay):
         command, params = mapping.terminal_request(message.get("params"))
         session = self._session(params)
         what = f"the terminal command {command.readings[0]!r}"
+        # the person allowed this very command in the editor just now (the permission request the
+        # agent asked before its terminal): it may run once, if nothing denies it
+        person = len(command.readings) == 1 and self._commands.take((session.id, command.readings[0])) is not None
 
         def decide() -> Verdict:
-            verdict = self.guard.terminal(session, command, {k: v for k, v in params.items() if k != "sessionId"})
-            if verdict.effect == "ask" and len(command.readings) == 1 and not command.env:
-                with self._state:  # the person allowed this very command in the editor just now: once
-                    allowed = self._commands.get((session.id, command.readings[0]))
-                    self._commands.discard((session.id, command.readings[0]))
-                if allowed:
-                    return Verdict("allow", f"allowed once by the person at the editor ({verdict.reason})")
-            return verdict
+            return self.guard.terminal(session, command, {k: v for k, v in params.items() if k != "sessionId"}, person)
 
         def forward() -> None:
             self._forward(message, params, session)

@@ -97,9 +97,14 @@ class PolicyGuard(Guard):
         decision, params = self._call(decided, asked)
         return self._verdict(decided.enforce(decision, params))
 
-    def terminal(self, session: AcpSession, command: TerminalCommand, params: Mapping[str, Any]) -> Verdict:
+    def terminal(self, session: AcpSession, command: TerminalCommand, params: Mapping[str, Any], person: bool) -> Verdict:
         decided = self._session(session)
         decision = self._terminal(decided, session, command)
+        if person and decision.effect == "ask":  # the person's answer a moment ago, to this very command
+            said = "allowed once by the person at the editor (their answer to this command's permission request)"
+            atoms = tuple(atom._replace(effect="allow", reason=f"{said}; {atom.reason}") if atom.effect == "ask" else atom
+                          for atom in decision.atoms)  # fmt: skip
+            decision = decision._replace(effect="allow", reason=said, atoms=atoms)
         return self._verdict(decided.enforce(decision, dict(params)))
 
     def _terminal(self, decided: Session, session: AcpSession, command: TerminalCommand) -> CallDecision:
