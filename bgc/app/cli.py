@@ -15,7 +15,7 @@ import typer
 
 from bgc.adapters.agents import AGENTS, Agent
 from bgc.app.cli_base import ColorOption, InputFormatOption, PolicyOption, QuietOption, app, command_group, fail, run
-from bgc.errors import BgcError
+from bgc.errors import BgcError, UsageError
 
 AgentName = Literal[tuple(AGENTS)]  # type: ignore[valid-type]
 """The agents ``bgc hook`` and ``bgc init`` know (:data:`bgc.adapters.agents.AGENTS`)."""
@@ -617,6 +617,50 @@ def init_mcp(
     if summary:
         typer.echo(summary)
     raise typer.Exit(code)
+
+
+def _init_editor_command(editor: str) -> None:
+    """Register ``bgc init EDITOR`` for an editor that starts ACP agents (Zed, JetBrains)."""
+    from bgc.app.commands.init_acp import EDITORS
+
+    setup = EDITORS[editor]
+
+    def init_editor(
+        command: Annotated[Optional[list[str]], typer.Argument(metavar="-- AGENT [ARGS]...", help="An agent to add (with --name), after --.")] = None,
+        policy: Annotated[str, typer.Option("--policy", "-p", metavar="FILE", help="The policy every agent will run behind.")] = "",
+        name: Annotated[Optional[str], typer.Option("--name", metavar="NAME", help="The name the editor shows for the agent added after --.")] = None,
+        agent: Annotated[Optional[str], typer.Option("--agent", metavar="AGENT", help=f"Whose tools the agents' permission requests name ({AGENT_NAMES}).")] = None,
+        store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where the proxy records and holds asks (made absolute); `none`: neither.")] = ".bgc/kernel.db",
+        settings: Annotated[Optional[str], typer.Option("--settings", metavar="FILE", help="The settings file (default: the editor's own for this user).")] = None,
+    ) -> None:
+        from bgc.app.commands import init_acp as command_module
+
+        if not policy:
+            fail(UsageError("-p POLICY: the policy every agent will run behind"))
+        try:
+            code, summary = command_module.run(editor, settings=settings, policy=policy, store=store, name=name, agent=agent,
+                                               command=command or [])  # fmt: skip
+        except BgcError as error:
+            fail(error)
+        if summary:
+            typer.echo(summary)
+        raise typer.Exit(code)
+
+    init_app.command(
+        editor, context_settings={"allow_interspersed_args": False},
+        epilog=f"Example: bgc init {editor} -p ~/policy.bgp --agent claude-code --name 'Claude Code (bgc)' -- npx @zed-industries/claude-code-acp",
+        help=f"""Run every ACP agent {setup.name} starts through `bgc acp-proxy`, and add one after --.
+
+    Rewrites agent_servers in {setup.settings}: each agent the editor starts as a command keeps its name and
+    runs behind the policy; an agent the editor installs itself (registry, extension, built in) is listed as
+    UNGUARDED (exit 1). The policy is compiled first (exit 2 on a bad policy or file, nothing written); the
+    original is kept as FILE.bgc-backup; running it again changes nothing. If bgc cannot start behind the
+    policy, the editor is told why and the bare agent never runs. (docs/acp.md)""",
+    )(init_editor)
+
+
+for _editor in ("zed", "jetbrains"):
+    _init_editor_command(_editor)
 
 
 import_app = command_group("import", "Translate another tool's permission rules into a bgc policy.")

@@ -17,7 +17,8 @@ real SDK connection; the results (what the editor, or bgc in its place, answered
 * ``{"raw": TEXT, "pad": N}``: TEXT (each byte a character), ``PAD`` in it replaced by N ``y``,
   written as is on stdout (a line no JSON-RPC peer should take).
 
-Modes the editor sets are kept and reported by ``{"mode?": true}``.
+Modes the editor sets are kept and reported by ``{"mode?": true}``. With
+``BGC_TEST_ACP_STARTED`` the agent writes its process id there when it starts.
 """
 
 from __future__ import annotations
@@ -141,5 +142,8 @@ class Scripted(Agent):
 
 
 if __name__ == "__main__":
+    if os.environ.get("BGC_TEST_ACP_STARTED"):  # a test that must know whether the agent ever ran
+        with open(os.environ["BGC_TEST_ACP_STARTED"], "a", encoding="utf-8") as started:
+            started.write(f"{os.getpid()}\n")
     asyncio.run(run_agent(Scripted()))
     sys.exit(0)

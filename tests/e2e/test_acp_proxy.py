@@ -423,3 +423,32 @@ def test_a_tool_call_run_without_asking_is_recorded_with_what_the_policy_says(tm
     assert unasked["tool"] == "Write" and unasked["session"] == "session-1" and unasked["atom"] == "fs:write:/src/secrets/key"
     assert "ran 'Write' without asking" in unasked["reason"] and "deny" in unasked["reason"]
     assert any(u.get("toolCallId") == "quiet" for u in editor.updates)  # the editor sees it run, as before
+
+
+def test_the_entry_bgc_init_zed_writes_runs_the_agent_behind_the_policy_or_not_at_all(tmp_path: Path) -> None:
+    """What the editor starts is what bgc init wrote; with a policy that no longer loads, the
+    editor is told why and the agent never starts (never the bare agent in its place)."""
+    scene, editor = Scene(tmp_path), Editor()
+    settings, started = tmp_path / "settings.json", tmp_path / "started"
+    done = bgc("init", "zed", "-p", str(scene.policy), "--settings", str(settings), "--store", scene.store,
+               "--agent", "claude-code", "--name", "Scripted (bgc)", "--", sys.executable, AGENT)  # fmt: skip
+    assert done.exit_code == 0, done.output
+    written = json.loads(settings.read_text())["agent_servers"]["Scripted (bgc)"]
+
+    async def session() -> Any:
+        async with spawn_agent_process(editor, written["command"], *written["args"], cwd=str(tmp_path),
+                                       env={"BGC_TEST_ACP_STARTED": str(started)}) as (conn, _):  # fmt: skip
+            try:
+                await conn.initialize(protocol_version=1)
+            except Exception as error:  # noqa: BLE001 - what the editor shows
+                return str(error)
+            opened = await conn.new_session(cwd=str(scene.project), mcp_servers=[])
+            return await prompt(conn, opened.session_id, editor, [{"read": scene.path(".env")}])
+
+    results = asyncio.run(asyncio.wait_for(session(), 120))
+    assert results[0]["error"] == -32001 and len(started.read_text().splitlines()) == 1
+    started.unlink()
+    scene.policy.write_text(scene.policy.read_text() + "not a rule\n")
+    shown = asyncio.run(asyncio.wait_for(session(), 120))
+    assert "the agent was not started" in shown and "p.bgp:12:1" in shown
+    assert not started.exists()
