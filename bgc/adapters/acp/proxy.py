@@ -185,12 +185,14 @@ class ProxyOptions:
 
 @dataclass
 class _Owed:
-    """A request one side made that the other still owes an answer to."""
+    """A request one side made that the other still owes an answer to (an agent's request held
+    by bgc is owed by bgc: ``at_editor`` False, and no answer of the editor's counts for it)."""
 
     method: str
     session: AcpSession | None = None
     data: Any = None
     cancelled: threading.Event = field(default_factory=threading.Event)
+    at_editor: bool = True
 
 
 class _Remembered:
@@ -406,7 +408,11 @@ class AcpProxy(Relay):
         answer to a permission request, which bgc reads and answers itself."""
         key = id_key(message.get("id"))
         with self._state:
-            owed = self._from_agent.pop(key, None)
+            owed = self._from_agent.get(key)
+            if owed is not None and not owed.at_editor:
+                owed = None  # held by bgc: the editor was never asked, and its answer counts for nothing
+            elif owed is not None:
+                del self._from_agent[key]
             stale = owed is None and key in self._stale
             self._stale.discard(key)
         if owed is None:
@@ -680,7 +686,7 @@ class AcpProxy(Relay):
         if verdict.effect == "allow":
             allow()
         elif verdict.effect == "ask" and verdict.request is not None and self.options.wait_seconds > 0:
-            owed = _Owed(message["method"], session, verdict)
+            owed = _Owed(message["method"], session, verdict, at_editor=False)
             with self._state:
                 self._from_agent[id_key(message["id"])] = owed
             self._say(f"holding {message['method']} for approval: {verdict.reason}")
