@@ -328,6 +328,33 @@ def test_a_mode_the_agent_announces_widens_nothing_and_is_recorded_as_refused(tm
     assert modes[1][0] == "refused" and "bypassPermissions" in modes[1][1]
 
 
+MODES = """\
+{trust}
+default mode normal
+mode normal {{}}
+mode docs approvals 1 of [alice] {{
+    allow fs:write:/docs/**
+}}
+"""
+
+
+def test_bgcs_mode_for_the_session_is_a_persons_to_choose_never_the_agents(tmp_path: Path) -> None:
+    scene, editor = Scene(tmp_path, people=("alice",)), Editor()
+    scene.policy.write_text(MODES.format(trust=f"trust approver alice {(tmp_path / 'alice.pub').read_text().strip()}"))
+    docs = {"write": scene.path("docs/a.md"), "content": "x"}
+
+    async def script(conn: Any, session: str, process: Any) -> Any:
+        before = await prompt(conn, session, editor, [{"mode": "docs"}, docs])  # the agent's own say-so
+        chosen = await asyncio.to_thread(cli, "mode", "set", session, "docs", "--key", str(tmp_path / "alice.key"), "-p",
+                                         str(scene.policy), "--store", scene.store, cwd=tmp_path)  # fmt: skip
+        assert chosen.returncode == 0, chosen.stderr
+        return before, await prompt(conn, session, editor, [docs])
+
+    before, after = scene.run(editor, script)
+    assert before[1]["error"] == -32001 and after == [{"written": scene.path("docs/a.md")}]
+    assert editor.writes == [scene.path("docs/a.md")]
+
+
 # ---- terminals ---------------------------------------------------------------------------------
 
 
