@@ -13,6 +13,7 @@ transport rules live in :mod:`bgc.adapters.acp.proxy`.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -50,18 +51,23 @@ class PolicyGuard(Guard):
         self.unknown = unknown
         self.sources = sources
         self._workspaces: dict[tuple[str, str], Workspace] = {}
+        self._building = threading.Lock()
+        """The proxy decides in its agent pump and in the threads that hold requests; the warm
+        sources' memo is built by one of them at a time."""
 
     def _session(self, acp: AcpSession) -> Session:
         from bgc.runtime.calls import Workspace
         from bgc.runtime.session import policy_session
 
-        workspace = self._workspaces.get((acp.id, acp.root))
-        if workspace is None:
-            if len(self._workspaces) >= 256:
-                self._workspaces.clear()
-            workspace = self._workspaces[(acp.id, acp.root)] = Workspace.at(acp.root, acp.root, os.environ.get("HOME"))
-        return policy_session("acp", self.policy, self.policy_mode, workspace=workspace, store=self.stores.get(),
-                              session=acp.id, sources=self.sources)  # fmt: skip
+        store = self.stores.get()
+        with self._building:
+            workspace = self._workspaces.get((acp.id, acp.root))
+            if workspace is None:
+                if len(self._workspaces) >= 256:
+                    self._workspaces.clear()
+                workspace = self._workspaces[(acp.id, acp.root)] = Workspace.at(acp.root, acp.root, os.environ.get("HOME"))
+            return policy_session("acp", self.policy, self.policy_mode, workspace=workspace, store=store,
+                                  session=acp.id, sources=self.sources)  # fmt: skip
 
     @staticmethod
     def _verdict(enforced: Enforced) -> Verdict:
