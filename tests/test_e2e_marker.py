@@ -34,6 +34,8 @@ STARTS_A_PROCESS = frozenset({
     "concurrent.futures.ProcessPoolExecutor",
     "pty.spawn", "pty.fork",
     "mcp.client.stdio.stdio_client",
+    *(f"{module}.{name}" for module in ("acp", "acp.stdio")
+      for name in ("spawn_agent_process", "spawn_client_process", "spawn_stdio_connection")),
 })  # fmt: skip
 """Qualified names of the callables that start a process (the standard library's, and those of the
 libraries the tests use to start one)."""

@@ -15,7 +15,7 @@ import typer
 
 from bgc.adapters.agents import AGENTS, Agent
 from bgc.app.cli_base import ColorOption, InputFormatOption, PolicyOption, QuietOption, app, command_group, fail, run
-from bgc.errors import BgcError
+from bgc.errors import BgcError, UsageError
 
 AgentName = Literal[tuple(AGENTS)]  # type: ignore[valid-type]
 """The agents ``bgc hook`` and ``bgc init`` know (:data:`bgc.adapters.agents.AGENTS`)."""
@@ -338,6 +338,42 @@ def mcp_proxy(
 
 
 @app.command(
+    "acp-proxy",
+    context_settings={"allow_interspersed_args": False},
+    epilog="Example, in Zed's settings.json: \"agent_servers\": {\"Claude Code (bgc)\": {\"type\": \"custom\", \"command\": \"bgc\", \"args\": [\"acp-proxy\", \"-p\", \"/abs/policy.bgp\", \"--agent\", \"claude-code\", \"--\", \"npx\", \"@zed-industries/claude-code-acp\"]}}   (bgc init zed writes it)",
+)
+def acp_proxy(
+    command: Annotated[list[str], typer.Argument(metavar="-- AGENT [ARGS]...", help="The ACP agent to run behind the policy, after --.")],
+    policy: Annotated[
+        Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy (default: `policy` in [tool.bgc] or bgc.toml).")
+    ] = None,
+    agent: Annotated[Optional[str], typer.Option("--agent", metavar="AGENT", help=f"Whose tool declarations map a permission request's tool input ({AGENT_NAMES}); default: its kind and locations only.")] = None,
+    mode: ModeOption = None,
+    store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL; `none`: neither.")] = ".bgc/kernel.db",
+    wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="Hold a request that needs `bgc approve` this long (0: refuse it at once).")] = 0.0,
+    unknown: Annotated[str, typer.Option("--unknown", metavar="ANSWER", help="A tool call bgc cannot map: ask (the person at the editor decides) or deny.")] = "ask",
+    max_message: Annotated[Optional[int], typer.Option("--max-message", metavar="BYTES", help="The largest message read from either side (default 64 MiB).")] = None,
+) -> None:
+    """Run an ACP agent (stdio) behind the policy, for an editor: what the agent asks of the editor is decided first.
+
+    File reads and writes are decided before the editor sees them (refused: the editor never serves the buffer);
+    permission requests are answered by bgc (deny: reject_once; allow: allow_once, never allow_always), put to
+    the person at the editor without allow_always, or held for `bgc approve` (--wait); terminals are decided as
+    the command they run, inside the session's project; session/cancel cancels what waits. Every decision is
+    recorded in the ledger. Lines bgc cannot read strictly are refused, both ways. SIGTERM, SIGINT and SIGHUP
+    are passed to the agent. Exit: the agent's status; 2 when the policy or the store cannot be read (no agent
+    starts: every editor request is answered with the reason); 127 when the agent cannot be started.
+    """
+    from bgc.app.commands import acp_proxy as proxy_command
+
+    try:
+        status = proxy_command.run(command, policy=policy, mode=mode, agent=agent, store=store, wait=wait, unknown=unknown, max_message=max_message)
+    except BgcError as error:
+        fail(error)
+    raise typer.Exit(status)
+
+
+@app.command(
     "sandbox",
     context_settings={"allow_interspersed_args": False},
     epilog="Example: bgc sandbox -p policy.bgp -- python -m pytest -q   (bgc sandbox --explain -p policy.bgp shows the mapping)",
@@ -595,6 +631,50 @@ def init_mcp(
     if summary:
         typer.echo(summary)
     raise typer.Exit(code)
+
+
+def _init_editor_command(editor: str) -> None:
+    """Register ``bgc init EDITOR`` for an editor that starts ACP agents (Zed, JetBrains)."""
+    from bgc.app.commands.init_acp import EDITORS
+
+    setup = EDITORS[editor]
+
+    def init_editor(
+        command: Annotated[Optional[list[str]], typer.Argument(metavar="-- AGENT [ARGS]...", help="An agent to add (with --name), after --.")] = None,
+        policy: Annotated[str, typer.Option("--policy", "-p", metavar="FILE", help="The policy every agent will run behind.")] = "",
+        name: Annotated[Optional[str], typer.Option("--name", metavar="NAME", help="The name the editor shows for the agent added after --.")] = None,
+        agent: Annotated[Optional[str], typer.Option("--agent", metavar="AGENT", help=f"Whose tools the agents' permission requests name ({AGENT_NAMES}).")] = None,
+        store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where the proxy records and holds asks (made absolute); `none`: neither.")] = ".bgc/kernel.db",
+        settings: Annotated[Optional[str], typer.Option("--settings", metavar="FILE", help="The settings file (default: the editor's own for this user).")] = None,
+    ) -> None:
+        from bgc.app.commands import init_acp as command_module
+
+        if not policy:
+            fail(UsageError("-p POLICY: the policy every agent will run behind"))
+        try:
+            code, summary = command_module.run(editor, settings=settings, policy=policy, store=store, name=name, agent=agent,
+                                               command=command or [])  # fmt: skip
+        except BgcError as error:
+            fail(error)
+        if summary:
+            typer.echo(summary)
+        raise typer.Exit(code)
+
+    init_app.command(
+        editor, context_settings={"allow_interspersed_args": False},
+        epilog=f"Example: bgc init {editor} -p ~/policy.bgp --agent claude-code --name 'Claude Code (bgc)' -- npx @zed-industries/claude-code-acp",
+        help=f"""Run every ACP agent {setup.name} starts through `bgc acp-proxy`, and add one after --.
+
+    Rewrites agent_servers in {setup.settings}: each agent the editor starts as a command keeps its name and
+    runs behind the policy; an agent the editor installs itself (registry, extension, built in) is listed as
+    UNGUARDED (exit 1). The policy is compiled first (exit 2 on a bad policy or file, nothing written); the
+    original is kept as FILE.bgc-backup; running it again changes nothing. If bgc cannot start behind the
+    policy, the editor is told why and the bare agent never runs. (docs/acp.md)""",
+    )(init_editor)
+
+
+for _editor in ("zed", "jetbrains"):
+    _init_editor_command(_editor)
 
 
 import_app = command_group("import", "Translate another tool's permission rules into a bgc policy.")

@@ -604,16 +604,11 @@ class CallDecider:
         from bgc.runtime.shell import shell_atoms
 
         analysis = shell_atoms(command, cwd=cwd, fold_case=self.gate.case_insensitive)
-        atoms: list[AtomDecision] = []
-        for need in analysis.needs:
-            placed = (
-                self.workspace.place(need.value)
-                if self.workspace and need.resource == "fs"
-                else [(need.resource, need.value)]
-            )
-            for resource, value in placed:
-                decided = self.gate.need_value(resource, need.action, value)
-                atoms.append(AtomDecision.of(decided, f"{decided.reason} (in `{need.command}`)"))
+        atoms = [
+            atom
+            for need in analysis.needs
+            for atom in self._decide_placed(need.resource, need.action, need.value, f" (in `{need.command}`)")
+        ]
         effects = {atom.effect for atom in atoms}
         if "deny" in effects:
             return CallDecision(SHELL, LOCAL_SERVER, "deny", "a command it runs is denied", tuple(atoms))
@@ -625,6 +620,25 @@ class CallDecider:
                 SHELL, LOCAL_SERVER, "ask", "some commands await approval" if atoms else "nothing to run", tuple(atoms)
             ))  # fmt: skip
         return self._other_names(CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms)))
+
+
+    def _decide_placed(self, resource: str, action: str, value: str, note: str = "") -> list[AtomDecision]:
+        """A concrete value decided by the gate: an ``fs`` path placed in the workspace first
+        (a host path outside it is a ``host`` atom, :meth:`Workspace.place`); ``note`` follows
+        each reason."""
+        placed = self.workspace.place(value) if self.workspace and resource == "fs" else [(resource, value)]
+        decided = [self.gate.need_value(placed_resource, action, placed_value) for placed_resource, placed_value in placed]
+        return [AtomDecision.of(need, need.reason + note) for need in decided]
+
+    def decide_values(self, tool: str, server: str, needs: Iterable[tuple[str, str, str]]) -> CallDecision:
+        """A call that names the values it touches itself, as ``(resource, action, value)``
+        (an editor's file read, ``fs:read`` of its path): each decided as :meth:`decide_shell`
+        decides a command's, the call allowed only when every one is granted; a granted file with
+        other names is asked (:meth:`_other_names`). Nothing to decide is a deny."""
+        atoms = tuple(atom for resource, action, value in needs for atom in self._decide_placed(resource, action, value))
+        if not atoms:
+            return CallDecision(tool, server, "deny", "refused: the call names nothing bgc can decide")
+        return self._other_names(_call_decision(tool, server, atoms))
 
 
 _VALUE, _PATH = "value", "path"

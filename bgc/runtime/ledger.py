@@ -47,7 +47,7 @@ SIGNED_TAG = "bgc.LedgerEntrySigned"
 tag of its own, so a signature made for an entry can be read as nothing else."""
 CHECKPOINT_TAG = "bgc.LedgerCheckpoint"
 
-KINDS = ("compile", "gate", "hook", "authorize", "preflight", "proxy", "approve", "reject", "cancel", "mode")
+KINDS = ("compile", "gate", "hook", "authorize", "preflight", "proxy", "acp", "approve", "reject", "cancel", "mode")
 """What made the decision: a command, an enforcer, or a person's answer."""
 
 _OPTIONAL_TEXT = (

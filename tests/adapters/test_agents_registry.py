@@ -29,7 +29,9 @@ def test_the_command_lines_agents_are_the_rows() -> None:
     from bgc.app.cli import app
 
     commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
-    assert set(commands["init"].commands) == {*AGENTS, "mcp"}
+    from bgc.app.commands.init_acp import EDITORS
+
+    assert set(commands["init"].commands) == {*AGENTS, "mcp", *EDITORS}
     hook_agent = next(param for param in commands["hook"].params if param.name == "agent")
     assert list(hook_agent.type.choices) == list(AGENTS)
     for name, agent in AGENTS.items():

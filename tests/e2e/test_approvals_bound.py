@@ -62,11 +62,11 @@ def ended_request(tmp_path: Any, how: str) -> tuple[Any, Any, str]:
 )
 def test_an_elicitation_accept_counts_only_for_a_live_request_anyone_may_answer(tmp_path: Any, how: str) -> None:
     from bgc.runtime.approvals import load_request, was_used
-    from bgc.app.commands.mcp_proxy import _StoreApprovals, _ThreadStores
+    from bgc.app.commands.mcp_proxy import StoreApprovals, ThreadStores
 
     store, trusted, location = ended_request(tmp_path, how)
     (request,) = [found for found, _, _ in store.requests(0)]
-    approvals = _StoreApprovals(_ThreadStores(location), trusted)
+    approvals = StoreApprovals(ThreadStores(location), trusted)
     assert approvals.state(request) == ("pending" if how == "named" else how.split(", then ")[-1])
     # the person at the client (unsigned, perhaps the agent's own client) says yes
     assert approvals.elicited(request, True) is False

@@ -251,3 +251,20 @@ def test_each_decision_is_worded_as_it_reads(room: int, monkeypatch: pytest.Monk
         granted = GateDecision("allow", "", (), RuleRef("p.bgp", n, "allow", None))
         assert worded(granted)[1] == f"granted by p.bgp:{n}"
         assert worded(granted)[1] == f"granted by p.bgp:{n}"  # kept
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_value_a_call_names_itself_decides_as_the_declared_tool_would(project: Path, data: st.DataObject) -> None:
+    """``decide_values`` (an editor's file read or write: the path itself, no declaration) gives
+    what a tool declared ``needs fs:ACTION:{file_path}`` gives the same path, the general way
+    (ACP paths are absolute: the proxy refuses any other before deciding)."""
+    root = str(project)
+    path = data.draw(host_paths(root).filter(lambda path: path.startswith("/")))
+    for decider in deciders(root, root):
+        for tool, action, params in (("Read", "read", {"file_path": path}), ("Write", "write", {"file_path": path, "content": "x"})):
+            reference = decider.decide_general(tool, None, params)
+            decided = decider.decide_values(tool, "acp", [("fs", action, path)])
+            assert decided.effect == reference.effect, path
+            assert [atom.atom for atom in decided.atoms] == [atom.atom for atom in reference.atoms], path
+            assert [atom.rule for atom in decided.atoms] == [atom.rule for atom in reference.atoms], path

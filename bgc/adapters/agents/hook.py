@@ -40,10 +40,10 @@ from typing import Any
 
 from bgc.adapters.agents import AGENTS, Agent
 from bgc.adapters.agents.client import DEFAULT_TIMEOUT, MAX_INPUT
-from bgc.adapters.agents.protocol import HookInputError
+from bgc.adapters.agents.protocol import HookInputError, ToolUse
 from bgc.core.values.documents import parse_document
 from bgc.errors import BgcError, ExitCode, UsageError
-from bgc.runtime.calls import Workspace
+from bgc.runtime.calls import CallDecider, CallDecision, Workspace
 from bgc.runtime.isolation import imports_inside
 from bgc.runtime.session import NO_STORE, Sources
 from bgc.runtime.store import URLS
@@ -156,14 +156,7 @@ def _answer(
         store=_anchored_store(options.store, cwd), project=project, workspace=workspace, session=use.session,
     )  # fmt: skip
     with here as session:
-        if use.shell:
-            decision = session.decider.decide_shell(use.params.get("command"), workspace.cwd)
-        else:
-            decision = session.decider.decide_call(use.tool, use.server, use.params)
-        if not decision.declared and options.unknown == "ask":
-            decision = decision._replace(effect="ask")
-        if use.asks_anyway and decision.effect == "allow":  # the agent asks its person; no approval of atoms settles it
-            decision = decision._replace(effect="ask", reason=f"{use.asks_anyway}; {decision.reason}", understood=False)
+        decision = decide_use(session.decider, use, workspace.cwd, options.unknown)
         enforced = session.enforce(decision, use.params)
     if not decision.declared:
         return adapter.answer(use.event, enforced.effect, f"{use.tool_name}: {enforced.reason}")
@@ -171,6 +164,23 @@ def _answer(
     if effect == "ask" and enforced.request is not None and not (options.asks == "agent" and enforced.anyone_may_answer()):
         effect = "deny"  # named or several approvers: only their signed answers can settle it
     return adapter.answer(use.event, effect, enforced.reason)
+
+
+def decide_use(decider: CallDecider, use: ToolUse, cwd: str, unknown: str) -> CallDecision:
+    """What the policy says of one tool call an agent announced, as every enforcer of an agent's
+    calls decides it (the hook; ``bgc acp-proxy`` for a permission request): a shell command
+    command by command, run in ``cwd``; any other call through its declaration. A tool no
+    declaration covers gets ``unknown`` (``ask``: the person decides, ``deny``); a call the agent
+    asks its person about anyway is at best asked (:attr:`ToolUse.asks_anyway`)."""
+    if use.shell:
+        decision = decider.decide_shell(use.params.get("command"), cwd)
+    else:
+        decision = decider.decide_call(use.tool, use.server, use.params)
+    if not decision.declared and unknown == "ask":
+        decision = decision._replace(effect="ask")
+    if use.asks_anyway and decision.effect == "allow":  # the agent asks its person; no approval of atoms settles it
+        decision = decision._replace(effect="ask", reason=f"{use.asks_anyway}; {decision.reason}", understood=False)
+    return decision
 
 
 def _anchored(path: str | None, cwd: str | None) -> str | None:

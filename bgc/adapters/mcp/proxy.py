@@ -14,7 +14,7 @@ Fail-closed rules, stated once:
   JSON object (:func:`bgc.core.values.jsonline.parse`: a carriage return, invalid UTF-8 or JSON,
   a duplicate key anywhere, ``NaN``, out-of-range numbers, deep nesting), a batch array, a line
   larger than :data:`MAX_MESSAGE_BYTES`, a request whose id not every reader reads alike
-  (:func:`valid_request_id`) or that is still outstanding is never forwarded: a parser
+  (:func:`bgc.adapters.jsonrpc.valid_request_id`) or that is still outstanding is never forwarded: a parser
   differential between bgc and the server (where does a line end? which duplicate key wins?)
   is how an argument check is bypassed. A request among them gets a JSON-RPC error, with its own
   id wherever it can be found.
@@ -53,16 +53,22 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import secrets
-import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from bgc.adapters.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    Refused,
+    read_message,
+    valid_request_id,
+)
+from bgc.adapters.relay import SHUTDOWN_GRACE_SECONDS, Relay
 from bgc.core.values.jsonline import (
     MAX_LINE_BYTES,
     LineReader,
@@ -78,22 +84,11 @@ from bgc.core.values.jsonline import (
 MAX_MESSAGE_BYTES = MAX_LINE_BYTES
 #: The largest message the proxy reads from the server (tool results carry images and files).
 MAX_SERVER_MESSAGE_BYTES = 64 * 1024 * 1024
-#: The largest integer a request id may be: every JSON reader (JavaScript's too) reads it exactly.
-MAX_ID_INTEGER = 2**53 - 1
-#: The longest string a request id may be.
-MAX_ID_CHARS = 1024
-#: The signals the proxy passes to the server (a client or a terminal stopping the proxy).
-FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 #: The ``_meta`` key of a request made under the stateless protocol (2026-07-28 and later), whose
 #: results must each carry ``resultType``.
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
-#: How long a server may take to exit after its input is closed before it is terminated.
-SHUTDOWN_GRACE_SECONDS = 5.0
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+#: Why a batch is refused.
+BATCHES = "JSON-RPC batches are not accepted (MCP removed them in 2025-06-18)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,52 +129,6 @@ class Approvals:
 Offered = Callable[[str], bool]
 
 
-class _Refused(Exception):
-    """A client line the proxy does not pass on: the JSON-RPC error it answers, and to which ids."""
-
-    def __init__(self, code: int, message: str, request_ids: Sequence[object] = (None,)) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.request_ids = request_ids
-
-
-def valid_request_id(value: object) -> bool:
-    """A request id every peer reads back the same: a string of at most :data:`MAX_ID_CHARS`
-    characters, or an integer within ±:data:`MAX_ID_INTEGER` (a larger one is rounded by a
-    JavaScript reader, a fraction or an exponent may come back spelled otherwise, and ``null``
-    is no id): what the proxy matches an answer to its request by."""
-    if isinstance(value, str):
-        return len(value) <= MAX_ID_CHARS
-    return type(value) is int and -MAX_ID_INTEGER <= value <= MAX_ID_INTEGER
-
-
-def read_message(line: bytes) -> dict[str, Any]:
-    """One client line as a JSON-RPC message (:func:`bgc.core.values.jsonline.parse`), or
-    :class:`_Refused` saying why not and whom to answer."""
-    try:
-        value = parse(line)
-    except Unreadable as error:
-        raise _Refused(PARSE_ERROR, f"not a JSON-RPC message: {error}") from None
-    if isinstance(value, list):
-        ids = [
-            item["id"]
-            for item in value
-            if isinstance(item, dict) and "method" in item and valid_request_id(item.get("id"))
-        ]
-        raise _Refused(
-            INVALID_REQUEST, "JSON-RPC batches are not accepted (MCP removed them in 2025-06-18)", ids or [None]
-        )
-    if not isinstance(value, dict):
-        raise _Refused(INVALID_REQUEST, "a JSON-RPC message is an object")
-    if "method" in value and "id" in value and not valid_request_id(value["id"]):
-        raise _Refused(
-            INVALID_REQUEST,
-            f"a request id is a string of at most {MAX_ID_CHARS} characters or an integer of at most 2**53-1 in size",
-        )
-    return value
-
-
 def modern(message: Mapping[str, Any]) -> bool:
     """Whether a request was made under the stateless protocol (its ``params._meta`` names its
     version), whose every result carries ``resultType``."""
@@ -206,8 +155,12 @@ class ProxyOptions:
     """How long that dialog may stay open when ``wait_seconds`` is shorter."""
 
 
-class McpProxy:
-    """One client, one server child, two pumps; see the module docstring for the rules."""
+class McpProxy(Relay):
+    """One client, one server child, two pumps; see the module docstring for the rules (and
+    :mod:`bgc.adapters.relay` for the child's life)."""
+
+    prefix = "bgc mcp-proxy"
+    child_name = "server"
 
     def __init__(
         self,
@@ -221,14 +174,13 @@ class McpProxy:
         client_out: IO[bytes] | None = None,
         log: IO[str] | None = None,
     ) -> None:
-        self.command = list(command)
+        super().__init__(command, options.shutdown_grace_seconds, log)
         self.decide = decide
         self.offered = offered
         self.approvals = approvals
         self.options = options
         self.client_in = client_in if client_in is not None else sys.stdin.buffer
         self.client_out = client_out if client_out is not None else sys.stdout.buffer
-        self.log = log if log is not None else sys.stderr
         self._out_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._waiting: dict[str, object] = {}  # json key of id → id, client requests the server owes
@@ -243,12 +195,6 @@ class McpProxy:
         self._client_gone = threading.Event()
 
     # ---- output -------------------------------------------------------------------------------
-
-    def _say(self, message: str) -> None:
-        try:
-            print(f"bgc mcp-proxy: {message}", file=self.log, flush=True)
-        except (OSError, ValueError):
-            pass
 
     def _to_client(self, data: bytes) -> None:
         with self._out_lock:
@@ -464,10 +410,10 @@ class McpProxy:
         if not line.strip(b" \t"):
             return
         try:
-            message = read_message(line)
+            message = read_message(line, BATCHES)
             if "method" in message and "id" in message and self._outstanding(message["id"]):
-                raise _Refused(INVALID_REQUEST, f"request id {message['id']!r} is already in use")
-        except _Refused as refusal:
+                raise Refused(INVALID_REQUEST, f"request id {message['id']!r} is already in use")
+        except Refused as refusal:
             self._say(f"refused a client line: {refusal.message}")
             for request_id in refusal.request_ids:
                 self._error(request_id, refusal.code, refusal.message)
@@ -493,7 +439,7 @@ class McpProxy:
         else:
             self._forward(message, server_in)
 
-    def _pump_client(self, server_in: IO[bytes]) -> None:
+    def _pump_peer(self, server_in: IO[bytes]) -> None:
         try:
             for line in self._client_lines():
                 self._client_message(line, server_in)
@@ -571,94 +517,21 @@ class McpProxy:
         with self._state_lock:
             return self._waiting.pop(key, None) is not None
 
-    def _pump_server(self, server_out: IO[bytes]) -> None:
+    def _pump_child(self, server_out: IO[bytes]) -> None:
         for line in LineReader(partial_reader(server_out), MAX_SERVER_MESSAGE_BYTES):
             self._server_message(line)
 
-    # ---- the whole ------------------------------------------------------------------------------
+    # ---- the server gone -------------------------------------------------------------------------
 
-    def run(self) -> int:
-        """Proxy until the server exits; returns the exit status to exit with (the server's, or
-        128 + N when a signal N ended it)."""
-        try:
-            # its own process group: a signal the proxy passes on reaches whatever the server started
-            child = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, process_group=0)
-        except OSError as error:
-            self._say(f"cannot start the server {self.command[0]!r}: {error.strerror or error}")
-            return 127
-        assert child.stdin is not None and child.stdout is not None
-        restore = self._pass_signals(child)
-        try:
-            client = threading.Thread(target=self._pump_client, args=(child.stdin,), daemon=True, name="client")
-            client.start()
-            watcher = threading.Thread(target=self._stop_when_client_leaves, args=(child, client), daemon=True)
-            watcher.start()
-            self._pump_server(child.stdout)
-            status = self._reap(child, "closed its output")
-        finally:
-            restore()
-            if child.poll() is None:  # the proxy itself failed: the server never outlives it
-                _signal_group(child, signal.SIGKILL)
-                child.wait()
+    def _child_exited(self, status: int, peer_alive: bool) -> None:
+        """Requests still waiting for the server get an error; the log says the server exited."""
         with self._state_lock:
             owed = list(self._waiting.values())
             self._waiting.clear()
         for request_id in owed:
             self._error(request_id, INTERNAL_ERROR, f"the MCP server exited (status {status}) before answering")
-        if not self._client_gone.is_set() and client.is_alive():
+        if not self._client_gone.is_set() and peer_alive:
             self._say(f"the MCP server exited with status {status}")
-        return status if status >= 0 else 128 - status
-
-    def _pass_signals(self, child: subprocess.Popen[bytes]) -> Callable[[], None]:
-        """Pass SIGTERM, SIGINT and SIGHUP on to the server's process group (the proxy then exits
-        with the server's status); a server still running :attr:`ProxyOptions.shutdown_grace_seconds`
-        after one is killed. Signal handlers belong to the main thread: elsewhere, nothing to do."""
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-
-        def forward(number: int, _frame: object) -> None:
-            _signal_group(child, number)
-            threading.Thread(target=self._kill_after_grace, args=(child,), daemon=True).start()
-
-        previous = {number: signal.signal(number, forward) for number in FORWARDED_SIGNALS}
-
-        def restore() -> None:
-            for number, handler in previous.items():
-                signal.signal(number, handler)
-
-        return restore
-
-    def _kill_after_grace(self, child: subprocess.Popen[bytes]) -> None:
-        try:
-            child.wait(timeout=self.options.shutdown_grace_seconds)
-        except subprocess.TimeoutExpired:
-            self._say("the server did not exit after the signal: killing it")
-            _signal_group(child, signal.SIGKILL)
-
-    def _stop_when_client_leaves(self, child: subprocess.Popen[bytes], client: threading.Thread) -> None:
-        client.join()
-        self._reap(child, "did not exit after its input closed")
-
-    def _reap(self, child: subprocess.Popen[bytes], why: str) -> int:
-        """The server's status: it gets its grace, then is terminated, then killed."""
-        try:
-            return child.wait(timeout=self.options.shutdown_grace_seconds)
-        except subprocess.TimeoutExpired:
-            self._say(f"the server {why}: terminating it")
-        _signal_group(child, signal.SIGTERM)
-        try:
-            return child.wait(timeout=self.options.shutdown_grace_seconds)
-        except subprocess.TimeoutExpired:
-            _signal_group(child, signal.SIGKILL)
-            return child.wait()
-
-
-def _signal_group(child: subprocess.Popen[bytes], number: int) -> None:
-    """Send signal ``number`` to the server's process group (the server and what it started)."""
-    try:
-        os.killpg(child.pid, number)
-    except OSError:  # already gone
-        pass
 
 
 def _elicitation_answer(response: Any) -> bool | None:

@@ -61,17 +61,17 @@ def proxy_command() -> list[str]:
     return bgc_program()
 
 
-def is_proxied(server: dict[str, Any]) -> bool:
-    """Whether the server already starts as ``bgc mcp-proxy …`` (the script, or ``python -m bgc``
-    with or without an isolation flag)."""
+def is_proxied(server: dict[str, Any], proxy: str = "mcp-proxy") -> bool:
+    """Whether the server (or agent) already starts as ``bgc PROXY …`` (the script, or ``python
+    -m bgc`` with or without an isolation flag)."""
     command, args = server.get("command"), server.get("args", [])
     if not isinstance(command, str) or not isinstance(args, list):
         return False
     if os.path.basename(command) == "bgc":
-        return args[:1] == ["mcp-proxy"]
+        return args[:1] == [proxy]
     if args[:1] in (["-I"], ["-P"]):
         args = args[1:]
-    return os.path.basename(command).startswith("python") and args[:3] == ["-m", "bgc", "mcp-proxy"]
+    return os.path.basename(command).startswith("python") and args[:3] == ["-m", "bgc", proxy]
 
 
 def server_tables(data: Any, where: str) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:

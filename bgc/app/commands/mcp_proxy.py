@@ -56,7 +56,7 @@ def run(
     if not 0 <= wait <= 3600:
         raise UsageError(f"--wait must be from 0 to 3600 seconds, not {wait:g}")
     session = proxy_session(policy, mode)
-    stores = _ThreadStores(None if store == NO_STORE else store)
+    stores = ThreadStores(None if store == NO_STORE else store)
     stores.check()  # a store that cannot be opened stops the proxy before the server starts
 
     def decide(tool: str, arguments: Mapping[str, Any]) -> ToolVerdict:
@@ -69,12 +69,12 @@ def run(
 
     options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait, elicit=session.elicitation)
     try:
-        return run_proxy(command, decide, options, offered=offered, approvals=_StoreApprovals(stores, session.trusted))
+        return run_proxy(command, decide, options, offered=offered, approvals=StoreApprovals(stores, session.trusted))
     finally:
         stores.close()
 
 
-class _ThreadStores:
+class ThreadStores:
     """One store connection per thread (SQLite connections stay in the thread that opened them;
     the proxy decides in its client thread and follows held calls in threads of their own)."""
 
@@ -115,13 +115,22 @@ class _ThreadStores:
             self._opened.clear()
 
 
-class _StoreApprovals:
+class StoreApprovals:
     """:class:`bgc.adapters.mcp.proxy.Approvals` over the store: a request's standing, and cancelling it
-    (recorded in the ledger as a ``cancel``, as ``bgc cancel`` records it)."""
+    (recorded in the ledger as a ``cancel``, as ``bgc cancel`` records it). ``kind`` is the
+    ledger kind of the enforcer, ``person`` how it names the unsigned person at its client, and
+    ``client`` where that person answers."""
 
-    def __init__(self, stores: _ThreadStores, trusted: Mapping[str, Any]) -> None:
+    def __init__(
+        self, stores: ThreadStores, trusted: Mapping[str, Any], *, kind: str = "proxy", person: str | None = None,
+        client: str = "the MCP client", mechanism: str = "elicitation",
+    ) -> None:  # fmt: skip
         self.stores = stores
         self.trusted = trusted
+        self.kind = kind
+        self.person = person or CLIENT_PERSON
+        self.client = client
+        self.mechanism = mechanism
 
     def state(self, request: str) -> str:
         import time
@@ -134,7 +143,7 @@ class _StoreApprovals:
             return "expired"  # gone or unreadable: deciding again makes and settles a fresh request
         return stored_standing(store, loaded[0], loaded[1], self.trusted, int(time.time())).state
 
-    def cancel(self, request: str) -> None:
+    def cancel(self, request: str, reason: str = "the MCP client cancelled the call or went away") -> None:
         import time
 
         from bgc.runtime import ledger
@@ -143,7 +152,6 @@ class _StoreApprovals:
         if store is not None:
             now = int(time.time())
             if store.cancel(request, now):
-                reason = "the MCP client cancelled the call or went away"
                 ledger.append(store, ledger.Record("cancel", "cancelled", now, request=request, reason=reason))
 
     def elicited(self, request: str, allowed: bool) -> bool:
@@ -165,11 +173,12 @@ class _StoreApprovals:
                 return False
         if not allowed:
             store.cancel(request, now)  # declined: later answers do not count
-        reason = ("approved once by the person at the MCP client (elicitation: unsigned, meets only a rule any one "
-                  "person may answer)") if allowed else "declined by the person at the MCP client (elicitation)"  # fmt: skip
+        reason = (f"approved once by the person at {self.client} ({self.mechanism}: unsigned, meets only a rule any "
+                  f"one person may answer)") if allowed else f"declined by the person at {self.client} ({self.mechanism})"  # fmt: skip
         ledger.append(store, ledger.Record(
-            "proxy", "allow" if allowed else "deny", now, tool=stored.tool, server=stored.server, params=stored.params,
-            reason=reason, request=request, approvers=(CLIENT_PERSON,) if allowed else (),
+            self.kind, "allow" if allowed else "deny", now, session=stored.session, tool=stored.tool,
+            server=stored.server, params=stored.params, reason=reason, request=request,
+            approvers=(self.person,) if allowed else (),
             **ledger.subjects(stored.atoms, tuple(stored.rule.split(", "))),  # the rules it joined
         ))  # fmt: skip
         return True

@@ -70,15 +70,15 @@ def _kernel(line: bytes) -> None:
 
 
 def _proxy(line: bytes) -> None:
-    from bgc.adapters.mcp.proxy import _Refused, read_message
+    from bgc.adapters.jsonrpc import Refused, read_message
 
     try:
         read_message(line)
-    except _Refused as refusal:
+    except Refused as refusal:
         raise Unreadable(refusal.message) from None
 
 
-READERS = {"jsonline": parse, "MCP proxy": _proxy, "kernel": _kernel}
+READERS = {"jsonline": parse, "MCP and ACP proxies": _proxy, "kernel": _kernel}
 """Every enforcer's reader of JSON lines."""
 
 
