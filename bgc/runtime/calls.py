@@ -23,10 +23,11 @@ of its own that only a rule naming ``host`` can allow. Nothing outside is ever r
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import stat
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from bgc.core.patterns import glob
 from bgc.core import resources
@@ -48,6 +49,9 @@ from bgc.core.gate import (
 from bgc.core.values.limits import MAX_CALL_ATOMS, MAX_PATTERN_LENGTH, ORDER_BUDGET
 from bgc.core.plan import Approvals, CallResult, NeedResult, Plan, RuleRef, ToolSpec, coverage, strongest
 from bgc.core.policy.templates import LOCAL_SERVER, AtomTemplate, TemplateError
+
+if TYPE_CHECKING:
+    from bgc.runtime.shell import ShellNeed
 
 CallEffect = Literal["allow", "ask", "deny"]
 
@@ -498,7 +502,9 @@ class CallDecider:
                 decided[index] = self._on_disk(resource, action, text, need)[0]
         return _call_decision(tool, server, tuple(decided))
 
-    def _on_disk(self, resource: str, action: str, text: str, need: AtomDecision) -> tuple[AtomDecision, str | None]:
+    def _on_disk(
+        self, resource: str, action: str, text: str, need: AtomDecision, *, directories: bool = False
+    ) -> tuple[AtomDecision, str | None]:
         """An atom the algebra did not grant whole, an ``fs`` pattern, decided again on the files
         it reaches in the workspace now (:mod:`bgc.runtime.trees`): a search reads what exists. With it,
         the workspace path of the directory the walk started from when the walk proved that no
@@ -509,23 +515,31 @@ class CallDecider:
         if pattern is None or isinstance(pattern, resources.Rejection) or not trees.is_pattern(pattern):
             return need, None
         assert self.workspace is not None
-        files = trees.files_reached(self.workspace.root, pattern)
+        reached = trees.files_reached
+        files = reached(self.workspace.root, pattern, directories=True) if directories else reached(self.workspace.root, pattern)
         if isinstance(files, str):
             return AtomDecision(need.atom, need.effect, f"{need.reason}; {files}", need.rule), None
         link_free, rooted, head = self._link_free_gate.decide, self.gate.decide, f"{resource}:{action}:"
-        worst, proven = None, None  # the first file denied, else the first asked
+        # the first file a rule denies, else the first denied (no rule allows it), else the first
+        # asked: a deny rule's file decides whatever the order (an enforcer may let a file no rule
+        # decides stand aside, docs/agents.md, and must not let one a rule denies)
+        worst, proven, denied, asked = None, None, None, None
         for path, plain in files:
             if plain:
-                effect = link_free(head + path).effect
+                decided = link_free(head + path)
                 # a file reached link-free: the walk found no link from / to where it started
                 proven = proven or trees._fixed_directory(pattern)
             else:
-                effect = rooted(head + path).effect
-            if effect == "deny":
+                decided = rooted(head + path)
+            if decided.effect == "deny" and decided.rule is not None:
                 worst = path
                 break
-            if effect == "ask" and worst is None:
-                worst = path
+            if decided.effect == "deny":
+                denied = denied or path
+            elif decided.effect == "ask":
+                asked = asked or path
+        else:
+            worst = denied or asked
         if worst is None:
             linked = self._linked_below(path for path, _ in files)
             if linked is not None:  # granted by its names, but a file there has others (_other_names)
@@ -599,28 +613,183 @@ class CallDecider:
 
         Denied when any atom is denied; otherwise asked when any atom awaits a person or when
         some of the command was not understood exactly (its needs may be incomplete); allowed
-        only when every atom is granted and all of it was understood.
+        only when every atom is granted and all of it was understood. A command of the
+        catalogue is decided by the files it touches and the rules that name its argv
+        (:meth:`_decide_catalogued`); one that touches nothing needs no atom.
         """
         from bgc.runtime.shell import shell_atoms
 
-        analysis = shell_atoms(command, cwd=cwd, fold_case=self.gate.case_insensitive)
-        atoms = [
-            atom
-            for need in analysis.needs
-            for atom in self._decide_placed(need.resource, need.action, need.value, f" (in `{need.command}`)")
-        ]
+        home = self.workspace.home if self.workspace is not None else None
+        analysis = shell_atoms(command, cwd=cwd, fold_case=self.gate.case_insensitive, home=home)
+        work = _ShellWork(analysis.needs)
+        atoms: list[AtomDecision] = []
+        groups: dict[int, list[ShellNeed]] = {}
+        for need in analysis.needs:
+            if need.catalogued:
+                groups.setdefault(need.catalogued, []).append(need)
+        done: set[int] = set()
+        asks = list(analysis.needs_ask)
+        for need in analysis.needs:
+            if not need.catalogued:
+                atoms.extend(self._decide_placed(need.resource, need.action, need.value, f" (in `{need.command}`)"))
+            elif need.catalogued not in done:
+                done.add(need.catalogued)
+                decided, refused = self._decide_catalogued(groups[need.catalogued], work)
+                atoms.extend(decided)
+                if refused:
+                    asks.append(refused)
         effects = {atom.effect for atom in atoms}
         if "deny" in effects:
             return CallDecision(SHELL, LOCAL_SERVER, "deny", "a command it runs is denied", tuple(atoms))
-        if analysis.needs_ask:
-            reason = "not understood exactly: " + "; ".join(analysis.needs_ask)
+        if asks:
+            reason = "not understood exactly: " + "; ".join(asks)
             return CallDecision(SHELL, LOCAL_SERVER, "ask", reason, tuple(atoms), understood=False)
+        if not atoms and groups:
+            programs = ", ".join(dict.fromkeys(analysis.programs))
+            return CallDecision(SHELL, LOCAL_SERVER, "allow", f"it touches no file ({programs}: docs/agents.md, the catalogue)")
         if "ask" in effects or not atoms:
             return self._other_names(CallDecision(
                 SHELL, LOCAL_SERVER, "ask", "some commands await approval" if atoms else "nothing to run", tuple(atoms)
             ))  # fmt: skip
         return self._other_names(CallDecision(SHELL, LOCAL_SERVER, "allow", "every command it runs is granted", tuple(atoms)))
 
+    def _decide_catalogued(self, needs: list[ShellNeed], work: _ShellWork) -> tuple[list[AtomDecision], str | None]:
+        """A command of the catalogue: its argv (``needs[0]``) and the files it touches.
+
+        Each file is decided as a Read or Write of it would be. Then: a file a rule (or a
+        fallback) denies or asks for decides as it does; a file no rule decides (not granted,
+        and no deny rule: a path no allow covers, a tree the policy does not grant whole) stands
+        aside, and the argv's own decision stands for the command as before. The argv's atom is
+        needed when a rule names it (so ``deny proc:exec:rm/**`` still denies, ``ask
+        proc:exec:**`` still asks; a fallback names nothing) and when some file stood aside;
+        when no rule names it and every file is decided by a rule, the files alone decide:
+        ``cat src/a.py`` is allowed where reading it is.
+
+        The second value: why the reading does not hold after all (a glob may expand to a word
+        beginning with ``-``): the command is then asked as one not understood, as a glob is
+        outside the catalogue, its argv's atom kept only when a rule denies it.
+        """
+        argv, touched = needs[0], needs[1:]
+        where = f" (in `{argv.command}`)"
+        proc = AtomDecision.of(self.gate.need_value(argv.resource, argv.action, argv.value))
+        files: list[AtomDecision] = []
+        for need in touched:
+            if need.reach == "absent":
+                problem = self._absent(need, work)
+                if problem:  # as a glob outside the catalogue is: asked, its argv needed only where a rule denies it
+                    denied = proc.effect == "deny" and _names_argv(proc)
+                    return [proc._replace(reason=proc.reason + where)] if denied else [], f"`{argv.command}`: {problem}"
+                continue
+            files.extend(self._decide_touched(need, work))
+        kept = [atom for atom in files if atom.effect != "deny" or atom.rule is not None]
+        aside = None if len(kept) == len(files) else next(a for a in files if a.effect == "deny" and a.rule is None)
+        if aside is not None and not _names_argv(proc):
+            proc = proc._replace(reason=f"{proc.reason}, and it touches {aside.atom}, which no rule decides ({aside.reason})")
+        decided = [proc, *kept] if aside is not None or _names_argv(proc) else kept
+        return [atom._replace(reason=atom.reason + where) for atom in decided], None
+
+    def _decide_touched(self, need: ShellNeed, work: _ShellWork) -> list[AtomDecision]:
+        """A file (or pattern of files) a catalogued command touches, placed and decided."""
+        value, pattern = need.value, need.pattern
+        if need.repository:
+            top = self._repository(need.value)
+            if top is None:
+                atom = f"fs:{need.action}:<the git repository of {need.value}>/{need.repository}"
+                return [AtomDecision(atom, "deny", "which git repository holds the directory is only known on disk")]
+            if not top:
+                return []  # no repository: git reads nothing
+            value = glob.escape(top).rstrip("/") + "/" + need.repository if pattern else posixpath.join(top, need.repository)
+            value = posixpath.normpath(value) if not pattern else value
+        if not pattern:
+            return self._decide_placed(need.resource, need.action, value)
+        decided = []
+        for resource, text in self._place_pattern(value):
+            try:
+                found = AtomDecision.of(self.gate.need(resource, need.action, text, work.budget))
+            except glob.AlgebraLimit:
+                found = AtomDecision(f"{resource}:{need.action}:{text}", "deny", UNDECIDED)
+            if found.effect != "allow" and self.workspace is not None and resource == "fs":
+                if need.reach == "files" and work.walk():
+                    found = self._on_disk(resource, need.action, text, found, directories=True)[0]
+                elif need.reach == "copied" and work.walk():
+                    found = self._copied(need, text, found)
+            decided.append(found)
+        return decided
+
+    def _place_pattern(self, text: str) -> list[tuple[str, str]]:
+        """A host fs pattern as :meth:`Workspace.place` places a path: its fixed directory
+        placed (a workspace path inside the project, a host path outside it, its link target
+        too), the rest after it as written."""
+        if self.workspace is None:
+            return [("fs", text)]
+        import bgc.runtime.trees as trees
+
+        fixed = trees._fixed_directory(text)
+        rest = text[len(glob.escape(fixed)) :] if text.startswith(glob.escape(fixed)) else None
+        if rest is None:
+            return [("fs", text)]  # not read back as written: decided as given, never placed elsewhere
+        return [(resource, (glob.escape(placed).rstrip("/") + rest) if isinstance(placed, str) else text)
+                for resource, placed in self.workspace.place(fixed)]  # fmt: skip
+
+    def _repository(self, directory: str) -> str | None:
+        """The work tree of the git repository that holds the host ``directory``, found as git
+        finds it (the nearest directory, from it upwards, holding a ``.git``); ``""`` when none
+        does; None without a workspace (nothing on disk is looked at)."""
+        if self.workspace is None:
+            return None
+        current = directory
+        while True:
+            if os.path.lexists(posixpath.join(current, ".git")):
+                return current
+            if current == "/":
+                return ""
+            current = posixpath.dirname(current)
+
+    def _absent(self, need: ShellNeed, work: _ShellWork) -> str | None:
+        """Why a pattern that must reach no file (a glob's words beginning with ``-``) may reach
+        one: it does, or the files there cannot be listed, or there is no workspace to look in."""
+        if self.workspace is None or not work.unwritten(need.catalogued) or not work.walk():
+            return f"its glob may expand to a word beginning with '-' ({need.value} may reach a file)"
+        import bgc.runtime.trees as trees
+
+        for resource, text in self._place_pattern(need.value):
+            reached = trees.files_reached(self.workspace.root, text, directories=True) if resource == "fs" else "outside"
+            if reached:
+                return f"its glob may expand to a word beginning with '-' ({text} reaches a file, or cannot be listed)"
+        return None
+
+    def _copied(self, need: ShellNeed, text: str, found: AtomDecision) -> AtomDecision:
+        """A copy's or move's destination tree decided on the files of its source, each at the
+        place the copy puts it (``cp -r src dst``: ``src/a/b`` is ``dst/a/b``): nothing when the
+        source is not a directory, the pattern's own answer when its files cannot be listed."""
+        import bgc.runtime.trees as trees
+
+        assert self.workspace is not None
+        sources = self.workspace.place(need.source)
+        if len(sources) != 1 or sources[0][0] != "fs" or not text.endswith("/**"):
+            return found
+        source = sources[0][1]
+        host = self.workspace.root.rstrip("/") + source
+        if os.path.islink(host):
+            return found  # where it leads decides what is copied: the pattern's own answer
+        if not os.path.isdir(host):
+            return AtomDecision(found.atom, "allow", "nothing is put below it: its source is not a directory")
+        files = trees.files_reached(self.workspace.root, glob.escape(source).rstrip("/") + "/**", directories=True)
+        if isinstance(files, str):
+            return found._replace(reason=f"{found.reason}; {files}")
+        below = _ESCAPED.sub(r"\1", text[: -len("/**")])
+        targets = (self.gate.need_value("fs", need.action, below + path[len(source.rstrip("/")) :]) for path, _ in files)
+        worst = None  # as a tree on disk: a file a rule denies first, then one no rule allows, then one asked
+        for decided in targets:
+            if decided.effect == "deny" and decided.rule is not None:
+                worst = decided
+                break
+            if decided.effect != "allow" and (worst is None or (worst.effect, decided.effect) == ("ask", "deny")):
+                worst = decided
+        if worst is None:
+            return AtomDecision(found.atom, "allow", f"every file copied there is granted ({len(files)} files)")
+        reason = f"{worst.atom} is below it: {worst.reason}"
+        return AtomDecision(found.atom, worst.effect, reason, worst.rule, worst.approvals, worst.asked_by)
 
     def _decide_placed(self, resource: str, action: str, value: str, note: str = "") -> list[AtomDecision]:
         """A concrete value decided by the gate: an ``fs`` path placed in the workspace first
@@ -639,6 +808,51 @@ class CallDecider:
         if not atoms:
             return CallDecision(tool, server, "deny", "refused: the call names nothing bgc can decide")
         return self._other_names(_call_decision(tool, server, atoms))
+
+
+MAX_SHELL_WALKS = 8
+"""The most directory walks (:func:`bgc.runtime.trees.files_reached`) one shell command's
+decision makes: each is bounded, and past this number a pattern keeps the policy's own answer."""
+
+
+class _ShellWork:
+    """What deciding one shell command may spend (the algebra's budget, shared by its patterns,
+    and its directory walks), and whether the files on disk now are the files its commands
+    will meet.
+
+    A walk decides a pattern on the files there when the hook runs; a program earlier in the
+    same string could change them first (``ln -s ../.env src/x; cat src/*``). So walks are made
+    only when every program in the string is a catalogued command read exactly (none of which
+    can put a file's content under another name without reading it, which is decided); and a
+    glob's words are known not to begin with ``-`` only when, besides, nothing else in the string
+    writes (``touch ./-rf; rm *``, ``> -rf; rm *``)."""
+
+    __slots__ = ("budget", "settled", "walks", "writers")
+
+    def __init__(self, needs: Iterable[ShellNeed]) -> None:
+        self.budget = Budget(ORDER_BUDGET)
+        needs = tuple(needs)
+        self.settled = all(need.catalogued for need in needs if need.resource == "proc")
+        self.walks = MAX_SHELL_WALKS if self.settled else 0
+        self.writers = {need.catalogued for need in needs if need.action == "write" and need.reach != "absent"}
+        """The commands that write (0: a redirection)."""
+
+    def unwritten(self, number: int) -> bool:
+        """Whether nothing but the command ``number`` itself may write before its words expand."""
+        return self.settled and self.writers <= {number}
+
+    def walk(self) -> bool:
+        """Take one walk, if one is left."""
+        self.walks -= 1
+        return self.walks >= 0
+
+
+def _names_argv(atom: AtomDecision) -> bool:
+    """Whether a rule names a command's argv: an allow, ask or deny rule whose pattern holds it.
+    Not so for an argv no rule allows (deny, and no rule), one refused, or one a fallback decides
+    (``otherwise ask proc:exec:**`` is the policy's word for commands it does not name, and a
+    catalogued command is then decided by the files it touches, docs/agents.md)."""
+    return atom.rule is not None and not atom.rule.fallback
 
 
 _VALUE, _PATH = "value", "path"

@@ -16,6 +16,15 @@ process substitution — and says which atoms each needs:
   runs needs, looked through recursively to a bounded depth; one whose arguments bgc does not
   read (``flock``, ``strace``, ``chroot``, ``unshare``…: :data:`bgc.runtime.runners.OPAQUE_RUNNERS`) asks.
 
+A program of the catalogue (:mod:`bgc.runtime.catalogue`: ``cat``, ``grep``, ``git status``,
+``rm``…) whose argv it reads exactly also needs the files it touches: ``cat src/a.py`` needs
+``fs:read`` of ``src/a.py``, resolved against the working directory as a redirection's target
+is, and ``rm -r build`` ``fs:write`` of ``build`` and everything below it. Those needs and the
+argv's carry the number of the command they belong to (:attr:`ShellNeed.catalogued`), for the
+decider to combine (:meth:`bgc.runtime.calls.CallDecider.decide_shell`). There a glob (``cat
+src/*.py``) or a path after ``~`` is read as the paths it may expand to (a pattern), where
+everywhere else it asks.
+
 Anything whose meaning is not fixed by the text alone — a ``$VAR`` or ``$(…)`` in a word, a glob,
 ``~``, a brace expansion, a function definition, a loop, a variable assignment, a ``cd`` that
 leaves the working directory, ``xargs`` or ``find -exec`` (they run commands made of words read
@@ -33,10 +42,13 @@ import posixpath
 import re
 from typing import Any
 
-from bgc.runtime import runners
+from bgc.runtime import catalogue, runners
 from bgc.core import resources
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from bgc.core.patterns import glob
+from bgc.core.resources.fs import normalise_fs_pattern
 from bgc.core.resources.proc import ArgvError, encode_argv
+from bgc.core.values.limits import MAX_PATTERN_LENGTH
 
 __all__ = ["ShellAnalysis", "ShellNeed", "shell_atoms"]
 
@@ -55,9 +67,27 @@ class ShellNeed:
     value: str
     command: str
     """The source text of the simple command this need came from (at most 200 characters)."""
+    catalogued: int = 0
+    """For a command of the catalogue that was read exactly, its number in the string (1, 2, …),
+    on its argv's need and on each file it touches; 0 for every other need."""
+    pattern: bool = False
+    """``value`` is fs pattern text (a glob, or a tree ``DIR/**``), not one path."""
+    reach: str = ""
+    """How a pattern need is decided (:attr:`bgc.runtime.catalogue.Touch.tree`): ``files``, on the
+    files it reaches now when the policy does not grant it whole; ``copied``, on the files of
+    ``source`` as put below it; ``any``, by the policy alone; ``absent``, not a need but a
+    condition: the command is read so only while the pattern reaches no file (a glob's words
+    that would begin with ``-``)."""
+    source: str = ""
+    """For a ``copied`` need, the path whose files are put below ``value``'s directory."""
+    repository: str = ""
+    """Not empty: the need is this path (pattern text when ``pattern``; ``.`` the top) inside the
+    git repository that holds the directory ``value``, which only the file system can tell."""
 
     @property
     def atom(self) -> str:
+        if self.repository:
+            return f"{self.resource}:{self.action}:<git top of {self.value}>/{self.repository}"
         return f"{self.resource}:{self.action}:{self.value}"
 
 
@@ -67,11 +97,14 @@ class ShellAnalysis:
 
     Decide every need (a deny of any need denies the command); then, if :attr:`needs_ask` is not
     empty, the command is at best **ask**, whatever the needs got: something in it was not
-    understood exactly, so its needs may be incomplete.
+    understood exactly, so its needs may be incomplete. The needs of a catalogued command
+    (:attr:`ShellNeed.catalogued`) combine as docs/agents.md, "Commands decided by what they
+    touch", says; ``programs`` names each such command's row, by its number less one.
     """
 
     needs: tuple[ShellNeed, ...]
     needs_ask: tuple[str, ...]
+    programs: tuple[str, ...] = ()
 
 
 MAX_COMMAND_CHARS = 100_000
@@ -162,10 +195,19 @@ class _Walk:
     cwd: str
     fold_case: bool = False
     """Program names fold case on this file system (:func:`shell_atoms`)."""
-    needs: dict[tuple[str, str, str], ShellNeed] = field(default_factory=dict)
+    home: str | None = None
+    """The home directory a ``~`` names (:func:`shell_atoms`); None when not known."""
+    needs: dict[tuple[str, str, str, int], ShellNeed] = field(default_factory=dict)
     asks: dict[str, None] = field(default_factory=dict)
     commands: int = 0
     stopped: bool = False
+    programs: list[str] = field(default_factory=list)
+    """The catalogue's row of each command it read (:attr:`ShellAnalysis.programs`)."""
+    piped: set[tuple[int, int]] = field(default_factory=set)
+    """The statements whose input is a pipe (a later part of a pipeline), by the depth of the
+    command string they are in and where they start in it."""
+    stdin: bool = False
+    """Whether the simple command being read gets its input from a pipe or a file."""
 
     sources: list[bytes] = field(default_factory=list)
     """The command strings being walked, innermost last: node offsets index the innermost."""
@@ -177,26 +219,27 @@ class _Walk:
         """A node's text, from the command as given (the parser saw it masked, see _analyse)."""
         return self.sources[-1][node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
-    def need(self, resource: str, action: str, value: str, source: str) -> None:
-        key = (resource, action, value)
+    def need(self, resource: str, action: str, value: str, source: str, catalogued: int = 0) -> None:
+        key = (resource, action, value, catalogued)
         if key not in self.needs:
-            self.needs[key] = ShellNeed(resource, action, value, _shown(source))
+            self.needs[key] = ShellNeed(resource, action, value, _shown(source), catalogued)
 
 
 def _shown(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
-def shell_atoms(command: str, *, cwd: str, fold_case: bool = False) -> ShellAnalysis:
+def shell_atoms(command: str, *, cwd: str, fold_case: bool = False, home: str | None = None) -> ShellAnalysis:
     """What running ``command`` with ``bash -c`` in the directory ``cwd`` needs.
 
     ``cwd`` is an absolute path. ``fold_case``: the file system's names fold case (a policy's
     ``filesystem case-insensitive``), so ``RM``, ``/bin/Rm`` and ``SUDO`` run ``rm`` and ``sudo``,
     which neither a rule (matched as written) nor the catalog of runners names so: a program
-    named with capitals then asks. Total: never raises on any input; the work is bounded (command
-    length, nesting depth, number of simple commands, wrapper depth), and past a bound the
-    analysis stops with a reason in ``needs_ask``. Needs are listed in source order, without
-    duplicates.
+    named with capitals then asks. ``home``: the home directory (``$HOME`` of the environment the
+    command runs in), which a ``~`` in a catalogued command's operand names; None: such a word
+    asks. Total: never raises on any input; the work is bounded (command length, nesting depth,
+    number of simple commands, wrapper depth), and past a bound the analysis stops with a reason
+    in ``needs_ask``. Needs are listed in source order, without duplicates.
     """
     walk = _Walk(cwd, fold_case)
     start = resources.normalise("fs", cwd) if isinstance(cwd, str) else None
@@ -204,8 +247,10 @@ def shell_atoms(command: str, *, cwd: str, fold_case: bool = False) -> ShellAnal
         walk.ask("the working directory is not an absolute path")
         return ShellAnalysis((), tuple(walk.asks))
     walk.cwd = start
+    known_home = resources.normalise("fs", home) if isinstance(home, str) else None
+    walk.home = known_home if isinstance(known_home, str) else None
     _analyse(walk, command, _Scope((start,)), 0)
-    return ShellAnalysis(tuple(walk.needs.values()), tuple(walk.asks))
+    return ShellAnalysis(tuple(walk.needs.values()), tuple(walk.asks), tuple(walk.programs))
 
 
 def _analyse(walk: _Walk, command: Any, scope: _Scope, wrapped: int) -> None:
@@ -323,7 +368,9 @@ def _statement(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) 
         return
     if kind in ("subshell", "pipeline"):
         # a subshell's `cd` ends with it; so does that of every part of a pipeline
-        for child in node.named_children:
+        for index, child in enumerate(node.named_children):
+            if kind == "pipeline" and index:
+                walk.piped.add((len(walk.sources), child.start_byte))
             _statement(walk, child, _Scope(scope.dirs), depth + 1, wrapped)
         return
     if kind == "redirected_statement":
@@ -403,7 +450,7 @@ def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int, tr
         walk.stopped = True
         return
     source = walk.text(node) if not trailing else walk.sources[-1][node.start_byte : trailing[-1].end_byte].decode("utf-8", "surrogateescape")
-    words: list[str | None] = []
+    words: list[catalogue.Word | None] = []
     redirects = []
     for child in (*node.named_children, *trailing):
         if child.type == "variable_assignment":
@@ -411,11 +458,12 @@ def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int, tr
             _substitutions(walk, child, scope, depth, wrapped)
         elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
             redirects.append(child)
-            words.extend(_word(walk, word, scope, depth, wrapped) for word in _trailing_words(walk, child))
+            words.extend(_word(walk, word, scope, depth, wrapped, argument=True) for word in _trailing_words(walk, child))
         elif child.type == "command_name":
             words.append(_word(walk, child.named_children[0] if child.named_child_count == 1 else child, scope, depth, wrapped))
         else:
-            words.append(_word(walk, child, scope, depth, wrapped))
+            words.append(_word(walk, child, scope, depth, wrapped, argument=True))
+    walk.stdin = (len(walk.sources), node.start_byte) in walk.piped or any(_reads_input(walk, child) for child in redirects)
     name = node.child_by_field_name("name")
     if name is not None and walk.text(name) in _RESERVED:
         walk.ask(f"`{walk.text(name)}` is a reserved word to bash, not a program (`{_shown(source)}`)")
@@ -431,14 +479,25 @@ def _command(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int, tr
         for first, second in itertools.pairwise(pieces)
     ):
         walk.ask(f"the grammar splits a word of `{_shown(source)}` where bash reads one (`\"--for\"\\ce` is `--force`)")
-    if words and any(word is None for word in words):
-        walk.ask(f"a word of `{_shown(source)}` is only known when it runs (an expansion, a glob or a substitution)")
-        if words[0] is not None:
-            _wrapped_program(walk, [w if w is not None else "" for w in words], source, scope, depth, wrapped, known=False)
+    unknown = any(word is None for word in words)
+    if unknown or any(isinstance(word, catalogue.GlobWord) for word in words):
+        if unknown or not _catalogued(walk, words, source, scope):  # type: ignore[arg-type]
+            walk.ask(f"a word of `{_shown(source)}` is only known when it runs (an expansion, a glob or a substitution)")
+            if isinstance(words[0], str):
+                _wrapped_program(walk, [w if isinstance(w, str) else "" for w in words], source, scope, depth, wrapped, known=False)
     elif words:
-        _argv(walk, [w for w in words if w is not None], source, scope, depth, wrapped)
+        _argv(walk, words, source, scope, depth, wrapped)  # type: ignore[arg-type]
     for child in redirects:
         _redirect(walk, child, scope, depth, wrapped)
+
+
+def _reads_input(walk: _Walk, redirect: Any) -> bool:
+    """Whether a redirection gives the command's standard input a file or text (``< f``, a
+    here-document or here-string; not ``3< f``, not ``<&-``)."""
+    if redirect.type in ("heredoc_redirect", "herestring_redirect"):
+        return True
+    descriptor = redirect.child_by_field_name("descriptor")
+    return _operator(walk, redirect) == "<" and (descriptor is None or walk.text(descriptor) == "0")
 
 
 def _pieces(walk: _Walk, node: Any) -> list[tuple[Any, bool] | None]:
@@ -467,9 +526,126 @@ _SEPARATION = re.compile(rb"(?:[ \t\n]|\\\n)+")
 
 
 def _argv(walk: _Walk, argv: list[str], source: str, scope: _Scope, depth: int, wrapped: int) -> None:
-    """The needs of a known argv: its own atom, and what it runs if it runs another command."""
-    _proc_need(walk, argv, source)
+    """The needs of a known argv: its own atom (and the files it touches when the catalogue
+    reads it), and what it runs if it runs another command."""
+    if not _catalogued(walk, argv, source, scope):  # type: ignore[arg-type]
+        _proc_need(walk, argv, source)
     _wrapped_program(walk, argv, source, scope, depth, wrapped, known=True)
+
+
+MAX_CATALOGUE_NEEDS = 1024
+"""The most needs the catalogue's readings may add to one command string: past it, a command is
+decided by its argv alone (each need is decided, a pattern maybe on the files it reaches)."""
+
+
+def _catalogued(walk: _Walk, words: list[catalogue.Word], source: str, scope: _Scope) -> bool:
+    """Add the needs of a command the catalogue reads exactly: its argv's (a glob as written) and
+    the files it touches, all numbered as one command's. False, adding nothing, for a program
+    the catalogue does not hold or a command it does not read exactly."""
+    if not isinstance(words[0], str) or words[0] not in catalogue.NAMES:
+        return False
+    reading = catalogue.read_command(words, stdin=walk.stdin)
+    if not isinstance(reading, catalogue.Reading):
+        return False
+    number = len(walk.programs) + 1
+    needs: list[ShellNeed] = []
+    for touch in reading.touches:
+        touched = _touch_needs(walk, touch, scope, source, number)
+        if touched is None:
+            return False
+        needs.extend(touched)
+    for word in reading.unless:  # `*.py` holds only while no file `-….py` is there to expand to
+        dashed = word._replace(pattern=("-*" if word.pattern.startswith("*") else "-") + word.pattern[1:])
+        absent = _touch_needs(walk, catalogue.Touch("read", dashed), scope, source, number)
+        if absent is None:
+            return False
+        needs.extend(replace(need, reach="absent") for need in absent)
+    if len(walk.needs) + len(needs) > MAX_CATALOGUE_NEEDS:
+        return False
+    try:
+        value = encode_argv([word if isinstance(word, str) else word.written for word in words])
+    except ArgvError:
+        return False
+    checked = resources.normalise("proc", value)
+    if not isinstance(checked, str):
+        return False
+    walk.programs.append(reading.program)
+    walk.need("proc", "exec", checked, source, number)
+    for need in needs:
+        walk.needs.setdefault((need.resource, need.action, need.value + "\0" + need.repository, number), need)
+    return True
+
+
+def _touch_needs(walk: _Walk, touch: catalogue.Touch, scope: _Scope, source: str, number: int) -> list[ShellNeed] | None:
+    """The fs needs of a file a command touches, in every directory the command may run in;
+    None when one cannot be read exactly (a relative path after an unknown ``cd``, a ``..`` that
+    may climb out of a link, a path refused, a ``~`` with no known home)."""
+    word, shown = touch.word, _shown(source)
+    if touch.repository:
+        if isinstance(word, catalogue.GlobWord) or word.startswith("/") or scope.dirs is None:
+            return None
+        inside = resources.normalise("fs", "/" + word)
+        if not isinstance(inside, str):
+            return None
+        relative = inside[1:] or "."
+        needs = [ShellNeed("fs", touch.action, base, shown, number, repository=relative) for base in scope.dirs]
+        if touch.tree:
+            below = "**" if relative == "." else glob.escape(relative) + "/**"
+            needs += [ShellNeed("fs", touch.action, base, shown, number, True, touch.tree, repository=below) for base in scope.dirs]
+        return needs
+    text = word.pattern if isinstance(word, catalogue.GlobWord) else word
+    if isinstance(word, catalogue.GlobWord) and word.home:
+        if walk.home is None:
+            return None
+        bases: tuple[str, ...] = (walk.home,)
+    elif text.startswith("/"):
+        bases = ("/",)
+    elif scope.dirs is None:
+        return None
+    else:
+        bases = scope.dirs
+    needs = []
+    for base in bases:
+        if _may_climb_a_link(text, base, walk.cwd):
+            return None
+        if isinstance(word, catalogue.GlobWord):
+            value = _glob_pattern(base, text)
+            if value is None:
+                return None
+            needs.append(ShellNeed("fs", touch.action, value, shown, number, True, "any" if touch.fresh else "files"))
+        else:
+            value = resources.normalise("fs", posixpath.join(base, text))
+            if not isinstance(value, str):
+                return None
+            if value in _HARMLESS_DEVICES:
+                continue
+            needs.append(ShellNeed("fs", touch.action, value, shown, number))
+        if touch.tree:
+            copied = ""
+            if touch.source is not None:
+                copied_from = resources.normalise("fs", posixpath.join(base, str(touch.source)))
+                if not isinstance(copied_from, str):
+                    return None
+                copied = copied_from
+            below = (value if isinstance(word, catalogue.GlobWord) else glob.escape(value)).rstrip("/") + "/**"
+            if len(below) > MAX_PATTERN_LENGTH:
+                return None
+            needs.append(ShellNeed("fs", touch.action, below, shown, number, True, touch.tree, copied))
+    return needs
+
+
+def _glob_pattern(base: str, pattern: str) -> str | None:
+    """The absolute fs pattern of a glob read in ``base``, normalised as the paths it stands for;
+    None when it cannot be (a ``..`` after a wildcard, a malformed or too long pattern)."""
+    joined = pattern if pattern.startswith("/") else glob.escape(base).rstrip("/") + "/" + pattern
+    normalised = normalise_fs_pattern(joined)
+    if not isinstance(normalised, str) or len(normalised) > MAX_PATTERN_LENGTH:
+        return None
+    try:
+        glob.parse(normalised)
+    except glob.PatternError:
+        return None
+    return normalised
 
 
 def _proc_need(walk: _Walk, argv: list[str], source: str) -> None:
@@ -806,14 +982,87 @@ def _substitutions(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: i
             stack.extend(child.named_children)
 
 
-def _word(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> str | None:
+def _word(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int, *, argument: bool = False) -> catalogue.Word | None:
     """The text bash passes for one word, or ``None`` when only running it would tell (then the
-    substitutions inside still count)."""
+    substitutions inside still count). ``argument``: a word of a command's arguments, which may
+    be a :class:`~bgc.runtime.catalogue.GlobWord` (the catalogue reads the paths it expands to)."""
     try:
         return _word_text(walk, node)
     except _Unknown:
+        expands = _glob_word(walk, node) if argument else None
+        if expands is not None:
+            return expands
         _substitutions_of_word(walk, node, scope, depth, wrapped)
         return None
+
+
+def _glob_word(walk: _Walk, node: Any) -> catalogue.GlobWord | None:
+    """A word bash expands by pathname expansion (``*`` and ``?``, unquoted) or a leading ``~``
+    (alone or before ``/``), and nothing else: its text as written and the glob pattern of what
+    it may expand to. None for anything else that expands (``[``, braces, ``$``, a ``~`` after
+    ``=`` or ``:``). Letters in a segment with a wildcard match either case in the pattern: the
+    environment's shell may set ``nocaseglob``, and ``.E*`` then reads ``.env``."""
+    pieces = node.children if node.type == "concatenation" else [node]
+    if node.type == "concatenation" and _brace_expansion(walk.text(node)):
+        return None
+    chars: list[tuple[str, bool]] = []  # each character bash passes, and whether it is a wildcard
+    home = False
+    for index, piece in enumerate(pieces):
+        if piece.type != "word":
+            try:
+                chars.extend((char, False) for char in _word_text(walk, piece))
+            except _Unknown:
+                return None
+            continue
+        raw = walk.text(piece)
+        at = 0
+        if index == 0 and raw.startswith("~") and (len(raw) == 1 and len(pieces) == 1 or raw[1:2] == "/"):
+            home, at = True, 2 if raw[1:2] == "/" else 1
+        while at < len(raw):
+            char = raw[at]
+            if char == "\\":
+                if at + 1 < len(raw) and raw[at + 1] != "\n":
+                    chars.append((raw[at + 1], False))
+                at += 2
+                continue
+            if char in "[$`{} \t\n" or (char == "~" and (at == 0 or raw[at - 1] in "=:")):
+                return None
+            chars.append((char, char in "*?"))
+            at += 1
+    if not home and not any(wild for _, wild in chars):
+        return None
+    text = "".join(char for char, _ in chars)
+    if home and walk.home is None:
+        return None  # what the home directory is, only the environment says
+    written = (walk.home + ("/" + text if text else "") if home else text)  # type: ignore[operator]
+    segments: list[str] = []
+    for segment in _split_segments(chars):
+        folded = any(wild for _, wild in segment)
+        segments.append("".join(char if wild else _pattern_char(char, folded) for char, wild in segment))
+    pattern = "/".join(segments)
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        return None
+    leading = not home and bool(chars) and chars[0][1]
+    return catalogue.GlobWord(written, pattern, home, leading)
+
+
+def _split_segments(chars: list[tuple[str, bool]]) -> list[list[tuple[str, bool]]]:
+    segments: list[list[tuple[str, bool]]] = [[]]
+    for char, wild in chars:
+        if char == "/" and not wild:
+            segments.append([])
+        else:
+            segments[-1].append((char, wild))
+    return segments
+
+
+def _pattern_char(char: str, folded: bool) -> str:
+    """One literal character in glob text: escaped, or (``folded``) a letter as the class of its
+    two cases."""
+    lower, upper = char.lower(), char.upper()
+    if folded and lower != upper and len(lower) == len(upper) == 1:
+        return f"[{lower}{upper}]"
+    return glob.escape(char)
 
 
 def _substitutions_of_word(walk: _Walk, node: Any, scope: _Scope, depth: int, wrapped: int) -> None:

@@ -52,9 +52,11 @@ def is_pattern(text: str) -> bool:
         return False
 
 
-def files_reached(root: str, pattern: str) -> list[FileReached] | str:
+def files_reached(root: str, pattern: str, *, directories: bool = False) -> list[FileReached] | str:
     """The files under the host directory ``root`` that the workspace pattern ``pattern``
     matches, by workspace path (``/src/a.py``), or why they cannot be listed exactly.
+    ``directories``: the directories it matches too (a glob's words name directories as well as
+    files: ``ls src/*`` lists each directory, ``rm -r src/*`` removes it).
 
     What it costs: one ``lstat`` a segment of the fixed directory's host path, from ``/`` (so a
     link anywhere above it, an ancestor of the project swapped for a link included, is seen),
@@ -108,6 +110,8 @@ def files_reached(root: str, pattern: str) -> list[FileReached] | str:
                 if _is_link(entry):
                     return f"{workspace}/{entry.name} is a linked directory: its files are not listed"
                 subdirectories.append(entry)
+                if directories and matches(f"{workspace}/{entry.name}"):
+                    found.append(FileReached(f"{workspace}/{entry.name}", proven and _plain_file(entry)))
                 continue
             path = f"{workspace}/{entry.name}"
             if matches(path):

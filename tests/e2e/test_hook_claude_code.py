@@ -188,9 +188,10 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("mcp malformed name", "mcp__filesystem", {}, "block"),
     # ---- Bash: every simple command decided (the starter asks for commands) ----
     ("bash ls", "Bash", {"command": "ls"}, "ask"),
-    ("bash cat .e\"\"nv", "Bash", {"command": 'cat .e""nv'}, "ask"),
-    ("bash -c cat .env", "Bash", {"command": "bash -c 'cat .env'"}, "ask"),
-    ("bash $(cat .env)", "Bash", {"command": "$(cat .env)"}, "ask"),
+    # `cat` reads the file: decided as reading .env is (the catalogue of commands, docs/agents.md)
+    ("bash cat .e\"\"nv", "Bash", {"command": 'cat .e""nv'}, "deny"),
+    ("bash -c cat .env", "Bash", {"command": "bash -c 'cat .env'"}, "deny"),
+    ("bash $(cat .env)", "Bash", {"command": "$(cat .env)"}, "deny"),
     ("bash redirect into .git/config", "Bash", {"command": "echo x > .git/config"}, "deny"),
     ("bash cd .. && rm -rf x", "Bash", {"command": "cd .. && rm -rf x"}, "ask"),
     ("bash find -exec rm", "Bash", {"command": "find . -exec rm {} +"}, "ask"),
@@ -205,7 +206,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("bash outside the sandbox said with a number (not a boolean)", "Bash", {"command": ">src/x", "dangerouslyDisableSandbox": 1}, "block"),
     ("bash outside the sandbox said with text", "Bash", {"command": ">src/x", "dangerouslyDisableSandbox": "true"}, "block"),
     ("bash with a parameter bgc does not read", "Bash", {"command": ">src/x", "cwd": "/etc"}, "block"),
-    ("bash a command after a here-doc's operator", "Bash", {"command": ">src/x <<EOF && cat .env\nhi\nEOF"}, "ask"),
+    ("bash a command after a here-doc's operator", "Bash", {"command": ">src/x <<EOF && cat .env\nhi\nEOF"}, "deny"),
     ("bash a command after a here-doc bash ends early", "Bash", {"command": ">src/x <<E'O'F\nEOF\ncat .env\nE'O'F"}, "ask"),
     ("bash a backquoted command in a here-doc", "Bash", {"command": ">src/x <<EOF\n`cat .env`\nEOF"}, "ask"),
     ("bash a program named CR (a space to the grammar)", "Bash", {"command": ">src/x\n\r#x"}, "ask"),

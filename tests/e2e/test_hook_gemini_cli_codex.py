@@ -74,7 +74,7 @@ GEMINI: list[tuple[str, str, Any, dict[str, Any], str]] = [
     ("an unknown tool", "frobnicate", {"x": 1}, {}, "ask"),
     # ---- shell commands: every simple command decided, in dir_path ----
     ("shell ls", "run_shell_command", {"command": "ls", "description": "list"}, {}, "ask"),
-    ("shell bash -c cat .env", "run_shell_command", {"command": "bash -c 'cat .env'"}, {}, "ask"),
+    ("shell bash -c cat .env", "run_shell_command", {"command": "bash -c 'cat .env'"}, {}, "deny"),  # cat reads .env
     ("shell redirect into .git/config", "run_shell_command", {"command": "echo x > .git/config"}, {}, "deny"),
     ("shell reads ../.env from src", "run_shell_command", {"command": "wc -l < ../.env", "dir_path": "src"}, {}, "deny"),
     ("shell writes config inside .git", "run_shell_command", {"command": "echo x > config", "dir_path": ".git"}, {}, "deny"),
@@ -103,7 +103,7 @@ CODEX: list[tuple[str, str, str, Any, str]] = [
     # ---- PreToolUse: no ask there, so an ask is answered deny ----
     ("bash ls (asked: denied here)", "PreToolUse", "Bash", {"command": "ls"}, "deny"),
     ("bash redirect into .git/config", "PreToolUse", "Bash", {"command": "echo x > .git/config"}, "deny"),
-    ("bash $(cat .env) (asked: denied here)", "PreToolUse", "Bash", {"command": "$(cat .env)"}, "deny"),
+    ("bash $(cat .env) (reads .env: denied)", "PreToolUse", "Bash", {"command": "$(cat .env)"}, "deny"),
     ("bash with a working directory bgc does not read", "PreToolUse", "Bash", {"command": "echo x > config", "workdir": ".git"}, "block"),
     ("bash, not text", "PreToolUse", "Bash", {"command": ["rm", "-rf", "/"]}, "deny"),
     ("patch adds source", "PreToolUse", "apply_patch", {"command": PATCH_NEW}, "allow"),

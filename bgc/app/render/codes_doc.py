@@ -25,14 +25,14 @@ below it.
 def codes_markdown() -> str:
     """The whole of docs/codes.md."""
     lines = [_INTRO, "## Blocks", "", "| codes | for |", "|---|---|"]
-    lines += [f"| `BGC{block.first:03d}`–`BGC{block.last:03d}` | {_cell(block.owner)} |" for block in RANGES]
+    lines += [f"| `BGC{block.first:03d}`–`BGC{block.last:03d}` | {table_cell(block.owner)} |" for block in RANGES]
     lines += ["", "## Codes", "", "| code | level | meaning |", "|---|---|---|"]
     for code in CODES.values():
-        lines.append(f"| [`{code.id}`]({code.doc}) | {code.severity} | {_cell(code.summary)} |")
+        lines.append(f"| [`{code.id}`]({code.doc}) | {code.severity} | {table_cell(code.summary)} |")
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
+def table_cell(text: str) -> str:
     """``text`` inside a Markdown table cell, where a bare ``|`` would end the cell."""
     return text.replace("|", "\\|")
 
