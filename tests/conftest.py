@@ -15,6 +15,8 @@ examples are random; ``--hypothesis-profile thorough`` runs ten times the exampl
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,6 +54,16 @@ def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _isolated_cache(_session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``BGC_CACHE_DIR`` points into this run's temporary directory (subprocesses inherit it)."""
     monkeypatch.setenv("BGC_CACHE_DIR", str(_session_cache))
+
+
+@pytest.fixture(autouse=True)
+def _this_bgc_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hooks a team shares start the ``bgc`` on ``PATH`` (bgc/app/commands/launcher.py): the
+    one found first is this installation's script, beside its interpreter, as for a user who
+    installed bgc and runs it by name (tests of another ``PATH`` set their own)."""
+    here = os.path.dirname(sys.executable)
+    if os.path.isfile(os.path.join(here, "bgc")):
+        monkeypatch.setenv("PATH", here + os.pathsep + os.environ.get("PATH", ""))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -123,14 +123,20 @@ def run_in_process(command: str, data: bytes, environ: dict[str, str], cwd: str)
     """
     from bgc.app.launch import main
 
+    from bgc.app.commands import launcher
     from bgc.app.commands.init import HOOK_ENTRY
 
     words = [string.Template(word).safe_substitute({**os.environ, **environ}) for word in shlex.split(command)]
-    starts = ([sys.executable, "-I", "-c", HOOK_ENTRY], [os.path.join(os.path.dirname(sys.executable), "bgc")],
-              [sys.executable, "-m", "bgc"], [sys.executable, "-I", "-m", "bgc"])  # as init writes it  # fmt: skip
-    start = next((start for start in starts if words[: len(start)] == start), None)
-    assert start is not None, f"not this installation's bgc: {command}"
-    arguments = words[len(start) :]
+    started = launcher.parse(words)  # as init writes it: this interpreter, or the bgc on PATH (this one, tests/conftest.py)
+    if started is not None:
+        assert started[0] in (None, sys.executable), f"not this installation's bgc: {command}"
+        arguments = started[1]
+    else:
+        starts = ([sys.executable, "-I", "-c", HOOK_ENTRY], [os.path.join(os.path.dirname(sys.executable), "bgc")],
+                  [sys.executable, "-m", "bgc"], [sys.executable, "-I", "-m", "bgc"])  # as an earlier init wrote it  # fmt: skip
+        start = next((start for start in starts if words[: len(start)] == start), None)
+        assert start is not None, f"not this installation's bgc: {command}"
+        arguments = words[len(start) :]
     with contextlib.ExitStack() as stack:
         patch = stack.enter_context(pytest.MonkeyPatch.context())
         streams = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(3)]

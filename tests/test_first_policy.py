@@ -88,7 +88,7 @@ def test_bgc_check_and_bgc_test_pass_with_every_expect(project: Path) -> None:
     checked = bgc("check", ".claude/bgc/policy.bgp", cwd=project)
     assert checked.exit_code == 0, checked.output
     assert checked.stdout.splitlines() == [
-        ".claude/bgc/policy.bgp: 7 rules, 24 tools, 14/14 expects hold",  # 12 of its own, 2 of the mapping's
+        ".claude/bgc/policy.bgp: 7 rules, 39 tools, 14/14 expects hold",  # 12 of its own, 2 of the mapping's
         "bgc check: all checks passed",
     ]
     tested = bgc("test", ".claude/bgc/policy.bgp", cwd=project)

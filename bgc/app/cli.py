@@ -582,26 +582,35 @@ INIT_KEPT = """Nothing there is lost: other settings and hooks are kept, the pre
     and column (exit 2), and nothing is written."""
 
 
+TeamOption = Annotated[bool, typer.Option("--team", help="Write the hooks into the settings the team commits, in a form every machine runs (the bgc on PATH).")]
+
+
 def _init_command(agent: Agent) -> None:
     """Register ``bgc init AGENT``, its help from the agent's row."""
     setup = agent.setup
-    moved = (
-        "The hook names the policy by this project's absolute path (the agent gives hooks no project\n"
-        "    directory): run it again after moving the project. "
-        if setup.project is None
-        else ""
-    )
+    if setup.local is not None:
+        where = (
+            f"{setup.directory}/{setup.local} ({setup.event}), this machine's own settings, starting this\n"
+            f"    installation of bgc; with --team into {setup.directory}/{setup.settings}, which the team commits,\n"
+            "    starting the bgc on the agent's PATH."
+        )
+    else:
+        where = (
+            f"{setup.directory}/{setup.settings} ({setup.event}), which the team commits (the agent has no settings\n"
+            "    of one's own): they start the bgc on the agent's PATH, so they work on every machine."
+        )
     summary = (
-        f"Write a starter policy into {setup.directory}/bgc/ and merge `bgc hook {agent.name}` into "
-        f"{setup.directory}/{setup.settings} ({setup.event})."
+        f"Write a starter policy into {setup.directory}/bgc/ and merge `bgc hook {agent.name}` into {where}\n\n"
+        "    Every hook blocks the call (exit 2, the fix named) when bgc cannot start: never a call let\n"
+        "    through unchecked."
     )
 
-    def init_agent(directory: DirOption = ".") -> None:
+    def init_agent(directory: DirOption = ".", team: TeamOption = False) -> None:
         from bgc.app.commands import init as command
 
-        run(lambda: command.run(agent.name, directory=directory))
+        run(lambda: command.run(agent.name, directory=directory, team=team))
 
-    init_app.command(agent.name, help=f"{summary}\n\n    {moved}{INIT_KEPT}")(init_agent)
+    init_app.command(agent.name, help=f"{summary}\n\n    {INIT_KEPT}")(init_agent)
 
 
 for _agent in AGENTS.values():
@@ -612,6 +621,7 @@ for _agent in AGENTS.values():
 def init_mcp(
     config: Annotated[str, typer.Argument(metavar="CONFIG", help="An MCP client configuration (.mcp.json, claude_desktop_config.json).")],
     policy: Annotated[str, typer.Option("--policy", "-p", metavar="FILE", help="The policy every server will run behind.")],
+    team: Annotated[bool, typer.Option("--team", help="A file the team commits (.mcp.json): start the bgc on PATH, the policy named relative to the project.")] = False,
 ) -> None:
     """Run every stdio server an MCP client will start through `bgc mcp-proxy`.
 
@@ -625,7 +635,7 @@ def init_mcp(
     from bgc.app.commands import init_mcp as command
 
     try:
-        code, summary = command.run(config, policy)
+        code, summary = command.run(config, policy, team=team)
     except BgcError as error:
         fail(error)
     if summary:

@@ -432,6 +432,9 @@ class AskOutcome:
     reason: str
     request: str
     approvers: tuple[str, ...] = ()
+    standing: str | None = None
+    """For ``ask``: where the request stands, for ``bgc approve`` (``awaits 1 approval (have:
+    none)``); None when the policy trusts no approver, so no ``bgc approve`` can answer it."""
 
 
 def settle_ask(store: Any, request: PermissionRequest, trusted: Mapping[str, Any], now: int) -> AskOutcome:
@@ -456,7 +459,8 @@ def settle_ask(store: Any, request: PermissionRequest, trusted: Mapping[str, Any
         return AskOutcome("deny", f"rejected by {result.rejected_by} ({request_id})", request_id)
     if result.state != "pending":
         return AskOutcome("deny", f"permission request {request_id} is {result.state}", request_id)
-    return AskOutcome("ask", awaiting(request_id, result.describe(stored), trusted), request_id)
+    described = result.describe(stored)
+    return AskOutcome("ask", awaiting(request_id, described, trusted), request_id, standing=described if trusted else None)
 
 
 def awaiting(request_id: str, standing: str, trusted: Mapping[str, Any]) -> str:

@@ -85,12 +85,16 @@ class AtomDecision(NamedTuple):
     """For ``ask``: every requirement that applies to the atom; all must be met."""
     asked_by: tuple[RuleRef, ...] = ()
     """For ``ask``: every ask rule whose requirement applies."""
+    command: str | None = None
+    """For a shell command string: the simple command this atom comes from, as written (what a
+    person asked to approve it reads)."""
 
     @classmethod
-    def of(cls, need: NeedResult, reason: str | None = None) -> AtomDecision:
+    def of(cls, need: NeedResult, reason: str | None = None, command: str | None = None) -> AtomDecision:
         return cls(
-            need.atom, need.effect, need.reason if reason is None else reason, need.rule, need.approvals, need.asked_by
-        )
+            need.atom, need.effect, need.reason if reason is None else reason, need.rule, need.approvals, need.asked_by,
+            command,
+        )  # fmt: skip
 
     def to_data(self) -> dict[str, Any]:
         rule = None if self.rule is None else str(self.rule)
@@ -631,7 +635,7 @@ class CallDecider:
         asks = list(analysis.needs_ask)
         for need in analysis.needs:
             if not need.catalogued:
-                atoms.extend(self._decide_placed(need.resource, need.action, need.value, f" (in `{need.command}`)"))
+                atoms.extend(self._decide_placed(need.resource, need.action, need.value, f" (in `{need.command}`)", need.command))
             elif need.catalogued not in done:
                 done.add(need.catalogued)
                 decided, refused = self._decide_catalogued(groups[need.catalogued], work)
@@ -678,7 +682,7 @@ class CallDecider:
                 problem = self._absent(need, work)
                 if problem:  # as a glob outside the catalogue is: asked, its argv needed only where a rule denies it
                     denied = proc.effect == "deny" and _names_argv(proc)
-                    return [proc._replace(reason=proc.reason + where)] if denied else [], f"`{argv.command}`: {problem}"
+                    return [proc._replace(reason=proc.reason + where, command=argv.command)] if denied else [], f"`{argv.command}`: {problem}"
                 continue
             files.extend(self._decide_touched(need, work))
         kept = [atom for atom in files if atom.effect != "deny" or atom.rule is not None]
@@ -686,7 +690,7 @@ class CallDecider:
         if aside is not None and not _names_argv(proc):
             proc = proc._replace(reason=f"{proc.reason}, and it touches {aside.atom}, which no rule decides ({aside.reason})")
         decided = [proc, *kept] if aside is not None or _names_argv(proc) else kept
-        return [atom._replace(reason=atom.reason + where) for atom in decided], None
+        return [atom._replace(reason=atom.reason + where, command=argv.command) for atom in decided], None
 
     def _decide_touched(self, need: ShellNeed, work: _ShellWork) -> list[AtomDecision]:
         """A file (or pattern of files) a catalogued command touches, placed and decided."""
@@ -791,13 +795,15 @@ class CallDecider:
         reason = f"{worst.atom} is below it: {worst.reason}"
         return AtomDecision(found.atom, worst.effect, reason, worst.rule, worst.approvals, worst.asked_by)
 
-    def _decide_placed(self, resource: str, action: str, value: str, note: str = "") -> list[AtomDecision]:
+    def _decide_placed(
+        self, resource: str, action: str, value: str, note: str = "", command: str | None = None
+    ) -> list[AtomDecision]:
         """A concrete value decided by the gate: an ``fs`` path placed in the workspace first
         (a host path outside it is a ``host`` atom, :meth:`Workspace.place`); ``note`` follows
-        each reason."""
+        each reason, ``command`` is the simple command of a shell string it comes from."""
         placed = self.workspace.place(value) if self.workspace and resource == "fs" else [(resource, value)]
         decided = [self.gate.need_value(placed_resource, action, placed_value) for placed_resource, placed_value in placed]
-        return [AtomDecision.of(need, need.reason + note) for need in decided]
+        return [AtomDecision.of(need, need.reason + note, command) for need in decided]
 
     def decide_values(self, tool: str, server: str, needs: Iterable[tuple[str, str, str]]) -> CallDecision:
         """A call that names the values it touches itself, as ``(resource, action, value)``

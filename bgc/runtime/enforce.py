@@ -47,6 +47,9 @@ class Enforced:
     approvers: tuple[str, ...] = ()
     entry: str | None = None
     """The id of the ledger entry that records it, when there is a ledger."""
+    standing: str | None = None
+    """For a call still waiting: where its request stands, for ``bgc approve`` (None when no
+    approver is trusted: :attr:`bgc.runtime.approvals.AskOutcome.standing`)."""
 
     def anyone_may_answer(self) -> bool:
         """Whether every requirement of every asked atom is one approval by anyone
@@ -74,6 +77,14 @@ def params_digest(params: Any) -> str:
 
 def summary(tool: str, server: str, params: Any) -> str:
     """A call in one line for the person who approves it: each parameter's value, shortened."""
+    shown = params_line(params)
+    line = f"{tool} on {server}" + (f": {shown}" if shown else "")
+    return line if len(line) <= SUMMARY_CHARS else line[:SUMMARY_CHARS] + "…"
+
+
+def params_line(params: Any) -> str:
+    """A call's parameters in one line, by name, each value shortened (``file_path='/src/a.py',
+    limit=20``)."""
     shown = []
     if isinstance(params, Mapping):
         for name in sorted(params):
@@ -82,8 +93,7 @@ def summary(tool: str, server: str, params: Any) -> str:
             if len(text) > SUMMARY_VALUE_CHARS:
                 text = text[:SUMMARY_VALUE_CHARS] + f"… ({len(text):,} chars)"
             shown.append(f"{name}={text!r}" if isinstance(value, str) else f"{name}={text}")
-    line = f"{tool} on {server}" + (": " + ", ".join(shown) if shown else "")
-    return line if len(line) <= SUMMARY_CHARS else line[:SUMMARY_CHARS] + "…"
+    return ", ".join(shown)
 
 
 def canonical_json(value: Any) -> str:
@@ -143,7 +153,8 @@ class Enforcer:
         except Exception as error:  # noqa: BLE001 - a decision that cannot be recorded is not allowed
             return Enforced("deny", f"the decision could not be recorded in the ledger: {_failure(error)}", decision,
                             answered.request, answered.approvers)  # fmt: skip
-        return Enforced(answered.effect, answered.reason, decision, answered.request, answered.approvers, entry)
+        return Enforced(answered.effect, answered.reason, decision, answered.request, answered.approvers, entry,
+                        answered.standing)  # fmt: skip
 
     def _settle(self, decision: CallDecision, params: Any, session: str | None, now: int) -> Enforced:
         if decision.effect != "ask" or self.store is None or not self.settle:
@@ -160,7 +171,7 @@ class Enforcer:
 
         outcome = settle_ask(self.store, request, self.trusted, now)
         reason = f"{outcome.reason}; {decision.explanation()}"  # what people said, then the rule that asked
-        return Enforced(outcome.effect, reason, decision, outcome.request, outcome.approvers)
+        return Enforced(outcome.effect, reason, decision, outcome.request, outcome.approvers, standing=outcome.standing)
 
     def _record(self, answered: Enforced, params: Any, session: str | None, now: int) -> str:
         from bgc.runtime import ledger

@@ -10,9 +10,9 @@ so an installation that still reaches into the project (a virtual environment in
 ``.pth`` of an editable install naming its ``src``, a checkout of bgc as the project) refuses to
 decide instead of deciding with code the agent could change.
 
-What is checked: every ``sys.path`` entry (an empty entry is the working directory; an entry
-that does not exist yet counts, since the agent could create it, unless a path hook that is not
-the file system's claims it), the directory of every module
+What is checked: the interpreter's directory, every ``sys.path`` entry (an empty entry is the
+working directory; an entry that does not exist yet counts, since the agent could create it,
+unless a path hook that is not the file system's claims it), the directory of every module
 already imported (bgc's package first: an editable install's finder maps it without a
 ``sys.path`` entry), and the import paths a hook's client reports for its own process. A place is
 inside the project when the project directory is that place or one of its ancestors, compared by
@@ -28,10 +28,12 @@ from collections.abc import Iterable
 
 
 def import_places(extra: Iterable[str] = (), cwd: str | None = None, *, unknown: str = "/") -> list[str]:
-    """Where this process has imported code from or may import it: bgc's package directory,
-    every ``sys.path`` entry, every imported module's directory, then ``extra`` (another
-    process's ``sys.path``, whose relative entries are ``cwd``'s), each once, as absolute paths.
-    Relative entries of a working directory that is gone are read in ``unknown``."""
+    """Where this process has imported code from or may import it: bgc's package directory, the
+    interpreter's own directory (a registered command starts it by that path: an interpreter, or
+    a link to one, inside the project is a program the agent could replace), every ``sys.path``
+    entry, every imported module's directory, then ``extra`` (another process's ``sys.path``,
+    whose relative entries are ``cwd``'s), each once, as absolute paths. Relative entries of a
+    working directory that is gone are read in ``unknown``."""
     import bgc
 
     try:
@@ -39,6 +41,8 @@ def import_places(extra: Iterable[str] = (), cwd: str | None = None, *, unknown:
     except OSError:  # removed under this process
         here = unknown
     places = [os.path.dirname(os.path.abspath(bgc.__file__))]
+    if sys.executable:
+        places.append(os.path.dirname(os.path.abspath(sys.executable)))
     places += _entry_places(sys.path, here)
     places += _entry_places(extra, cwd or here)
     return list(dict.fromkeys((*places, *_module_places())))

@@ -36,7 +36,8 @@ def test_the_command_lines_agents_are_the_rows() -> None:
     assert list(hook_agent.type.choices) == list(AGENTS)
     for name, agent in AGENTS.items():
         shown = bgc("init", name, "--help", env={"COLUMNS": "300", "NO_COLOR": "1"}).stdout
-        assert f"{agent.setup.directory}/{agent.setup.settings} ({agent.setup.event})" in shown
+        written = agent.setup.local or agent.setup.settings  # one's own settings by default, where the agent has them
+        assert f"{agent.setup.directory}/{written} ({agent.setup.event})" in shown and f"{agent.setup.directory}/{agent.setup.settings}" in shown
     assert bgc("hook", "no-such-agent").exit_code == 2
 
 

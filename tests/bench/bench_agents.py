@@ -28,7 +28,7 @@ from pathlib import Path
 
 RUNS = 15
 AGENTS = {
-    "claude-code": (".claude/settings.json", "PreToolUse", "Read", {"file_path": "src/a.py"}),
+    "claude-code": (".claude/settings.local.json", "PreToolUse", "Read", {"file_path": "src/a.py"}),
     "gemini-cli": (".gemini/settings.json", "BeforeTool", "read_file", {"file_path": "src/a.py"}),
     "codex": (".codex/hooks.json", "PreToolUse", "mcp__filesystem__read_file", {"path": "src/a.py"}),
 }

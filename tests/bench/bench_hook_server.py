@@ -55,7 +55,7 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env.update(BGC_CACHE_DIR=str(base / "cache"), CLAUDE_PROJECT_DIR=str(root))
         subprocess.run([bgc, "init", "claude-code"], cwd=root, env=env, check=True, capture_output=True)
-        settings = json.loads((root / ".claude" / "settings.json").read_text())
+        settings = json.loads((root / ".claude" / "settings.local.json").read_text())
         hook = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
         start = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
         stop = settings["hooks"]["SessionEnd"][0]["hooks"][0]["command"]

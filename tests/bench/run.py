@@ -367,11 +367,12 @@ def broad_order_write(ctx: Context) -> Path:
 def _hook_argv(project: Path) -> list[str]:
     """The PreToolUse command ``bgc init claude-code`` wrote into ``project``, as the argv the shell
     would run (``$CLAUDE_PROJECT_DIR`` expanded), so the bench times the hook a user's agent starts,
-    whatever form ``bgc init`` gives it; the shell itself is left out (``python -c pass`` has none)."""
-    settings = json.loads((project / ".claude/settings.json").read_text())
+    whatever form ``bgc init`` gives it: its launcher's ``/bin/sh`` included, the agent's own shell
+    left out (``python -c pass`` has none)."""
+    settings = json.loads((project / ".claude/settings.local.json").read_text())
     command = next(hook["command"] for entry in settings["hooks"]["PreToolUse"] for hook in entry["hooks"])
     variables = {"CLAUDE_PROJECT_DIR": str(project)}
-    return [re.sub(r"\$\{?(\w+)\}?", lambda m: variables[m.group(1)], word) for word in shlex.split(command)]
+    return [re.sub(r"\$\{?(\w+)\}?", lambda m: variables.get(m.group(1), m.group(0)), word) for word in shlex.split(command)]
 
 
 def section_startup(ctx: Context) -> list[Row]:

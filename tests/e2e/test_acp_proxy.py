@@ -27,6 +27,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from bgc.app.commands import launcher
 from tests.e2e.test_mcp_proxy_approvals import cli
 from tests.samples import bgc
 
@@ -448,10 +449,11 @@ def test_mcp_servers_of_a_session_run_behind_the_mcp_proxy_and_remote_ones_are_l
 
     (found,) = scene.run(editor, script, servers)
     (files,) = found["mcp"]
-    assert files["name"] == "files" and files["command"] == sys.executable
-    assert files["args"][:4] == ["-I", "-m", "bgc", "mcp-proxy"]
-    assert files["args"][-4:] == ["--", "/usr/bin/files-server", "--root", "."]
-    assert ["-p", str(scene.policy), "--server", "files", "--store", scene.store] == files["args"][4:10]
+    started = launcher.parse([files["command"], *files["args"]])  # the launcher every registered command runs
+    assert files["name"] == "files" and started is not None and started[0] == sys.executable
+    arguments = started[1]
+    assert arguments[:1] == ["mcp-proxy"] and arguments[-4:] == ["--", "/usr/bin/files-server", "--root", "."]
+    assert ["-p", str(scene.policy), "--server", "files", "--store", scene.store] == arguments[1:7]
 
 
 def test_requests_bgc_does_not_decide_are_declined(tmp_path: Path) -> None:

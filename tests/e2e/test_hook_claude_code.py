@@ -1,7 +1,7 @@
 """`bgc hook claude-code` end to end, run exactly as Claude Code runs it.
 
 A project is set up with `bgc init claude-code` (a subprocess); every case then runs the hook
-command that init wrote into .claude/settings.json, through `sh -c` with CLAUDE_PROJECT_DIR
+command that init wrote into .claude/settings.local.json, through `sh -c` with CLAUDE_PROJECT_DIR
 set, the hook input as JSON on stdin and a timeout, and reads Claude Code's answer from stdout
 (or the blocking exit 2). Every expected answer below is written by hand from the starter policy
 (policies/claude-code-starter.bgp, base.bgp) and the mapping (policies/claude-code.bgp): none is
@@ -255,7 +255,7 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         [sys.executable, "-m", "bgc", "init", "claude-code"], cwd=root, env=env, capture_output=True, text=True, timeout=TIMEOUT
     )
     assert done.returncode == 0, done.stderr
-    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    settings = json.loads((root / ".claude" / "settings.local.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     found = {"root": str(root.resolve()), "outside": str(outside.resolve()), "command": command, "cache": str(base / "cache")}
     with serving(request.param, found["root"], found["cache"]) as server:

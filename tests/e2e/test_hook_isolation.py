@@ -74,7 +74,7 @@ def project(tmp_path: Path) -> Iterator[dict[str, Any]]:
         cache = tmp_path / "cache"
         done = bgc("init", "claude-code", cwd=root, env={"BGC_CACHE_DIR": str(cache)})
         assert done.exit_code == 0, done.output
-        hooks = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]
+        hooks = json.loads((root / ".claude" / "settings.local.json").read_text())["hooks"]
         commands = {event: entries[0]["hooks"][0]["command"] for event, entries in hooks.items()}
         yield {"root": root.resolve(), "cache": str(cache), "commands": commands}
         if status(str(root.resolve())) is not None:
@@ -143,10 +143,14 @@ def _environment(where: Path, lines: list[str]) -> Path:
 
 
 def _hook_with(python: Path, command: str, *flags: str) -> str:
-    """The hook ``command`` init wrote, started by another interpreter (with other flags)."""
-    program, entry = command.split(" -c ", 1)
-    assert shlex.split(program)[1:] == ["-I"], command
-    return f"{shlex.join([str(python), *flags])} -c {entry}"
+    """The hook ``command`` init wrote (its launcher starting this interpreter), started by another
+    interpreter directly (with other flags)."""
+    from bgc.app.commands import launcher
+
+    parsed = launcher.parse(shlex.split(command))
+    assert parsed is not None and parsed[0] == sys.executable, command
+    arguments = command.split(f" {shlex.quote(sys.executable)} ", 1)[1]
+    return f"{shlex.join([str(python), *flags, '-c', launcher.ENTRY])} {arguments}"
 
 
 def _refused(done: subprocess.CompletedProcess[bytes]) -> None:
@@ -212,6 +216,12 @@ def test_a_hook_not_isolated_refuses_when_its_path_reaches_into_the_project(
 
 
 def test_init_registers_every_command_isolated(project: dict[str, Any]) -> None:
-    """Each command init wrote starts this interpreter with ``-I`` before anything else."""
+    """Each command init wrote is a launcher starting this interpreter, and each launcher starts
+    its interpreter with ``-I`` before anything else."""
+    from bgc.app.commands import launcher
+
     for event, command in project["commands"].items():
-        assert shlex.split(command)[:2] == [sys.executable, "-I"], (event, command)
+        parsed = launcher.parse(shlex.split(command))
+        assert parsed is not None and parsed[0] == sys.executable, (event, command)
+    for script in (launcher.MACHINE, launcher.SHARED):
+        assert f'"$bgc_py" -I -c "{launcher.ENTRY}" "$@";' in script

@@ -66,7 +66,7 @@ def _project(tmp_path: Path) -> dict[str, Any]:
     (root / "docs" / "guide.md").write_text("# guide\n")
     done = bgc("init", "claude-code", cwd=root, env={"BGC_CACHE_DIR": str(tmp_path / "cache")})  # in this process: init is not tested here
     assert done.exit_code == 0, done.output
-    command = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    command = json.loads((root / ".claude" / "settings.local.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     return {"root": str(root.resolve()), "outside": str(tmp_path), "command": command, "cache": str(tmp_path / "cache")}
 
 

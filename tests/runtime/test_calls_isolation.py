@@ -25,7 +25,7 @@ def test_nothing_of_this_process_lies_in_a_fresh_project(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("kind", ["sys.path entry", "sys.path entry not made yet", "relative entry", "another process's entry",
-                                  "a module loaded without an entry"])  # fmt: skip
+                                  "a module loaded without an entry", "the interpreter"])  # fmt: skip
 def test_every_kind_of_place_inside_the_project_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     project = tmp_path / "p"
     (project / "src").mkdir(parents=True)
@@ -39,6 +39,8 @@ def test_every_kind_of_place_inside_the_project_refuses(tmp_path: Path, monkeypa
         monkeypatch.setattr(sys, "path", ["", *sys.path])
     elif kind == "another process's entry":
         extra = [str(project / "src")]
+    elif kind == "the interpreter":  # a link to a real one, in a directory the agent may write: it could become anything
+        monkeypatch.setattr(sys, "executable", str(project / "bin" / "python3"))
     else:  # an editable install's finder maps a package to a directory no sys.path entry names
         (project / "src" / "mapped_module_for_test.py").write_text("x = 1\n")
         spec = importlib.util.spec_from_file_location("mapped_module_for_test", project / "src" / "mapped_module_for_test.py")

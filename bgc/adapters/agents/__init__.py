@@ -25,22 +25,28 @@ class Setup:
     """Where an agent keeps its hooks and how it runs one: what ``bgc init AGENT`` writes (each
     agent's hooks reference is cited in its adapter module)."""
 
-    __slots__ = ("directory", "event", "lifecycle", "project", "settings", "timeout")
+    __slots__ = ("directory", "event", "lifecycle", "local", "project", "settings", "timeout")
 
     def __init__(
         self, directory: str, settings: str, event: str, timeout: int, project: str | None,
-        lifecycle: tuple[tuple[str, str], ...] = (),
+        lifecycle: tuple[tuple[str, str], ...] = (), local: str | None = None,
     ) -> None:  # fmt: skip
         self.directory = directory
         """The agent's directory in a project; the policy goes into its ``bgc/``."""
         self.settings = settings
-        """The file in that directory whose ``hooks`` object gets the hook."""
+        """The settings file in that directory a team commits: whose ``hooks`` get the hooks with
+        ``bgc init --team`` (or always, when the agent has no settings of one's own)."""
+        self.local = local
+        """The settings file in that directory that is one person's, on one machine, which the
+        agent merges with :attr:`settings` (Claude Code's ``settings.local.json``), where the
+        hooks go by default; None when the agent has none."""
         self.event = event
         """The event that fires before every tool call."""
         self.timeout = timeout
         """The hook's timeout, in the agent's unit."""
         self.project = project
-        """How the hook command names the project directory (None: the project's absolute path)."""
+        """How the hook command names the project directory (None: the agent names none, and runs
+        its hooks in the session's working directory, which is taken as the project: ``.``)."""
         self.lifecycle = lifecycle
         """``(event, bgc serve option)``: the session events that start and stop the project's
         decision server (``bgc serve``), where the agent has them."""
@@ -94,10 +100,11 @@ AGENTS: dict[str, Agent] = {
     agent.name: agent
     for agent in (
         # CLAUDE_PROJECT_DIR in the hook's environment, timeout in seconds. SessionStart starts the
-        # decision server (its stdout would become context: --quiet), SessionEnd stops it.
+        # decision server (its stdout would become context: --quiet), SessionEnd stops it. Hooks of
+        # settings.local.json run beside those of settings.json (code.claude.com/docs/en/settings).
         Agent("claude-code", _claude_code, ("CLAUDE_PROJECT_DIR",), "claude-code.bgp",
               Setup(".claude", "settings.json", "PreToolUse", HOOK_TIMEOUT, '"$CLAUDE_PROJECT_DIR"',
-                    (("SessionStart", "--detach"), ("SessionEnd", "--stop")))),
+                    (("SessionStart", "--detach"), ("SessionEnd", "--stop")), "settings.local.json")),
         # Gemini CLI writes $GEMINI_PROJECT_DIR into the command itself, already shell-quoted (so it
         # stands unquoted here: in double quotes its quotes would be literal), and also sets it in
         # the environment; timeout in milliseconds. SessionStart and SessionEnd as Claude Code's (its
@@ -106,8 +113,9 @@ AGENTS: dict[str, Agent] = {
               Setup(".gemini", "settings.json", "BeforeTool", HOOK_TIMEOUT * 1000, "$GEMINI_PROJECT_DIR",
                     (("SessionStart", "--detach"), ("SessionEnd", "--stop")))),
         # Codex names no project directory to its hooks (they run in the session's working
-        # directory): the command names the project by its absolute path; timeout in seconds. Codex
-        # has a SessionStart but no SessionEnd: its server exits when idle (bgc serve --idle).
+        # directory, taken as the project: the commands name it `.`); timeout in seconds. Codex has
+        # a SessionStart but no SessionEnd: its server exits when idle (bgc serve --idle). Neither
+        # Gemini CLI nor Codex has project settings of one's own: their hooks go where a team's do.
         Agent("codex", _codex, (), "codex.bgp",
               Setup(".codex", "hooks.json", "PreToolUse", HOOK_TIMEOUT, None, (("SessionStart", "--detach"),))),
     )

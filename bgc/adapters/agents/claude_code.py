@@ -98,4 +98,4 @@ def permission_request_answer(effect: Effect, reason: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
-ADAPTER = Adapter(tool_use, answer)
+ADAPTER = Adapter(tool_use, answer, ("PreToolUse", "PermissionRequest"))

@@ -9,7 +9,9 @@ documents them (https://developers.openai.com/codex/hooks) and its hook engine r
 * input on stdin, one JSON object: ``session_id``, ``turn_id``, ``transcript_path``, ``cwd``,
   ``hook_event_name``, ``model``, ``permission_mode``, ``tool_name``, ``tool_input``,
   ``tool_use_id``. Tools: ``Bash`` (every shell and exec tool; ``tool_input.command`` is the
-  command), ``apply_patch`` (``tool_input.command`` is the patch) and MCP tools
+  command; newer versions send a shell tool by its own name, ``shell``, ``shell_command``,
+  ``exec_command`` or ``local_shell``, with ``Bash`` as its matcher alias: codex-rs
+  ``HookToolName::shell``), ``apply_patch`` (``tool_input.command`` is the patch) and MCP tools
   ``mcp__SERVER__TOOL`` (``tool_input`` is the tool's arguments);
 * ``PreToolUse`` answers a deny as ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
   "permissionDecision": "deny", "permissionDecisionReason": "…"}}``. It has no ask: Codex
@@ -41,7 +43,8 @@ from bgc.core.policy.templates import LOCAL_SERVER
 
 EVENTS = ("PreToolUse", "PermissionRequest")
 
-SHELL_TOOL = "Bash"
+SHELL_TOOLS = ("Bash", "shell", "shell_command", "exec_command", "local_shell")
+"""The names Codex sends a shell tool's call under (each read as ``Bash`` is)."""
 PATCH_TOOL = "apply_patch"
 COMMAND_PARAMS = frozenset({"command", "description"})
 """What a Bash or apply_patch input may carry (``description``: the approval's justification)."""
@@ -53,11 +56,11 @@ def tool_use(data: Any) -> ToolUse:
     """The call in a Codex hook input."""
     call = read_call(data, EVENTS)
     tool, server = split_mcp_name(call.name)
-    if server == LOCAL_SERVER and tool in (SHELL_TOOL, PATCH_TOOL):
+    if server == LOCAL_SERVER and (tool in SHELL_TOOLS or tool == PATCH_TOOL):
         extra = sorted(set(call.params) - COMMAND_PARAMS)
         if extra:  # e.g. a working directory bgc would not see: the command's paths would be misread
             raise HookInputError(f"{call.name}: parameter {extra[0]!r} is not one bgc reads or may ignore")
-        if tool == SHELL_TOOL:
+        if tool in SHELL_TOOLS:
             return call.use(tool, server, {"command": call.params.get("command")}, shell=True)
         return call.use(tool, server, {"files": patch_files(call.params.get("command"))})
     return call.use(tool, server)
@@ -95,4 +98,4 @@ def answer(event: str, effect: Effect, reason: str) -> dict[str, Any] | None:
     }
 
 
-ADAPTER = Adapter(tool_use, answer)
+ADAPTER = Adapter(tool_use, answer, ("PermissionRequest",))

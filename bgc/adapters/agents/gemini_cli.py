@@ -100,4 +100,4 @@ def answer(event: str, effect: Effect, reason: str) -> dict[str, Any]:
     return {"decision": effect, "reason": reason}
 
 
-ADAPTER = Adapter(tool_use, answer)
+ADAPTER = Adapter(tool_use, answer, ("BeforeTool",))

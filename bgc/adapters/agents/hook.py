@@ -8,6 +8,11 @@ project) or against plans (``--plan``), the same way for every agent, settled an
 the project, ``none`` for no store), and answered in the agent's own format, the reason naming the
 rule (file:line) that decided.
 
+An agent that says it is planning (``permission_mode: "plan"``) may only look: :func:`planning`
+denies what its call writes and asks about anything else that may change something. What a
+person reads for an ask — why, the call, its parts, the request — is
+:func:`bgc.adapters.agents.prompt.prompt`'s.
+
 An ``ask`` becomes a permission request people answer with ``bgc approve`` / ``bgc reject``. With
 ``--asks agent`` (the default) an ask that any one person may answer (``approvals 1``, no names)
 is also put to the agent's own permission dialog, the person at the session being that one
@@ -158,11 +163,17 @@ def _answer(
     with here as session:
         decision = decide_use(session.decider, use, workspace.cwd, options.unknown)
         enforced = session.enforce(decision, use.params)
-    if not decision.declared:
-        return adapter.answer(use.event, enforced.effect, f"{use.tool_name}: {enforced.reason}")
     effect = enforced.effect
-    if effect == "ask" and enforced.request is not None and not (options.asks == "agent" and enforced.anyone_may_answer()):
+    person = options.asks == "agent" and (enforced.request is None or enforced.anyone_may_answer())
+    if effect == "ask" and not person:
         effect = "deny"  # named or several approvers: only their signed answers can settle it
+    if enforced.effect == "ask":  # what a person reads: why, the call, its parts, the request
+        from bgc.adapters.agents.prompt import prompt
+
+        answer = _answering(enforced, person and use.event in adapter.asking)
+        return adapter.answer(use.event, effect, prompt(use, enforced.decision, enforced.request, answer))
+    if not decision.declared:
+        return adapter.answer(use.event, effect, f"{use.tool_name}: {enforced.reason}")
     return adapter.answer(use.event, effect, enforced.reason)
 
 
@@ -171,7 +182,8 @@ def decide_use(decider: CallDecider, use: ToolUse, cwd: str, unknown: str) -> Ca
     calls decides it (the hook; ``bgc acp-proxy`` for a permission request): a shell command
     command by command, run in ``cwd``; any other call through its declaration. A tool no
     declaration covers gets ``unknown`` (``ask``: the person decides, ``deny``); a call the agent
-    asks its person about anyway is at best asked (:attr:`ToolUse.asks_anyway`)."""
+    asks its person about anyway is at best asked (:attr:`ToolUse.asks_anyway`); an agent that is
+    planning may only look (:func:`planning`)."""
     if use.shell:
         decision = decider.decide_shell(use.params.get("command"), cwd)
     else:
@@ -180,7 +192,66 @@ def decide_use(decider: CallDecider, use: ToolUse, cwd: str, unknown: str) -> Ca
         decision = decision._replace(effect="ask")
     if use.asks_anyway and decision.effect == "allow":  # the agent asks its person; no approval of atoms settles it
         decision = decision._replace(effect="ask", reason=f"{use.asks_anyway}; {decision.reason}", understood=False)
+    if use.mode == PLAN_MODE:
+        decision = planning(decision)
     return decision
+
+
+def _answering(enforced: Any, dialog: bool) -> str | None:
+    """How the request of a call still waiting may be answered: in the agent's dialog (``dialog``)
+    or by ``bgc approve``, then the agent tries the call again; None without a request."""
+    if enforced.request is None:
+        return None
+    if dialog:
+        if enforced.standing is None:
+            return "answer here (no bgc approve can: the policy trusts no approver)"
+        return f"answer here, or with bgc approve ({enforced.standing})"
+    if enforced.standing is None:
+        return "no bgc approve can answer it (the policy trusts no approver), and no dialog here can"
+    return f"approve it with bgc approve {enforced.request} ({enforced.standing}), then the agent tries the call again"
+
+
+PLAN_MODE = "plan"
+"""The ``permission_mode`` of an agent that is planning (Claude Code's plan mode; Codex's hook
+input names the same values)."""
+READING = frozenset({("fs", "read"), ("host", "read"), ("proc", "read"), ("search", "glob"), ("search", "web"),
+                     ("net", "connect")})  # fmt: skip
+"""What a call may need while its agent plans and still be decided by the policy alone: reading
+files, searching, fetching, a background task's output; and the agent's own bookkeeping (every
+``agent`` atom: plans, to-do lists, questions, sub-agents, whose own calls come through the hook)."""
+PLANNING_DENY = (
+    'the session is in plan mode (permission_mode "plan"): nothing is written until the plan is approved '
+    '(bgc\'s plan-mode rule, docs/agents.md "Plan mode")'
+)
+PLANNING_ASK = (
+    'the session is in plan mode (permission_mode "plan"), and this may change something: a person decides '
+    '(bgc\'s plan-mode rule, docs/agents.md "Plan mode")'
+)
+
+
+def planning(decision: Any) -> Any:
+    """``decision`` for an agent that is planning: what it writes is denied; anything else that
+    is not :data:`READING` (a command, an MCP tool, stopping a process, a tool no declaration
+    covers) is asked of the person at the session (never of a stored approval: the call is marked
+    not understood); what only reads is decided as ever, and a deny stays a deny."""
+    if decision.effect == "deny":
+        return decision
+    atoms, effect, reason = [], decision.effect, decision.reason
+    for atom in decision.atoms:
+        resource, action, _ = atom.atom.split(":", 2)
+        if atom.effect == "deny" or resource == "agent" or (resource, action) in READING:
+            atoms.append(atom)
+        elif action == "write":
+            atoms.append(atom._replace(effect="deny", reason=PLANNING_DENY, rule=None, approvals=(), asked_by=()))
+            effect, reason = "deny", PLANNING_DENY
+        else:
+            atoms.append(atom._replace(effect="ask", reason="plan mode: it may change something", rule=None, approvals=(),
+                                       asked_by=()))  # fmt: skip
+            if effect != "deny":
+                effect, reason = "ask", PLANNING_ASK
+    if atoms == list(decision.atoms) and reason == decision.reason:
+        return decision
+    return decision._replace(effect=effect, reason=reason, atoms=tuple(atoms), understood=effect != "ask" and decision.understood)
 
 
 def _anchored(path: str | None, cwd: str | None) -> str | None:

@@ -53,6 +53,9 @@ class ToolUse:
     """Why this call must not be allowed without the person however its atoms are decided (a
     command to run outside the agent's sandbox, which the agent asks about itself): an allow
     becomes an ask the agent puts to them; a deny stays a deny."""
+    mode: str | None = None
+    """The agent's ``permission_mode`` for the session (``plan``: the agent is planning, nothing
+    that changes anything may run; :func:`bgc.adapters.agents.hook.planning`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,9 @@ class Adapter:
     """The call in a parsed hook input; :class:`HookInputError` says what is wrong with it."""
     answer: Callable[[str, Effect, str], dict[str, Any] | None]
     """The agent's output for ``(event, effect, reason)``; None: print nothing (exit 0)."""
+    asking: tuple[str, ...] = ()
+    """The events on which an ``ask`` reaches the person at the session (the agent's own dialog):
+    elsewhere the call is refused with the reason, the request to approve it named."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,17 +84,19 @@ class HookCall:
     cwd: str | None
     session: str | None
     """``session_id``"""
+    mode: str | None = None
+    """``permission_mode``"""
 
     def use(self, tool: str, server: str, params: Mapping[str, Any] | None = None, *, cwd: str | None = None,
             shell: bool = False, asks_anyway: str | None = None) -> ToolUse:  # fmt: skip
         """This call as ``tool`` on ``server`` (with other parameters, or run in another directory)."""
         return ToolUse(self.event, tool, server, self.params if params is None else params, cwd or self.cwd, self.name,
-                       self.session, shell, asks_anyway)  # fmt: skip
+                       self.session, shell, asks_anyway, self.mode)  # fmt: skip
 
 
 def read_call(data: Any, events: tuple[str, ...]) -> HookCall:
     """The fields every agent here names the same way (``hook_event_name``, ``tool_name``,
-    ``tool_input``, ``cwd``, ``session_id``), checked."""
+    ``tool_input``, ``cwd``, ``session_id``, ``permission_mode``), checked."""
     if not isinstance(data, Mapping):
         raise HookInputError("the hook input is not a JSON object")
     event = data.get("hook_event_name")
@@ -106,7 +114,10 @@ def read_call(data: Any, events: tuple[str, ...]) -> HookCall:
     session = data.get("session_id")
     if session is not None and not isinstance(session, str):
         raise HookInputError("session_id is not text")
-    return HookCall(event, name, params, cwd, session)
+    mode = data.get("permission_mode")
+    if mode is not None and not isinstance(mode, str):
+        raise HookInputError("permission_mode is not text")
+    return HookCall(event, name, params, cwd, session, mode)
 
 
 def mcp_server(server: Any, tool: Any, name: str) -> tuple[str, str]:

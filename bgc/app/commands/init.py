@@ -7,12 +7,22 @@ the agent's hook settings as a hook for every tool, as the agent's row in
 :data:`bgc.adapters.agents.AGENTS` says. The project's state
 directory ``.bgc/`` (the hook's store and ledger, private keys) gets a ``.gitignore`` of ``*``.
 
+Where the hooks go, and how they start bgc (:mod:`bgc.app.commands.launcher`: never an exit code
+the agent would let a call through on): by default into the agent's settings of one's own
+(Claude Code's ``settings.local.json``), starting this machine's interpreter by its path; with
+``team`` (``--team``), or for an agent with no such file, into the settings a team commits, in a
+form with nothing of this machine in it (the ``bgc`` on the agent's ``PATH``). bgc's hooks in a
+machine's form found in the team's file are moved out of it (they would exit 127 on every other
+machine); in the default mode, the team's own bgc hooks are left as they are and none is added
+beside them (every call would be decided twice); with ``team``, bgc's hooks in the file of one's
+own are removed for the same reason.
+
 Safe to run again: a file that already holds what would be written is left alone, a policy file
-someone edited is kept (and said so), and the hook is added only when no hook runs that command
-yet (bgc's hook as an earlier ``bgc init`` wrote it, :func:`_earlier_form`, is brought up to date
-in place). The settings are read strictly (invalid JSON is refused with its line and column, nothing
-written), everything else in them is kept as it was, the old file is saved as ``….bak``, and the
-new one is written atomically.
+someone edited is kept (and said so), and a hook is added only when no hook runs that command
+yet (bgc's hook as an earlier ``bgc init`` wrote it, :func:`registered_form`, is brought up to
+date in place). The settings are read strictly (invalid JSON is refused with its line and column,
+nothing written), everything else in them is kept as it was, the old file is saved as ``….bak``,
+and the new one is written atomically.
 """
 
 from __future__ import annotations
@@ -20,10 +30,12 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 from bgc.adapters.agents import AGENTS, Agent
+from bgc.app.commands import launcher
 from bgc.errors import ExitCode, UsageError
 
 STARTER = "claude-code-starter.bgp"
@@ -31,8 +43,10 @@ STARTER = "claude-code-starter.bgp"
 for that agent (:func:`_starter`)."""
 STARTER_INCLUDE = 'include "claude-code.bgp"'
 
-def run(agent: str, *, directory: str = ".") -> ExitCode:
-    """Set up ``directory`` (a project) for ``agent``; prints one line per file."""
+
+def run(agent: str, *, directory: str = ".", team: bool = False) -> ExitCode:
+    """Set up ``directory`` (a project) for ``agent``; prints one line per file. ``team``: the
+    hooks go into the settings the team commits, in the form every machine runs."""
     from bgc.app.commands import io
 
     if agent not in AGENTS:
@@ -41,14 +55,15 @@ def run(agent: str, *, directory: str = ".") -> ExitCode:
         raise UsageError(f"{directory!r} is not a directory")
     check_isolated(directory)
     row = AGENTS[agent]
-    setup = row.setup
-    settings_path = os.path.join(directory, setup.directory, setup.settings)
-    settings, original = _read_settings(settings_path, (setup.event, *(event for event, _ in setup.lifecycle)))
+    registration = Registration.of(directory, row, team)
     for line in _write_policies(directory, row):
         io.write_line(line)
     io.write_line(_ignore_state(directory))
-    io.write_line(_merge_hook(directory, settings_path, settings, original, agent))
+    for line in registration.merge():
+        io.write_line(line)
     io.write_line(_warm(directory, row))
+    if registration.program is None:
+        io.write_line(_from_path_here(directory))
     return ExitCode.OK
 
 
@@ -85,28 +100,21 @@ working directory nor a script's on ``sys.path``), so nothing an agent may write
 (a ``sitecustomize.py``, a module shadowing one bgc imports, a ``bgc/``) is imported by the
 process that decides its calls. The console script pip writes starts Python without it."""
 
-HOOK_ENTRY = "from bgc.app.launch import console; console()"
-"""What the hook's interpreter runs (``-c``), rather than ``-m bgc``: :mod:`runpy` imports more
-than a call a decision server answers needs."""
+HOOK_ENTRY = launcher.ENTRY
 EARLIER_ENTRIES = (HOOK_ENTRY, "from bgc.launch import console; console()")
 """What the hook's interpreter ran in the ``-c`` forms earlier versions of ``bgc init`` wrote
 (the launcher was ``bgc.launch`` before the package took its layers)."""
 EARLIER_FLAGS = ([], ["-P"], [ISOLATED])
-"""The interpreter options of the forms earlier versions of ``bgc init`` wrote, and today's."""
+"""The interpreter options of the forms earlier versions of ``bgc init`` wrote."""
 
 
 def bgc_program() -> list[str]:
-    """How a registered command starts bgc (``bgc serve``, ``bgc mcp-proxy``): this environment's
+    """How bgc starts itself again (``bgc serve --detach``'s server): this environment's
     interpreter, isolated (:data:`ISOLATED`), running the package."""
-    return [_interpreter(), ISOLATED, "-m", "bgc"]
+    return [interpreter(), ISOLATED, "-m", "bgc"]
 
 
-def hook_program() -> list[str]:
-    """How the hook starts bgc: as :func:`bgc_program`, running :data:`HOOK_ENTRY`."""
-    return [_interpreter(), ISOLATED, "-c", HOOK_ENTRY]
-
-
-def _interpreter() -> str:
+def interpreter() -> str:
     if not os.path.isabs(sys.executable or ""):
         raise UsageError("this Python does not know its own interpreter's path: nothing to register")
     return sys.executable
@@ -123,7 +131,7 @@ imports, and why it would refuse to decide for the project (an empty line: it wo
 
 
 def check_isolated(directory: str) -> None:
-    """:class:`UsageError` unless the registered commands' interpreter (:func:`bgc_program`),
+    """:class:`UsageError` unless the registered commands' interpreter (:func:`interpreter`),
     started as they start it, imports this very bgc and takes no code from inside ``directory``
     (:func:`bgc.runtime.isolation.imports_inside`): a hook that would only refuse every call, or
     that the agent could change, is not registered."""
@@ -134,7 +142,7 @@ def check_isolated(directory: str) -> None:
     here = os.path.dirname(os.path.abspath(bgc.__file__))
     try:
         probe = subprocess.run(
-            [_interpreter(), ISOLATED, "-c", ISOLATION_PROBE, os.path.realpath(directory)], cwd=directory,
+            [interpreter(), ISOLATED, "-c", ISOLATION_PROBE, os.path.realpath(directory)], cwd=directory,
             stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=False,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -152,44 +160,107 @@ def check_isolated(directory: str) -> None:
         raise UsageError(refusal)
 
 
-def hook_command(agent: str, directory: str = ".") -> str:
-    """The command the agent runs: this installation's bgc (:func:`hook_program`), the policy
-    under the project."""
-    return f"{shlex.join(hook_program())} {_hook_arguments(agent, directory)}"
+def _from_path_here(directory: str) -> str:
+    """What the commands that find bgc on ``PATH`` do on this machine, found by running the
+    launcher as they run it (``bgc --version``, in the project): the bgc they start, or a warning
+    with the launcher's own message (every call would be blocked here)."""
+    import subprocess
+
+    argv = [*launcher.words(None), "--version"]
+    try:
+        done = subprocess.run(argv, cwd=directory, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"warning: the hooks could not be tried here ({error})"
+    said = done.stdout.decode("utf-8", "replace").strip()
+    if done.returncode == 0 and said.startswith("bgc "):
+        return f"the hooks find {said} on PATH here"
+    why = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return f"warning: on this machine the hooks block every call until bgc is on PATH: {why[-1] if why else said}"
 
 
-def _hook_arguments(agent: str, directory: str) -> str:
-    """``hook AGENT -p POLICY``: what every form of the hook command ends with."""
+def _project_word(agent: Agent) -> str:
+    """The project directory as the registered commands write it (the agent's variable, or
+    ``.``: the agent runs hooks in the project and names it no other way)."""
+    return agent.setup.project or "."
+
+
+def hook_command(agent: str, program: str | None) -> str:
+    """The command the agent runs before a tool call: the launcher starting ``program`` (an
+    interpreter's path; None: the bgc on ``PATH``, for the team's settings), the policy under the
+    project."""
+    return launcher.command(program, _project_word(AGENTS[agent]), _hook_arguments(agent))
+
+
+def _hook_arguments(agent: str) -> str:
+    """``hook AGENT -p POLICY``: the policy under the project, however the agent names it."""
     setup = AGENTS[agent].setup
     policy = f"{setup.directory}/bgc/policy.bgp"
     if setup.project is None:
-        where = shlex.quote(os.path.join(os.path.realpath(directory), policy))
-    elif setup.project.startswith('"'):
-        where = f'"{setup.project[1:-1]}/{policy}"'
-    else:
-        where = f"{setup.project}/{policy}"
-    return f"hook {agent} -p {where}"
+        return f"hook {agent} -p {policy}"  # the hook runs in the project: relative to it
+    if setup.project.startswith('"'):
+        return f'hook {agent} -p "{setup.project[1:-1]}/{policy}"'
+    return f"hook {agent} -p {setup.project}/{policy}"
 
 
-def _earlier_form(command: object, arguments: str) -> bool:
-    """Whether ``command`` is bgc's hook (or lifecycle command) with these arguments as an earlier
-    ``bgc init`` wrote it: a ``bgc`` console script's absolute path (:func:`_bgc_script`),
-    ``python [-P|-I] -m bgc`` or ``python -P|-I -c ENTRY`` (:data:`EARLIER_ENTRIES`, another
-    installation's interpreter too) before them, and nothing else. Any other program named
-    ``bgc`` (a wrapper of the user's at another path, which may set up what bgc runs with) is
-    theirs: kept as it is, today's command added beside it."""
-    if not isinstance(command, str) or not command.endswith(arguments):
-        return False
-    program = command[: -len(arguments)]
+def serve_command(agent: str, option: str, program: str | None) -> str:
+    """The command that starts (``--detach``) or stops (``--stop``) the project's decision server
+    (``program`` as :func:`hook_command`'s)."""
+    return launcher.command(program, _project_word(AGENTS[agent]), _serve_arguments(agent, option))
+
+
+def _serve_arguments(agent: str, option: str) -> str:
+    """``serve OPTION --quiet --dir PROJECT``."""
+    return f"serve {option} --quiet --dir {_project_word(AGENTS[agent])}"
+
+
+def registered_form(command: object, arguments: list[str], agent: Agent) -> str | None:
+    """Whether ``command`` is bgc's hook (or lifecycle command) with ``arguments`` (as words), in
+    which form: ``"shared"`` (the launcher finding bgc on ``PATH``: what a team's settings hold),
+    ``"machine"`` (anything naming one machine's bgc: the launcher with an interpreter's path, an
+    earlier ``bgc init``'s ``python [-P|-I] -m bgc`` or ``python -P|-I -c ENTRY``, or a ``bgc``
+    console script's absolute path, :func:`_bgc_script`), or None: not bgc's. The policy or
+    project an earlier form named by an absolute path (Codex's, before the launcher) counts as
+    the same arguments. Any other program named ``bgc`` (a wrapper of the user's at another path,
+    which may set up what bgc runs with) is theirs: kept as it is."""
+    if not isinstance(command, str):
+        return None
     try:
-        words = shlex.split(program)
+        words = shlex.split(command)
     except ValueError:
+        return None
+    started = launcher.parse(words)
+    if started is not None:
+        program, rest = started
+        if not _same_arguments(rest, arguments, agent):
+            return None
+        return "shared" if program is None else "machine"
+    for size in (1, 3, 4):
+        program, rest = words[:size], words[size:]
+        if _same_arguments(rest, arguments, agent) and _earlier_program(program):
+            return "machine"
+    return None
+
+
+def _same_arguments(rest: list[str], arguments: list[str], agent: Agent) -> bool:
+    """``rest`` is ``arguments``, or differs only in the policy or project named by an absolute
+    path (the form Codex's hooks had before they named the project ``.``)."""
+    if len(rest) != len(arguments) or not rest:
         return False
-    if len(words) in (3, 4) and words[1:-2] in EARLIER_FLAGS and words[-2:] == ["-m", "bgc"]:
+    policy = f"/{agent.setup.directory}/bgc/policy.bgp"
+    for given, wanted in zip(rest[:-1], arguments[:-1]):
+        if given != wanted:
+            return False
+    last, wanted = rest[-1], arguments[-1]
+    return last == wanted or (last.startswith("/") and (wanted.endswith(policy[1:]) == last.endswith(policy)))
+
+
+def _earlier_program(program: list[str]) -> bool:
+    """Whether ``program`` started bgc in a form an earlier ``bgc init`` wrote."""
+    if len(program) in (3, 4) and program[1:-2] in EARLIER_FLAGS and program[-2:] == ["-m", "bgc"]:
         return True
-    if len(words) == 4 and words[1:2] in EARLIER_FLAGS[1:] and words[2] == "-c" and words[3] in EARLIER_ENTRIES:
+    if len(program) == 4 and program[1:2] in EARLIER_FLAGS[1:] and program[2] == "-c" and program[3] in EARLIER_ENTRIES:
         return True
-    return len(words) == 1 and os.path.isabs(words[0]) and os.path.basename(words[0]) == "bgc" and _bgc_script(words[0])
+    return len(program) == 1 and os.path.isabs(program[0]) and os.path.basename(program[0]) == "bgc" and _bgc_script(program[0])
 
 
 def _bgc_script(path: str) -> bool:
@@ -208,18 +279,6 @@ def _bgc_script(path: str) -> bool:
 SCRIPT_MODULES = (b"bgc.app.launch", b"bgc.app.cli", b"bgc.launch", b"bgc.cli")
 """The modules a console script pip wrote for bgc imports its entry point from, today's and
 earlier versions' (before the package took its layers)."""
-
-
-def serve_command(agent: str, option: str, directory: str = ".") -> str:
-    """The command that starts (``--detach``) or stops (``--stop``) the project's decision server."""
-    return f"{shlex.join(bgc_program())} {_serve_arguments(agent, option, directory)}"
-
-
-def _serve_arguments(agent: str, option: str, directory: str) -> str:
-    """``serve OPTION --quiet --dir PROJECT``: what every form of a lifecycle command ends with."""
-    setup = AGENTS[agent].setup
-    where = shlex.quote(os.path.realpath(directory)) if setup.project is None else setup.project
-    return f"serve {option} --quiet --dir {where}"
 
 
 CASE_INSENSITIVE = (
@@ -304,41 +363,145 @@ def _read_settings(path: str, events: tuple[str, ...]) -> tuple[dict[str, Any], 
     return data, original
 
 
-def _merge_hook(directory: str, path: str, settings: dict[str, Any], original: bytes | None, agent: str) -> str:
-    import json
+@dataclass
+class Settings:
+    """One of the agent's settings files, read (:func:`_read_settings`) and changed in memory."""
 
-    from bgc.core.values.files import write_atomic
+    path: str
+    shown: str
+    data: dict[str, Any]
+    original: bytes | None
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
 
-    setup = AGENTS[agent].setup
-    shown = os.path.join(setup.directory, setup.settings)
-    wanted = [(setup.event, {"matcher": "*"}, hook_command(agent, directory), _hook_arguments(agent, directory), setup.timeout)]
-    wanted += [
-        (event, {}, serve_command(agent, option, directory), _serve_arguments(agent, option, directory), setup.timeout)
-        for event, option in setup.lifecycle
-    ]
-    added, updated = [], []
-    for event, matcher, command, arguments, timeout in wanted:
-        entries = settings.setdefault("hooks", {}).setdefault(event, [])
-        hooks = [hook for entry in entries if isinstance(entry, dict) for hook in entry.get("hooks", []) if isinstance(hook, dict)]
-        present = any(hook.get("command") == command for hook in hooks)
-        if not present:  # bgc's command as an earlier bgc wrote it (not isolated, the script): now this one
-            for hook in hooks:
-                if _earlier_form(hook.get("command"), f" {arguments}"):  # the first only: two would run it twice
-                    hook["command"], present = command, True
-                    updated.append(event)
-                    break
-        if not present:
-            entries.append({**matcher, "hooks": [{"type": "command", "command": command, "timeout": timeout}]})
-            added.append(event)
-    if not added and not updated:
-        return f"unchanged {shown} (the hook{'s are' if len(wanted) > 1 else ' is'} already there)"
-    if original is not None:
-        write_atomic(path + ".bak", original)
-    write_atomic(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    saved = f" (the previous file is {shown}.bak)" if original is not None else ""
-    said = []
-    for verb, events, where in (("added", added, "to"), ("updated", updated, "in")):
-        if events:
-            named = " and ".join(", ".join(events).rsplit(", ", 1))
-            said.append(f"{verb} the {named} hook{'s' if len(events) > 1 else ''} {where} {shown}")
-    return " and ".join(said) + saved
+    @classmethod
+    def read(cls, directory: str, agent: Agent, name: str) -> Settings:
+        setup = agent.setup
+        path = os.path.join(directory, setup.directory, name)
+        data, original = _read_settings(path, (setup.event, *(event for event, _ in setup.lifecycle)))
+        return cls(path, f"{setup.directory}/{name}", data, original)
+
+    def entries(self, event: str) -> list[Any]:
+        return self.data.get("hooks", {}).get(event, [])
+
+    def hooks(self, event: str) -> list[dict[str, Any]]:
+        return [hook for entry in self.entries(event) if isinstance(entry, dict) for hook in entry.get("hooks", [])
+                if isinstance(hook, dict)]  # fmt: skip
+
+    def remove(self, event: str, doomed: Any) -> None:
+        """Take out the hooks ``doomed(command)`` says are to go, and an entry left with none."""
+        entries = self.entries(event)
+        kept = []
+        for entry in entries:
+            hooks = entry.get("hooks", []) if isinstance(entry, dict) else None
+            if not hooks:
+                kept.append(entry)
+                continue
+            left = [hook for hook in hooks if not (isinstance(hook, dict) and doomed(hook.get("command")))]
+            if len(left) < len(hooks):
+                if event not in self.removed:
+                    self.removed.append(event)
+                if not left:
+                    continue
+                entry["hooks"] = left
+            kept.append(entry)
+        if self.removed and entries:
+            self.data["hooks"][event] = kept
+
+    def save(self) -> str | None:
+        """Write the file when something changed (the previous one kept as ``….bak``); what was done."""
+        import json
+
+        from bgc.core.values.files import write_atomic
+
+        if not (self.added or self.updated or self.removed):
+            return None
+        if self.original is not None:
+            write_atomic(self.path + ".bak", self.original)
+        write_atomic(self.path, (json.dumps(self.data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        said = []
+        for verb, events, where in (("added", self.added, "to"), ("updated", self.updated, "in"), ("removed", self.removed, "from")):
+            if events:
+                named = " and ".join(", ".join(events).rsplit(", ", 1))
+                said.append(f"{verb} the {named} hook{'s' if len(events) > 1 else ''} {where} {self.shown}")
+        saved = f" (the previous file is {self.shown}.bak)" if self.original is not None else ""
+        return " and ".join(said) + saved
+
+
+@dataclass
+class Registration:
+    """Where ``bgc init`` puts an agent's hooks and how they start bgc (the module docstring)."""
+
+    agent: Agent
+    directory: str
+    program: str | None
+    """The interpreter's path, or None: the bgc on ``PATH`` (the team's settings)."""
+    target: Settings
+    other: Settings | None
+    """The agent's other settings file, where bgc's hooks in the wrong form are taken out."""
+
+    @classmethod
+    def of(cls, directory: str, agent: Agent, team: bool) -> Registration:
+        setup = agent.setup
+        shared = Settings.read(directory, agent, setup.settings)
+        if setup.local is None:
+            return cls(agent, directory, None, shared, None)
+        local = Settings.read(directory, agent, setup.local)
+        if team:
+            return cls(agent, directory, None, shared, local)
+        return cls(agent, directory, interpreter(), local, shared)
+
+    def wanted(self) -> list[tuple[str, dict[str, Any], str, str]]:
+        """``(event, matcher, command, arguments)`` of each hook to register."""
+        name, setup = self.agent.name, self.agent.setup
+        hooks = [(setup.event, {"matcher": "*"}, hook_command(name, self.program), _hook_arguments(name))]
+        hooks += [(event, {}, serve_command(name, option, self.program), _serve_arguments(name, option))
+                  for event, option in setup.lifecycle]  # fmt: skip
+        return hooks
+
+    def merge(self) -> list[str]:
+        """Register the hooks; one line per settings file changed."""
+        kept = []
+        for event, matcher, command, arguments in self.wanted():
+            words = shlex.split(arguments)
+            if self.other is not None and self.program is None:
+                # --team: bgc's hooks of one's own would decide every call a second time
+                self.other.remove(event, lambda found: self._form(found, words) is not None)
+            elif self.other is not None:
+                # a machine's form in the team's file exits 127 on every other machine
+                self.other.remove(event, lambda found: self._form(found, words) == "machine")
+                if any(self._form(hook.get("command"), words) == "shared" for hook in self.other.hooks(event)):
+                    self.target.remove(event, lambda found: self._form(found, words) is not None)
+                    kept.append(event)  # the team's own hook runs bgc already: once per call is enough
+                    continue
+            self._place(event, matcher, command, words)
+        lines = [line for line in (self.target.save(), self.other.save() if self.other else None) if line]
+        if kept and self.other is not None:
+            named = " and ".join(", ".join(kept).rsplit(", ", 1))
+            lines.append(f"kept the team's {named} hook{'s' if len(kept) > 1 else ''} in {self.other.shown}: "
+                         "they run the bgc on PATH, so none is added here")  # fmt: skip
+        if not lines:
+            count = len(self.wanted())
+            return [f"unchanged {self.target.shown} (the hook{'s are' if count > 1 else ' is'} already there)"]
+        return lines
+
+    def _form(self, command: object, words: list[str]) -> str | None:
+        return registered_form(command, words, self.agent)
+
+    def _place(self, event: str, matcher: dict[str, Any], command: str, words: list[str]) -> None:
+        """Today's ``command`` for ``event`` in the target file: already there, or in the place of
+        the first of bgc's hooks in another form (two would run it twice), or added."""
+        target = self.target
+        hooks = target.hooks(event)
+        if any(hook.get("command") == command for hook in hooks):
+            return
+        for hook in hooks:
+            if self._form(hook.get("command"), words) is not None:
+                hook["command"] = command
+                target.updated.append(event)
+                return
+        target.data.setdefault("hooks", {}).setdefault(event, []).append(
+            {**matcher, "hooks": [{"type": "command", "command": command, "timeout": self.agent.setup.timeout}]}
+        )
+        target.added.append(event)

@@ -14,7 +14,14 @@ The clients keep their servers in one of these places, each a map ``{NAME: {"com
 
 Each stdio server becomes ``bgc mcp-proxy -p POLICY --server NAME -- COMMAND ARGS…`` (its other
 fields kept), so the server name in the policy's ``tool … on NAME`` declarations is the name the
-client already uses. A server already behind the proxy is left as it is (running the command
+client already uses. bgc starts through the launcher every registered command uses
+(:mod:`bgc.app.commands.launcher`): this machine's interpreter by its path, or, with ``team``
+(a file the team commits, such as ``.mcp.json``), the ``bgc`` on ``PATH`` and the policy named
+relative to the project (the configuration's directory, or the one above a ``.cursor``,
+``.vscode``, ``.gemini`` or ``.codex`` directory), where the client starts the server. A proxy
+that cannot start (no such interpreter, no bgc on ``PATH``, no policy where it looks) exits with
+its reason on stderr: the client shows the server as failed, and since the proxy's entry is the
+only way to the real server, that server's tools are then unavailable, never reached unguarded. A server already behind the proxy is left as it is (running the command
 twice changes nothing). Whatever the client would start that the proxy cannot guard is listed as
 unguarded and makes the exit status 1: a remote server (``url``, ``httpUrl``, ``serverUrl``, a
 ``type`` other than ``stdio``), an entry bgc cannot read as a command, Gemini's
@@ -35,8 +42,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bgc.app.commands.init import bgc_program
-from bgc.errors import ExitCode, InputError, Span
+from bgc.app.commands import launcher
+from bgc.errors import ExitCode, InputError, Span, UsageError
 
 REMOTE_KEYS = ("url", "httpUrl", "serverUrl")
 """The fields by which a client names a server it reaches over the network, not a command."""
@@ -53,20 +60,25 @@ class Rewrite:
     """``(where, why)`` of every server the client starts that is not behind the proxy."""
 
 
-def proxy_command() -> list[str]:
-    """How a client should start bgc: this interpreter, isolated (``-I``: neither the user's
+def proxy_command(team: bool = False) -> list[str]:
+    """How a client should start bgc: through the launcher (isolated, ``-I``: neither the user's
     ``PYTHON*`` variables nor the directory the client starts it in, often the project, can put
-    code on its import path), by its absolute path (clients such as Claude Desktop start servers
-    with a minimal PATH)."""
-    return bgc_program()
+    code on its import path), this interpreter by its absolute path (clients such as Claude
+    Desktop start servers with a minimal ``PATH``), or with ``team`` the ``bgc`` on ``PATH``."""
+    from bgc.app.commands.init import interpreter
+
+    return launcher.words(None if team else interpreter())
 
 
 def is_proxied(server: dict[str, Any], proxy: str = "mcp-proxy") -> bool:
-    """Whether the server (or agent) already starts as ``bgc PROXY …`` (the script, or ``python
-    -m bgc`` with or without an isolation flag)."""
+    """Whether the server (or agent) already starts as ``bgc PROXY …`` (through a launcher, the
+    script, or ``python -m bgc`` with or without an isolation flag)."""
     command, args = server.get("command"), server.get("args", [])
-    if not isinstance(command, str) or not isinstance(args, list):
+    if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
         return False
+    started = launcher.parse([command, *args])
+    if started is not None:
+        return started[1][:1] == [proxy]
     if os.path.basename(command) == "bgc":
         return args[:1] == [proxy]
     if args[:1] in (["-I"], ["-P"]):
@@ -176,18 +188,37 @@ def codex(data: Any, policy: str, bgc: list[str], where: str) -> Rewrite:
     return Rewrite(data, (), tuple(already), tuple(unguarded))
 
 
-def run(config: str, policy: str) -> tuple[ExitCode, str]:
+CLIENT_DIRECTORIES = (".cursor", ".vscode", ".gemini", ".codex")
+"""Directories of a project a client keeps its configuration in: the project is the one above."""
+
+
+def policy_word(config: str, policy: str, team: bool) -> str:
+    """The policy as the proxy's ``-p`` names it: its absolute path, or with ``team`` its path
+    relative to the project of ``config`` (:data:`CLIENT_DIRECTORIES`), which it must lie in."""
+    if not team:
+        return os.path.abspath(policy)
+    project = os.path.dirname(os.path.abspath(config))
+    if os.path.basename(project) in CLIENT_DIRECTORIES:
+        project = os.path.dirname(project)
+    relative = os.path.relpath(os.path.abspath(policy), project)
+    if relative == ".." or relative.startswith("../"):
+        raise UsageError(f"--team: the policy {policy!r} is not inside the project {project!r}, where the client starts the proxy")
+    return relative
+
+
+def run(config: str, policy: str, *, team: bool = False) -> tuple[ExitCode, str]:
     """Rewrite ``config`` in place (backup kept); the summary to print."""
     from bgc.core.values.documents import read_document
     from bgc.core.values.files import write_atomic
 
     if not os.path.isfile(policy):
         raise InputError("no such policy file", Span(policy))
+    named = policy_word(config, policy, team)
     if config.endswith(".toml"):
-        result = codex(_read_toml(config), os.path.abspath(policy), proxy_command(), config)
+        result = codex(_read_toml(config), named, proxy_command(team), config)
     else:
         document = read_document(config, "json")
-        result = rewrite(document.data, os.path.abspath(policy), proxy_command(), config)
+        result = rewrite(document.data, named, proxy_command(team), config)
     lines = [f"{config}: {name} now runs through bgc mcp-proxy" for name in result.proxied]
     lines += [f"{config}: {name} already runs through bgc mcp-proxy" for name in result.already]
     lines += [f"{config}: {name} is UNGUARDED: {why}" for name, why in result.unguarded]

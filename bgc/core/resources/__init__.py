@@ -43,24 +43,28 @@ __all__ = [
     "plain_form",
 ]
 
-RESOURCES: dict[str, ResourceKind] = {
-    "fs": fs.FS,
-    "host": fs.HOST,
-    "net": net.NET,
-    "proc": proc.PROC,
-}
-"""The resources whose values are read their own way, by name: the one place a resource kind is
-registered. Every resource the gate, the compiler or the lints treat specially has a row."""
-
-
 def _read_other(value: str, case_insensitive: bool) -> str | Rejection:
     problem = dot_segment_problem(value)
     return Rejection(value, problem) if problem else value
 
 
 OTHER = ResourceKind(read=_read_other)
-"""How a resource without a row is read: as given, but a ``.`` or ``..`` segment, as written or as
-a URL parser reads it, is refused."""
+"""How a resource without a row of its own kind is read: as given, but a ``.`` or ``..`` segment,
+as written or as a URL parser reads it, is refused."""
+
+RESOURCES: dict[str, ResourceKind] = {
+    "fs": fs.FS,
+    "host": fs.HOST,
+    "net": net.NET,
+    "proc": proc.PROC,
+    # read as any other resource; named here because the hook's plan mode lets them through as
+    # reading (bgc.adapters.agents.hook.READING): a search's pattern, and the agents' own
+    # bookkeeping (plans, to-do lists, questions, skills, sub-agents)
+    "search": OTHER,
+    "agent": OTHER,
+}
+"""The resources whose values are read their own way, by name: the one place a resource kind is
+registered. Every resource the gate, the compiler, the lints or the hook treat specially has a row."""
 
 ARGV_RESOURCES = frozenset(name for name, kind in RESOURCES.items() if kind.argv)
 """Resources whose values and patterns are argvs (:attr:`ResourceKind.argv`)."""

@@ -13,12 +13,14 @@ import pytest
 
 from tests.samples import bgc
 
-# agent -> (directory, settings file, event, hook command's ending, timeout in the agent's unit)
+# agent -> (directory, settings file `bgc init` writes by default, event, hook command's ending, timeout in the agent's unit)
 AGENTS = {
-    "claude-code": (".claude", "settings.json", "PreToolUse", 'hook claude-code -p "$CLAUDE_PROJECT_DIR/.claude/bgc/policy.bgp"', 30),
+    "claude-code": (".claude", "settings.local.json", "PreToolUse", 'hook claude-code -p "$CLAUDE_PROJECT_DIR/.claude/bgc/policy.bgp"', 30),
     "gemini-cli": (".gemini", "settings.json", "BeforeTool", "hook gemini-cli -p $GEMINI_PROJECT_DIR/.gemini/bgc/policy.bgp", 30000),
-    "codex": (".codex", "hooks.json", "PreToolUse", "/p/.codex/bgc/policy.bgp", 30),
+    "codex": (".codex", "hooks.json", "PreToolUse", "hook codex -p .codex/bgc/policy.bgp", 30),
 }
+TEAM = {"claude-code": "settings.json", "gemini-cli": "settings.json", "codex": "hooks.json"}
+"""The settings file a team commits, where `bgc init --team` writes (and the only one Gemini CLI and Codex have)."""
 MAPPINGS = {"claude-code": "claude-code.bgp", "gemini-cli": "gemini-cli.bgp", "codex": "codex.bgp"}
 
 
@@ -33,9 +35,32 @@ def existing(event: str) -> str:
     }, indent=2) + "\n"
 
 
-def init(project: Path, agent: str = "claude-code"):  # type: ignore[no-untyped-def]
-    """``bgc init AGENT --dir PROJECT`` in-process (the one runner: no traceback)."""
-    return bgc("init", agent, "--dir", str(project), env={"BGC_CACHE_DIR": str(project.parent / "cache")})
+def init(project: Path, agent: str = "claude-code", *, team: bool = False):  # type: ignore[no-untyped-def]
+    """``bgc init AGENT --dir PROJECT [--team]`` in-process (the one runner: no traceback)."""
+    return bgc("init", agent, "--dir", str(project), *(["--team"] if team else []), env={"BGC_CACHE_DIR": str(project.parent / "cache")})
+
+
+def launched(command: str) -> tuple[str | None, list[str]]:
+    """``(interpreter, bgc's arguments)`` of a registered command (None: the bgc on PATH)."""
+    from bgc.app.commands import launcher
+
+    parsed = launcher.parse(shlex.split(command))
+    assert parsed is not None, command
+    return parsed
+
+
+def machine(arguments: str) -> str:
+    """Today's command starting this installation's bgc with ``arguments``."""
+    from bgc.app.commands import launcher
+
+    return launcher.command(sys.executable, "", arguments)
+
+
+def shared(arguments: str, project: str = '"$CLAUDE_PROJECT_DIR"') -> str:
+    """Today's command starting the bgc on PATH with ``arguments``."""
+    from bgc.app.commands import launcher
+
+    return launcher.command(None, project, arguments)
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
@@ -55,7 +80,8 @@ def test_merges_the_hook_keeping_everything_and_is_idempotent(tmp_path: Path, ag
     hooks = merged["hooks"][event]
     assert hooks[0] == before["hooks"][event][0] and len(hooks) == 2
     assert hooks[1]["matcher"] == "*" and hooks[1]["hooks"][0]["type"] == "command" and hooks[1]["hooks"][0]["timeout"] == timeout
-    assert hooks[1]["hooks"][0]["command"].endswith(ending.replace("/p/", f"{project.resolve()}/"))
+    assert hooks[1]["hooks"][0]["command"].endswith(f" {ending}")
+    assert launched(hooks[1]["hooks"][0]["command"])[0] == (sys.executable if name != TEAM[agent] else None)
     assert (project / directory / f"{name}.bak").read_text() == text
     files = ("policy.bgp", "base.bgp", MAPPINGS[agent], "agents.bgp")
     assert sorted(os.listdir(project / directory / "bgc")) == sorted(files)
@@ -71,7 +97,8 @@ def test_a_fresh_project_and_an_edited_policy(tmp_path: Path) -> None:
     project = tmp_path / "p"
     project.mkdir()
     assert init(project).exit_code == 0
-    assert not (project / ".claude" / "settings.json.bak").exists()  # nothing was there to keep
+    assert not (project / ".claude" / "settings.local.json.bak").exists()  # nothing was there to keep
+    assert not (project / ".claude" / "settings.json").exists()  # nothing in the team's file
     policy = project / ".claude" / "bgc" / "policy.bgp"
     policy.write_text(policy.read_text() + "allow fs:write:/lib/** because \"mine\"\n")
     again = init(project)
@@ -87,7 +114,7 @@ def test_agents_side_by_side(tmp_path: Path) -> None:
         done = init(project, agent)
         assert done.exit_code == 0, done.stderr
     for agent, (directory, name, event, _, _) in AGENTS.items():
-        assert [h["hooks"][0]["command"].split(" hook ")[1].split()[0] for h in json.loads((project / directory / name).read_text())["hooks"][event]] == [agent]
+        assert [launched(h["hooks"][0]["command"])[1][1] for h in json.loads((project / directory / name).read_text())["hooks"][event]] == [agent]
 
 
 @pytest.mark.parametrize(
@@ -124,12 +151,12 @@ def test_refuses_gemini_settings_whose_before_tool_is_not_a_list(tmp_path: Path)
 
 @pytest.mark.parametrize(
     ("agent", "settings", "project", "events"),
-    [("claude-code", ".claude/settings.json", '"$CLAUDE_PROJECT_DIR"', ("SessionStart", "SessionEnd")),
+    [("claude-code", ".claude/settings.local.json", '"$CLAUDE_PROJECT_DIR"', ("SessionStart", "SessionEnd")),
      ("gemini-cli", ".gemini/settings.json", "$GEMINI_PROJECT_DIR", ("SessionStart", "SessionEnd")),
-     ("codex", ".codex/hooks.json", None, ("SessionStart",))],
+     ("codex", ".codex/hooks.json", ".", ("SessionStart",))],
 )  # fmt: skip
 def test_session_hooks_start_and_stop_the_decision_server(
-    tmp_path: Path, agent: str, settings: str, project: str | None, events: tuple[str, ...]
+    tmp_path: Path, agent: str, settings: str, project: str, events: tuple[str, ...]
 ) -> None:
     """SessionStart starts `bgc serve` in the background, quietly (a SessionStart hook's stdout
     becomes the session's context, or must be JSON), SessionEnd stops it where the agent has
@@ -138,7 +165,7 @@ def test_session_hooks_start_and_stop_the_decision_server(
     root.mkdir()
     assert init(root, agent).exit_code == 0
     hooks = json.loads((root / settings).read_text())["hooks"]
-    where = project or shlex.quote(str(root.resolve()))
+    where = project
     assert [event for event in ("SessionStart", "SessionEnd") if event in hooks] == list(events)
     for event, option in zip(events, ("--detach", "--stop")):
         assert "matcher" not in hooks[event][0]  # every source: startup, resume, clear, compact
@@ -252,7 +279,7 @@ def test_the_hook_never_imports_a_module_from_the_project(tmp_path: Path, plante
     (project / ".env").write_text("TOKEN=x\n")
     (project / planted).parent.mkdir(parents=True, exist_ok=True)
     (project / planted).write_text(PLANTED)
-    command = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    command = json.loads((project / ".claude" / "settings.local.json").read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     call = {"hook_event_name": "PreToolUse", "tool_name": "Read", "cwd": str(project), "tool_input": {"file_path": f"{project}/.env"}}
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project), "BGC_CACHE_DIR": str(tmp_path / "cache"), "XDG_RUNTIME_DIR": str(tmp_path / "run")}
     done = subprocess.run(["sh", "-c", command], input=json.dumps(call).encode(), cwd=project, env=env, capture_output=True, timeout=120)
@@ -273,8 +300,7 @@ def test_no_module_the_hook_imports_can_come_from_the_project(tmp_path: Path, ag
     assert init(project, agent).exit_code == 0
     directory, name, event, _, _ = AGENTS[agent]
     command = json.loads((project / directory / name).read_text())["hooks"][event][0]["hooks"][0]["command"]
-    words = shlex.split(command)
-    program = words[: words.index("-c")] if "-c" in words else words[: words.index("-m")]
+    program = [launched(command)[0] or sys.executable, "-I"]  # the bgc on PATH: this one, the tests run it
     # the entries the import system reads as directories (an editable install's path-hook key is not one)
     read = ("import json, sys, pkgutil, importlib.machinery as m, zipimport as z; print(json.dumps([e for e in sys.path "
             "if isinstance(pkgutil.get_importer(e), (m.FileFinder, z.zipimporter, type(None)))]))")  # fmt: skip
@@ -285,23 +311,72 @@ def test_no_module_the_hook_imports_can_come_from_the_project(tmp_path: Path, ag
 
 def test_a_hook_an_earlier_init_wrote_is_brought_up_to_date(tmp_path: Path) -> None:
     """A hook written through the ``bgc`` script (or ``python -m bgc``) by an earlier `bgc init`
-    is replaced in place by today's command, not run twice beside it; a hook of anyone else's,
-    and one with other arguments, is kept."""
+    into the team's settings named one machine's bgc: by default it moves out of them into the
+    settings of one's own, as today's command (other hooks stay where they were); with --team it
+    is replaced in place by today's command that works everywhere, not run twice beside it. A hook
+    of anyone else's, and one with other arguments, is kept."""
     project = tmp_path / "p"
     (project / ".claude").mkdir(parents=True)
     arguments = 'hook claude-code -p "$CLAUDE_PROJECT_DIR/.claude/bgc/policy.bgp"'
-    olds = [f"'/opt/old env/bin/bgc' {arguments}", f"/usr/bin/python3 -m bgc {arguments}"]
+    olds = [f"'/opt/old env/bin/bgc' {arguments}", f"/usr/bin/python3 -m bgc {arguments}", machine(arguments).replace(sys.executable, "/elsewhere/python3")]
     kept = ["./check.sh", "/x/bgc hook claude-code -p other.bgp", f"/x/notbgc {arguments}"]
-    settings = project / ".claude" / "settings.json"
+    settings, local = project / ".claude" / "settings.json", project / ".claude" / "settings.local.json"
     for old in olds:
-        settings.write_text(json.dumps({"hooks": {"PreToolUse": [
-            {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 30}]} for command in (*kept, old)
-        ]}}))  # fmt: skip
-        done = init(project)
-        assert done.exit_code == 0 and "updated the PreToolUse hook in .claude/settings.json" in done.stdout, done.stdout
-        commands = [hook["command"] for entry in json.loads(settings.read_text())["hooks"]["PreToolUse"] for hook in entry["hooks"]]
-        assert commands[:3] == kept and len(commands) == 4
-        assert commands[3] == f"{shlex.quote(sys.executable)} -I -c 'from bgc.app.launch import console; console()' {arguments}"
+        for team in (False, True):
+            local.unlink(missing_ok=True)
+            settings.write_text(json.dumps({"hooks": {"PreToolUse": [
+                {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 30}]} for command in (*kept, old)
+            ]}}))  # fmt: skip
+            done = init(project, team=team)
+            commands = [hook["command"] for entry in json.loads(settings.read_text())["hooks"]["PreToolUse"] for hook in entry["hooks"]]
+            if team:
+                assert done.exit_code == 0 and "updated the PreToolUse hook in .claude/settings.json" in done.stdout, done.stdout
+                assert commands == [*kept, shared(arguments)] and not local.exists()
+            else:
+                assert done.exit_code == 0 and "removed the PreToolUse hook from .claude/settings.json" in done.stdout, done.stdout
+                assert commands == kept
+                mine = [hook["command"] for entry in json.loads(local.read_text())["hooks"]["PreToolUse"] for hook in entry["hooks"]]
+                assert mine == [machine(arguments)]
+
+
+def test_the_teams_hooks_and_ones_own_are_never_both_bgcs(tmp_path: Path) -> None:
+    """One bgc hook per call: where the team's settings run the bgc on PATH, `bgc init` adds none
+    of one's own (and takes out one an earlier run added there); `bgc init --team` takes bgc's
+    hooks out of the settings of one's own, leaving everything else in them."""
+    project = tmp_path / "p"
+    project.mkdir()
+    local, settings = project / ".claude" / "settings.local.json", project / ".claude" / "settings.json"
+    assert init(project).exit_code == 0
+    data = json.loads(local.read_text())
+    data["hooks"]["PreToolUse"].insert(0, {"matcher": "Bash", "hooks": [{"type": "command", "command": "./mine.sh"}]})
+    data["permissions"] = {"allow": ["Bash(ls)"]}
+    local.write_text(json.dumps(data))
+    team = init(project, team=True)
+    assert team.exit_code == 0, team.stderr
+    assert "removed the PreToolUse, SessionStart and SessionEnd hooks from .claude/settings.local.json" in team.stdout
+    left = json.loads(local.read_text())
+    assert left == {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./mine.sh"}]}],
+                              "SessionStart": [], "SessionEnd": []}, "permissions": {"allow": ["Bash(ls)"]}}  # fmt: skip
+    assert [launched(entry["hooks"][0]["command"])[0] for entry in json.loads(settings.read_text())["hooks"]["PreToolUse"]] == [None]
+    again = init(project)
+    assert "kept the team's PreToolUse, SessionStart and SessionEnd hooks in .claude/settings.json" in again.stdout
+    assert json.loads(local.read_text()) == left
+
+
+@pytest.mark.parametrize("agent", ["gemini-cli", "codex"])
+def test_an_agent_without_settings_of_ones_own_gets_the_hooks_every_machine_runs(tmp_path: Path, agent: str) -> None:
+    """Gemini CLI and Codex read hooks only from the settings a team commits (and the user's, for
+    every project): `bgc init` writes its hooks there, starting the bgc on PATH, with or without
+    --team, and says what they find here."""
+    directory, name, event, ending, _ = AGENTS[agent]
+    for team in (False, True):
+        project = tmp_path / f"p-{team}"
+        project.mkdir()
+        done = init(project, agent, team=team)
+        assert done.exit_code == 0, done.stderr
+        command = json.loads((project / directory / name).read_text())["hooks"][event][0]["hooks"][0]["command"]
+        assert launched(command) == (None, shlex.split(ending)) and sys.executable not in command
+        assert "the hooks find bgc" in done.stdout or "warning: on this machine the hooks block every call" in done.stdout
 
 
 def _started_server_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -346,7 +421,7 @@ def test_a_bgc_started_by_module_never_imports_from_its_working_directory(
     import subprocess
 
     command = started(tmp_path, monkeypatch)  # type: ignore[operator]
-    program = command[: command.index("bgc") + 1]
+    program = command[:4] if command[:2] == ["/bin/sh", "-c"] else command[: command.index("bgc") + 1]  # the launcher, or python -I -m bgc
     where = tmp_path / "planted"
     (where / "bgc").mkdir(parents=True)
     for name in ("__init__.py", "__main__.py"):
@@ -366,6 +441,7 @@ def test_an_mcp_server_behind_the_module_proxy_is_not_wrapped_twice(tmp_path: Pa
 
 
 def _pre_tool_use_commands(project: Path) -> list[str]:
+    """The PreToolUse commands of the team's settings (where the tests below run `bgc init --team`)."""
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     return [hook["command"] for entry in settings["hooks"]["PreToolUse"] for hook in entry["hooks"]]
 
@@ -399,11 +475,10 @@ def test_earlier_hooks_become_one_hook_in_the_first_ones_place(tmp_path: Path, o
     is unchanged."""
     project = tmp_path / "p"
     _with_pre_tool_use(project, ["./first.sh", *olds, "./last.sh"])
-    assert "updated the PreToolUse hook" in init(project).stdout
+    assert "updated the PreToolUse hook" in init(project, team=True).stdout
     commands = _pre_tool_use_commands(project)
-    today = f"{shlex.quote(sys.executable)} -I -c 'from bgc.app.launch import console; console()' {ARGUMENTS}"
-    assert commands == ["./first.sh", today, *olds[1:], "./last.sh"]
-    assert "unchanged .claude/settings.json" in init(project).stdout and _pre_tool_use_commands(project) == commands
+    assert commands == ["./first.sh", shared(ARGUMENTS), *olds[1:], "./last.sh"]
+    assert "unchanged .claude/settings.json" in init(project, team=True).stdout and _pre_tool_use_commands(project) == commands
 
 
 def test_a_wrapper_of_the_users_named_bgc_is_kept(tmp_path: Path) -> None:
@@ -417,13 +492,13 @@ def test_a_wrapper_of_the_users_named_bgc_is_kept(tmp_path: Path) -> None:
     project = tmp_path / "p"
     theirs = f"{wrapper} {ARGUMENTS}"
     _with_pre_tool_use(project, [theirs])
-    assert "added the PreToolUse" in init(project).stdout
+    assert "added the PreToolUse" in init(project, team=True).stdout
     commands = _pre_tool_use_commands(project)
-    assert commands[0] == theirs and len(commands) == 2 and "-I -c" in commands[1]
+    assert commands == [theirs, shared(ARGUMENTS)]
     for script in ("from bgc.app.launch import console", "from bgc.launch import console"):  # today's pip script, and before the layers
         wrapper.write_text(f"#!/opt/bgc/bin/python3\nimport re\nimport sys\n{script}\n")
         _with_pre_tool_use(project, [theirs])
-        assert "updated the PreToolUse hook" in init(project).stdout and "-I -c" in _pre_tool_use_commands(project)[0]
+        assert "updated the PreToolUse hook" in init(project, team=True).stdout and _pre_tool_use_commands(project) == [shared(ARGUMENTS)]
 
 
 def test_a_bgc_found_through_a_relative_path_entry_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -440,11 +515,11 @@ def test_a_bgc_found_through_a_relative_path_entry_is_not_written(tmp_path: Path
     monkeypatch.chdir(project)
     monkeypatch.setenv("PATH", ".")
     monkeypatch.setattr(sys, "executable", str(tmp_path / "bare" / "python3"))  # no bgc script beside it
-    written = [(init_command.hook_command("claude-code"), "-I"), (init_command.serve_command("claude-code", "--detach"), "-I"),
-               (" ".join(init_mcp.proxy_command()), "-I")]  # fmt: skip
-    for command, flag in written:
-        program = shlex.split(command)[0]
-        assert program == sys.executable and flag in shlex.split(command)[:3], command
+    here = init_command.interpreter()
+    written = [init_command.hook_command("claude-code", here), init_command.serve_command("claude-code", "--detach", here),
+               shlex.join(init_mcp.proxy_command())]  # fmt: skip
+    for command in written:
+        assert launched(command)[0] == sys.executable, command
 
 
 def _settings_cases() -> Any:
@@ -470,7 +545,7 @@ def test_the_upgrade_by_class_of_settings(tmp_path_factory: pytest.TempPathFacto
     nothing."""
     from hypothesis import given, settings
 
-    today = f"{shlex.quote(sys.executable)} -I -c 'from bgc.app.launch import console; console()' {ARGUMENTS}"
+    today = shared(ARGUMENTS)
 
     @settings(max_examples=40, deadline=None)
     @given(_settings_cases())
@@ -487,7 +562,7 @@ def test_the_upgrade_by_class_of_settings(tmp_path_factory: pytest.TempPathFacto
             {"matcher": "*", "hooks": [{"type": "command", "command": command} for command in entry]} for entry in entries
         ]}}))  # fmt: skip
         before = [command for entry in entries for command in entry]
-        assert init(project).exit_code == 0
+        assert init(project, team=True).exit_code == 0
         after = _pre_tool_use_commands(project)
         wanted = list(before)
         if today not in before:
@@ -498,6 +573,6 @@ def test_the_upgrade_by_class_of_settings(tmp_path_factory: pytest.TempPathFacto
                 wanted[first] = today
         assert after == wanted, (before, after)
         written = (project / ".claude" / "settings.json").read_bytes()
-        assert init(project).exit_code == 0 and (project / ".claude" / "settings.json").read_bytes() == written
+        assert init(project, team=True).exit_code == 0 and (project / ".claude" / "settings.json").read_bytes() == written
 
     check()

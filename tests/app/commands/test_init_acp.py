@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bgc.app.commands import launcher
 from bgc.app.commands.init_acp import json_with_comments
 from bgc.app.commands.init_mcp import is_proxied
 from tests.samples import bgc
@@ -102,9 +103,11 @@ def test_every_agent_started_as_a_command_runs_behind_the_proxy(tmp_path_factory
             continue
         assert is_proxied(now, "acp-proxy")
         if kind != "proxied":
-            assert now["command"] == sys.executable and now["args"][:4] == ["-I", "-m", "bgc", "acp-proxy"]
-            assert now["args"][-len(servers[name]["args"]) - 2 :] == ["--", servers[name]["command"], *servers[name]["args"]]
-            assert ["-p", str(tmp / "p.bgp"), "--store", str(tmp / "k.db"), "--agent", "claude-code"] == now["args"][4:10]
+            started = launcher.parse([now["command"], *now["args"]])  # the launcher every registered command runs
+            assert started is not None and started[0] == sys.executable and started[1][:1] == ["acp-proxy"]
+            arguments = started[1]
+            assert arguments[-len(servers[name]["args"]) - 2 :] == ["--", servers[name]["command"], *servers[name]["args"]]
+            assert ["-p", str(tmp / "p.bgp"), "--store", str(tmp / "k.db"), "--agent", "claude-code"] == arguments[1:7]
             assert {k: v for k, v in now.items() if k not in ("command", "args")} == {
                 k: v for k, v in servers[name].items() if k not in ("command", "args")}  # fmt: skip
     again = init(tmp, editor, "--agent", "claude-code")

@@ -135,3 +135,35 @@ def test_whether_the_client_may_answer_is_never_the_client_configuration_s(tmp_p
     assert bgc("init", "mcp", str(config), "-p", str(policy)).exit_code == 0
     args = json.loads(config.read_text())["mcpServers"]["a"]["args"]
     assert args[args.index("--") - 1] == "a" and not any("elicit" in arg for arg in args)
+
+
+def test_the_teams_form_names_nothing_of_this_machine(tmp_path: Path) -> None:
+    """`--team`: the proxy starts the bgc on PATH through the launcher and names the policy
+    relative to the project (above a client's own directory), so the file works where it is
+    cloned; a policy outside the project is refused, nothing written. Without it, this machine's
+    interpreter and the policy's absolute path."""
+    import shlex
+    import sys
+
+    from bgc.app.commands import launcher
+
+    project = tmp_path / "p"
+    (project / ".cursor").mkdir(parents=True)
+    (project / "policy.bgp").write_text("allow fs:read:/** because \"x\"\n")
+    for config, team in ((project / ".mcp.json", True), (project / ".cursor" / "mcp.json", True), (project / "own.json", False)):
+        config.write_text(json.dumps({"mcpServers": {"files": {"command": "npx", "args": ["fs"]}}}))
+        done = bgc("init", "mcp", str(config), "-p", str(project / "policy.bgp"), *(["--team"] if team else []))
+        assert done.exit_code == 0, done.output
+        server = json.loads(config.read_text())["mcpServers"]["files"]
+        parsed = launcher.parse([server["command"], *server["args"]])
+        assert parsed is not None and parsed[0] == (None if team else sys.executable), server
+        policy = parsed[1][parsed[1].index("-p") + 1]
+        assert policy == ("policy.bgp" if team else str(project / "policy.bgp")), shlex.join(parsed[1])
+        assert is_proxied(server)
+    outside = tmp_path / "elsewhere.bgp"
+    outside.write_text("")
+    text = json.dumps({"mcpServers": {"files": {"command": "npx", "args": ["fs"]}}})
+    (project / ".mcp.json").write_text(text)
+    refused = bgc("init", "mcp", str(project / ".mcp.json"), "-p", str(outside), "--team")
+    assert refused.exit_code == 2 and "not inside the project" in refused.stderr
+    assert (project / ".mcp.json").read_text() == text
