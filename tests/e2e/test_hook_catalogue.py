@@ -42,7 +42,7 @@ CASES: list[tuple[str, str, str]] = [
     ("ls -la && git status && git log --oneline -3", "allow", "fs:read:/"),
     ("find . -name '*.py'", "allow", "fs:read:/"),
     ("find . -delete", "deny", "fs:write:/"),  # not read-only: it writes the whole tree
-    ("rm -rf build", "ask", "fs:write:/build: awaits 1 approval (ask policy.bgp:6)"),
+    ("rm -rf build", "ask", "`rm -rf build` (fs:write:/build, ask policy.bgp:6)"),
     ("rm -rf dist", "deny", "release artefacts are built by CI"),
     ("rm -rf src/old", "allow", "fs:write:/src/old"),
     ("mkdir -p src/new && touch src/new/x.py", "allow", "fs:write:/src/new/x.py"),
@@ -69,7 +69,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
                           text=True, timeout=TIMEOUT)  # fmt: skip
     assert done.returncode == 0, done.stderr
     (root / ".claude" / "bgc" / "policy.bgp").write_text(POLICY)  # this test's policy in place of the starter
-    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    settings = json.loads((root / ".claude" / "settings.local.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     return {"root": str(root.resolve()), "command": command, "cache": str(base / "cache")}
 
