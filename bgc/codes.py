@@ -103,7 +103,7 @@ BAD_APPROVALS = _code(
     "BGC007", ERROR, "bad approvals (count below 1 or above the number of names, repeated name)", _ERRORS
 )
 MISPLACED_CLAUSE = _code(
-    "BGC008", ERROR, "misplaced or repeated clause (`when`, `because`, `approvals`, `in mode`)", _ERRORS
+    "BGC008", ERROR, "misplaced or repeated clause (`when`, `because`, `approvals`, `in mode`, `in sandbox`)", _ERRORS
 )
 BAD_EXPECT = _code("BGC009", ERROR, "bad inline expect (pattern instead of a value, context not `==`/`and`)", _ERRORS)
 BAD_INCLUDE = _code(

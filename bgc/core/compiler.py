@@ -71,7 +71,9 @@ def rule_ref(policy: Policy, rule: Rule) -> RuleRef:
     user wrote ``-p policies/default.bgp``, ``-p ./policies/default.bgp`` or ran elsewhere; a
     rule of a file bgc ships is ``bgc:claude-code.bgp:40`` wherever bgc is installed.
     """
-    return RuleRef(policy.file_name(rule.span.file), rule.span.line, rule.effect, rule.because, rule.fallback)
+    return RuleRef(
+        policy.file_name(rule.span.file), rule.span.line, rule.effect, rule.because, rule.fallback, rule.sandbox
+    )
 
 
 def rule_source(policy: Policy, ref: RuleRef) -> str:
@@ -238,6 +240,11 @@ class RuleIndex:
         return sorted(found, key=lambda entry: entry.order)
 
 
+def _confines(part: Part) -> bool:
+    """Whether a rule that granted ``part`` runs what it grants only confined (``in sandbox``)."""
+    return any(rule.sandbox for rule in part.rules)
+
+
 @dataclass
 class _Accumulator:
     """Parts under construction, merged by identity so equal parts carry all their rules. The
@@ -255,7 +262,8 @@ class _Accumulator:
             self.parts[key][2].add(rule)
 
     def pruned(self, cutters: Mapping[str, glob.Pattern], budget: Budget) -> tuple[Part, ...]:
-        """The parts, each part inside another one folded into it (its rules kept).
+        """The parts, each part inside another one folded into it (its rules kept), but for a
+        part granted ``in sandbox``, folded only into another such part.
 
         Part ``P except E`` lies inside ``Q except F`` when P ⊆ Q and every cut in F but not in E
         is disjoint from P; ``cutters`` maps except texts to their (possibly case-folded)
@@ -276,6 +284,7 @@ class _Accumulator:
                 if (
                     i != j
                     and other.approvals == part.approvals
+                    and (not _confines(part) or _confines(other))  # folded, a confined grant would lose its sandbox
                     and not _plainly_outside(pattern, other_pattern, budget)
                     and _subset(pattern, [other_pattern], budget)
                     and all(

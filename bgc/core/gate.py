@@ -160,8 +160,10 @@ class _PartIndex:
             holding += [entry for entry in self._by_lane.get(bit, ()) if not entry[3] & hits]
         holding.sort(key=lambda entry: entry[:2])  # the parts' order in the plans
         granted, asked, denied = ([part for kind, _, part, _ in holding if kind == wanted] for wanted in range(3))
-        if granted:
-            return GateDecision("allow", "", (), granted[0].rules[0] if granted[0].rules else None)
+        if granted:  # a rule that confines its grant names it: granted two ways, the value runs confined
+            first = granted[0].rules[0] if granted[0].rules else None
+            rules = (rule for part in granted for rule in part.rules if rule.sandbox)
+            return GateDecision("allow", "", (), next(rules, first))
         if asked:
             approvals = tuple(dict.fromkeys(part.approvals or Approvals(1) for part in asked))
             rules = tuple(sorted({rule for part in asked for rule in part.rules}))

@@ -51,13 +51,15 @@ FAIL_ON: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 @dataclass(frozen=True, slots=True, order=True)
 class RuleRef:
     """Which rule decided a part: its place and the reason the policy author gave. ``fallback``:
-    the rule is an ``otherwise ask``/``otherwise deny``, which decided a part no other rule matches."""
+    the rule is an ``otherwise ask``/``otherwise deny``, which decided a part no other rule
+    matches. ``sandbox``: an ``allow proc:exec:... in sandbox``, whose commands run only confined."""
 
     file: str
     line: int
     effect: str
     reason: str | None = None
     fallback: bool = False
+    sandbox: bool = False
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
@@ -67,10 +69,17 @@ class RuleRef:
         """The rule's effect as written (``otherwise ask`` for a fallback)."""
         return f"otherwise {self.effect}" if self.fallback else self.effect
 
+    @property
+    def clause(self) -> str:
+        """What the rule says after its patterns about how its grant holds: `` in sandbox``, or nothing."""
+        return " in sandbox" if self.sandbox else ""
+
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"file": self.file, "line": self.line, "effect": self.effect, "reason": self.reason}
         if self.fallback:  # only then: a plan without fallbacks is written (and identified) as before
             data["fallback"] = True
+        if self.sandbox:  # likewise
+            data["sandbox"] = True
         return data
 
 
@@ -364,7 +373,7 @@ def _atom(text: str) -> tuple[str, str, str]:
 
 
 def _read_rule(rule: Fields) -> RuleRef:
-    rule.only("file", "line", "effect", "reason", "fallback")
+    rule.only("file", "line", "effect", "reason", "fallback", "sandbox")
     line = rule.value("line", int)
     if line < 1:
         raise PlanError(f"expected a line number of at least 1, got {line}", (*rule.path, "line"))
@@ -373,7 +382,10 @@ def _read_rule(rule: Fields) -> RuleRef:
     if fallback and (rule.data["fallback"] is not True or effect == "allow"):
         # one spelling per content (absent, or true), and never a fallback that allows
         raise PlanError("expected `fallback: true` on an ask or deny rule, or no `fallback`", (*rule.path, "fallback"))
-    return RuleRef(rule.value("file", str), line, effect, rule.value("reason", str, type(None)), fallback)
+    sandbox = "sandbox" in rule.data
+    if sandbox and (rule.data["sandbox"] is not True or effect != "allow"):
+        raise PlanError("expected `sandbox: true` on an allow rule, or no `sandbox`", (*rule.path, "sandbox"))
+    return RuleRef(rule.value("file", str), line, effect, rule.value("reason", str, type(None)), fallback, sandbox)
 
 
 def _read_approvals(approvals: Fields) -> Approvals:

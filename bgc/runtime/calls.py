@@ -120,8 +120,14 @@ class CallDecision(NamedTuple):
     """False when some of the call was not understood exactly (a shell command bgc cannot read
     fully): its atoms may be incomplete, so no approval of them can settle the ask."""
 
+    @property
+    def confined(self) -> bool:
+        """Whether an allow holds only for the call run confined: a rule that granted one of its
+        atoms says ``in sandbox`` (docs/sandbox.md)."""
+        return self.effect == "allow" and any(atom.rule is not None and atom.rule.sandbox for atom in self.atoms)
+
     def to_data(self) -> dict[str, Any]:
-        return {
+        data = {
             "tool": self.tool,
             "server": self.server,
             "decision": self.effect,
@@ -129,6 +135,9 @@ class CallDecision(NamedTuple):
             "declared": self.declared,
             "atoms": [atom.to_data() for atom in self.atoms],
         }
+        if self.confined:
+            data["confined"] = True
+        return data
 
     def explanation(self) -> str:
         """One line for a person: the deciding atom and its rule (the first denied or asked
@@ -138,8 +147,23 @@ class CallDecision(NamedTuple):
                 if atom.effect == effect:
                     return f"{atom.atom}: {atom.reason}"
         if self.effect == "allow" and self.atoms:
-            return "; ".join(f"{atom.atom}: {atom.reason}" for atom in self.atoms)
+            granted = "; ".join(f"{atom.atom}: {atom.reason}" for atom in self.atoms)
+            return f"{CONFINED}: {granted}" if self.confined else granted
         return self.reason
+
+
+SANDBOX_ONLY = "a rule allows it only in the sandbox, and this call cannot run there"
+CONFINED = "runs confined by bgc sandbox (docs/sandbox.md)"
+
+
+def unconfined(decision: CallDecision) -> CallDecision:
+    """``decision`` for a call its enforcer runs as it is: an allow that holds only confined
+    (:attr:`CallDecision.confined`) is asked instead, for the person at the session (no stored
+    approval of its atoms settles it). Every decision is read this way unless its enforcer runs
+    the call under ``bgc sandbox``: fail closed, an allow never loses its confinement by omission."""
+    if not decision.confined:
+        return decision
+    return decision._replace(effect="ask", reason=f"{SANDBOX_ONLY}; {decision.reason}", understood=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +315,7 @@ class CallDecider:
         if compiled is not None and compiled.slots is not None:
             decision = self._decide_compiled(compiled, key, params)
             if decision is not None:
-                return self._other_names(decision)
+                return unconfined(self._other_names(decision))
         return self.decide_general(tool, server, params)
 
     def _decide_compiled(
@@ -426,7 +450,11 @@ class CallDecider:
         to pattern text, each atom decided by :meth:`~bgc.core.gate.Gate.need`. What
         :meth:`decide_call` falls back to for every call its compiled form does not take (list,
         integer and pattern parameters, refusals, undeclared tools and servers), and the
-        reference the tests hold the compiled form to."""
+        reference the tests hold the compiled form to. A declared tool is never run confined
+        (:func:`unconfined`)."""
+        return unconfined(self._decide_general(tool, server, params))
+
+    def _decide_general(self, tool: str, server: str | None, params: Mapping[str, Any]) -> CallDecision:
         server = LOCAL_SERVER if server is None else server
         specs = self.specs.get((tool, server))
         if not specs and server != LOCAL_SERVER:
@@ -610,10 +638,18 @@ class CallDecider:
                     atoms.extend((resource, need.action, text) for text in texts)
         return atoms
 
-    def decide_shell(self, command: Any, cwd: str) -> CallDecision:
+    def decide_shell(self, command: Any, cwd: str, *, confines: bool = False) -> CallDecision:
         """A shell command string run in the host directory ``cwd`` (an agent's Bash tool):
         every simple command, redirection and wrapper it runs decided on its own
         (:func:`bgc.runtime.shell.shell_atoms`), paths placed in the workspace when there is one.
+        ``confines``: the caller runs the command under ``bgc sandbox`` when the decision is
+        :attr:`~CallDecision.confined`; otherwise such an allow is asked (:func:`unconfined`).
+        """
+        decision = self._decide_shell(command, cwd)
+        return decision if confines else unconfined(decision)
+
+    def _decide_shell(self, command: Any, cwd: str) -> CallDecision:
+        """:meth:`decide_shell`, the command's own decision.
 
         Denied when any atom is denied; otherwise asked when any atom awaits a person or when
         some of the command was not understood exactly (its needs may be incomplete); allowed

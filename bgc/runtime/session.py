@@ -63,6 +63,10 @@ class Session:
     """False: only record (``bgc gate --call --ledger``, whose plans name no approvers)."""
     elicitation: bool = False
     """The policy says ``trust elicitation``: an MCP client's dialog may answer an ask anyone may answer."""
+    confinement: tuple[str, ...] = ()
+    """What ``bgc sandbox`` is given to enforce this session's policy or plans (``-p PATH --mode
+    MODE``, ``--plan PATH``): a command allowed only ``in sandbox`` runs under it. Empty: the
+    session cannot name them, and such a command is asked."""
 
     def enforce(self, decision: CallDecision, params: Any) -> Enforced:
         """Settle and record ``decision`` for a call with ``params``; never raises."""
@@ -105,10 +109,11 @@ def policy_session(
         trusted = trusted_approvers(compiled.trust)
         chosen = _chosen_mode(compiled, trusted, store, session)
         if chosen is not None and chosen != mode:
-            compiled = compile_policy(path, chosen)
+            compiled, mode = compile_policy(path, chosen), chosen
     decider = CallDecider.reuse(compiled.decider, workspace)
     context = Context(kind, decider.plan_id, compiled.policy_id, None, session)
-    return Session(decider, context, trusted, store, elicitation=compiled.trusts_elicitation)
+    confinement = ("-p", os.path.abspath(path), *(("--mode", mode) if mode is not None else ()))
+    return Session(decider, context, trusted, store, elicitation=compiled.trusts_elicitation, confinement=confinement)
 
 
 def _chosen_mode(compiled: CompiledPolicy, trusted: Mapping[str, Any], store: Store | None, session: str | None) -> str | None:
@@ -178,6 +183,7 @@ class Sources:
                 from bgc.core.plan import read_plans
 
                 built = plans_session(kind, read_plans(plan), workspace=workspace, store=opened, session=session)
+                built = replace(built, confinement=("--plan", os.path.abspath(plan)))
             else:
                 if policy is None:
                     policy, mode = configured_policy(project, mode)

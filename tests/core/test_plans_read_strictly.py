@@ -41,6 +41,7 @@ ask fs:write:/src/db/** approvals 2 of [alice, bob, carol] because "schema"
 ask net:connect:https://api.example.com/**
 otherwise ask fs:write:/docs/** because "the rest of the docs"
 otherwise deny fs:write:/docs/private/**
+allow proc:exec:pytest/** in sandbox because "tests run confined"
 """
 
 ORDER = {
@@ -51,7 +52,7 @@ ORDER = {
         {"tool": "net.fetch", "server": "local", "params": {"url": "https://api.example.com/v1"}},
         {"tool": "fs.write", "params": {"path": "/etc/passwd"}},
     ],
-    "requests": ["fs:write:/**", "net:connect:https://api.example.com/**"],
+    "requests": ["fs:write:/**", "net:connect:https://api.example.com/**", "proc:exec:pytest/**"],
     "origin": {"model": "m", "parents": [], "prompt": PROMPT},
 }
 
@@ -116,6 +117,7 @@ def test_the_sample_plan_has_every_kind_of_node() -> None:
     names = {name for _, _, _, name in NODES}
     assert {"part", "askPart", "rule", "pattern", "atom", "digest"} <= names
     assert {value["effect"] for _, value, _, name in NODES if name == "rule" and value.get("fallback")} == {"ask", "deny"}
+    assert {value["effect"] for _, value, _, name in NODES if name == "rule" and value.get("sandbox")} == {"allow"}
     statuses = {value for path, value, _, _ in NODES if path[-1:] == ("status",)}
     assert statuses == {"covered", "pending", "uncovered"}
     assert {value for path, value, _, _ in NODES if path[-1:] == ("verdict",)} >= {"narrowed", "ask"}
@@ -253,6 +255,21 @@ def test_a_fallback_is_marked_true_on_an_ask_or_deny_or_not_at_all() -> None:
             assert refusal(broken).path == (*path, "fallback")
         allowing = resign(replaced(PLAN, (*path, "effect"), lambda target, last: target.__setitem__(last, "allow")))
         assert refusal(allowing).path == (*path, "fallback")
+
+
+def test_a_confining_rule_is_marked_true_on_an_allow_or_not_at_all() -> None:
+    """``sandbox`` likewise: absent or ``true``, and only on an allow (what confines is a grant)."""
+    marked = [path for path, value, _, name in NODES if name == "rule" and value.get("sandbox") is True]
+    assert marked
+    for path in marked:
+        for bad in (False, 1, "true", None):
+            broken = resign(replaced(PLAN, (*path, "sandbox"), lambda target, last: target.__setitem__(last, bad)))
+            assert refusal(broken).path == (*path, "sandbox")
+        asking = resign(replaced(PLAN, (*path, "effect"), lambda target, last: target.__setitem__(last, "ask")))
+        assert refusal(asking).path == (*path, "sandbox")
+    (read,) = plans_from_data(PLAN)
+    granted = [rule for request in read.requests for part in request.granted for rule in part.rules]
+    assert [(rule.line, rule.sandbox) for rule in granted] == [(3, False), (9, True)]
 
 
 def value_at(path: tuple[str | int, ...]) -> Any:

@@ -126,6 +126,23 @@ def test_an_existing_protected_directory_inside_a_writable_one_stays_read_only(p
     assert not (project / "src" / ".git" / "config").exists()
 
 
+@pytest.mark.parametrize("made", ["src/.git/config", "src/pkg/.git/hooks/post-checkout", "tests/.env.local", "src/pkg/x.pem"])
+def test_a_new_name_the_plan_refuses_in_a_writable_directory_is_removed_when_the_command_ends(project: Path, made: str) -> None:
+    """No mount can refuse a name that does not exist yet below a writable directory: the sandbox
+    removes what the command made there under a refused name once its last process is gone, and
+    fails; what it made under granted names, and what was there before, stay."""
+    policy = POLICY.replace("deny fs:*:/.git, /.git/**", "deny fs:*:/**/.git, /**/.git/**")
+    (project / "policy.bgp").write_text(policy)
+    (project / "src" / "kept.pem").write_text(SECRET)  # refused, but there before: masked, never removed
+    code = f"import os; os.makedirs(os.path.dirname({made!r}), exist_ok=True); open({made!r}, 'w').write('x'); open('src/ok.py', 'w')"
+    done = confined_python(project, code)
+    assert done.returncode == 1 and "bgc sandbox: removed" in done.stderr, done.stderr
+    top = made.split("/")
+    removed = "/".join(top[: next(i for i, part in enumerate(top) if part in (".git", ".env.local", "x.pem")) + 1])
+    assert not (project / removed).exists() and str(project / removed) in done.stderr
+    assert (project / "src" / "ok.py").exists() and (project / "src" / "kept.pem").read_text() == SECRET
+
+
 def test_granted_writes_succeed_and_persist(project: Path) -> None:
     code = "import os; os.makedirs('src/new/dir'); open('src/new/dir/f.txt','w').write('hello'); open('tests/t.txt','w').write('t'); os.remove('src/app.py')"
     done = confined_python(project, code)

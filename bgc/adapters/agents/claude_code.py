@@ -23,6 +23,7 @@ Tool names: Claude Code's built-in tools are tools of server ``local``; an MCP t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from bgc.adapters.agents.protocol import (
@@ -98,4 +99,17 @@ def permission_request_answer(effect: Effect, reason: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
-ADAPTER = Adapter(tool_use, answer, ("PreToolUse", "PermissionRequest"))
+def confined_answer(event: str, reason: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:
+    """``PreToolUse``'s allow with the call's input replaced by ``tool_input`` (``updatedInput``,
+    the whole input: Claude Code, and Codex, run the tool with it instead of the model's)."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": event,
+            "permissionDecision": "allow",
+            "permissionDecisionReason": prefixed(reason),
+            "updatedInput": dict(tool_input),
+        }
+    }
+
+
+ADAPTER = Adapter(tool_use, answer, ("PreToolUse", "PermissionRequest"), ("PreToolUse",), confined_answer)

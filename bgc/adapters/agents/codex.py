@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bgc.adapters.agents.claude_code import permission_request_answer
+from bgc.adapters.agents.claude_code import confined_answer, permission_request_answer
 from bgc.adapters.agents.protocol import Adapter, Effect, HookInputError, ToolUse, prefixed, read_call, split_mcp_name
 from bgc.core.policy.templates import LOCAL_SERVER
 
@@ -98,4 +98,4 @@ def answer(event: str, effect: Effect, reason: str) -> dict[str, Any] | None:
     }
 
 
-ADAPTER = Adapter(tool_use, answer, ("PermissionRequest",))
+ADAPTER = Adapter(tool_use, answer, ("PermissionRequest",), ("PreToolUse",), confined_answer)

@@ -100,4 +100,10 @@ def answer(event: str, effect: Effect, reason: str) -> dict[str, Any]:
     return {"decision": effect, "reason": reason}
 
 
-ADAPTER = Adapter(tool_use, answer, ("BeforeTool",))
+def confined_answer(event: str, reason: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:
+    """``BeforeTool``'s allow with the call's input replaced: Gemini CLI merges
+    ``hookSpecificOutput.tool_input`` over the model's arguments (given whole here)."""
+    return {"decision": "allow", "reason": prefixed(reason), "hookSpecificOutput": {"hookEventName": event, "tool_input": dict(tool_input)}}
+
+
+ADAPTER = Adapter(tool_use, answer, ("BeforeTool",), ("BeforeTool",), confined_answer)

@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -147,7 +149,8 @@ def _answer(
     adapter = agent.adapter()
     if len(data) > MAX_INPUT:
         raise HookInputError(f"the hook input is larger than {MAX_INPUT:,} bytes")
-    use = adapter.tool_use(parse_document(data, "<stdin>", "json").data)
+    document = parse_document(data, "<stdin>", "json").data
+    use = adapter.tool_use(document)
     project = next((env[name] for name in agent.project_env if env.get(name)), None) or use.cwd
     if not project or not project.startswith("/"):
         raise HookInputError(f"no project directory ({' or '.join((*agent.project_env, 'cwd'))})")
@@ -161,8 +164,15 @@ def _answer(
         store=_anchored_store(options.store, cwd), project=project, workspace=workspace, session=use.session,
     )  # fmt: skip
     with here as session:
-        decision = decide_use(session.decider, use, workspace.cwd, options.unknown)
-        enforced = session.enforce(decision, use.params)
+        # the answer that runs a command under bgc sandbox, where this event can carry one
+        confining = adapter.confined if use.shell and use.event in adapter.confining and session.confinement else None
+        decision = decide_use(session.decider, use, workspace.cwd, options.unknown, confines=confining is not None)
+        params = use.params
+        if decision.confined:  # allowed only in the sandbox: what runs, and what the ledger records, is bgc sandbox
+            params = {**document["tool_input"], "command": confined_command(session.confinement, project, use.params["command"])}
+        enforced = session.enforce(decision, params)
+    if confining is not None and decision.confined and enforced.effect == "allow":
+        return confining(use.event, enforced.reason, params)
     effect = enforced.effect
     person = options.asks == "agent" and (enforced.request is None or enforced.anyone_may_answer())
     if effect == "ask" and not person:
@@ -177,15 +187,17 @@ def _answer(
     return adapter.answer(use.event, effect, enforced.reason)
 
 
-def decide_use(decider: CallDecider, use: ToolUse, cwd: str, unknown: str) -> CallDecision:
+def decide_use(decider: CallDecider, use: ToolUse, cwd: str, unknown: str, *, confines: bool = False) -> CallDecision:
     """What the policy says of one tool call an agent announced, as every enforcer of an agent's
     calls decides it (the hook; ``bgc acp-proxy`` for a permission request): a shell command
     command by command, run in ``cwd``; any other call through its declaration. A tool no
     declaration covers gets ``unknown`` (``ask``: the person decides, ``deny``); a call the agent
     asks its person about anyway is at best asked (:attr:`ToolUse.asks_anyway`); an agent that is
-    planning may only look (:func:`planning`)."""
+    planning may only look (:func:`planning`). ``confines``: the enforcer runs a shell command
+    allowed only ``in sandbox`` under ``bgc sandbox`` (:func:`confined_command`); without it such
+    a command is asked."""
     if use.shell:
-        decision = decider.decide_shell(use.params.get("command"), cwd)
+        decision = decider.decide_shell(use.params.get("command"), cwd, confines=confines)
     else:
         decision = decider.decide_call(use.tool, use.server, use.params)
     if not decision.declared and unknown == "ask":
@@ -195,6 +207,17 @@ def decide_use(decider: CallDecider, use: ToolUse, cwd: str, unknown: str) -> Ca
     if use.mode == PLAN_MODE:
         decision = planning(decision)
     return decision
+
+
+def confined_command(confinement: Sequence[str], project: str, command: str) -> str:
+    """``command`` (a shell command string) as a command that runs it under ``bgc sandbox``,
+    confined to what the session's policy or plans grant in ``project``, with the interpreter
+    running this hook started isolated (``-I``: no ``PYTHONPATH``, nothing imported from the
+    project); ``bash -c``, as the agents here run their shell commands."""
+    if not sys.executable:
+        raise UsageError("no decision: this Python cannot name its own interpreter, so the command cannot be confined")
+    argv = [sys.executable, "-I", "-m", "bgc", "sandbox", *confinement, "--root", project, "--", "bash", "-c", command]
+    return shlex.join(argv)
 
 
 def _answering(enforced: Any, dialog: bool) -> str | None:

@@ -69,6 +69,12 @@ class Adapter:
     asking: tuple[str, ...] = ()
     """The events on which an ``ask`` reaches the person at the session (the agent's own dialog):
     elsewhere the call is refused with the reason, the request to approve it named."""
+    confining: tuple[str, ...] = ()
+    """The events whose answer may replace the call's input: there a shell command allowed only
+    ``in sandbox`` is allowed rewritten to run under ``bgc sandbox``; on any other it is asked."""
+    confined: Callable[[str, str, Mapping[str, Any]], dict[str, Any]] | None = None
+    """The agent's output for ``(event, reason, tool_input)``: allow the call with ``tool_input``
+    in place of the input the agent sent."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,6 +83,10 @@ def run(
             )
             prove.prove_network(argv, confinement, plans, proxy)  # type: ignore[arg-type]
             code = bwrap.supervise(argv, None, timeout, max_output)
+    for path in mapping.sweep(confinement, plans, entries):  # type: ignore[arg-type]
+        print(f"bgc sandbox: removed {escape_field(path)}: the command made it, and the plan refuses to write it",
+              file=sys.stderr, flush=True)  # fmt: skip
+        code = code or 1
     if code != 0:
         from bgc.app.render.sandbox import failure_note
 

@@ -33,7 +33,7 @@ def _rules(part: Part) -> Line:
         return [("  no rule allows it (default deny)", "dim")]
     out: Line = []
     for rule in part.rules:
-        out.append((f"  {rule.keyword} {rule}", "dim"))
+        out.append((f"  {rule.keyword} {rule}{rule.clause}", "dim"))
         if rule.reason:
             out.append((f" “{rule.reason}”", "italic"))
     return out
@@ -231,7 +231,7 @@ def explanation_lines(explanation: Explanation) -> list[Line]:
         mark, style = ("•", "") if trace.applies else ("-", "dim")
         reason = f" “{trace.rule.reason}”" if trace.rule.reason else ""
         lines.append(
-            [(f"  {mark} ", style), (f"{trace.rule.keyword} {trace.pattern}", "bold" if trace.applies else "dim"),
+            [(f"  {mark} ", style), (f"{trace.rule.keyword} {trace.pattern}{trace.rule.clause}", "bold" if trace.applies else "dim"),
              (f"  {trace.rule}{reason}", "dim")]
         )
         lines.append([(f"      {trace.why}", style or "dim")])

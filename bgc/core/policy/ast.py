@@ -180,6 +180,9 @@ class Rule:
     fallback: bool = False
     """``otherwise ask|deny ...``: it decides only what no other rule matches (docs/semantics.md,
     "Fallbacks"); its effect is ``ask`` or ``deny``, never ``allow``."""
+    sandbox: bool = False
+    """``allow proc:exec:... in sandbox``: what it grants runs only confined (``bgc sandbox``,
+    docs/sandbox.md); an enforcer that cannot run the command confined asks instead."""
 
     @property
     def keyword(self) -> str:

@@ -124,6 +124,8 @@ def rule_text(rule: Rule) -> str:
         words.append(f" when {condition_text(rule.when)}")
     if rule.approvals is not None:
         words.append(approvals_text(rule.approvals))
+    if rule.sandbox:
+        words.append(" in sandbox")
     if rule.because is not None:
         words.append(f" because {quote_string(rule.because)}")
     return "".join(words)

@@ -513,6 +513,7 @@ class FileParser:
         when: Condition | None = None
         because: str | None = None
         approvals: Approvals | None = None
+        sandbox = False
         seen: dict[str, Span] = {}
         for child in rest:
             if child.data == "pattern":
@@ -530,17 +531,35 @@ class FileParser:
             elif child.data == "because":
                 _, reason = child.children
                 because = self.nonempty_string(reason, "a reason")
+            elif child.data == "in_sandbox":
+                sandbox = self.in_sandbox(span, effect_token.value, fallback, resource, action)
             else:
                 approvals = self.approvals(child, effect_token.value)
         effect = effect_token.value
         assert effect in EFFECTS
         return Rule(
             effect, resource, action, tuple(patterns), when, because, approvals, mode,
-            self.tree_span(tree), tuple(spans), fallback,
+            self.tree_span(tree), tuple(spans), fallback, sandbox,
         )  # fmt: skip
 
+    def in_sandbox(self, span: Span, effect: str, fallback: bool, resource: str, action: str) -> bool:
+        """``in sandbox`` of an ``allow proc:exec:`` rule: what it grants is a command that runs
+        confined. Anywhere else it would say nothing a sandbox could keep (a deny or an ask grants
+        no command; a file or a host is not a command), so it is refused rather than ignored."""
+        if effect != "allow" or fallback or (resource, action) != ("proc", "exec"):
+            rule = f"`{'otherwise ' if fallback else ''}{effect} {resource}:{action}:`"
+            self.fail(
+                f"`in sandbox` only applies to `allow proc:exec:` rules, not {rule}",
+                span, codes.MISPLACED_CLAUSE,
+                "`in sandbox` confines the commands an allow grants: write it after `allow proc:exec:PATTERN`",
+            )  # fmt: skip
+        return True
+
     def duplicate_clause(self, kind: str, span: Span, first: Span) -> NoReturn:
-        word = {"when_clause": "when", "because": "because", "approvals": "approvals", "in_mode": "in mode"}[kind]
+        word = {
+            "when_clause": "when", "because": "because", "approvals": "approvals", "in_mode": "in mode",
+            "in_sandbox": "in sandbox",
+        }[kind]  # fmt: skip
         hint = "join conditions with `and`" if kind == "when_clause" else None
         self.fail(f"`{word}` given twice (first at column {first.col})", span, codes.MISPLACED_CLAUSE, hint)
 

@@ -30,6 +30,7 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "TRUST": ("trust",),
     "ROLE": ("issuer", "approver"),
     "ELICITATION": ("elicitation",),
+    "SANDBOX": ("sandbox",),
     "CASE": ("case-insensitive", "case-sensitive"),
     "IN": ("in",),
     "AND": ("and",),
@@ -62,7 +63,7 @@ _STATEMENT = (
     "`filesystem` or `trust`)"
 )
 _ORDER = [
-    "OTHERWISE", "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "TRUST", "CASE", "ROLE", "ELICITATION", "ATOM", "PATTERN",
+    "OTHERWISE", "EFFECT", "TOOL", "MODE", "DEFAULT", "INCLUDE", "EXPECT", "FILESYSTEM", "TRUST", "CASE", "ROLE", "ELICITATION", "SANDBOX", "ATOM", "PATTERN",
     "NAME", "FIELD", "NOT", "_LPAR", "CMP", "IN", "MATCHES", "STRING", "APPROVER", "INT", "OF", "ON", "NEEDS", "IGNORES",
     "LBRACE", "_LBRACKET", "_COMMA", "WHEN", "APPROVALS", "BECAUSE", "AND", "OR", "_RPAR", "_RBRACKET",
     "RBRACE", "_NL", "$END",

@@ -20,6 +20,7 @@ Landlock, and an agent's settings).
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -146,11 +147,12 @@ def below(path: str) -> str:
     return "/**" if path == "/" else glob.escape(path) + "/**"
 
 
-def walk(project: str, limit: int = MAX_ENTRIES) -> Iterator[Entry]:
-    """Every entry under ``project`` (not the root itself), parents before children, symbolic
-    links not followed; :class:`SandboxRefused` past ``limit`` entries."""
+def walk(project: str, limit: int = MAX_ENTRIES, start: str = "/") -> Iterator[Entry]:
+    """Every entry under ``project`` (not the root itself), or under its workspace directory
+    ``start``, parents before children, symbolic links not followed; :class:`SandboxRefused` past
+    ``limit`` entries."""
     seen = 0
-    stack = ["/"]
+    stack = [start]
     while stack:
         directory = stack.pop()
         try:
@@ -338,6 +340,31 @@ def _gaps(project: str, plans: Sequence[Plan], writable: Sequence[str]) -> tuple
         if patterns:
             gaps.append(Gap(host_path(project, directory), tuple(patterns)))
     return tuple(gaps)
+
+
+def sweep(confinement: Confinement, plans: Sequence[Plan], before: Sequence[Entry], limit: int = MAX_ENTRIES) -> list[str]:
+    """Close the gaps once the confined command has ended (its PID namespace, and every process
+    of it, ended with it): every entry created in a writable directory under a name the plan
+    refuses to write (``src/.git``, ``src/.env``: what no mount could refuse, :class:`Gap`) is
+    removed, symbolic links not followed. The host paths removed, outermost only; an entry that
+    was there before the command (``before``) is never touched."""
+    if not confinement.gaps:
+        return []
+    project = confinement.project
+    gate = Gate(plans)
+    known = {entry.path for entry in before}
+    refused: list[str] = []
+    for gap in confinement.gaps:
+        for entry in walk(project, limit, gap.directory[len(project.rstrip("/")) :] or "/"):
+            if entry.path not in known and not any(inside(entry.path, r) for r in refused) and not allowed(gate, "write", entry.path):
+                refused.append(entry.path)
+    for path in refused:
+        full = host_path(project, path)
+        if os.path.isdir(full) and not os.path.islink(full):
+            shutil.rmtree(full)
+        else:
+            os.unlink(full)
+    return [host_path(project, path) for path in refused]
 
 
 def is_credential(name: str) -> bool:

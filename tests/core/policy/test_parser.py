@@ -208,6 +208,36 @@ def test_a_fallback_that_allows_or_is_malformed_is_refused(text: str, code: str,
     assert caught.value.code == code and message in caught.value.message, caught.value.message
 
 
+def test_in_sandbox_confines_what_an_allow_of_commands_grants() -> None:
+    rule = one_rule('allow proc:exec:pytest, pytest/** when intent.kind in ["a"] in sandbox because "tests"')
+    assert (rule.sandbox, rule.patterns, rule.because) == (True, ("pytest", "pytest/**"), "tests")
+    assert one_rule("allow proc:exec:pytest").sandbox is False
+    assert one_rule("allow proc:exec:pytest in sandbox") != one_rule("allow proc:exec:pytest")
+    # the clause may come anywhere among the others, and `sandbox` is still a name elsewhere
+    assert one_rule('allow proc:exec:make/** in sandbox because "b"') == one_rule('allow proc:exec:make/** because "b" in sandbox')
+    policy = parse_policy("mode sandbox {}\ntool sandbox needs proc:exec:{a}\nallow fs:read:/sandbox, sandbox\n", "p.bgp")
+    assert policy.modes == ("sandbox",) and policy.rules[0].patterns == ("/sandbox", "sandbox")
+
+
+@pytest.mark.parametrize(
+    ("text", "column"),
+    [
+        ("deny proc:exec:pytest in sandbox", 23),
+        ("ask proc:exec:pytest in sandbox", 22),
+        ("otherwise ask proc:exec:** in sandbox", 28),
+        ("allow fs:write:/src/** in sandbox", 24),
+        ("allow proc:*:** in sandbox", 17),
+        ("allow proc:kill:* in sandbox", 19),
+    ],
+)
+def test_in_sandbox_anywhere_but_an_allow_of_commands_is_refused(text: str, column: int) -> None:
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text, "p.bgp")
+    error = caught.value
+    assert (error.code, error.span.col) == ("BGC008", column), error.message
+    assert "`in sandbox` only applies to `allow proc:exec:` rules" in error.message
+
+
 def test_rule_span_is_file_line_col_as_given() -> None:
     policy = parse_policy("# c\n\n  allow fs:read:/**   # why\n", "policies/x.bgp")
     (rule,) = policy.rules
