@@ -57,6 +57,13 @@ def _isolated_cache(_session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.fixture(autouse=True)
+def _isolated_config(_session_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``XDG_CONFIG_HOME`` points into this run's temporary directory: `bgc init` makes the user's
+    approver key there, never in the home directory of whoever runs the tests."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(_session_cache.parent / "config"))
+
+
+@pytest.fixture(autouse=True)
 def _this_bgc_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """The hooks a team shares start the ``bgc`` on ``PATH`` (bgc/app/commands/launcher.py): the
     one found first is this installation's script, beside its interpreter, as for a user who

@@ -97,7 +97,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("edit source", "Edit", {"file_path": f"{P}/src/a.py", "old_string": "a", "new_string": "b", "replace_all": True}, "allow"),
     ("multi-edit source", "MultiEdit", {"file_path": f"{P}/src/a.py", "edits": [{"old_string": "a", "new_string": "b"}]}, "allow"),
     ("edit a notebook in docs", "NotebookEdit", {"notebook_path": f"{P}/docs/n.ipynb", "new_source": "1"}, "allow"),
-    ("write the README", "Write", {"file_path": f"{P}/README.md", "content": "x"}, "deny"),
+    ("write the README", "Write", {"file_path": f"{P}/README.md", "content": "x"}, "allow"),
     ("write package.json", "Write", {"file_path": f"{P}/package.json", "content": "{}"}, "ask"),
     ("write .git/config", "Write", {"file_path": f"{P}/.git/config", "content": "x"}, "deny"),
     # ---- VCS metadata at any depth, directory or gitfile: never written, never created ----
@@ -140,7 +140,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("write /etc/hosts", "Edit", {"file_path": "/etc/hosts", "old_string": "a", "new_string": "b"}, "deny"),
     ("write outside via src/../..", "Write", {"file_path": f"{P}/src/../../outside/x", "content": "x"}, "deny"),
     ("write through a link leaving the project", "Write", {"file_path": f"{P}/link_out/x", "content": "x"}, "deny"),
-    ("write a case variant of src", "Write", {"file_path": f"{P}/SRC/a.py", "content": "x"}, "deny"),
+    ("write a case variant of .git", "Write", {"file_path": f"{P}/.GIT/config", "content": "x"}, "allow"),  # another name here
     ("write .git/config through a link and ..", "Write", {"file_path": f"{P}/src/link_git/../.git/config", "content": "x"}, "deny"),
     ("read .git/config through a link and .., relative", "Read", {"file_path": "src/link_git/../.git/config"}, "deny"),
     # ---- searches ----
@@ -187,7 +187,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("mcp tool unknown on a known server", "mcp__filesystem__delete_everything", {}, "ask"),
     ("mcp malformed name", "mcp__filesystem", {}, "block"),
     # ---- Bash: every simple command decided (the starter asks for commands) ----
-    ("bash ls", "Bash", {"command": "ls"}, "ask"),
+    ("bash ls", "Bash", {"command": "ls"}, "allow"),  # decided by what it reads
     # `cat` reads the file: decided as reading .env is (the catalogue of commands, docs/agents.md)
     ("bash cat .e\"\"nv", "Bash", {"command": 'cat .e""nv'}, "deny"),
     ("bash -c cat .env", "Bash", {"command": "bash -c 'cat .env'"}, "deny"),
@@ -495,7 +495,7 @@ def test_outside_the_sandbox_an_allow_is_asked_and_nothing_else_changes(tmp_path
     env = {"CLAUDE_PROJECT_DIR": str(root)}
     options = Options.of(policy=str(root / ".claude" / "bgc" / "policy.bgp"), store="none")
     shapes = [">src/{n}", ">>tests/{n}", "cat src/{n}", "echo x > .git/{n}", "cat .env > src/{n}", "rm -rf {n}",
-              "ls src && >src/{n}", ">.github/workflows/{n}", "git status", ">/etc/{n}"]  # fmt: skip
+              "ls src && >src/{n}", ">.github/workflows/{n}", "git status", "git push origin {n}", ">/etc/{n}"]  # fmt: skip
 
     def effect(command: str, sandbox_off: bool) -> str:
         tool_input = {"command": command, "dangerouslyDisableSandbox": sandbox_off}

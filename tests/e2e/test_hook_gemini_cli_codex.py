@@ -51,7 +51,7 @@ GEMINI: list[tuple[str, str, Any, dict[str, Any], str]] = [
     ("read with an undeclared parameter", "read_file", {"file_path": "src/a.py", "follow": True}, {}, "deny"),
     ("read a nested path", "read_file", {"file_path": {"path": "src/a.py"}}, {}, "deny"),
     ("write source", "write_file", {"file_path": "src/new.py", "content": "x"}, {}, "allow"),
-    ("write the README", "write_file", {"file_path": "README.md", "content": "x"}, {}, "deny"),
+    ("write the README", "write_file", {"file_path": "README.md", "content": "x"}, {}, "allow"),
     ("write package.json", "write_file", {"file_path": "package.json", "content": "{}"}, {}, "ask"),
     ("replace in .git/config", "replace", {"file_path": ".git/config", "instruction": "i", "old_string": "a", "new_string": "b"}, {}, "deny"),
     ("replace in source", "replace", {"file_path": "src/a.py", "instruction": "i", "old_string": "a", "new_string": "b", "allow_multiple": True}, {}, "allow"),
@@ -74,7 +74,7 @@ GEMINI: list[tuple[str, str, Any, dict[str, Any], str]] = [
     ("activate a skill", "activate_skill", {"name": "docs"}, {}, "allow"),
     ("an unknown tool", "frobnicate", {"x": 1}, {}, "ask"),
     # ---- shell commands: every simple command decided, in dir_path ----
-    ("shell ls", "run_shell_command", {"command": "ls", "description": "list"}, {}, "ask"),
+    ("shell git push", "run_shell_command", {"command": "git push", "description": "push"}, {}, "ask"),
     ("shell bash -c cat .env", "run_shell_command", {"command": "bash -c 'cat .env'"}, {}, "deny"),  # cat reads .env
     ("shell redirect into .git/config", "run_shell_command", {"command": "echo x > .git/config"}, {}, "deny"),
     ("shell reads ../.env from src", "run_shell_command", {"command": "wc -l < ../.env", "dir_path": "src"}, {}, "deny"),
@@ -102,7 +102,7 @@ PATCH_NEW = "*** Begin Patch\n*** Add File: src/new.py\n+x = 1\n*** End Patch\n"
 # (name, event, tool_name, tool_input, expected)
 CODEX: list[tuple[str, str, str, Any, str]] = [
     # ---- PreToolUse: no ask there, so an ask is answered deny ----
-    ("bash ls (asked: denied here)", "PreToolUse", "Bash", {"command": "ls"}, "deny"),
+    ("bash git push (asked: denied here)", "PreToolUse", "Bash", {"command": "git push"}, "deny"),
     ("bash redirect into .git/config", "PreToolUse", "Bash", {"command": "echo x > .git/config"}, "deny"),
     ("bash $(cat .env) (reads .env: denied)", "PreToolUse", "Bash", {"command": "$(cat .env)"}, "deny"),
     ("bash with a working directory bgc does not read", "PreToolUse", "Bash", {"command": "echo x > config", "workdir": ".git"}, "block"),
@@ -112,8 +112,8 @@ CODEX: list[tuple[str, str, str, Any, str]] = [
      {"command": "*** Begin Patch\n*** Update File: .git/config\n@@\n-a\n+b\n*** End Patch\n"}, "deny"),
     ("patch moves source outside", "PreToolUse", "apply_patch",
      {"command": "*** Begin Patch\n*** Update File: src/a.py\n*** Move to: ../outside/a.py\n@@\n-a\n+b\n*** End Patch\n"}, "deny"),
-    ("patch adds source and the README", "PreToolUse", "apply_patch",
-     {"command": "*** Begin Patch\n*** Add File: src/b.py\n+b\n*** Add File: README.md\n+r\n*** End Patch\n"}, "deny"),
+    ("patch adds source and a CI workflow", "PreToolUse", "apply_patch",
+     {"command": "*** Begin Patch\n*** Add File: src/b.py\n+b\n*** Add File: .github/workflows/x.yml\n+r\n*** End Patch\n"}, "deny"),
     ("patch with an indented header for .env", "PreToolUse", "apply_patch",
      {"command": "*** Begin Patch\n*** Add File: src/ok.py\n+x\n   *** Delete File: .env   \n*** End Patch\n"}, "deny"),
     ("patch hiding a header among an update's context lines", "PreToolUse", "apply_patch",
@@ -132,7 +132,7 @@ CODEX: list[tuple[str, str, str, Any, str]] = [
     ("mcp tool nothing names (asked: denied here)", "PreToolUse", "mcp__evil__exfiltrate", {"data": "x"}, "deny"),
     ("a tool nothing declares (asked: denied here)", "PreToolUse", "web_search", {"query": "x"}, "deny"),
     # ---- PermissionRequest: Codex is about to ask; an ask lets it ----
-    ("permission: bash ls", "PermissionRequest", "Bash", {"command": "ls", "description": "list"}, "ask"),
+    ("permission: bash git push", "PermissionRequest", "Bash", {"command": "git push", "description": "push"}, "ask"),
     ("permission: bash writes .git", "PermissionRequest", "Bash", {"command": "echo x > .git/config"}, "deny"),
     ("permission: patch adds source", "PermissionRequest", "apply_patch", {"command": PATCH_NEW}, "allow"),
     ("permission: patch of package.json", "PermissionRequest", "apply_patch",
@@ -296,14 +296,15 @@ def test_reasons_name_the_rule(gemini: dict[str, Any], codex: dict[str, Any]) ->
     _, done = run_gemini(gemini, gemini_input(gemini, "write_file", {"file_path": "package.json", "content": "{}"}, {}))
     asked = json.loads(done.stdout)
     assert asked["systemMessage"] == asked["reason"] and "(ask policy.bgp:" in asked["reason"]
-    _, done = run_codex(codex, codex_input(codex, "PreToolUse", "Bash", {"command": "git status"}))
+    _, done = run_codex(codex, codex_input(codex, "PreToolUse", "Bash", {"command": "git push"}))
     reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
     assert reason.startswith("bgc: needs a person's approval, which Codex's PreToolUse hook cannot ask for: ")
-    # why, the call, the part asked, then (the starter trusts no approver) that no bgc approve can
-    # answer it instead of naming one nobody can give, the request's id last
+    # why, the call, the part asked, then how to answer it: the starter trusts the user's own key
+    # (bgc init made it), so with bgc approve, the request's id named
     lines = reason.split("\n")
-    assert lines[1:3] == ["Bash: git status", lines[2]] and lines[2].startswith("needs approval: `git status` (proc:exec:git/status, ask policy.bgp:")
-    assert re.fullmatch(r"no bgc approve can answer it \(the policy trusts no approver\), and no dialog here can: request sha256:[0-9a-f]{64}", lines[3])
+    assert lines[1:3] == ["Bash: git push", lines[2]] and lines[2].startswith("needs approval: `git push` (proc:exec:git/push, ask policy.bgp:")
+    assert re.fullmatch(r"approve it with bgc approve sha256:[0-9a-f]{64} \(awaits 1 of any trusted approver \(have: none\)\), "
+                        r"then the agent tries the call again", lines[3]), lines[3]  # fmt: skip
 
 
 @pytest.mark.parametrize(

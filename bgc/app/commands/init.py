@@ -289,12 +289,55 @@ CASE_INSENSITIVE = (
 ``/.ENV`` opens ``/.env``: without it, ``deny fs:*:/**/.env`` would not stop that read."""
 
 
-def _starter(agent: Agent, case_insensitive: bool = False) -> bytes:
+def _starter(agent: Agent, case_insensitive: bool = False, approver: Approver | None = None) -> bytes:
     """The starter policy for an agent: the bundled one, including that agent's tool mapping,
-    declaring a case-insensitive file system when the project's is one."""
+    declaring a case-insensitive file system when the project's is one, and trusting the user's
+    own key to answer asks (``approver``) when there is one."""
     text = (resources.files("bgc.policies") / STARTER).read_text(encoding="utf-8")
     include = f'include "{agent.mapping}"'
-    return text.replace(STARTER_INCLUDE, include + (CASE_INSENSITIVE if case_insensitive else ""), 1).encode("utf-8")
+    text = text.replace(STARTER_INCLUDE, include + (CASE_INSENSITIVE if case_insensitive else ""), 1)
+    if approver is not None:
+        text += (f"\n# you, answering what asks with `bgc approve REQUEST --key {approver.private}` (bgc init made\n"
+                 f"# the key outside the project, where the agent reads nothing)\ntrust approver {approver.name} {approver.public}\n")  # fmt: skip
+    return text.encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Approver:
+    """The user's own approver key: its name, public key text and private key's path."""
+
+    name: str
+    public: str
+    private: str
+
+
+def key_directory() -> str:
+    """Where the user's own keys live: ``$XDG_CONFIG_HOME/bgc/keys``, else ``~/.config/bgc/keys``:
+    outside every project, so no agent's grant of its project reaches them."""
+    return os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"), "bgc", "keys")
+
+
+def user_approver() -> Approver | None:
+    """The user's approver key, made on first use (``NAME.key``, mode 600, in
+    :func:`key_directory`, NAME the login name); None when there is no home to keep it in."""
+    import getpass
+    import re
+
+    from bgc.runtime.kernel.keys import key_paths, load_public, new_key
+
+    try:
+        login = getpass.getuser()
+    except (KeyError, OSError):
+        login = "me"
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", login).lstrip(".-")[:64] or "me"
+    directory = key_directory()
+    if not os.path.isabs(directory):
+        return None
+    private, _ = key_paths(name, directory)
+    if not private.exists():
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        new_key(name, directory)
+    return Approver(name, load_public(str(private)).text, str(private))
 
 
 def case_insensitive(directory: str) -> bool:
@@ -322,9 +365,10 @@ def _write_policies(directory: str, agent: Agent) -> list[str]:
     os.makedirs(target_dir, exist_ok=True)
     bundled = resources.files("bgc.policies")
     files = {"policy.bgp": None, "base.bgp": "base.bgp", agent.mapping: agent.mapping, "agents.bgp": "agents.bgp"}
+    approver = user_approver()
     lines = []
     for name, source in files.items():
-        data = _starter(agent, case_insensitive(target_dir)) if source is None else (bundled / source).read_bytes()
+        data = _starter(agent, case_insensitive(target_dir), approver) if source is None else (bundled / source).read_bytes()
         source = source or STARTER
         path = os.path.join(target_dir, name)
         shown = os.path.relpath(path, directory)
@@ -335,6 +379,9 @@ def _write_policies(directory: str, agent: Agent) -> list[str]:
             continue
         write_atomic(path, data)
         lines.append(f"wrote {shown}")
+        if source == STARTER and approver is not None:
+            lines.append(f"  trusting you as approver {approver.name}: answer an ask the agent cannot put to you (Codex) "
+                         f"with bgc approve REQUEST --key {approver.private}")  # fmt: skip
     return lines
 
 
