@@ -23,9 +23,9 @@ Who may use it, and how (every rule fails closed, with 403 and nothing done):
   used, cancelled or expired), this person may answer it, and has not answered it already.
 
 Live updates: the page listens to ``/events`` (server-sent events) and fetches the list again
-when the store changes. The store is read when :class:`Watch` says it may have changed (a file
-change of a SQLite store, a notification from PostgreSQL) and at most every
-:data:`POLL_SECONDS` otherwise.
+when the store changes. The store is read when :mod:`bgc.app.store_watch` says it may have
+changed (a file change of a SQLite store, a notification from PostgreSQL), and otherwise once
+every ``POLL_SECONDS``.
 """
 
 from __future__ import annotations
@@ -46,8 +46,6 @@ from urllib.parse import parse_qs, urlsplit
 
 from bgc.errors import BgcError
 
-POLL_SECONDS = 5.0
-"""The longest the page goes without reading the store when nothing wakes it."""
 KEEPALIVE_SECONDS = 15.0
 """How often an idle event stream sends a comment, so proxies and browsers keep it open."""
 MAX_FORM_BYTES = 4096
@@ -278,62 +276,6 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'se
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")  # fmt: skip
 
 
-# ---- change ------------------------------------------------------------------------------------------------
-
-
-class Watch:
-    """Wakes the page when the store may have changed: ``wait(seconds)`` returns early when it
-    sees a sign of change. The base waits the whole time (the page then reads every
-    :data:`POLL_SECONDS`); :func:`watch_store` picks one for the store."""
-
-    def wait(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-    def close(self) -> None:
-        pass
-
-
-class FileWatch(Watch):
-    """A SQLite store: its file and its write-ahead log, looked at (a ``stat``, no query) every
-    ``interval`` seconds; a change in either's size or time wakes the page."""
-
-    def __init__(self, path: str, interval: float = 0.25) -> None:
-        self.paths = (path, path + "-wal")
-        self.interval = interval
-        self.seen = self._look()
-
-    def _look(self) -> tuple[tuple[int, int], ...]:
-        import os
-
-        found = []
-        for path in self.paths:
-            try:
-                status = os.stat(path)
-                found.append((status.st_mtime_ns, status.st_size))
-            except OSError:
-                found.append((0, -1))
-        return tuple(found)
-
-    def wait(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            time.sleep(min(self.interval, left))
-            now = self._look()
-            if now != self.seen:
-                self.seen = now
-                return
-
-
-def watch_store(location: str) -> Watch:
-    from bgc.runtime.store import URLS
-
-    if location.startswith(URLS):
-        from bgc.runtime.store.postgresql import listener
-
-        return listener(location)
-    return FileWatch(location)
-
-
 # ---- the server ---------------------------------------------------------------------------------------------
 
 
@@ -355,7 +297,8 @@ class Page:
     me: str
     sign: Callable[[str, str], str]
     """``(request id, decision) → what happened``: signs and keeps the answer (raises BgcError)."""
-    watch: Watch
+    watch: Any
+    """A :class:`bgc.app.store_watch.Watch` on the store."""
     access: str = ""
     csrf: str = ""
     hosts: tuple[str, ...] = ()
@@ -393,7 +336,9 @@ class Page:
                 self.changed.notify_all()
 
     def follow(self) -> None:
-        """The watcher thread: look, then wait for a sign of change or :data:`POLL_SECONDS`."""
+        """The watcher thread: look, then wait for a sign of change or ``POLL_SECONDS``."""
+        from bgc.app.store_watch import POLL_SECONDS
+
         while not self.stopping.is_set():
             self.look()
             self.watch.wait(POLL_SECONDS)

@@ -18,6 +18,7 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 def run(location: str, *, key_path: str, approver: str | None, policy: str | None, host: str, port: int) -> ExitCode:
     """Serve until interrupted; the URL (with its one-start token) is printed first."""
     from bgc.app import approvals_page
+    from bgc.app.store_watch import watch_store
     from bgc.app.commands.approvals import _trusted, approver_key, sign_and_record
     from bgc.app.commands import io
 
@@ -27,7 +28,7 @@ def run(location: str, *, key_path: str, approver: str | None, policy: str | Non
     trusted = _trusted(policy)
     key, name = approver_key(key_path, approver, trusted)
     store = store_at(location, create=False)
-    watch = approvals_page.watch_store(location)
+    watch = watch_store(location)
 
     def sign(request_id: str, decision: str) -> str:
         given = sign_and_record(store, request_id, decision, key, name, trusted)
