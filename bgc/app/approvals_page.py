@@ -400,7 +400,8 @@ def handler(page: Page) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", kind)
             self.send_header("Content-Security-Policy", CSP)
             self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Referrer-Policy", "no-referrer")
+            # not no-referrer: under it, Chromium sends a same-origin form's Origin as "null"
+            self.send_header("Referrer-Policy", "same-origin")
             self.send_header("Cache-Control", "no-store")
             self.send_header("Cross-Origin-Opener-Policy", "same-origin")
             self.send_header("Cross-Origin-Resource-Policy", "same-origin")

@@ -355,6 +355,9 @@ class McpProxy(Relay):
                         break
                     elicitation = None  # closed without an answer: people may still answer with bgc approve
                 state = self.approvals.state(verdict.request)
+                if state == "cancelled":  # by a person (bgc cancel, the page): not asked again
+                    verdict = ToolVerdict("deny", f"permission request {verdict.request} was cancelled")
+                    break
                 if state != "pending":
                     verdict = self._decide(name, arguments)  # uses the answer: once, and recorded
                     break
