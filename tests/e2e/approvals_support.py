@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import json
+import threading
 import re
 import subprocess
 import sys
@@ -12,7 +14,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from bgc.runtime.approvals import PermissionRequest, Requirement, stand_ask, trusted_approvers
 from bgc.runtime.kernel.keys import load_private, parse_public
@@ -30,6 +37,7 @@ allow fs:write:/src/**
 ask fs:write:/src/release/** approvals 2 of [alice, bob, carol] because "a person signs releases"
 """
 RULE = "p.bgp:7"
+SERVER = str(Path(__file__).parents[1] / "mcp" / "server.py")
 
 
 @dataclass(frozen=True)
@@ -136,3 +144,35 @@ def serving(store: str, crowd: People, name: str) -> Iterator[Served]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+class HeldCall:
+    """One write_file call through `bgc mcp-proxy --wait`, in a thread: the MCP SDK's client
+    waits for its result while people answer on the page."""
+
+    def __init__(self, store: str, crowd: People, path: str) -> None:
+        self.record = crowd.directory / "record.jsonl"
+        self.record.touch()
+        args = ["-m", "bgc", "mcp-proxy", "-p", str(crowd.policy), "--server", "files", "--store", store,
+                "--wait", "300", "--", sys.executable, SERVER]  # fmt: skip
+        self.params = StdioServerParameters(
+            command=sys.executable, args=args, env={"BGC_TEST_MCP_RECORD": str(self.record)}, cwd=str(crowd.directory)
+        )
+        self.path = path
+        self.result: Any = None
+        self.thread = threading.Thread(target=lambda: anyio.run(self._call), daemon=True)
+        self.thread.start()
+
+    async def _call(self) -> None:
+        async with stdio_client(self.params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            self.result = await client.call_tool("write_file", {"path": self.path, "content": "v1"})
+
+    def outcome(self) -> tuple[bool, str]:
+        self.thread.join(timeout=120)
+        assert not self.thread.is_alive(), "the held call never came back"
+        return self.result.is_error, "".join(part.text for part in self.result.content)
+
+    def received(self) -> list[str]:
+        """The paths the real server wrote: what the proxy released."""
+        return [json.loads(line)["arguments"]["path"] for line in self.record.read_text().splitlines()]

@@ -14,7 +14,6 @@ page's content security policy does not govern. Screenshots at desktop and phone
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -24,17 +23,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.e2e.approvals_support import People, Served, people, serving
+from tests.e2e.approvals_support import HeldCall, People, Served, people, serving
 from tests.samples import missing_in_ci
 from tests.store_support import write_directly
 
 CHROMIUM = "/usr/bin/chromium"
-SERVER = str(Path(__file__).parents[1] / "mcp" / "server.py")
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 SHOWN = 30_000
@@ -78,38 +73,6 @@ def axe_violations(page: Any) -> list[dict]:
         """async () => (await axe.run(document, {runOnly: ["wcag2a", "wcag2aa", "best-practice"]})).violations
             .map(v => ({id: v.id, nodes: v.nodes.map(n => n.target.join(" "))}))"""
     )
-
-
-class HeldCall:
-    """One write_file call through `bgc mcp-proxy --wait`, in a thread: the MCP SDK's client
-    waits for its result while people answer on the page."""
-
-    def __init__(self, store: str, crowd: People, path: str) -> None:
-        self.record = crowd.directory / "record.jsonl"
-        self.record.touch()
-        args = ["-m", "bgc", "mcp-proxy", "-p", str(crowd.policy), "--server", "files", "--store", store,
-                "--wait", "300", "--", sys.executable, SERVER]  # fmt: skip
-        self.params = StdioServerParameters(
-            command=sys.executable, args=args, env={"BGC_TEST_MCP_RECORD": str(self.record)}, cwd=str(crowd.directory)
-        )
-        self.path = path
-        self.result: Any = None
-        self.thread = threading.Thread(target=lambda: anyio.run(self._call), daemon=True)
-        self.thread.start()
-
-    async def _call(self) -> None:
-        async with stdio_client(self.params) as (read, write), ClientSession(read, write) as client:
-            await client.initialize()
-            self.result = await client.call_tool("write_file", {"path": self.path, "content": "v1"})
-
-    def outcome(self) -> tuple[bool, str]:
-        self.thread.join(timeout=120)
-        assert not self.thread.is_alive(), "the held call never came back"
-        return self.result.is_error, "".join(part.text for part in self.result.content)
-
-    def received(self) -> list[str]:
-        """The paths the real server wrote: what the proxy released."""
-        return [json.loads(line)["arguments"]["path"] for line in self.record.read_text().splitlines()]
 
 
 def open_page(browser: Any, served: Served, **options: Any) -> tuple[Any, Any]:

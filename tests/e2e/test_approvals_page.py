@@ -14,7 +14,7 @@ import pytest
 from bgc.app.approvals_page import HIDDEN, redact
 from bgc.runtime.approvals import load_request, stored_standing
 from bgc.runtime.store import open_store
-from tests.e2e.approvals_support import People, Served, ask, people, serving
+from tests.e2e.approvals_support import HeldCall, People, Served, ask, people, serving
 from tests.store_support import write_directly
 
 
@@ -146,3 +146,24 @@ def test_secrets_in_a_call_are_never_shown() -> None:
                    "password=\"p, w\", body='Authorization: Bearer abc.def.ghi', note='fine'")  # fmt: skip
     assert "ghp_" not in shown and "hunter2" not in shown and "p, w" not in shown and "abc.def" not in shown
     assert shown.count(HIDDEN) == 4 and "note='fine'" in shown
+
+
+def test_a_call_the_proxy_holds_is_released_once_by_two_peoples_pages(store_location: str, crowd: People) -> None:
+    with serving(store_location, crowd, "alice") as alice, serving(store_location, crowd, "bob") as bob:
+        cookies = {"alice": alice.cookie(), "bob": bob.cookie()}
+        held = HeldCall(store_location, crowd, "/src/release/v1")
+        request = None
+        for _ in range(600):  # until the proxy has recorded its request
+            listed = alice.http("GET", "/list", headers={"Cookie": cookies["alice"]})[2]
+            found = re.search(r'data-request="(sha256:[0-9a-f]{64})"', listed)
+            if found:
+                request = found.group(1)
+                break
+            time.sleep(0.1)
+        assert request is not None
+        for served, name in ((alice, "alice"), (bob, "bob")):
+            page = served.http("GET", "/", headers={"Cookie": cookies[name]})[2]
+            assert answer(served, cookies[name], request, "allow-once", csrf_of(page))[0] == 303
+        failed, text = held.outcome()
+        assert not failed and text == "wrote 2 characters to /src/release/v1"
+        assert held.received() == ["/src/release/v1"]
