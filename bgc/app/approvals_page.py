@@ -303,6 +303,8 @@ class Page:
     csrf: str = ""
     hosts: tuple[str, ...] = ()
     port: int = 0
+    notify: Callable[[Waiting], None] | None = None
+    """Called once for each request that starts waiting while the page runs."""
 
     def __post_init__(self) -> None:
         self.access = self.access or secrets.token_urlsafe(32)
@@ -313,6 +315,7 @@ class Page:
         self.fingerprint: object = None
         self.notice: str | None = None
         self.stopping = threading.Event()
+        self.known: set[str] | None = None  # None: the first look, whose requests are on the page already
 
     @property
     def cookie(self) -> str:
@@ -327,6 +330,7 @@ class Page:
         try:
             items = self.items()
             fingerprint: object = [(item.id, item.progress, item.mine, item.ignored) for item in items]
+            self._announce(items)
         except Exception as error:  # noqa: BLE001 - a store that cannot be read shows as a change, then an error
             fingerprint = ("error", str(error))
         if fingerprint != self.fingerprint:
@@ -334,6 +338,13 @@ class Page:
                 self.fingerprint = fingerprint
                 self.version += 1
                 self.changed.notify_all()
+
+    def _announce(self, items: list[Waiting]) -> None:
+        waiting = {item.id: item for item in items if item.request is not None}
+        if self.known is not None and self.notify is not None:
+            for request_id in sorted(waiting.keys() - self.known):
+                self.notify(waiting[request_id])
+        self.known = (self.known or set()) | waiting.keys()
 
     def follow(self) -> None:
         """The watcher thread: look, then wait for a sign of change or ``POLL_SECONDS``."""

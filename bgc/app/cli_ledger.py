@@ -309,6 +309,19 @@ def approvals_serve(
         str, typer.Option("--host", metavar="HOST", help="The address to listen on (loopback unless you say otherwise).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", metavar="PORT", help="The port (0: any free one).")] = 0,
+    webhooks: Annotated[
+        Optional[list[str]],
+        typer.Option("--webhook", metavar="URL", envvar="BGC_APPROVALS_WEBHOOK",
+                     help="POST a message here when a request starts waiting (repeatable; never its parameters)."),
+    ] = None,
+    webhook_format: Annotated[
+        str, typer.Option("--webhook-format", metavar="FORMAT", help="json, or slack (an incoming webhook's {\"text\"}).")
+    ] = "json",
+    desktop: Annotated[bool, typer.Option("--desktop", help="Also show a desktop notification (notify-send).")] = False,
+    rules: Annotated[
+        Optional[list[str]],
+        typer.Option("--rule", metavar="FILE:LINE", help="Notify only of requests under this rule (repeatable)."),
+    ] = None,
 ) -> None:
     """Your approvals page: what waits, live, approved or rejected with your key, signed here.
 
@@ -318,4 +331,5 @@ def approvals_serve(
     """
     from bgc.app.commands import approvals_serve as command
 
-    run(lambda: command.run(store, key_path=key, approver=approver, policy=policy, host=host, port=port))
+    run(lambda: command.run(store, key_path=key, approver=approver, policy=policy, host=host, port=port,
+                            webhooks=webhooks or (), webhook_format=webhook_format, desktop=desktop, rules=rules or ()))

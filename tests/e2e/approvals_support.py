@@ -72,11 +72,11 @@ def people(directory: Path) -> People:
     return People(directory, policy)
 
 
-def ask(store: str, crowd: People, path: str, *, session: str = "s1", now: int | None = None) -> str:
-    """Record the request an enforcer makes for write_file(path) under the rule; its id."""
-    now = int(time.time()) if now is None else now
+def ask(store: str, crowd: People, path: str, *, session: str = "s1", content: str = "v1") -> str:
+    """Record the request an enforcer makes for write_file(path, content) under the rule; its id."""
+    now = int(time.time())
     request = PermissionRequest(
-        "write_file", "files", "sha256:" + "ab" * 32, f"write_file on files: content='v1', path={path!r}",
+        "write_file", "files", "sha256:" + "ab" * 32, f"write_file on files: content={content!r}, path={path!r}",
         (f"fs:write:{path}",), RULE, (Requirement(2, PEOPLE),), now, now + 3600, session=session,
     )  # fmt: skip
     opened = open_store(store)
@@ -122,13 +122,13 @@ class Served:
 
 
 @contextlib.contextmanager
-def serving(store: str, crowd: People, name: str) -> Iterator[Served]:
+def serving(store: str, crowd: People, name: str, *options: str) -> Iterator[Served]:
     """`bgc approvals serve` for ``name``, as the person runs it (the store made first, as an
     enforcer would have); stopped afterwards."""
     open_store(store).close()
     process = subprocess.Popen(
         [sys.executable, "-m", "bgc", "approvals", "serve", "--key", str(crowd.key(name)), "--store", store,
-         "-p", str(crowd.policy)],
+         "-p", str(crowd.policy), *options],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=crowd.directory,
     )  # fmt: skip
     try:

@@ -9,14 +9,21 @@ person's key file, cannot sign through a page it does not hold the token of.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bgc.app.commands.io import store_at, write_line
 from bgc.errors import ExitCode, UsageError
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
-def run(location: str, *, key_path: str, approver: str | None, policy: str | None, host: str, port: int) -> ExitCode:
-    """Serve until interrupted; the URL (with its one-start token) is printed first."""
+def run(location: str, *, key_path: str, approver: str | None, policy: str | None, host: str, port: int,
+        webhooks: Sequence[str] = (), webhook_format: str = "json", desktop: bool = False,
+        rules: Sequence[str] = ()) -> ExitCode:  # fmt: skip
+    """Serve until interrupted; the URL (with its one-start token) is printed first. A request
+    that starts waiting meanwhile (under one of ``rules``, when given) is announced to
+    ``webhooks`` and the ``desktop`` (:mod:`bgc.app.approvals_notify`)."""
+    from bgc.app import approvals_notify
     from bgc.app import approvals_page
     from bgc.app.store_watch import watch_store
     from bgc.app.commands.approvals import _trusted, approver_key, sign_and_record
@@ -24,6 +31,10 @@ def run(location: str, *, key_path: str, approver: str | None, policy: str | Non
 
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be from 0 to 65535, not {port}")
+    if webhook_format not in approvals_notify.FORMATS:
+        raise UsageError(f"--webhook-format {webhook_format!r}: one of {', '.join(approvals_notify.FORMATS)}")
+    notifier = approvals_notify.Notifier(approvals_notify.checked_webhooks(webhooks), webhook_format, desktop,
+                                         tuple(rules))  # fmt: skip
     loaded, _ = io.load_policy(policy, None)
     trusted = _trusted(policy)
     key, name = approver_key(key_path, approver, trusted)
@@ -34,7 +45,8 @@ def run(location: str, *, key_path: str, approver: str | None, policy: str | Non
         given = sign_and_record(store, request_id, decision, key, name, trusted)
         return f"{decision} by {name} recorded for {request_id}; now {given.standing.describe(given.request)}"
 
-    page = approvals_page.Page(store, trusted, approvals_page.rule_reasons(loaded), name, sign, watch)
+    page = approvals_page.Page(store, trusted, approvals_page.rule_reasons(loaded), name, sign, watch,
+                               notify=lambda waiting: notifier.send(approvals_notify.notice(waiting)))  # fmt: skip
 
     def ready(url: str) -> None:
         if host not in LOOPBACK:
