@@ -209,8 +209,9 @@ def render_card(item: Waiting, me: str, csrf: str, now: int) -> str:
                    f'aria-label="Approve once: {_e(label)}">Approve once</button>'
                    f'<button type="submit" name="decision" value="reject" class="reject" '
                    f'aria-label="Reject: {_e(label)}">Reject</button></form>')  # fmt: skip
+    rule = f'<p><a href="/rule?request={_e(item.id)}">Make this a rule…</a> (a policy edit, reviewed with bgc diff)</p>'
     return (f'<article class="card" id="r-{_e(item.id[7:23])}" data-request="{_e(item.id)}" aria-label="{_e(label)}">'
-            f"<h2>{_e(label)}</h2><p class=\"rid\"><code>{_e(item.id)}</code></p><dl>{table}</dl>{actions}</article>")  # fmt: skip
+            f"<h2>{_e(label)}</h2><p class=\"rid\"><code>{_e(item.id)}</code></p><dl>{table}</dl>{actions}{rule}</article>")  # fmt: skip
 
 
 def render_list(items: list[Waiting], me: str, csrf: str, now: int) -> str:
@@ -219,16 +220,17 @@ def render_list(items: list[Waiting], me: str, csrf: str, now: int) -> str:
     return "".join(render_card(item, me, csrf, now) for item in items)
 
 
-def render_page(body: str, me: str, notice: str | None) -> str:
+def render_page(body: str, me: str, notice: str | None, heading: str = "Waiting for approval", live: bool = True) -> str:
     shown = f'<p class="notice" role="status">{_e(notice)}</p>' if notice else ""
+    status = ' <span id="live" role="status">updates live</span>' if live else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<title>bgc approvals</title><link rel="stylesheet" href="/app.css"></head><body>'
-        f'<header><h1>Waiting for approval</h1><p>Signing as <strong>{_e(me)}</strong>. '
-        '<span id="live" role="status">updates live</span></p></header>'
+        f'<title>bgc: {_e(heading)}</title><link rel="stylesheet" href="/app.css"></head><body>'
+        '<header><nav aria-label="Views"><a href="/">Waiting</a> <a href="/ledger">Ledger</a></nav>'
+        f'<h1>{_e(heading)}</h1><p>Signing as <strong>{_e(me)}</strong>.{status}</p></header>'
         f'{shown}<main id="requests" aria-live="polite">{body}</main>'
-        '<script src="/app.js"></script></body></html>'
+        + ('<script src="/app.js"></script>' if live else "") + "</body></html>"
     )
 
 
@@ -249,6 +251,16 @@ button { font: inherit; font-weight: 600; min-height: 2.75rem; min-width: 8rem; 
 button:focus-visible, summary:focus-visible { outline: 3px solid #1a4fd6; outline-offset: 2px; }
 .notice { background: #e8f0fe; border: 1px solid #1a4fd6; padding: 0.5rem; border-radius: 0.4rem; }
 .answered, .empty, #live { color: #4a4a4a; }
+nav a { margin-right: 1rem; color: #1a4fd6; } a { color: #1a4fd6; }
+.filters { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: end; }
+.filters label { display: flex; flex-direction: column; font-weight: 600; }
+input { font: inherit; padding: 0.3rem; border: 1px solid #767676; border-radius: 0.3rem; }
+button.plain { color: #fff; background: #1a4fd6; min-width: 6rem; }
+.scroll { overflow-x: auto; } table { border-collapse: collapse; font-size: 0.9rem; }
+th, td { border-bottom: 1px solid #c8c8c8; padding: 0.3rem 0.5rem; text-align: left; vertical-align: top; }
+.chain.ok { color: #0b6b2e; } .chain.broken { color: #a4001d; font-weight: 600; }
+.chart { width: 100%; max-width: 48rem; height: auto; } pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+pre.rule { background: #fff; border: 1px solid #767676; padding: 0.5rem; }
 @media (max-width: 30rem) { dl { grid-template-columns: 1fr; } dd { margin-bottom: 0.4rem; } button { flex: 1; } }
 """
 
@@ -303,6 +315,8 @@ class Page:
     csrf: str = ""
     hosts: tuple[str, ...] = ()
     port: int = 0
+    policy_path: str = ""
+    """The policy file, which "make this a rule" compares with itself plus the proposed rule."""
     notify: Callable[[Waiting], None] | None = None
     """Called once for each request that starts waiting while the page runs."""
 
@@ -464,6 +478,16 @@ def handler(page: Page) -> type[BaseHTTPRequestHandler]:
                     self._send(HTTPStatus.OK, "application/json", json.dumps(data))
                 elif url.path == "/events":
                     self._events()
+                elif url.path == "/ledger":
+                    from bgc.app.approvals_ledger import ledger_view
+
+                    filters = {name: values[0] for name, values in parse_qs(url.query, max_num_fields=16).items()}
+                    with page.lock:
+                        rows = list(page.store.rows())
+                    text = render_page(ledger_view(rows, filters), page.me, None, "Ledger", live=False)
+                    self._send(HTTPStatus.OK, "text/html; charset=utf-8", text)
+                elif url.path == "/rule":
+                    self._rule(parse_qs(url.query).get("request", [""])[0])
                 else:
                     raise Refused(HTTPStatus.NOT_FOUND, "no such page")
             except Refused as refused:
@@ -494,6 +518,15 @@ def handler(page: Page) -> type[BaseHTTPRequestHandler]:
                 self._send(HTTPStatus.SEE_OTHER, "text/plain", "", {"Location": "/"})
             except Refused as refused:
                 self._refuse(refused)
+
+        def _rule(self, request_id: str) -> None:
+            from bgc.app.approvals_ledger import proposed_rule
+
+            waiting = {item.id: item for item in page.items()}.get(request_id)
+            if waiting is None or waiting.request is None:
+                raise Refused(HTTPStatus.NOT_FOUND, f"no waiting request {request_id}")
+            body = proposed_rule(waiting.request, page.me, page.policy_path)
+            self._send(HTTPStatus.OK, "text/html; charset=utf-8", render_page(body, page.me, None, "A rule", live=False))
 
         def _events(self) -> None:
             self.close_connection = True

@@ -132,6 +132,19 @@ def test_two_people_release_a_held_call_once_from_their_own_browsers(
         answers = write_directly(store, "SELECT approver FROM bgc_answers ORDER BY approver")
         assert [row[0] for row in answers] == ["alice", "bob"]
         assert held.received() == ["/src/release/v1"]  # released exactly once
+
+        a_page.get_by_role("link", name="Ledger").click()
+        playwright_api.expect(a_page.locator("main")).to_contain_text("The chain verifies")
+        playwright_api.expect(a_page.locator("svg.chart")).to_be_visible()
+        a_page.screenshot(path=str(shots / "ledger-desktop.png"), full_page=True)
+        assert axe_violations(a_page) == []
+        a_page.get_by_role("textbox", name="Decision").fill("allow")
+        a_page.get_by_role("textbox", name="Decision").press("Enter")
+        playwright_api.expect(a_page.locator("tbody tr")).to_have_count(1)
+        playwright_api.expect(a_page.locator("tbody")).to_contain_text("alice, bob")
+        b_page.goto(bob.origin + "/ledger")
+        b_page.screenshot(path=str(shots / "ledger-phone.png"), full_page=True)
+        assert axe_violations(b_page) == []
         for context in (a_context, b_context, c_context):
             context.close()
 
@@ -238,5 +251,10 @@ def test_the_page_without_its_token_and_a_cross_site_post_are_refused(browser: A
             elsewhere.shutdown()
         assert write_directly(store, "SELECT approver FROM bgc_answers") == []
         playwright_api.expect(card(page, "/src/release/v5")).to_contain_text("0 of 2")
+        page.bring_to_front()
+        card(page, "/src/release/v5").get_by_role("link", name="Make this a rule…").click()
+        playwright_api.expect(page.locator("pre.rule")).to_contain_text("allow fs:write:/src/release/v5")
+        playwright_api.expect(page.locator("main")).to_contain_text("bgc diff")
+        assert axe_violations(page) == []
         context.close()
 

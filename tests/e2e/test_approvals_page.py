@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bgc.app.approvals_page import HIDDEN, redact
+from bgc.core.values.canonical import digest_text
 from bgc.runtime.approvals import load_request, stored_standing
 from bgc.runtime.store import open_store
 from tests.e2e.approvals_support import HeldCall, People, Served, ask, people, serving
@@ -167,3 +168,44 @@ def test_a_call_the_proxy_holds_is_released_once_by_two_peoples_pages(store_loca
         failed, text = held.outcome()
         assert not failed and text == "wrote 2 characters to /src/release/v1"
         assert held.received() == ["/src/release/v1"]
+
+
+def test_the_ledger_view_filters_verifies_and_charts(store_location: str, crowd: People) -> None:
+    request = ask(store_location, crowd, "/src/release/v1")
+    with serving(store_location, crowd, "alice") as served:
+        cookie = served.cookie()
+        page = served.http("GET", "/", headers={"Cookie": cookie})[2]
+        assert answer(served, cookie, request, "allow-once", csrf_of(page))[0] == 303
+        assert answer(served, cookie, request, "reject", csrf_of(page))[0] == 409  # answered already
+        ledger = served.http("GET", "/ledger", headers={"Cookie": cookie})[2]
+        assert "The chain verifies: 1 entries" in ledger and "<svg" in ledger and "p.bgp:7: 1 allow-once" in ledger
+        assert "<td>approve</td><td>allow-once</td>" in ledger and "<td>alice</td><td>verified</td>" in ledger
+        none = served.http("GET", "/ledger?decision=deny", headers={"Cookie": cookie})[2]
+        assert "0 matching entries" in none and "<svg" not in none
+        bad = served.http("GET", "/ledger?since=yesterday", headers={"Cookie": cookie})[2]
+        assert "is not a time" in bad
+        served.http("GET", "/", headers={"Cookie": cookie})
+        ask(store_location, crowd, "/src/release/v2")
+        later = served.http("GET", "/", headers={"Cookie": cookie})[2]
+        assert answer(served, cookie, later.split('data-request="')[1].split('"')[0], "reject", csrf_of(later))[0] == 303
+        (row,) = write_directly(store_location, "SELECT entry FROM bgc_ledger WHERE seq = 1")
+        edited = bytes(row[0]).replace(b"alice", b"mallo")
+        write_directly(store_location, "UPDATE bgc_ledger SET entry = ?, digest = ? WHERE seq = 1", edited,
+                       digest_text(edited))  # fmt: skip
+        broken = served.http("GET", "/ledger", headers={"Cookie": cookie})[2]
+        assert "does not verify at entry 2" in broken
+        assert "<td>mallo</td><td>verified</td>" in broken and "<td>alice</td><td>breaks the chain</td>" in broken
+        assert served.http("GET", "/ledger")[0] == 403
+
+
+def test_make_this_a_rule_shows_the_narrowest_rule_and_its_diff(store_location: str, crowd: People) -> None:
+    request = ask(store_location, crowd, "/src/release/v1*")
+    policy_before = crowd.policy.read_text()
+    with serving(store_location, crowd, "alice") as served:
+        cookie = served.cookie()
+        status, _, shown = served.http("GET", f"/rule?request={request}", headers={"Cookie": cookie})
+        assert status == 200
+        assert "allow fs:write:/src/release/v1\\*" in shown  # the glob character escaped: this value only
+        assert "bgc diff" in shown and "/src/release/v1" in shown
+        assert served.http("GET", "/rule?request=sha256:" + "0" * 64, headers={"Cookie": cookie})[0] == 404
+    assert crowd.policy.read_text() == policy_before  # nothing edited

@@ -46,6 +46,7 @@ def run(location: str, *, key_path: str, approver: str | None, policy: str | Non
         return f"{decision} by {name} recorded for {request_id}; now {given.standing.describe(given.request)}"
 
     page = approvals_page.Page(store, trusted, approvals_page.rule_reasons(loaded), name, sign, watch,
+                               policy_path=loaded.path,
                                notify=lambda waiting: notifier.send(approvals_notify.notice(waiting)))  # fmt: skip
 
     def ready(url: str) -> None:
