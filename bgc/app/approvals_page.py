@@ -553,7 +553,12 @@ def handler(page: Page) -> type[BaseHTTPRequestHandler]:
 def serve(page: Page, host: str, port: int, ready: Callable[[str], None]) -> None:
     """Listen on ``host:port`` (0: any free port) until interrupted; ``ready`` receives the URL
     with the access token once the server listens."""
-    server = ThreadingHTTPServer((host, port), handler(page))
+    import socket
+
+    class Server(ThreadingHTTPServer):
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+    server = Server((host, port), handler(page))
     server.daemon_threads = True
     page.port = server.server_address[1]
     named = f"[{host}]" if ":" in host else host

@@ -16,6 +16,7 @@ from bgc.core.values.canonical import digest_text
 from bgc.runtime.approvals import load_request, stored_standing
 from bgc.runtime.store import open_store
 from tests.e2e.approvals_support import HeldCall, People, Served, ask, people, serving
+from tests.samples import bgc
 from tests.store_support import write_directly
 
 
@@ -209,3 +210,14 @@ def test_make_this_a_rule_shows_the_narrowest_rule_and_its_diff(store_location: 
         assert "bgc diff" in shown and "/src/release/v1" in shown
         assert served.http("GET", "/rule?request=sha256:" + "0" * 64, headers={"Cookie": cookie})[0] == 404
     assert crowd.policy.read_text() == policy_before  # nothing edited
+
+
+def test_it_listens_on_ipv6_loopback_and_refuses_every_address(tmp_path: Path, crowd: People) -> None:
+    store = str(tmp_path / "k.db")
+    ask(store, crowd, "/src/release/v1")
+    with serving(store, crowd, "alice", "--host", "::1") as served:
+        assert served.url.startswith("http://[::1]:")
+        assert served.http("GET", "/", headers={"Cookie": served.cookie()})[0] == 200
+    result = bgc("approvals", "serve", "--key", str(crowd.key("alice")), "--store", store, "-p", str(crowd.policy),
+                 "--host", "0.0.0.0")  # fmt: skip
+    assert result.exit_code == 2 and "every address" in result.output

@@ -31,6 +31,9 @@ def run(location: str, *, key_path: str, approver: str | None, policy: str | Non
 
     if not 0 <= port <= 65535:
         raise UsageError(f"--port must be from 0 to 65535, not {port}")
+    if host in ("0.0.0.0", "::", ""):
+        raise UsageError(f"--host {host!r} is every address: name the one people open (the page answers only to "
+                         "the address it was started on, so that no other site's name can reach it)")  # fmt: skip
     if webhook_format not in approvals_notify.FORMATS:
         raise UsageError(f"--webhook-format {webhook_format!r}: one of {', '.join(approvals_notify.FORMATS)}")
     notifier = approvals_notify.Notifier(approvals_notify.checked_webhooks(webhooks), webhook_format, desktop,
