@@ -83,6 +83,21 @@ def open_page(browser: Any, served: Served, **options: Any) -> tuple[Any, Any]:
     return context, page
 
 
+def held_on(page: Any, store: str, crowd: People, path: str) -> tuple[HeldCall, Any]:
+    """A call to write ``path`` held by the proxy, once its card is on ``page`` (without reload)."""
+    held = HeldCall(store, crowd, path)
+    shown = card(page, path)
+    playwright_api.expect(shown).to_be_visible(timeout=SHOWN)
+    return held, shown
+
+
+def cancel(request: str, store: str) -> None:
+    """`bgc cancel`, as a person runs it."""
+    done = subprocess.run([sys.executable, "-m", "bgc", "cancel", request, "--store", store],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
 def card(page: Any, path: str) -> Any:
     return page.locator("article.card", has_text=path)
 
@@ -153,21 +168,15 @@ def test_a_rejection_ends_a_call_and_a_cancelled_one_disappears(browser: Any, tm
     store = str(tmp_path / "k.db")
     with serving(store, crowd, "alice") as alice:
         context, page = open_page(browser, alice, viewport=DESKTOP)
-        rejected = HeldCall(store, crowd, "/src/release/v2")
-        shown = card(page, "/src/release/v2")
-        playwright_api.expect(shown).to_be_visible(timeout=SHOWN)
+        rejected, shown = held_on(page, store, crowd, "/src/release/v2")
         shown.get_by_role("button", name="Reject").click()
         failed, text = rejected.outcome()
         assert failed and "rejected by alice" in text
         playwright_api.expect(card(page, "/src/release/v2")).to_have_count(0, timeout=SHOWN)
 
-        cancelled = HeldCall(store, crowd, "/src/release/v3")
-        shown = card(page, "/src/release/v3")
-        playwright_api.expect(shown).to_be_visible(timeout=SHOWN)
+        cancelled, shown = held_on(page, store, crowd, "/src/release/v3")
         request = shown.get_attribute("data-request")
-        done = subprocess.run([sys.executable, "-m", "bgc", "cancel", request, "--store", store],
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        cancel(request, store)
         playwright_api.expect(page.locator(f'article[data-request="{request}"]')).to_have_count(0, timeout=SHOWN)
         failed, text = cancelled.outcome()
         assert failed and f"permission request {request} was cancelled" in text
@@ -180,9 +189,7 @@ def test_forged_rows_are_shown_invalid_and_release_nothing(browser: Any, tmp_pat
     store = str(tmp_path / "k.db")
     with serving(store, crowd, "alice") as alice:
         context, page = open_page(browser, alice, viewport=DESKTOP)
-        held = HeldCall(store, crowd, "/src/release/v4")
-        shown = card(page, "/src/release/v4")
-        playwright_api.expect(shown).to_be_visible(timeout=SHOWN)
+        held, shown = held_on(page, store, crowd, "/src/release/v4")
         request = shown.get_attribute("data-request")
         # whoever can write the store adds answers nobody signed, and a request of their own
         for name in ("alice", "bob"):
@@ -195,9 +202,7 @@ def test_forged_rows_are_shown_invalid_and_release_nothing(browser: Any, tmp_pat
         playwright_api.expect(invalid).to_be_visible(timeout=SHOWN)
         playwright_api.expect(invalid.get_by_role("button")).to_have_count(0)
         playwright_api.expect(card(page, "/src/release/v4")).to_contain_text("0 of 2")
-        done = subprocess.run([sys.executable, "-m", "bgc", "cancel", request, "--store", store],
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        cancel(request, store)
         failed, text = held.outcome()
         assert failed and f"permission request {request} was cancelled" in text
         assert held.received() == []
