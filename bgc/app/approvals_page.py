@@ -5,7 +5,7 @@ answer is signed **in this process**, by :func:`bgc.app.commands.approvals.sign_
 code ``bgc approve`` runs: the private key never reaches the browser, the page or the agent, and
 the browser never holds anything a signature could be made from.
 
-Who may use it, and how (every rule fails closed, with 403 and nothing done):
+Who may use it, and how (each refusal is an error status, with nothing done):
 
 - Only a request that names this server as its ``Host`` (the loopback name and port it listens
   on, or the host it was told to bind): a page elsewhere cannot reach it through a name of its
@@ -25,14 +25,14 @@ Who may use it, and how (every rule fails closed, with 403 and nothing done):
 Live updates: the page listens to ``/events`` (server-sent events) and fetches the list again
 when the store changes. The store is read when :mod:`bgc.app.store_watch` says it may have
 changed (a file change of a SQLite store, a notification from PostgreSQL), and otherwise once
-every ``POLL_SECONDS``.
+every ``POLL_SECONDS``. The ledger view and "make this a rule" only read
+(:mod:`bgc.app.approvals_ledger`).
 """
 
 from __future__ import annotations
 
 import hmac
 import html
-import json
 import re
 import secrets
 import threading
@@ -45,6 +45,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from bgc.errors import BgcError
+from bgc.runtime.store.base import StoreError
 
 KEEPALIVE_SECONDS = 15.0
 """How often an idle event stream sends a comment, so proxies and browsers keep it open."""
@@ -76,7 +77,6 @@ class Waiting:
 
     id: str
     request: Any
-    state: str
     because: str | None
     progress: tuple[Progress, ...]
     ignored: tuple[tuple[str, str], ...]
@@ -93,7 +93,7 @@ def board(store: Any, trusted: Mapping[str, Any], reasons: Mapping[str, str], me
     for request_id, _, _ in store.requests(now):
         loaded = load_request(store, request_id)
         if loaded is None:
-            shown.append((now, Waiting(request_id, None, "invalid", None, (), (), None)))
+            shown.append((now, Waiting(request_id, None, None, (), (), None)))
             continue
         request, cancelled = loaded
         result = stored_standing(store, request, cancelled, trusted, now)
@@ -110,7 +110,7 @@ def board(store: Any, trusted: Mapping[str, Any], reasons: Mapping[str, str], me
             for requirement in request.requirements
         )
         because = "; ".join(filter(None, (reasons.get(rule.strip()) for rule in request.rule.split(",")))) or None
-        shown.append((request.created, Waiting(request_id, request, "pending", because, progress, result.ignored, mine)))
+        shown.append((request.created, Waiting(request_id, request, because, progress, result.ignored, mine)))
     shown.sort(key=lambda item: (-item[0], item[1].id))
     return [waiting for _, waiting in shown]
 
@@ -323,7 +323,7 @@ class Page:
     def __post_init__(self) -> None:
         self.access = self.access or secrets.token_urlsafe(32)
         self.csrf = self.csrf or secrets.token_urlsafe(32)
-        self.lock = threading.Lock()  # one store connection, used by one thread at a time
+        self.lock = threading.RLock()  # one store connection, used by one thread at a time
         self.changed = threading.Condition()
         self.version = 0
         self.fingerprint: object = None
@@ -372,14 +372,14 @@ class Page:
         """Sign and keep this person's answer, refused unless the request still waits for it."""
         if decision not in ("allow-once", "reject") or not REQUEST_ID.fullmatch(request_id):
             raise Refused(HTTPStatus.BAD_REQUEST, "an answer names one request and is allow-once or reject")
-        waiting = {item.id: item for item in self.items()}.get(request_id)
-        if waiting is None or waiting.request is None:
-            raise Refused(HTTPStatus.CONFLICT, f"permission request {request_id} no longer waits for an answer")
-        if waiting.mine is not None:
-            raise Refused(HTTPStatus.CONFLICT, f"you answered permission request {request_id} already")
-        if not waiting.request.admits(self.me):
-            raise Refused(HTTPStatus.FORBIDDEN, f"{self.me} is not among the people request {request_id} needs")
-        with self.lock:
+        with self.lock:  # checked and signed as one step: two clicks at once give one answer
+            waiting = {item.id: item for item in self.items()}.get(request_id)
+            if waiting is None or waiting.request is None:
+                raise Refused(HTTPStatus.CONFLICT, f"permission request {request_id} no longer waits for an answer")
+            if waiting.mine is not None:
+                raise Refused(HTTPStatus.CONFLICT, f"you answered permission request {request_id} already")
+            if not waiting.request.admits(self.me):
+                raise Refused(HTTPStatus.FORBIDDEN, f"{self.me} is not among the people request {request_id} needs")
             said = self.sign(request_id, decision)
         self.look()
         return said
@@ -472,10 +472,6 @@ def handler(page: Page) -> type[BaseHTTPRequestHandler]:
                 elif url.path == "/list":
                     body = render_list(page.items(), page.me, page.csrf, int(time.time()))
                     self._send(HTTPStatus.OK, "text/html; charset=utf-8", body)
-                elif url.path == "/requests.json":
-                    data = [{"id": item.id, "state": item.state, "mine": item.mine,
-                             "progress": [p.text() for p in item.progress]} for item in page.items()]  # fmt: skip
-                    self._send(HTTPStatus.OK, "application/json", json.dumps(data))
                 elif url.path == "/events":
                     self._events()
                 elif url.path == "/ledger":
@@ -492,6 +488,8 @@ def handler(page: Page) -> type[BaseHTTPRequestHandler]:
                     raise Refused(HTTPStatus.NOT_FOUND, "no such page")
             except Refused as refused:
                 self._refuse(refused)
+            except StoreError as error:
+                self._refuse(Refused(HTTPStatus.SERVICE_UNAVAILABLE, f"the store cannot be read: {error}"))
 
         def do_POST(self) -> None:
             try:
@@ -507,7 +505,10 @@ def handler(page: Page) -> type[BaseHTTPRequestHandler]:
                     raise Refused(HTTPStatus.LENGTH_REQUIRED, "a form says its length") from None
                 if not 0 <= length <= MAX_FORM_BYTES:
                     raise Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "an answer's form is small")
-                form = parse_qs(self.rfile.read(length).decode("utf-8", "replace"), max_num_fields=8)
+                try:
+                    form = parse_qs(self.rfile.read(length).decode("utf-8", "replace"), max_num_fields=8)
+                except ValueError:
+                    raise Refused(HTTPStatus.BAD_REQUEST, "an answer's form has three fields") from None
                 csrf = form.get("csrf", [""])[0]
                 if not hmac.compare_digest(csrf.encode(), page.csrf.encode()):
                     raise Refused(HTTPStatus.FORBIDDEN, "the form's token is not this page's")
@@ -518,6 +519,8 @@ def handler(page: Page) -> type[BaseHTTPRequestHandler]:
                 self._send(HTTPStatus.SEE_OTHER, "text/plain", "", {"Location": "/"})
             except Refused as refused:
                 self._refuse(refused)
+            except StoreError as error:  # nothing was kept, or it was and the ledger could not say so
+                self._refuse(Refused(HTTPStatus.SERVICE_UNAVAILABLE, f"the store could not record the answer: {error}"))
 
         def _rule(self, request_id: str) -> None:
             from bgc.app.approvals_ledger import proposed_rule

@@ -57,7 +57,7 @@ def approvers(store: str, request: str) -> list[str]:
 def test_without_its_token_nothing_is_served(store_location: str, crowd: People) -> None:
     ask(store_location, crowd, "/src/release/v1")
     with serving(store_location, crowd, "alice") as served:
-        for path in ("/", "/list", "/events", "/requests.json", "/?token=not-the-token"):
+        for path in ("/", "/list", "/events", "/ledger", "/rule?request=x", "/?token=not-the-token"):
             status, _, text = served.http("GET", path)
             assert status == 403, path
             assert "release" not in text
