@@ -155,7 +155,8 @@ def rule_chart(entries: Sequence[Any]) -> str:
         x += 70
     parts.append(f'<text x="{label_w + bar_w + gap}" y="{legend_y}" font-size="12" fill="#1a1a1a">over time</text>')
     parts.append("</svg>")
-    return (f'<figure class="chart-box">{"".join(parts)}<figcaption><details><summary>The counts as text'
+    return (f'<figure class="chart-box"><div class="scroll" tabindex="0" role="region" aria-label="Chart">'
+            f'{"".join(parts)}</div><figcaption><details><summary>The counts as text'
             f"</summary><ul>{''.join(text)}</ul></details></figcaption></figure>")  # fmt: skip
 
 

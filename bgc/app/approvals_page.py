@@ -259,7 +259,7 @@ button.plain { color: #fff; background: #1a4fd6; min-width: 6rem; }
 .scroll { overflow-x: auto; } table { border-collapse: collapse; font-size: 0.9rem; }
 th, td { border-bottom: 1px solid #c8c8c8; padding: 0.3rem 0.5rem; text-align: left; vertical-align: top; }
 .chain.ok { color: #0b6b2e; } .chain.broken { color: #a4001d; font-weight: 600; }
-.chart { width: 100%; max-width: 48rem; height: auto; } pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.chart { width: 100%; min-width: 34rem; max-width: 48rem; height: auto; } .chart-box { margin: 0.5rem 0; } pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 pre.rule { background: #fff; border: 1px solid #767676; padding: 0.5rem; }
 @media (max-width: 30rem) { dl { grid-template-columns: 1fr; } dd { margin-bottom: 0.4rem; } button { flex: 1; } }
 """
