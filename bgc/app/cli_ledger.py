@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from bgc.app.cli_base import PolicyOption, app, fail, run
+from bgc.app.cli_base import PolicyOption, app, command_group, fail, run
 from bgc.errors import UsageError
 
 log_app = typer.Typer(help="The decision ledger: show, verify, checkpoint, count per rule.", no_args_is_help=True)
@@ -294,3 +294,42 @@ def mode_show(
     from bgc.app.commands import mode as command
 
     run(lambda: command.show_mode(store, session, policy=policy))
+
+
+approvals_app = command_group("approvals", "People's approvals in a browser: bgc approvals serve.")
+
+
+@approvals_app.command("serve")
+def approvals_serve(
+    key: KeyFileOption,
+    approver: AsOption = None,
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    policy: PolicyOption = None,
+    host: Annotated[
+        str, typer.Option("--host", metavar="HOST", help="The address to listen on (loopback unless you say otherwise).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", metavar="PORT", help="The port (0: any free one).")] = 0,
+    webhooks: Annotated[
+        Optional[list[str]],
+        typer.Option("--webhook", metavar="URL", envvar="BGC_APPROVALS_WEBHOOK",
+                     help="POST a message here when a request starts waiting (repeatable; never its parameters)."),
+    ] = None,
+    webhook_format: Annotated[
+        str, typer.Option("--webhook-format", metavar="FORMAT", help="json, or slack (an incoming webhook's {\"text\"}).")
+    ] = "json",
+    desktop: Annotated[bool, typer.Option("--desktop", help="Also show a desktop notification (notify-send).")] = False,
+    rules: Annotated[
+        Optional[list[str]],
+        typer.Option("--rule", metavar="FILE:LINE", help="Notify only of requests under this rule (repeatable)."),
+    ] = None,
+) -> None:
+    """Your approvals page: what waits, live, approved or rejected with your key, signed here.
+
+    Prints a URL with a token made for this start; open it in your browser. The key stays in this
+    process: answers are signed as `bgc approve` signs them. Runs until Ctrl-C. Exit 0; 2 when the
+    key is not trusted by the policy for you, or the store or policy cannot be read.
+    """
+    from bgc.app.commands import approvals_serve as command
+
+    run(lambda: command.run(store, key_path=key, approver=approver, policy=policy, host=host, port=port,
+                            webhooks=webhooks or (), webhook_format=webhook_format, desktop=desktop, rules=rules or ()))

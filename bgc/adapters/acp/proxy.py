@@ -152,6 +152,12 @@ class Guard:
     def cancel(self, request: str, why: str) -> None:
         raise NotImplementedError
 
+    def wait(self, cancelled: threading.Event, seconds: float) -> bool:
+        """Up to ``seconds`` for a sign that a request's standing may have changed (then the
+        holder reads :meth:`state`); True as soon as ``cancelled`` is set. This one waits the
+        whole time; one over a store that tells of changes returns when it does."""
+        return cancelled.wait(seconds)
+
     def answered(self, session: AcpSession, asked: Asked, verdict: Verdict, allowed: bool) -> bool:
         """The person at the editor answered an ask any one person may answer: use the request
         (allowed) or end it, and record it; False when the answer can no longer count."""
@@ -181,6 +187,8 @@ class ProxyOptions:
     wait_seconds: float = 0.0
     """How long a request that needs approval is held for ``bgc approve`` (0: refused at once)."""
     poll_seconds: float = 0.5
+    """The longest a held request goes without reading where it stands (a :class:`Guard` that
+    tells of changes wakes it sooner)."""
 
 
 @dataclass
@@ -701,12 +709,16 @@ class AcpProxy(Relay):
         deadline = time.monotonic() + self.options.wait_seconds
         try:
             while True:
-                if owed.cancelled.wait(self.options.poll_seconds):
+                if self.guard.wait(owed.cancelled, max(0.0, min(self.options.poll_seconds, deadline - time.monotonic()))):
                     self._cancelled_request(verdict.request)
                     verdict = Verdict("deny", f"permission request {verdict.request} was cancelled: the editor "
                                       "cancelled the turn or went away")  # fmt: skip
                     break
-                if self.guard.state(verdict.request) != "pending":
+                state = self.guard.state(verdict.request)
+                if state == "cancelled":  # by a person (bgc cancel, the approvals page): not asked again
+                    verdict = Verdict("deny", f"permission request {verdict.request} was cancelled")
+                    break
+                if state != "pending":
                     verdict = self._decide(decide)  # uses the answer: once, and recorded
                     break
                 if time.monotonic() >= deadline:

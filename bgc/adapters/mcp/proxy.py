@@ -103,6 +103,9 @@ class ToolVerdict:
     """For ``ask``: any one person may answer it (the person at the client, by elicitation)."""
 
 
+ELICITATION_LOOK_SECONDS = 0.25
+"""While the client's dialog is open, how often the holder looks for its answer (in memory)."""
+
 #: Decides one call: (tool name, its arguments) → verdict. The proxy supplies the server's name.
 Decide = Callable[[str, Mapping[str, Any]], ToolVerdict]
 
@@ -117,6 +120,12 @@ class Approvals:
 
     def cancel(self, request: str) -> None:
         raise NotImplementedError
+
+    def wait(self, cancelled: threading.Event, seconds: float) -> bool:
+        """Up to ``seconds`` for a sign that a request's standing may have changed (then the
+        holder reads :meth:`state`); True as soon as ``cancelled`` is set. This one waits the
+        whole time; one over a store that tells of changes returns when it does."""
+        return cancelled.wait(seconds)
 
     def elicited(self, request: str, allowed: bool) -> bool:
         """The person at the client answered: use the request (allowed) or end it (declined),
@@ -148,6 +157,8 @@ class ProxyOptions:
     wait_seconds: float = 0.0
     """How long a call that needs approval is held for people to answer (0: refused at once)."""
     poll_seconds: float = 0.5
+    """The longest a held call goes without reading where its request stands (an
+    :class:`Approvals` that tells of changes wakes it sooner)."""
     elicit: bool = False
     """Offer an ask any one person may answer to the client's own dialog (when it has one): an
     opt-in, since the client's answer is unsigned and says nothing of who gave it."""
@@ -325,7 +336,8 @@ class McpProxy(Relay):
         deadline = time.monotonic() + (max(wait, self.options.elicit_seconds) if elicitation is not None else wait)
         try:
             while True:
-                if cancelled.wait(self.options.poll_seconds):
+                look = min(self.options.poll_seconds, ELICITATION_LOOK_SECONDS) if elicitation else self.options.poll_seconds
+                if self.approvals.wait(cancelled, max(0.0, min(look, deadline - time.monotonic()))):
                     self.approvals.cancel(verdict.request)
                     self._say(f"cancelled permission request {verdict.request}: the client no longer waits")
                     return
@@ -343,6 +355,9 @@ class McpProxy(Relay):
                         break
                     elicitation = None  # closed without an answer: people may still answer with bgc approve
                 state = self.approvals.state(verdict.request)
+                if state == "cancelled":  # by a person (bgc cancel, the page): not asked again
+                    verdict = ToolVerdict("deny", f"permission request {verdict.request} was cancelled")
+                    break
                 if state != "pending":
                     verdict = self._decide(name, arguments)  # uses the answer: once, and recorded
                     break

@@ -54,6 +54,9 @@ class PolicyGuard(Guard):
         self._building = threading.Lock()
         """The proxy decides in its agent pump and in the threads that hold requests; the warm
         sources' memo is built by one of them at a time."""
+        from bgc.app.store_watch import Wakes
+
+        self._wakes = None if stores.location is None else Wakes(stores.location)
 
     def _session(self, acp: AcpSession) -> Session:
         from bgc.runtime.calls import Workspace
@@ -137,6 +140,11 @@ class PolicyGuard(Guard):
 
     def cancel(self, request: str, why: str) -> None:
         self._approvals().cancel(request, why)
+
+    def wait(self, cancelled: threading.Event, seconds: float) -> bool:
+        """Until the store may have changed (:mod:`bgc.app.store_watch`), ``cancelled`` is set,
+        or ``seconds`` pass."""
+        return cancelled.wait(seconds) if self._wakes is None else self._wakes.wait(cancelled, seconds)
 
     def _approvals(self) -> StoreApprovals:
         from bgc.runtime.approvals import trusted_approvers
@@ -228,7 +236,9 @@ def run(
         guard, stores, wrap = _guard(policy, mode, store, unknown)
     except BgcError as error:  # no agent runs unguarded: the editor is told why, request by request
         return blocked(error.render().splitlines()[0])
-    options = ProxyOptions(agent=agent, wrap_mcp=wrap, wait_seconds=wait,
+    from bgc.app.store_watch import POLL_SECONDS
+
+    options = ProxyOptions(agent=agent, wrap_mcp=wrap, wait_seconds=wait, poll_seconds=POLL_SECONDS,
                            max_message_bytes=max_message or MAX_MESSAGE_BYTES)  # fmt: skip
     try:
         return AcpProxy(list(command), guard, options).run()

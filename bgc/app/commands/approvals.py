@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from bgc.app.commands.io import Result, lines_result, store_at
@@ -65,38 +66,19 @@ def answer(location: str, request_id: str, decision: str, *, key_path: str, appr
            policy: str | None, suggest: bool, carry: bool = False) -> Result:  # fmt: skip
     """Sign ``decision`` (allow-once or reject) for one request with the approver's key; with
     ``carry``, also print it as the approval token an agent carries to the kernel."""
-    from bgc.runtime import ledger
-    from bgc.runtime.approvals import encode_answer, sign_answer, stored_standing, suggest_rule
-    from bgc.app.commands.key import resolve
-    from bgc.runtime.kernel.keys import load_private
+    from bgc.runtime.approvals import suggest_rule
 
-    key = load_private(resolve(key_path, private=True))
-    name = approver or key.name
     trusted = _trusted(policy)
-    if trusted.get(name) is None or trusted[name].text != key.public.text:
-        raise UsageError(
-            f"the policy trusts no key {key.public.text} for approver {name!r}: an answer signed with it would "
-            "never count (add `trust approver NAME KEY` to the policy, or pass --as NAME)"
-        )
+    key, name = approver_key(key_path, approver, trusted)
     store = store_at(location, create=False)
     try:
-        request, cancelled = _request(store, request_id)
-        now = int(time.time())
-        if cancelled is not None:
-            raise UsageError(f"permission request {request_id} was cancelled: answers no longer count")
-        if now >= request.expires:
-            raise UsageError(f"permission request {request_id} expired")
-        signed = sign_answer(request_id, decision, name, key, now)  # type: ignore[arg-type]
-        kept = store.add_answer(request_id, name, decision, encode_answer(signed))
-        ledger.append(store, ledger.Record("approve" if decision == "allow-once" else "reject", decision, now,
-                                           request=request_id, tool=request.tool, server=request.server,
-                                           params=request.params, rule=request.rule, approvers=(name,)))  # fmt: skip
-        result = stored_standing(store, request, cancelled, trusted, now)
+        given = sign_and_record(store, request_id, decision, key, name, trusted)
     finally:
         store.close()
+    request, result, signed = given.request, given.standing, given.answer
     lines = [
         f"{request_id}: {decision} by {name}"
-        + ("" if kept else " (already recorded)")
+        + ("" if given.kept else " (already recorded)")
         + f"; now {result.describe(request)}"
     ]
     if suggest:
@@ -107,6 +89,53 @@ def answer(location: str, request_id: str, decision: str, *, key_path: str, appr
         token = {"approver": name, "intent": request_id, "time": signed.time, "signature": b64url(signed.signature)}
         lines.append(json.dumps(token, sort_keys=True))
     return lines_result(ExitCode.OK, lines)
+
+
+def approver_key(key_path: str, approver: str | None, trusted: dict[str, Any]) -> tuple[Any, str]:
+    """The approver's private key and name, refused unless the policy trusts that key for that
+    name (an answer signed with it would never count)."""
+    from bgc.app.commands.key import resolve
+    from bgc.runtime.kernel.keys import load_private
+
+    key = load_private(resolve(key_path, private=True))
+    name = approver or key.name
+    if trusted.get(name) is None or trusted[name].text != key.public.text:
+        raise UsageError(
+            f"the policy trusts no key {key.public.text} for approver {name!r}: an answer signed with it would "
+            "never count (add `trust approver NAME KEY` to the policy, or pass --as NAME)"
+        )
+    return key, name
+
+
+@dataclass(frozen=True, slots=True)
+class Given:
+    """An answer signed and kept: the request, where it stands now, the answer, and whether it
+    was new (an approver's second answer of the same kind is not kept)."""
+
+    request: Any
+    standing: Any
+    answer: Any
+    kept: bool
+
+
+def sign_and_record(store: Any, request_id: str, decision: str, key: Any, name: str, trusted: dict[str, Any]) -> Given:
+    """Sign ``decision`` for a live request, keep it in the store and the ledger: the one way
+    an answer is given, whether by ``bgc approve``/``bgc reject`` or ``bgc approvals serve``."""
+    from bgc.runtime import ledger
+    from bgc.runtime.approvals import encode_answer, sign_answer, stored_standing
+
+    request, cancelled = _request(store, request_id)
+    now = int(time.time())
+    if cancelled is not None:
+        raise UsageError(f"permission request {request_id} was cancelled: answers no longer count")
+    if now >= request.expires:
+        raise UsageError(f"permission request {request_id} expired")
+    signed = sign_answer(request_id, decision, name, key, now)  # type: ignore[arg-type]
+    kept = store.add_answer(request_id, name, decision, encode_answer(signed))
+    ledger.append(store, ledger.Record("approve" if decision == "allow-once" else "reject", decision, now,
+                                       request=request_id, tool=request.tool, server=request.server,
+                                       params=request.params, rule=request.rule, approvers=(name,)))  # fmt: skip
+    return Given(request, stored_standing(store, request, cancelled, trusted, now), signed, kept)
 
 
 def cancel(location: str, request_id: str) -> Result:

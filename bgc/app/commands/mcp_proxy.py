@@ -67,7 +67,10 @@ def run(
     def offered(tool: str) -> bool:
         return session.decider.decide_call(tool, server, {}).declared
 
-    options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait, elicit=session.elicitation)
+    from bgc.app.store_watch import POLL_SECONDS
+
+    options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait, elicit=session.elicitation,
+                           poll_seconds=POLL_SECONDS)  # fmt: skip
     try:
         return run_proxy(command, decide, options, offered=offered, approvals=StoreApprovals(stores, session.trusted))
     finally:
@@ -131,6 +134,16 @@ class StoreApprovals:
         self.person = person or CLIENT_PERSON
         self.client = client
         self.mechanism = mechanism
+        from bgc.app.store_watch import Wakes
+
+        self._wakes = None if stores.location is None else Wakes(stores.location)
+
+    def wait(self, cancelled: Any, seconds: float) -> bool:
+        """Until the store may have changed (:mod:`bgc.app.store_watch`: PostgreSQL's notification
+        of an answer, a SQLite file's change), ``cancelled`` is set, or ``seconds`` pass."""
+        if self._wakes is None:
+            return bool(cancelled.wait(seconds))
+        return bool(self._wakes.wait(cancelled, seconds))
 
     def state(self, request: str) -> str:
         import time

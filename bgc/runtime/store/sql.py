@@ -65,6 +65,11 @@ class SqlStore:
         for statement in SCHEMA:
             self._run(statement.format(blob=self.blob))
 
+    def _changed(self, request_id: str) -> None:
+        """A permission request was made, answered, cancelled or used, inside the write that did
+        it: an engine that can tell its listeners (PostgreSQL's ``NOTIFY``) does; others are
+        watched by their file."""
+
     def _lost(self) -> bool:
         """Whether the connection is gone (the engine connects again before the next try)."""
         return False
@@ -111,6 +116,8 @@ class SqlStore:
                 "INSERT INTO bgc_consumed (kind, key, expires) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 (kind, key, expires),
             )
+            if kind == USED_REQUEST and cursor.rowcount == 1:
+                self._changed(key)
             return cursor.rowcount == 1
 
         return self._guard("record a consume", lambda: self._write(insert))
@@ -202,6 +209,7 @@ class SqlStore:
                 "INSERT INTO bgc_requests (id, call, body, created, expires) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (request_id, call, body, created, expires),
             )
+            self._changed(request_id)
             return request_id
 
         return self._guard("record a permission request", lambda: self._write(put))
@@ -228,7 +236,10 @@ class SqlStore:
         """Cancel a request (first cancellation wins); False when it is unknown."""
 
         def cancel() -> bool:
-            self._run("UPDATE bgc_requests SET cancelled = ? WHERE id = ? AND cancelled IS NULL", (at, request_id))
+            if self._run(
+                "UPDATE bgc_requests SET cancelled = ? WHERE id = ? AND cancelled IS NULL", (at, request_id)
+            ).rowcount:
+                self._changed(request_id)
             return self._run("SELECT 1 FROM bgc_requests WHERE id = ?", (request_id,)).fetchone() is not None
 
         return self._guard("cancel a request", lambda: self._write(cancel))
@@ -241,6 +252,8 @@ class SqlStore:
                 "INSERT INTO bgc_answers (request, approver, decision, body) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (request_id, approver, decision, body),
             )
+            if cursor.rowcount == 1:
+                self._changed(request_id)
             return cursor.rowcount == 1
 
         return self._guard("record an answer", lambda: self._write(add))
