@@ -28,16 +28,18 @@ expect deny fs:write:/src/secrets/key
 """
 
 
-def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None, cwd: Path | None = None):  # type: ignore[no-untyped-def]
+def bgc(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None, cwd: Path | None = None, app: Any = None):  # type: ignore[no-untyped-def]
     """Run the CLI in-process (from ``cwd`` when given, as a user in that directory would); a
-    traceback or an unexpected exception fails the calling test.
+    traceback or an unexpected exception fails the calling test. ``app`` runs another typer app
+    instead of bgc's (a test's own, built as bgc's groups are).
 
     Every in-process CLI test goes through here (tests/app/test_cli_help.py checks that no test
     builds its own ``CliRunner``), so none can pass while printing a traceback.
     """
     from typer.testing import CliRunner
 
-    from bgc.app.cli import app
+    if app is None:
+        from bgc.app.cli import app
 
     _build_the_command_once()
     with contextlib.chdir(cwd or "."):
@@ -52,8 +54,9 @@ def _build_the_command_once() -> None:
     """typer's runner turns the app into a click command on every call: for bgc's app that is
     most of the time an in-process CLI test takes (typer reads every command's signature and
     type hints again), far more than running the command. The command is the same each time, so
-    the runner gets it built once per process. typer 0.26's runner looks the builder up as
-    ``typer.testing._get_command``; the assert fails loudly if a new typer moves it."""
+    the runner gets it built once per process (once per app). Every typer from 0.26 to 0.29 has
+    its runner look the builder up as ``typer.testing._get_command``; the assert fails loudly if
+    a new typer moves it."""
     import typer.testing
 
     assert callable(typer.testing._get_command), "typer.testing no longer builds the command through _get_command"

@@ -679,7 +679,8 @@ def _init_editor_command(editor: str) -> None:
     runs behind the policy; an agent the editor installs itself (registry, extension, built in) is listed as
     UNGUARDED (exit 1). The policy is compiled first (exit 2 on a bad policy or file, nothing written); the
     original is kept as FILE.bgc-backup; running it again changes nothing. If bgc cannot start behind the
-    policy, the editor is told why and the bare agent never runs. (docs/acp.md)""",
+    policy, the editor is told why and the bare agent never runs. Exit 0 done; 1 an agent is left UNGUARDED;
+    2 bad input, nothing written. (docs/acp.md)""",
     )(init_editor)
 
 

@@ -8,10 +8,12 @@ edges), :mod:`bgc.app.cli_kernel` (keys, tokens, authorize, preflight) and :mod:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
-from typing import Annotated, Literal, NoReturn, Optional
+from typing import Annotated, Any, Literal, NoReturn, Optional
 
 import typer
+import typer.core
 
 from bgc import __version__
 from bgc.app.commands.io import Result, deliver
@@ -24,8 +26,65 @@ def _exit_code_epilog() -> str:
     return f"**Exit codes**, the same for every command:\n\n{rows}"
 
 
+def _show_as_click(param: Any) -> None:
+    """Show ``param`` in ``--help`` as click does, whatever typer is installed: an option taking a
+    value with its metavar (``--store STORE``, its name when it declares none), a flag with nothing;
+    an argument as its metavar alone (``NAME``, ``[NAME]`` when optional, ``...`` when it repeats),
+    in the usage line and the arguments panel, with no type beside it.
+
+    Typer renders these through methods that changed with each minor version, so each answer is
+    set on the parameter itself, which Python consults before its class: 0.27 and later wrap an
+    argument in braces in the usage line (``{REQUEST}``, ``{ORDER...}...``); 0.29 prints Python
+    types (``<str>``, ``<list[str]>``, ``<bool>`` for a flag) from ``display_type_rich``; 0.26 to
+    0.28 print the name of the argument's click type (``TEXT``; from 0.27 ``<str>``). A version
+    that asks none of these only loses the adjustment: parsing never reads them. Idempotent: a
+    command's parameters are shown many times."""
+    if param.param_type_name == "option":
+        if param.metavar is None:
+            param.metavar = "" if param.is_flag or param.count else param.name.upper()
+        return
+    if "get_usage_pieces" in vars(param):
+        return
+    if param.metavar is None:
+        param.metavar = param.name.upper() if param.required else f"[{param.name.upper()}]"
+        param.metavar += "..." if param.nargs != 1 else ""
+    elif not param.required and not param.metavar.startswith("["):
+        param.metavar = f"[{param.metavar}]"  # `[OLD NEW]`: an optional argument's brackets, as typer 0.26 adds
+    shown = param.metavar
+    param.get_usage_pieces = lambda ctx: [shown]  # each keeps the name of typer's argument: called by keyword
+    param.display_type_rich = lambda ctx: ""
+    kind = getattr(param, "type", None)  # typer 0.26-0.28; 0.29 describes values without click types
+    if kind is not None:
+        param.type = copy.copy(kind)  # click's types are shared: STRING is every text argument's
+        param.type.name = ""
+        param.type.get_metavar = lambda param, ctx=None: ""
+
+
+class Group(typer.core.TyperGroup):
+    """Every ``bgc`` command group (``cls=`` of each :class:`typer.Typer` here): its parameters and
+    those of every command it hands out are shown as click shows them (:func:`_show_as_click`), so
+    ``--help`` reads the same under every typer the dependency range admits. Typer builds the
+    parameters from the adapters' signatures and adds the completion options after building the
+    group, so they are adjusted where click reads them: ``get_params`` and ``get_command``."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            _show_as_click(param)
+        return params
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None and not isinstance(command, Group):  # a group shows its own
+            for param in [*command.params, command.get_help_option(ctx)]:  # click keeps the one --help it makes
+                if param is not None:
+                    _show_as_click(param)
+        return command
+
+
 app = typer.Typer(
     name="bgc",
+    cls=Group,
     help="BoundGraph policy compiler: turn what an agent asks for into what it is granted.\n\n"
     "Shell completion: `bgc --install-completion` (bash, zsh, fish, PowerShell); "
     "`bgc --show-completion` prints the script instead.",
@@ -98,6 +157,8 @@ PolicyOption = Annotated[
 
 def command_group(name: str, summary: str) -> typer.Typer:
     """A command with subcommands (`bgc order new`, `bgc init claude-code`): bare, it shows its help."""
-    group = typer.Typer(help=summary, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    group = typer.Typer(
+        cls=Group, help=summary, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]}
+    )
     app.add_typer(group, name=name)
     return group

@@ -7,23 +7,18 @@ from typing import Annotated, Literal, Optional
 
 import typer
 
-from bgc.app.cli_base import app, run
+from bgc.app.cli_base import app, command_group, run
 
 # ---- the kernel: keys, capability tokens, authorize, preflight (docs/kernel.md) ---------------
 
-key_app = typer.Typer(
-    help="Ed25519 key pairs for token issuers, approvers and the kernel. Exit 0 done, 2 bad input (each command's --help).",
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
+key_app = command_group(
+    "key", "Ed25519 key pairs for token issuers, approvers and the kernel. Exit 0 done, 2 bad input (each command's --help)."
 )
-token_app = typer.Typer(
-    help="Capability tokens: a plan's grants, signed; narrower tokens chained to them. "
+token_app = command_group(
+    "token",
+    "Capability tokens: a plan's grants, signed; narrower tokens chained to them. "
     "Exit 0 done or valid, 1 refused or invalid, 2 bad input (each command's --help).",
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.add_typer(key_app, name="key")
-app.add_typer(token_app, name="token")
 
 KeyDirOption = Annotated[str, typer.Option("--dir", metavar="DIR", help="Where keys live (NAME.key, NAME.pub).")]
 IssuerOption = Annotated[

@@ -11,8 +11,7 @@ import typer
 from bgc.app.cli_base import PolicyOption, app, command_group, fail, run
 from bgc.errors import UsageError
 
-log_app = typer.Typer(help="The decision ledger: show, verify, checkpoint, count per rule.", no_args_is_help=True)
-app.add_typer(log_app, name="log")
+log_app = command_group("log", "The decision ledger: show, verify, checkpoint, count per rule.")
 LedgerStoreOption = Annotated[
     str, typer.Option("--store", metavar="STORE", help="A SQLite file, or a postgresql:// URL shared by a fleet.")
 ]
@@ -258,8 +257,7 @@ def cancel_request(
     run(lambda: command.cancel(store, request))
 
 
-mode_app = typer.Typer(help="A session's mode: chosen by a person, signed, never by the agent.", no_args_is_help=True)
-app.add_typer(mode_app, name="mode")
+mode_app = command_group("mode", "A session's mode: chosen by a person, signed, never by the agent.")
 
 
 @mode_app.command("set")

@@ -37,15 +37,17 @@ class FastCommand:
     ``min_positionals``, and ``run(positionals, options by dest) -> exit code``, which imports
     what it needs itself; ``reads_stdin``: may a positional be ``-``? (Slotted, as :class:`Option`.)"""
 
-    __slots__ = ("aliases", "min_positionals", "options", "reads_stdin", "run")
+    __slots__ = ("aliases", "command_after", "min_positionals", "options", "reads_stdin", "run")
 
     def __init__(
         self, options: dict[str, Option], aliases: dict[str, str], min_positionals: int,
-        run: Callable[[list[str], dict[str, object]], int], reads_stdin: bool = True,
+        run: Callable[[list[str], dict[str, object]], int], reads_stdin: bool = True, command_after: bool = False,
     ) -> None:  # fmt: skip
         self.options, self.aliases, self.min_positionals, self.run, self.reads_stdin = (
             options, aliases, min_positionals, run, reads_stdin
         )
+        self.command_after = command_after
+        """Everything after ``--`` is the command it runs, its positionals (``bgc sandbox -- CMD``)."""
 
 
 def _check(positionals: list[str], options: dict[str, object]) -> int:
@@ -65,6 +67,12 @@ def _hook(positionals: list[str], options: dict[str, object]) -> int:
     from bgc.app.commands import hook
 
     return hook.run(*positionals, **options)  # type: ignore[arg-type]
+
+
+def _sandbox(positionals: list[str], options: dict[str, object]) -> int:
+    from bgc.app.commands import sandbox
+
+    return sandbox.run(positionals, **options)  # type: ignore[arg-type]
 
 
 def _compile(positionals: list[str], options: dict[str, object]) -> int:
@@ -105,6 +113,11 @@ FAST_COMMANDS: dict[str, FastCommand] = {
          "--asks": Option("asks", ("agent", "bgc"))},
         {"-p": "--policy", "-m": "--mode"}, 1, _hook, reads_stdin=False,
     ),
+    # what an agent's hook rewrites a command allowed `in sandbox` to (bgc/adapters/agents/hook.py)
+    "sandbox": FastCommand(
+        {"--policy": Option("policy"), "--plan": Option("plan"), "--mode": Option("mode"), "--root": Option("root")},
+        {"-p": "--policy", "-m": "--mode"}, 1, _sandbox, reads_stdin=False, command_after=True,
+    ),
 }  # fmt: skip
 """The hot commands and the options their plain forms may use (the typer commands have the rest).
 A new hot command joins with one entry here (and a test that it starts without typer)."""
@@ -121,9 +134,14 @@ def fast_arguments(argv: Sequence[str]) -> tuple[str, list[str], dict[str, objec
     rest = list(argv[1:])
     while rest:
         token = rest.pop(0)
+        if token == "--" and spec.command_after:
+            positionals, rest = rest, []
+            break
         if token == "-" and not spec.reads_stdin:
             return None
         if token == "-" or not token.startswith("-"):
+            if spec.command_after:
+                return None  # a word before `--` (typer explains it)
             positionals.append(token)
             continue
         name, eq, inline = token.partition("=")

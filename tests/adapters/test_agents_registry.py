@@ -33,7 +33,8 @@ def test_the_command_lines_agents_are_the_rows() -> None:
 
     assert set(commands["init"].commands) == {*AGENTS, "mcp", *EDITORS}
     hook_agent = next(param for param in commands["hook"].params if param.name == "agent")
-    assert list(hook_agent.type.choices) == list(AGENTS)
+    offered = hook_agent.shell_complete(typer.Context(commands["hook"]), "")  # the choices, as every typer lists them
+    assert [item.value for item in offered] == list(AGENTS)
     for name, agent in AGENTS.items():
         shown = bgc("init", name, "--help", env={"COLUMNS": "300", "NO_COLOR": "1"}).stdout
         written = agent.setup.local or agent.setup.settings  # one's own settings by default, where the agent has them

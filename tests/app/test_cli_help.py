@@ -1,5 +1,5 @@
 """Every command explains itself like a CLI (no Python types), with the one exit-code table, and
-completes in a real shell."""
+completes in a real shell: the same under every typer the dependency range admits."""
 
 from __future__ import annotations
 
@@ -9,27 +9,68 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Annotated, Any, Literal, Optional
 
 import pytest
 import typer
 
 from bgc.app.cli import app
+from bgc.app.cli_base import Group
 from bgc.errors import ExitCode, exit_code_rows
 from tests.samples import bgc
 
 COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
-GROUPS = {name for name, command in typer.main.get_command(app).commands.items() if hasattr(command, "commands")}  # type: ignore[attr-defined]
 BIN = Path(sys.executable).parent
+WIDE = {"COLUMNS": "200", "NO_COLOR": "1"}
 
-PYTHON_TYPES = re.compile(r"<[a-z_]+(\[[^\]]*\])?>|\{[a-z_]+\}|\b(?:list|dict|tuple|Optional)\[|\bNoneType\b")
-"""What typer prints when it shows Python instead of a CLI: ``<bool>``, ``<list[str]>``,
-``{files}...``, ``list[str]``."""
+PYTHON_TYPES = re.compile(
+    r"(?<!\S)(?:<[a-z_]+(\[[^\]]*\])?>|<[^<>\s]*\|[^<>\s]*>|\{[a-z_]+\}|\{[A-Z][A-Z_.]*\})(?=\s|\.\.\.|$)"
+    r"|\b(?:list|dict|tuple|Optional)\[|\bNoneType\b"
+)
+"""What typer prints when it shows Python instead of a CLI, as a word of its own: ``<bool>``,
+``<list[str]>``, ``<claude-code|codex>``, ``{files}...``, ``{REQUEST}``, ``list[str]`` (prose may
+say ``projects.<path>.mcpServers``)."""
 
 
 def help_text(*args: str) -> str:
-    result = bgc(*args, "--help", env={"COLUMNS": "200", "NO_COLOR": "1"})
+    result = bgc(*args, "--help", env=WIDE)
     assert result.exit_code == 0, result.output
     return result.stdout
+
+
+def screens() -> dict[str, tuple[tuple[str, ...], Any, Any]]:
+    """Every help screen (the top, each command, each group's commands): its words, the command and
+    a context, reached as click reaches them (``get_command``), so each parameter is as shown."""
+    root = typer.main.get_command(app)
+    found = [((), root, root.make_context("bgc", [], resilient_parsing=True))]
+    for words, group, ctx in found:
+        for name in getattr(group, "commands", {}):
+            command = group.get_command(ctx, name)
+            found.append(((*words, name), command, command.make_context(name, [], parent=ctx, resilient_parsing=True)))
+    return {" ".join(words) or "bgc": (words, command, ctx) for words, command, ctx in found}
+
+
+SCREENS = screens()
+
+
+def expected_usage_and_rows(words: tuple[str, ...], command: Any, ctx: Any) -> tuple[str, list[re.Pattern[str]]]:
+    """The usage line and a pattern per parameter's row, as click shows them: an argument by its
+    metavar and then its help, an option by its names, its metavar (none for a flag), its help."""
+    params = [param for param in command.get_params(ctx) if not param.hidden]
+    arguments = [param.metavar for param in params if param.param_type_name == "argument"]
+    group = ["COMMAND [ARGS]..."] if hasattr(command, "commands") else []
+    usage = " ".join(["Usage: bgc", *words, "[OPTIONS]", *arguments, *group])
+    rows = []
+    for param in params:
+        first_word = re.escape((param.help or "").split()[0].strip("`*"))
+        if param.param_type_name == "argument":
+            rows.append(re.compile(rf"│[ *]+{re.escape(param.metavar)} +{first_word}"))
+            continue
+        long, short = [name for name in param.opts if name.startswith("--")], [name for name in param.opts if not name.startswith("--")]
+        shown = " +".join(re.escape(",".join(names)) for names in (long, short) if names)  # typer's two columns
+        value = f" +{re.escape(param.metavar)}" if param.metavar else ""
+        rows.append(re.compile(rf"│[ *]+{shown}{value} +{first_word}"))
+    return usage, rows
 
 
 def test_command_list_is_what_the_readme_documents() -> None:
@@ -49,26 +90,66 @@ def test_top_level_help_lists_every_command_and_the_exit_codes() -> None:
         assert f"{code} {words}" in flat, code
 
 
-@pytest.mark.parametrize("command", COMMANDS)
-def test_command_help_reads_like_a_cli(command: str) -> None:
-    text = help_text(command)
-    assert "Usage: bgc " + command in text
-    assert "Exit" in text or command in GROUPS  # each documents its exit codes (a group's subcommands do)
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+def test_every_help_reads_like_a_cli(screen: str) -> None:
+    """The usage line names the arguments by their metavars, and each row shows an argument's
+    metavar, an option's metavar (nothing for a flag) and then the help: no type, no braces,
+    nothing one typer adds and another does not (this runs under whichever typer is installed;
+    .ci/run runs it under the lowest the range admits too)."""
+    words, command, ctx = SCREENS[screen]
+    text = help_text(*words)
+    usage, rows = expected_usage_and_rows(words, command, ctx)
+    assert usage in text, (usage, text)
+    for row in rows:
+        assert row.search(text), (row.pattern, text)
     assert not PYTHON_TYPES.search(text), PYTHON_TYPES.search(text)
+    assert "Exit" in text or hasattr(command, "commands")  # each documents its exit codes (a group's commands do)
 
 
+def test_every_group_is_a_bgc_group() -> None:
+    """A group made without ``cls=Group`` (:func:`bgc.app.cli_base.command_group` makes them with
+    it) would hand its commands out as typer renders them."""
+    plain = [screen for screen, (_, command, _) in SCREENS.items() if hasattr(command, "commands") and not isinstance(command, Group)]
+    assert plain == []
 
 
-@pytest.mark.parametrize("command", [("order", "new"), ("init", "claude-code"), ("init", "gemini-cli"), ("init", "codex"), ("import", "claude-code")])
-def test_subcommand_help_reads_like_a_cli(command: tuple[str, str]) -> None:
-    text = help_text(*command)
-    assert f"Usage: bgc {' '.join(command)}" in text and "Exit" in text
+def test_a_parameter_without_a_metavar_is_shown_by_its_name() -> None:
+    """What bgc's commands never leave out, a new one may: an argument is then shown by its name
+    (``[NAME]`` when optional, ``...`` when it repeats), an option taking a value by its name
+    whatever its type (text, number, choice, list), a flag by nothing."""
+    demo = typer.Typer(cls=Group, rich_markup_mode="markdown", add_completion=False)
+
+    @demo.callback()
+    def _root() -> None:
+        """A group, as bgc is."""
+
+    @demo.command()
+    def run(
+        target: Annotated[str, typer.Argument(help="Target.")],
+        agent: Annotated[Literal["a", "b"], typer.Argument(help="Agent.")],
+        paths: Annotated[Optional[list[str]], typer.Argument(help="Paths.")] = None,
+        level: Annotated[Literal["low", "high"], typer.Option(help="Level.")] = "low",
+        tag: Annotated[Optional[list[str]], typer.Option(help="Tags.")] = None,
+        retries: Annotated[int, typer.Option(help="Retries.")] = 3,
+        store: Annotated[str, typer.Option(metavar="DB", help="Store.")] = "x",
+        dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Dry.")] = False,
+    ) -> None:
+        """Run."""
+
+    text = bgc("run", "--help", app=demo, env=WIDE).stdout
+    assert re.search(r"Usage: \S+ run \[OPTIONS\] TARGET AGENT \[PATHS\]\.\.\.\s", text), text
+    for row in ("TARGET +Target", "AGENT +Agent", r"\[PATHS\]\.\.\. +Paths", "--level +LEVEL +Level", "--tag +TAG +Tags",
+                "--retries +RETRIES +Retries", "--store +DB +Store", "--dry-run +-n +Dry", "--help +Show"):  # fmt: skip
+        assert re.search(rf"│[ *]+{row}", text), (row, text)
     assert not PYTHON_TYPES.search(text), PYTHON_TYPES.search(text)
+    assert bgc("run", "t", "c", app=demo, env=WIDE).exit_code == 2  # shown by name, the choice still refuses
 
 
 def test_the_type_check_catches_what_typer_0_27_printed() -> None:
-    """The refusal above must be able to fail: these are lines typer 0.27+ renders."""
-    for line in ("│ --check  <bool>  Write nothing", "Usage: bgc fmt [OPTIONS] {files}...", "atoms...  <list[str]>"):
+    """The refusal above must be able to fail: these are lines typer 0.27 to 0.29 render."""
+    for line in ("│ --check  <bool>  Write nothing", "Usage: bgc fmt [OPTIONS] {files}...", "atoms...  <list[str]>",
+                 "Usage: bgc approve [OPTIONS] {REQUEST}", "Usage: bgc compile [OPTIONS] {ORDER...}...",
+                 "│ *    AGENT      <claude-code|gemini-cli|codex>  The agent"):  # fmt: skip
         assert PYTHON_TYPES.search(line), line
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from bgc.app.launch import fast_arguments
+
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)"
 )
@@ -141,6 +143,23 @@ def test_a_new_name_the_plan_refuses_in_a_writable_directory_is_removed_when_the
     removed = "/".join(top[: next(i for i, part in enumerate(top) if part in (".git", ".env.local", "x.pem")) + 1])
     assert not (project / removed).exists() and str(project / removed) in done.stderr
     assert (project / "src" / "ok.py").exists() and (project / "src" / "kept.pem").read_text() == SECRET
+
+
+def test_the_form_a_hook_writes_runs_without_typer_and_compiles_once(project: Path) -> None:
+    """An agent's hook rewrites every command allowed `in sandbox` to `bgc sandbox -p POLICY --root
+    DIR -- bash -c CMD`: that plain form takes the fast path (no typer, click or rich imported),
+    and its policy is compiled once, then read from the verified cache."""
+    argv = [sys.executable, "-X", "importtime", "-I", "-m", "bgc", "sandbox", "-p", "policy.bgp", "--root", str(project),
+            "--", "bash", "-c", "echo ran > src/ran.txt"]  # fmt: skip
+    runs = [subprocess.run(argv, cwd=project, capture_output=True, text=True, timeout=120, check=False) for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stderr
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+        assert not imported & {"typer", "click", "rich", "bgc.app.cli"}, imported
+    assert "lark" not in {line.rsplit("|", 1)[-1].strip() for line in runs[1].stderr.splitlines()}  # the second: no parse
+    assert (project / "src" / "ran.txt").read_text() == "ran\n"
+    assert fast_arguments(["sandbox", "-p", "p.bgp", "--", "a", "--", "-b"]) == ("sandbox", ["a", "--", "-b"], {"policy": "p.bgp"})
+    assert fast_arguments(["sandbox", "pytest"]) is None and fast_arguments(["sandbox", "--explain", "--", "x"]) is None
 
 
 def test_granted_writes_succeed_and_persist(project: Path) -> None:

@@ -39,15 +39,28 @@ def plans_for(plan: str | None, policy: str | None, mode: str | None) -> tuple[o
 
         return read_plans(plan)
     from bgc.app.commands import io
+    from bgc.core import cache
     from bgc.core.compiler import Compiler
+    from bgc.core.plan import Plan
     from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
 
+    # a policy named by -p (every command an agent's hook confines) is compiled once: its plan
+    # comes from bgc's verified cache while every file the policy was read from is unchanged
+    keyed = cache.compiled_key(policy, f"sandbox-plan\0{mode!r}") if policy is not None else None
+    if keyed is not None:
+        entry = cache.load_object("sandbox-plan", keyed[0])
+        valid = isinstance(entry, tuple) and len(entry) == 3 and entry[0] == keyed[0] and isinstance(entry[2], Plan)
+        if valid and cache.unchanged(policy, keyed[1], entry[1]):
+            return (entry[2],)
     loaded, mode = io.load_policy(policy, mode)
     order = WorkOrder(
         Intent(SANDBOX_INTENT, None), (), GrantSet.of(GrantAtom.parse(text) for text in SANDBOX_REQUESTS),
         ProposalOrigin("unknown", (), Digest.of(b"")),
     )  # fmt: skip
-    return (Compiler(loaded).compile(order, mode),)
+    compiled = Compiler(loaded).compile(order, mode)
+    if keyed is not None:
+        cache.store_object("sandbox-plan", keyed[0], (keyed[0], loaded.file_digests(), compiled))
+    return (compiled,)
 
 
 def run(
