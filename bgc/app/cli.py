@@ -637,14 +637,16 @@ def init_mcp(
     policy: Annotated[str, typer.Option("--policy", "-p", metavar="FILE", help="The policy every server will run behind.")],
     team: Annotated[bool, typer.Option("--team", help="A file the team commits (.mcp.json): start the bgc on PATH, the policy named relative to the project.")] = False,
 ) -> None:
-    """Run every stdio server an MCP client will start through `bgc mcp-proxy`.
+    """Run every server an MCP client will start or reach through `bgc mcp-proxy`.
 
     Reads `mcpServers` (Claude Desktop, Claude Code, Cursor, Gemini CLI), `projects.<path>.mcpServers`
     (Claude Code's ~/.claude.json), `servers` (VS Code) and Codex's config.toml. Each server keeps its
-    name (the NAME of `tool … on NAME` in the policy), command, arguments and environment; a server
-    already behind the proxy is left alone. The original file is kept as CONFIG.bgc-backup. Exit 0
-    when every server is behind the proxy, 1 when one is not (listed as UNGUARDED: a remote server,
-    a Codex server, Gemini's mcp.serverCommand), 2 on a bad file (located; nothing written).
+    name (the NAME of `tool … on NAME` in the policy), command, arguments and environment; a remote
+    Streamable HTTP server ("type": "http", httpUrl) becomes `bgc mcp-proxy --url`, its bearer token
+    moved to the entry's env; a server already behind the proxy is left alone. The original file is
+    kept as CONFIG.bgc-backup. Exit 0 when every server is behind the proxy, 1 when one is not
+    (listed as UNGUARDED: an SSE server or one whose transport is not said, one sending other
+    headers, a Codex server, Gemini's mcp.serverCommand), 2 on a bad file (located; nothing written).
     """
     from bgc.app.commands import init_mcp as command
 
