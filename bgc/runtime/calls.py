@@ -579,7 +579,7 @@ class CallDecider:
         if need.rule is None and need.effect == "deny":
             reason = f"{self._undeclared(tool, server)}, and no rule names {need.atom}"
             return CallDecision(tool, server, "deny", reason, declared=False)
-        atom = AtomDecision(need.atom, need.effect, need.reason, need.rule)
+        atom = AtomDecision.of(need)  # an ask keeps its approvers: what its permission request is bound to
         return CallDecision(tool, server, need.effect, f"{need.atom}: {need.reason}", (atom,))
 
     def decide_mcp_message(self, method: str, action: str, server: str, subject: str) -> CallDecision:
