@@ -49,6 +49,9 @@ def main() -> None:
     port = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # inherited by every accepted connection: uvicorn writes an event stream's headers and its
+    # first event apart, and with Nagle on the event waits for the client's delayed ACK
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(64)
     with open(port_file + ".tmp", "w", encoding="utf-8") as handle:
