@@ -405,6 +405,13 @@ class _Handler(BaseHTTPRequestHandler):
     """Headers and body go out as they are written: with Nagle's algorithm, a body written after
     its headers waits for the client's delayed acknowledgement of them."""
     server: _Server
+    consumed = False
+    """Whether the request's body was read: an answer given before it was closes the connection,
+    so that no byte of an unread body is read as the next request."""
+
+    def parse_request(self) -> bool:
+        self.consumed = False
+        return super().parse_request()
 
     def setup(self) -> None:
         self.timeout = self.server.front.options.read_seconds
@@ -420,6 +427,8 @@ class _Handler(BaseHTTPRequestHandler):
     # ---- answers ---------------------------------------------------------------------------------
 
     def _send(self, status: int, body: bytes = b"", headers: Mapping[str, str] | None = None, *, close: bool = False) -> None:
+        if not self.consumed and (self.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.headers):
+            close = True
         self.send_response(status)
         for name, value in (headers or {}).items():
             self.send_header(name, value)
@@ -531,6 +540,7 @@ class _Handler(BaseHTTPRequestHandler):
         if len(length) > 12 or int(length) > options.max_body_bytes:
             self._refuse(413, f"a message is at most {options.max_body_bytes} bytes", close=True)
         body = self.rfile.read(int(length))
+        self.consumed = True
         if len(body) != int(length):
             self._refuse(400, "the body ended before its Content-Length", close=True)
         try:

@@ -222,6 +222,30 @@ def test_a_request_the_front_refuses_reaches_nothing(front: HttpFront, sid: str,
         assert "error" in json.loads(answer)
 
 
+@pytest.mark.parametrize("refusal", [{"Bgc_Token": "wrong"}, {"Host": "evil.example"}, {"path": "/elsewhere"}])
+def test_a_body_refused_unread_is_never_read_as_the_next_request(front: HttpFront, sid: str, refusal: dict[str, str]) -> None:
+    """A request refused before its body is read closes the connection: its body, even one
+    that spells a request of its own, is never read as the next request."""
+    import socket
+
+    changes = {name: value for name, value in refusal.items() if name != "path"}
+    inner = call(7, "/src/a.py")
+    smuggled = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{front.port}\r\nBgc-Token: {TOKEN}\r\nMcp-Session-Id: {sid}\r\n"
+                f"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                f"Content-Length: {len(inner)}\r\n\r\n").encode() + inner
+    sent = headers(front, Mcp_Session_Id=sid, **changes)
+    head = "".join(f"{name}: {value}\r\n" for name, value in sent.items())
+    before = len(Recorder.received)
+    with socket.create_connection(("127.0.0.1", front.port), timeout=30) as connection:
+        path = refusal.get("path", "/mcp")
+        connection.sendall(f"POST {path} HTTP/1.1\r\n{head}Content-Length: {len(smuggled)}\r\n\r\n".encode() + smuggled)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    assert received.count(b"HTTP/1.1 ") == 1 and b"Connection: close" in received
+    assert len(Recorder.received) == before
+
+
 def test_a_header_given_twice_is_refused(front: HttpFront, sid: str) -> None:
     sent = headers(front, Mcp_Session_Id=sid)
     connection = http.client.HTTPConnection("127.0.0.1", front.port, timeout=30)
