@@ -306,7 +306,7 @@ def fmt(
 def mcp_proxy(
     command: Annotated[Optional[list[str]], typer.Argument(metavar="-- COMMAND [ARGS]...", help="The MCP server to run behind the policy, after -- (or --url).")] = None,
     *,
-    server: Annotated[str, typer.Option("--server", metavar="NAME", help="The server's name in the policy's `tool … on NAME` declarations.")],
+    server: Annotated[Optional[str], typer.Option("--server", metavar="NAME", help="The server's name in the policy's `tool … on NAME` declarations (required, unless --gateway).")] = None,
     policy: Annotated[
         Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy (default: `policy` in [tool.bgc] or bgc.toml).")
     ] = None,
@@ -324,6 +324,7 @@ def mcp_proxy(
     allow_origin: Annotated[Optional[list[str]], typer.Option("--allow-origin", metavar="ORIGIN", help="A browser origin --listen accepts (none by default: a request with any Origin is refused).")] = None,
     closed: Annotated[bool, typer.Option("--closed", help="Refuse resources/read, prompts/get, completions, sampling and elicitation that no rule names (default: they pass, as before).")] = False,
     redact: Annotated[bool, typer.Option("--redact", help="Replace credentials of known formats (keys, tokens) in what the server sends before the client sees them; each redaction is recorded.")] = False,
+    gateway: Annotated[Optional[str], typer.Option("--gateway", metavar="FILE", help="Serve every server FILE lists (JSON: {\"servers\": {NAME: {command, args | url, bearerEnv, policy, mode, closed, redact, filterTools}}}) at /mcp/NAME behind one --listen front, each under its own policy.")] = None,
 ) -> None:
     """Run an MCP server (stdio, or remote with --url) behind the policy: every tools/call is decided before the server sees it.
 
@@ -334,7 +335,8 @@ def mcp_proxy(
     in the ledger. Lines bgc cannot read strictly (a carriage return, duplicate keys, batches,
     invalid JSON, over 4 MiB) are refused. Every other message passes through, re-serialised.
     SIGTERM, SIGINT and SIGHUP are passed to the server. With --listen, clients connect over
-    Streamable HTTP (each session its own server session); SIGTERM, SIGINT and SIGHUP stop it.
+    Streamable HTTP (each session its own server session); SIGTERM, SIGINT and SIGHUP stop it. With
+    --gateway, one front serves several servers, each at /mcp/NAME under its own policy.
     Exit: the server's status (0 for --url and --listen); 2 when the policy or the store cannot be
     read (the server is not started); 127 when the server cannot be started.
     """
@@ -344,7 +346,7 @@ def mcp_proxy(
         status = proxy_command.run(
             command or [], policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait,
             url=url, bearer_env=bearer_env, timeout=timeout, listen=listen, token_file=token_file,
-            allow_origins=allow_origin or (), closed=closed, redact=redact,
+            allow_origins=allow_origin or (), closed=closed, redact=redact, gateway=gateway,
         )
     except BgcError as error:
         fail(error)

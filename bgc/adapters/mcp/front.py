@@ -96,7 +96,6 @@ class FrontOptions:
     port: int
     token: str
     allowed_origins: frozenset[str] = frozenset()
-    path: str = "/mcp"
     max_body_bytes: int = MAX_MESSAGE_BYTES
     max_sessions: int = 16
     max_connections: int = 64
@@ -110,7 +109,17 @@ class FrontOptions:
 
 
 #: Makes a session's mediator: (what it sends to the server, what it sends to the client) → Mediator.
-MakeRelay = Callable[[ToServer, ToClient], Mediator]
+MakeMediator = Callable[[ToServer, ToClient], Mediator]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One server behind the front, at a path of its own: how each of its client sessions gets a
+    mediator (the server's name and policy) and a server session. A front with several routes
+    is a gateway: one address and one token for every server, each decided by its own policy."""
+
+    make_mediator: MakeMediator
+    make_upstream: Callable[[], Upstream]
 
 
 @dataclass
@@ -185,8 +194,10 @@ class Stream:
 class FrontSession:
     """One client session: its mediator and server, and where each message for the client goes."""
 
-    def __init__(self, front: HttpFront, upstream: Upstream) -> None:
+    def __init__(self, front: HttpFront, path: str, upstream: Upstream) -> None:
         self.front = front
+        self.path = path
+        """The route the session was started on: a request on another path never reaches it."""
         self.id = secrets.token_urlsafe(32)
         self.upstream = upstream
         self.lock = threading.Lock()
@@ -200,7 +211,7 @@ class FrontSession:
         self.numbered[0] = self.listen
         self.closed = threading.Event()
         self.used = time.monotonic()
-        self.mediator = front.make_mediator(self._to_server, self.to_client)
+        self.mediator = front.routes[path].make_mediator(self._to_server, self.to_client)
         upstream.attach(self.mediator)
         if isinstance(upstream, RemoteServer):
             upstream.on_http_failure = self._http_failure
@@ -289,12 +300,12 @@ class HttpFront:
     """The front: sessions by id, the HTTP server, and its life; see the module docstring."""
 
     def __init__(
-        self, options: FrontOptions, make_mediator: MakeRelay, make_upstream: Callable[[], Upstream],
-        say: Callable[[str], None],
+        self, options: FrontOptions, routes: Mapping[str, Route], say: Callable[[str], None],
     ) -> None:  # fmt: skip
+        if not routes or not all(path.startswith("/") for path in routes):
+            raise ValueError("a front serves at least one route, each at a path starting with /")
         self.options = options
-        self.make_mediator = make_mediator
-        self.make_upstream = make_upstream
+        self.routes = dict(routes)
         self.say = say
         self.sessions: dict[str, FrontSession] = {}
         self.lock = threading.Lock()
@@ -302,10 +313,10 @@ class HttpFront:
         self.port = self.server.server_address[1]
         self.hosts = _hosts(options.host, self.port)
 
-    @property
-    def url(self) -> str:
+    def url(self, path: str) -> str:
+        """The URL clients reach the route at ``path`` by."""
         host = self.options.host if ":" not in self.options.host.strip("[]") else f"[{self.options.host.strip('[]')}]"
-        return f"http://{host}:{self.port}{self.options.path}"
+        return f"http://{host}:{self.port}{path}"
 
     def serve(self) -> None:
         threading.Thread(target=self._expire, daemon=True, name="expire sessions").start()
@@ -322,15 +333,15 @@ class HttpFront:
         """Stop serving (from another thread than :meth:`serve`'s, e.g. a signal handler's)."""
         threading.Thread(target=self.server.shutdown, daemon=True).start()
 
-    def start_session(self) -> FrontSession | str:
+    def start_session(self, path: str) -> FrontSession | str:
         with self.lock:
             if len(self.sessions) >= self.options.max_sessions:
                 return f"{self.options.max_sessions} sessions are open already"
-        upstream = self.make_upstream()
+        upstream = self.routes[path].make_upstream()
         failed = upstream.open()
         if failed is not None:
             return failed
-        session = FrontSession(self, upstream)
+        session = FrontSession(self, path, upstream)
         with self.lock:
             self.sessions[session.id] = session
         threading.Thread(target=self._pump, args=(session,), daemon=True, name="session server").start()
@@ -405,6 +416,8 @@ class _Handler(BaseHTTPRequestHandler):
     """Headers and body go out as they are written: with Nagle's algorithm, a body written after
     its headers waits for the client's delayed acknowledgement of them."""
     server: _Server
+    route = ""
+    """The path of the request being handled (a key of :attr:`HttpFront.routes` once admitted)."""
     consumed = False
     """Whether the request's body was read: an answer given before it was closes the connection,
     so that no byte of an unread body is read as the next request."""
@@ -468,14 +481,15 @@ class _Handler(BaseHTTPRequestHandler):
         given = self.headers.get(TOKEN_HEADER, "")
         if not hmac.compare_digest(given.encode("latin-1", "replace"), options.token.encode("ascii")):
             self._refuse(401, f"the {TOKEN_HEADER} header does not carry this proxy's token")
-        if self.path.split("?", 1)[0] != options.path:
-            self._refuse(404, f"no MCP endpoint at {self.path[:200]!r} (it is {options.path})")
+        self.route = self.path.split("?", 1)[0]
+        if self.route not in self.front.routes:
+            self._refuse(404, f"no MCP endpoint at {self.path[:200]!r}")
 
     def _session(self, session_id: str | None) -> FrontSession:
         if session_id is None:
             self._refuse(400, f"no {SESSION_HEADER}: send initialize first")
         found = self.front.session(session_id)  # type: ignore[arg-type]
-        if found is None or found.closed.is_set():
+        if found is None or found.closed.is_set() or found.path != self.route:
             self._refuse(404, "no such session (it ended, or the proxy restarted): initialize again")
         assert found is not None
         return found
@@ -584,7 +598,7 @@ class _Handler(BaseHTTPRequestHandler):
         if SESSION_HEADER in self.headers:
             self._refuse(400, f"initialize starts a session: send it without {SESSION_HEADER}", message["id"])
         self._version(None, message["id"])
-        started = self.front.start_session()
+        started = self.front.start_session(self.route)
         if isinstance(started, str):
             self._refuse(503, f"no session: {started}", message["id"], code=INTERNAL_ERROR, headers={"Retry-After": "5"})
         assert isinstance(started, FrontSession)

@@ -46,7 +46,7 @@ def run(
     command: Sequence[str],
     *,
     policy: str | None,
-    server: str,
+    server: str | None,
     mode: str | None,
     filter_tools: bool,
     store: str = DEFAULT_STORE,
@@ -59,11 +59,20 @@ def run(
     allow_origins: Sequence[str] = (),
     closed: bool = False,
     redact: bool = False,
+    gateway: str | None = None,
 ) -> int:
     """Start the proxy; returns the server's exit status (2 when nothing could start)."""
-    from bgc.adapters.mcp.proxy import ProxyOptions, ToolVerdict, run_proxy
-    from bgc.adapters.mcp.mediator import Mediator
+    from bgc.adapters.mcp.proxy import run_proxy
 
+    if not 0 <= wait <= 3600:
+        raise UsageError(f"--wait must be from 0 to 3600 seconds, not {wait:g}")
+    if gateway is not None:
+        if command or url is not None or server is not None or bearer_env is not None:
+            raise UsageError("--gateway FILE names every server: give no --server, --url, --bearer-env or command")
+        if listen is None:
+            raise UsageError("--gateway serves its servers over HTTP: give --listen HOST:PORT")
+        return run_gateway(gateway, policy=policy, mode=mode, store=store, wait=wait, timeout=timeout, listen=listen,
+                           token_file=token_file, allow_origins=allow_origins)  # fmt: skip
     remote = remote_server(url, bearer_env, timeout) if url is not None else None
     if command and remote is not None:
         raise UsageError("give the server's command after -- or its --url, not both")
@@ -73,39 +82,69 @@ def run(
             "or its --url"
         )
     if not server:
-        raise UsageError("--server NAME is empty: it names the server in the policy's `tool … on NAME` declarations")
-    if not 0 <= wait <= 3600:
-        raise UsageError(f"--wait must be from 0 to 3600 seconds, not {wait:g}")
+        raise UsageError("--server NAME is missing or empty: it names the server in the policy's `tool … on NAME` "
+                         "declarations")  # fmt: skip
     address = listen_address(listen) if listen is not None else None
-    session = proxy_session(policy, mode)
     stores = StorePool(None if store == NO_STORE else store)
     stores.check()  # a store that cannot be opened stops the proxy before the server starts
+    try:
+        guard = ServerGuard(proxy_session(policy, mode), server, stores, filter_tools=filter_tools, wait=wait,
+                            closed=closed, redact=redact)  # fmt: skip
+        if address is None:
+            return run_proxy(remote or command, guard.decide, guard.options, offered=guard.offered,
+                             approvals=guard.approvals, pins=guard.pins(), decide_message=guard.decide_message,
+                             redact=guard.redacting)  # fmt: skip
+        route = _route(guard, list(command), url, bearer_env, timeout)
+        return serve_front(address, token_file, allow_origins, {"/mcp": route})
+    finally:
+        stores.close()
 
-    def decide(tool: str, arguments: Mapping[str, Any]) -> ToolVerdict:
-        with stores.lease() as opened:
-            enforced = session.using(opened).decide_call(tool, server, arguments)
+
+class ServerGuard:
+    """Everything the sessions of one server decide with: the policy's session, the server's
+    name in it (``tool … on NAME``, ``mcp:…:NAME/…``), the store, and the proxy's options."""
+
+    def __init__(
+        self, session: Session, server: str, stores: StorePool, *, filter_tools: bool, wait: float, closed: bool,
+        redact: bool,
+    ) -> None:  # fmt: skip
+        from bgc.adapters.mcp.mediator import ProxyOptions
+
+        self.session = session
+        self.server = server
+        self.stores = stores
+        self.closed = closed
+        self.options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait,
+                                    elicit=session.elicitation)  # fmt: skip
+        self.approvals = StoreApprovals(stores, session.trusted)
+        self.redacting = self.redact_message if redact else None
+
+    def decide(self, tool: str, arguments: Mapping[str, Any]) -> Any:
+        from bgc.adapters.mcp.mediator import ToolVerdict
+
+        with self.stores.lease() as opened:
+            enforced = self.session.using(opened).decide_call(tool, self.server, arguments)
         anyone = enforced.effect == "ask" and enforced.anyone_may_answer()
         return ToolVerdict(enforced.effect, enforced.reason, enforced.request, anyone)
 
-    def offered(tool: str) -> bool:
-        return session.decider.decide_call(tool, server, {}).declared
+    def offered(self, tool: str) -> bool:
+        return self.session.decider.decide_call(tool, self.server, {}).declared
 
-    def decide_message(method: str, action: str, subject: str, params: Mapping[str, Any]) -> ToolVerdict:
+    def decide_message(self, method: str, action: str, subject: str, params: Mapping[str, Any]) -> Any:
         """A message other than a call, on its atom: a rule decides it (settled and recorded as a
         call is); no rule → passed as before, or refused with ``--closed``."""
-        decision = session.decider.decide_mcp_message(method, action, server, subject)
+        from bgc.adapters.mcp.mediator import ToolVerdict
+
+        decision = self.session.decider.decide_mcp_message(method, action, self.server, subject)
         if not decision.declared:
-            if not closed:
+            if not self.closed:
                 return ToolVerdict("allow", decision.reason)
             decision = decision._replace(reason=f"{decision.reason}, and the proxy runs --closed")
-        with stores.lease() as opened:
-            enforced = session.using(opened).enforce(decision, params)
+        with self.stores.lease() as opened:
+            enforced = self.session.using(opened).enforce(decision, params)
         return ToolVerdict(enforced.effect, enforced.reason, enforced.request)
 
-    options = ProxyOptions(server=server, filter_tools=filter_tools, wait_seconds=wait, elicit=session.elicitation)
-    approvals = StoreApprovals(stores, session.trusted)
-
-    def redact_message(message: dict[str, Any], what: str) -> dict[str, Any]:
+    def redact_message(self, message: dict[str, Any], what: str) -> dict[str, Any]:
         """Credentials in what the server sent replaced (:mod:`bgc.runtime.redact`), said on
         stderr and recorded in the ledger: a redaction that cannot be recorded passes nothing."""
         import time
@@ -119,36 +158,97 @@ def run(
         if not found:
             return message
         counted = ", ".join(f"{count} × {kind}" for kind, count in sorted(found.items()))
-        reason = f"replaced {counted} in what {server} sent ({what})"
+        reason = f"replaced {counted} in what {self.server} sent ({what})"
         _say(reason)
-        with stores.lease() as opened:
+        with self.stores.lease() as opened:
             if opened is not None:
-                ledger.append(opened, ledger.Record("proxy", "redacted", int(time.time()), server=server, tool=what,
-                                                    reason=reason))  # fmt: skip
+                ledger.append(opened, ledger.Record("proxy", "redacted", int(time.time()), server=self.server,
+                                                    tool=what, reason=reason))  # fmt: skip
         return changed
 
-    redacting = redact_message if redact else None
+    def pins(self) -> Any:
+        """The tool pins of one session (None without a store)."""
+        return StorePins(self.stores, self.server, self.session.trusted) if self.stores.location is not None else None
 
-    def pins() -> Any:
-        return StorePins(stores, server, session.trusted) if stores.location is not None else None
+    def mediator(self, to_server: Any, to_client: Any) -> Any:
+        """A client session's mediator (:class:`bgc.adapters.mcp.mediator.Mediator`)."""
+        from bgc.adapters.mcp.mediator import Mediator
 
+        return Mediator(self.decide, self.options, to_server=to_server, to_client=to_client, offered=self.offered,
+                        approvals=self.approvals, pins=self.pins(), decide_message=self.decide_message,
+                        redact=self.redacting)  # fmt: skip
+
+
+def _route(guard: ServerGuard, command: list[str], url: str | None, bearer_env: str | None, timeout: float | None) -> Any:
+    """The front's route to one server: a child started per client session, or a session with
+    the remote server at ``url``."""
+    from bgc.adapters.mcp.front import Route
+
+    def make_upstream() -> Any:
+        from bgc.adapters.mcp.upstream import ChildServer
+
+        if url is not None:
+            return remote_server(url, bearer_env, timeout)
+        return ChildServer(command, guard.options.shutdown_grace_seconds, _say)
+
+    return Route(guard.mediator, make_upstream)
+
+
+GATEWAY_KEYS = frozenset({"command", "args", "url", "bearerEnv", "policy", "mode", "closed", "redact", "filterTools"})
+"""What a gateway entry may say; any other key is refused (a misspelt ``closed`` must not run open)."""
+SERVER_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+"""A gateway server's name: its path (``/mcp/NAME``) and its name in its policy."""
+
+
+def run_gateway(
+    config: str, *, policy: str | None, mode: str | None, store: str, wait: float, timeout: float | None, listen: str,
+    token_file: str, allow_origins: Sequence[str],
+) -> int:  # fmt: skip
+    """Serve every server of the gateway file ``config`` behind one HTTP front, each at
+    ``/mcp/NAME`` under its own policy (the entry's ``policy``, relative to the file, else ``-p``
+    or the project's); every policy and entry is read before anything listens."""
+    import re
+
+    from bgc.core.values.documents import read_document
+    from bgc.errors import InputError, Span
+
+    data = read_document(config, "json").data
+    servers = data.get("servers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict) or not servers or set(data) != {"servers"}:
+        raise InputError('a gateway file is {"servers": {NAME: {...}, ...}} with at least one server', Span(config))
+    address = listen_address(listen)
+    base = os.path.dirname(os.path.abspath(config))
+    stores = StorePool(None if store == NO_STORE else store)
+    stores.check()
     try:
-        if address is None:
-            return run_proxy(remote or command, decide, options, offered=offered, approvals=approvals, pins=pins(),
-                             decide_message=decide_message, redact=redacting)  # fmt: skip
-
-        def make_mediator(to_server: Any, to_client: Any) -> Mediator:
-            return Mediator(decide, options, to_server=to_server, to_client=to_client, offered=offered,
-                         approvals=approvals, pins=pins(), decide_message=decide_message, redact=redacting)  # fmt: skip
-
-        def make_upstream() -> Any:
-            from bgc.adapters.mcp.upstream import ChildServer
-
+        routes: dict[str, Any] = {}
+        for name, entry in servers.items():
+            where = f"servers.{name}"
+            if not re.fullmatch(SERVER_NAME, name):
+                raise InputError(f"{where}: a server name is letters, digits, _ . - (at most 64)", Span(config))
+            if not isinstance(entry, dict) or set(entry) - GATEWAY_KEYS:
+                unknown = sorted(set(entry) - GATEWAY_KEYS) if isinstance(entry, dict) else []
+                raise InputError(f"{where}: an object of {', '.join(sorted(GATEWAY_KEYS))}"
+                                 + (f"; not {', '.join(unknown)}" if unknown else ""), Span(config))  # fmt: skip
+            command = [entry["command"], *entry.get("args", [])] if "command" in entry else []
+            url = entry.get("url")
+            if (url is None) == (not command) or not all(isinstance(word, str) for word in command):
+                raise InputError(f"{where}: give a command (and its args, strings) or a url, one of them", Span(config))
+            flags = {key: entry.get(key, False) for key in ("closed", "redact", "filterTools")}
+            texts = {key: entry.get(key) for key in ("url", "bearerEnv", "policy", "mode")}
+            if not all(isinstance(flag, bool) for flag in flags.values()) or not all(
+                text is None or isinstance(text, str) for text in texts.values()
+            ):
+                raise InputError(f"{where}: closed, redact and filterTools are true or false; url, bearerEnv, "
+                                 "policy and mode are strings", Span(config))  # fmt: skip
+            named = entry.get("policy")
+            session = proxy_session(os.path.join(base, named) if named is not None else policy, entry.get("mode", mode))
+            guard = ServerGuard(session, name, stores, filter_tools=flags["filterTools"], wait=wait,
+                                closed=flags["closed"], redact=flags["redact"])  # fmt: skip
             if url is not None:
-                return remote_server(url, bearer_env, timeout)
-            return ChildServer(command, options.shutdown_grace_seconds, _say)
-
-        return serve_front(address, token_file, allow_origins, make_mediator, make_upstream)
+                remote_server(url, entry.get("bearerEnv"), timeout)  # its URL and token checked now, not per session
+            routes[f"/mcp/{name}"] = _route(guard, command, url, entry.get("bearerEnv"), timeout)
+        return serve_front(address, token_file, allow_origins, routes)
     finally:
         stores.close()
 
@@ -181,9 +281,7 @@ def listen_address(listen: str) -> tuple[str, int]:
     return bare, int(port)
 
 
-def serve_front(
-    address: tuple[str, int], token_file: str, allow_origins: Sequence[str], make_mediator: Any, make_upstream: Any
-) -> int:
+def serve_front(address: tuple[str, int], token_file: str, allow_origins: Sequence[str], routes: Mapping[str, Any]) -> int:
     """Serve the HTTP front (:mod:`bgc.adapters.mcp.front`) until SIGTERM, SIGINT or SIGHUP; 0."""
     import secrets
     import signal
@@ -195,7 +293,7 @@ def serve_front(
     token = secrets.token_urlsafe(32)
     options = FrontOptions(address[0], address[1], token, frozenset(allow_origins))
     try:
-        front = HttpFront(options, make_mediator, make_upstream, _say)
+        front = HttpFront(options, routes, _say)
     except OSError as error:
         raise InputError(f"cannot listen there: {error.strerror or error}", Span(f"{address[0]}:{address[1]}")) from None
     try:
@@ -203,7 +301,8 @@ def serve_front(
     except OSError as error:
         front.server.server_close()
         raise InputError(f"cannot write the token: {error.strerror or error}", Span(token_file)) from None
-    _say(f"listening on {front.url}; send the token in {token_file} as the {TOKEN_HEADER} header")
+    for path in routes:
+        _say(f"listening on {front.url(path)}; send the token in {token_file} as the {TOKEN_HEADER} header")
     if threading.current_thread() is threading.main_thread():
         for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(number, lambda _number, _frame: front.stop())

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgc.adapters.mcp.front import FrontOptions, HttpFront
-from bgc.adapters.mcp.mediator import ProxyOptions, Mediator, ToolVerdict
+from bgc.adapters.mcp.front import FrontOptions, HttpFront, Route
+from bgc.adapters.mcp.mediator import Mediator, ProxyOptions, ToolVerdict
 from bgc.adapters.mcp.sse import Event, SseReader
 from bgc.adapters.mcp.upstream import Upstream
 
@@ -95,7 +95,7 @@ def front() -> Iterator[HttpFront]:
         return Mediator(decide, ProxyOptions(server="files"), to_server=to_server, to_client=to_client, log=io.StringIO())
 
     options = FrontOptions("127.0.0.1", 0, TOKEN, frozenset({"http://127.0.0.1:9"}), keepalive_seconds=0.2)
-    started = HttpFront(options, make_mediator, make_upstream, lambda message: None)
+    started = HttpFront(options, {"/mcp": Route(make_mediator, make_upstream)}, lambda message: None)
     threading.Thread(target=started.serve, daemon=True).start()
     yield started
     started.stop()
