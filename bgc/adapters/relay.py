@@ -33,6 +33,94 @@ FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 SHUTDOWN_GRACE_SECONDS = 5.0
 
 
+class Child:
+    """A child started in a process group of its own, and its end: what :class:`Relay` and any
+    other transport that starts a child (``bgc mcp-proxy``'s :class:`~bgc.adapters.mcp.upstream.ChildServer`)
+    share."""
+
+    def __init__(self, command: Sequence[str], grace: float, say: Callable[[str], None], name: str = "child") -> None:
+        self.command = list(command)
+        self.grace = grace
+        self.say = say
+        self.name = name
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> str | None:
+        """Start the child; the reason when it cannot be started."""
+        try:
+            # its own process group: a signal the relay passes on reaches whatever the child started
+            self.process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, process_group=0)
+        except OSError as error:
+            return f"cannot start the {self.name} {self.command[0]!r}: {error.strerror or error}"
+        return None
+
+    @property
+    def stdin(self) -> IO[bytes]:
+        assert self.process is not None and self.process.stdin is not None
+        return self.process.stdin
+
+    @property
+    def stdout(self) -> IO[bytes]:
+        assert self.process is not None and self.process.stdout is not None
+        return self.process.stdout
+
+    def forward(self, number: int) -> None:
+        """Pass signal ``number`` to the child's group; kill it when it outlives its grace."""
+        self.signal(number)
+        threading.Thread(target=self._kill_after_grace, daemon=True).start()
+
+    def _kill_after_grace(self) -> None:
+        assert self.process is not None
+        try:
+            self.process.wait(timeout=self.grace)
+        except subprocess.TimeoutExpired:
+            self.say(f"the {self.name} did not exit after the signal: killing it")
+            self.signal(signal.SIGKILL)
+
+    def reap(self, why: str) -> int:
+        """The child's status: it gets its grace, then is terminated, then killed."""
+        process = self.process
+        assert process is not None
+        try:
+            return process.wait(timeout=self.grace)
+        except subprocess.TimeoutExpired:
+            self.say(f"the {self.name} {why}: terminating it")
+        self.signal(signal.SIGTERM)
+        try:
+            return process.wait(timeout=self.grace)
+        except subprocess.TimeoutExpired:
+            self.signal(signal.SIGKILL)
+            return process.wait()
+
+    def kill(self) -> None:
+        """The relay itself failed: the child never outlives it."""
+        if self.process is not None and self.process.poll() is None:
+            self.signal(signal.SIGKILL)
+            self.process.wait()
+
+    def signal(self, number: int) -> None:
+        """Send signal ``number`` to the child's process group (the child and what it started)."""
+        assert self.process is not None
+        try:
+            os.killpg(self.process.pid, number)
+        except OSError:  # already gone
+            pass
+
+
+def pass_signals(forward: Callable[[int], None]) -> Callable[[], None]:
+    """Pass SIGTERM, SIGINT and SIGHUP to ``forward`` until the returned function restores the
+    handlers. Signal handlers belong to the main thread: elsewhere, nothing to do."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = {number: signal.signal(number, lambda number, _frame: forward(number)) for number in FORWARDED_SIGNALS}
+
+    def restore() -> None:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+    return restore
+
+
 class Relay:
     """The child's life behind a relay; a proxy subclasses it with its two pumps
     (:meth:`_pump_peer`, :meth:`_pump_child`) and what it owes the peer once the child is gone
@@ -75,77 +163,28 @@ class Relay:
     def run(self) -> int:
         """Relay until the child exits; returns the exit status to exit with (the child's, or
         128 + N when a signal N ended it)."""
-        try:
-            # its own process group: a signal the relay passes on reaches whatever the child started
-            child = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, process_group=0)
-        except OSError as error:
-            self._say(f"cannot start the {self.child_name} {self.command[0]!r}: {error.strerror or error}")
+        child = Child(self.command, self.grace, self._say, self.child_name)
+        failed = child.start()
+        if failed is not None:
+            self._say(failed)
             return 127
-        assert child.stdin is not None and child.stdout is not None
-        self._child_started(child)
-        restore = self._pass_signals(child)
+        assert child.process is not None
+        self._child_started(child.process)
+        restore = pass_signals(child.forward)
         try:
             peer = threading.Thread(target=self._pump_peer, args=(child.stdin,), daemon=True, name="peer")
             peer.start()
             watcher = threading.Thread(target=self._stop_when_peer_leaves, args=(child, peer), daemon=True)
             watcher.start()
             self._pump_child(child.stdout)
-            status = self._reap(child, "closed its output")
+            status = child.reap("closed its output")
         finally:
             restore()
-            if child.poll() is None:  # the relay itself failed: the child never outlives it
-                signal_group(child, signal.SIGKILL)
-                child.wait()
+            child.kill()
         self._child_exited(status, peer.is_alive())
         return status if status >= 0 else 128 - status
 
-    def _pass_signals(self, child: subprocess.Popen[bytes]) -> Callable[[], None]:
-        """Pass SIGTERM, SIGINT and SIGHUP on to the child's process group (the relay then exits
-        with the child's status); a child still running :attr:`grace` seconds after one is
-        killed. Signal handlers belong to the main thread: elsewhere, nothing to do."""
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-
-        def forward(number: int, _frame: object) -> None:
-            signal_group(child, number)
-            threading.Thread(target=self._kill_after_grace, args=(child,), daemon=True).start()
-
-        previous = {number: signal.signal(number, forward) for number in FORWARDED_SIGNALS}
-
-        def restore() -> None:
-            for number, handler in previous.items():
-                signal.signal(number, handler)
-
-        return restore
-
-    def _kill_after_grace(self, child: subprocess.Popen[bytes]) -> None:
-        try:
-            child.wait(timeout=self.grace)
-        except subprocess.TimeoutExpired:
-            self._say(f"the {self.child_name} did not exit after the signal: killing it")
-            signal_group(child, signal.SIGKILL)
-
-    def _stop_when_peer_leaves(self, child: subprocess.Popen[bytes], peer: threading.Thread) -> None:
+    @staticmethod
+    def _stop_when_peer_leaves(child: Child, peer: threading.Thread) -> None:
         peer.join()
-        self._reap(child, "did not exit after its input closed")
-
-    def _reap(self, child: subprocess.Popen[bytes], why: str) -> int:
-        """The child's status: it gets its grace, then is terminated, then killed."""
-        try:
-            return child.wait(timeout=self.grace)
-        except subprocess.TimeoutExpired:
-            self._say(f"the {self.child_name} {why}: terminating it")
-        signal_group(child, signal.SIGTERM)
-        try:
-            return child.wait(timeout=self.grace)
-        except subprocess.TimeoutExpired:
-            signal_group(child, signal.SIGKILL)
-            return child.wait()
-
-
-def signal_group(child: subprocess.Popen[bytes], number: int) -> None:
-    """Send signal ``number`` to the child's process group (the child and what it started)."""
-    try:
-        os.killpg(child.pid, number)
-    except OSError:  # already gone
-        pass
+        child.reap("did not exit after its input closed")

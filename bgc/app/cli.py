@@ -304,8 +304,9 @@ def fmt(
     epilog="Example, in an MCP client's configuration: \"command\": \"bgc\", \"args\": [\"mcp-proxy\", \"-p\", \"policy.bgp\", \"--server\", \"github\", \"--\", \"npx\", \"-y\", \"@modelcontextprotocol/server-github\"]",
 )
 def mcp_proxy(
-    command: Annotated[list[str], typer.Argument(metavar="-- COMMAND [ARGS]...", help="The MCP server to run behind the policy, after --.")],
-    server: Annotated[str, typer.Option("--server", metavar="NAME", help="The server's name in the policy's `tool … on NAME` declarations.")],
+    command: Annotated[Optional[list[str]], typer.Argument(metavar="-- COMMAND [ARGS]...", help="The MCP server to run behind the policy, after -- (or --url).")] = None,
+    *,
+    server: Annotated[Optional[str], typer.Option("--server", metavar="NAME", help="The server's name in the policy's `tool … on NAME` declarations (required, unless --gateway).")] = None,
     policy: Annotated[
         Optional[str], typer.Option("--policy", "-p", metavar="FILE", help="The policy (default: `policy` in [tool.bgc] or bgc.toml).")
     ] = None,
@@ -315,8 +316,17 @@ def mcp_proxy(
     ] = False,
     store: Annotated[str, typer.Option("--store", metavar="STORE", help="Where asks wait for approval and decisions are recorded: a SQLite file or a postgresql:// URL; `none`: neither.")] = ".bgc/kernel.db",
     wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="Hold a call that needs approval this long for `bgc approve` (0: refuse it at once).")] = 0.0,
+    url: Annotated[Optional[str], typer.Option("--url", metavar="URL", help="A remote server (Streamable HTTP) instead of a command.")] = None,
+    bearer_env: Annotated[Optional[str], typer.Option("--bearer-env", metavar="VAR", help="Send the remote server the token in environment variable VAR (Authorization: Bearer).")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", metavar="SECONDS", help="How long one network operation with the remote server may take (default 300).")] = None,
+    listen: Annotated[Optional[str], typer.Option("--listen", metavar="HOST:PORT", help="Serve clients over Streamable HTTP on this loopback address (port 0: any free one) instead of stdio.")] = None,
+    token_file: Annotated[str, typer.Option("--token-file", metavar="FILE", help="Where --listen writes its per-start token (mode 0600); clients send it as the Bgc-Token header.")] = ".bgc/mcp-proxy.token",
+    allow_origin: Annotated[Optional[list[str]], typer.Option("--allow-origin", metavar="ORIGIN", help="A browser origin --listen accepts (none by default: a request with any Origin is refused).")] = None,
+    closed: Annotated[bool, typer.Option("--closed", help="Refuse resources/read, prompts/get, completions, sampling and elicitation that no rule names (default: they pass, as before).")] = False,
+    redact: Annotated[bool, typer.Option("--redact", help="Replace credentials of known formats (keys, tokens) in what the server sends before the client sees them; each redaction is recorded.")] = False,
+    gateway: Annotated[Optional[str], typer.Option("--gateway", metavar="FILE", help="Serve every server FILE lists (JSON: {\"servers\": {NAME: {command, args | url, bearerEnv, policy, mode, closed, redact, filterTools}}}) at /mcp/NAME behind one --listen front, each under its own policy.")] = None,
 ) -> None:
-    """Run an MCP server (stdio) behind the policy: every tools/call is decided before the server sees it.
+    """Run an MCP server (stdio, or remote with --url) behind the policy: every tools/call is decided before the server sees it.
 
     Allowed calls are forwarded as decided (re-serialised); denied calls never reach the server: the client gets a
     tool error naming the rule. A call that needs approval is a permission request (`bgc pending`,
@@ -324,14 +334,20 @@ def mcp_proxy(
     `trust elicitation`, an ask anyone may answer is also put to the person at the client. Every decision is recorded
     in the ledger. Lines bgc cannot read strictly (a carriage return, duplicate keys, batches,
     invalid JSON, over 4 MiB) are refused. Every other message passes through, re-serialised.
-    SIGTERM, SIGINT and SIGHUP are passed to the server. Exit: the server's status;
-    2 when the policy or the store cannot be read (the server is not started); 127 when the server
-    cannot be started.
+    SIGTERM, SIGINT and SIGHUP are passed to the server. With --listen, clients connect over
+    Streamable HTTP (each session its own server session); SIGTERM, SIGINT and SIGHUP stop it. With
+    --gateway, one front serves several servers, each at /mcp/NAME under its own policy.
+    Exit: the server's status (0 for --url and --listen); 2 when the policy or the store cannot be
+    read (the server is not started); 127 when the server cannot be started.
     """
     from bgc.app.commands import mcp_proxy as proxy_command
 
     try:
-        status = proxy_command.run(command, policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait)
+        status = proxy_command.run(
+            command or [], policy=policy, server=server, mode=mode, filter_tools=filter_tools, store=store, wait=wait,
+            url=url, bearer_env=bearer_env, timeout=timeout, listen=listen, token_file=token_file,
+            allow_origins=allow_origin or (), closed=closed, redact=redact, gateway=gateway,
+        )
     except BgcError as error:
         fail(error)
     raise typer.Exit(status)
@@ -623,14 +639,16 @@ def init_mcp(
     policy: Annotated[str, typer.Option("--policy", "-p", metavar="FILE", help="The policy every server will run behind.")],
     team: Annotated[bool, typer.Option("--team", help="A file the team commits (.mcp.json): start the bgc on PATH, the policy named relative to the project.")] = False,
 ) -> None:
-    """Run every stdio server an MCP client will start through `bgc mcp-proxy`.
+    """Run every server an MCP client will start or reach through `bgc mcp-proxy`.
 
     Reads `mcpServers` (Claude Desktop, Claude Code, Cursor, Gemini CLI), `projects.<path>.mcpServers`
     (Claude Code's ~/.claude.json), `servers` (VS Code) and Codex's config.toml. Each server keeps its
-    name (the NAME of `tool … on NAME` in the policy), command, arguments and environment; a server
-    already behind the proxy is left alone. The original file is kept as CONFIG.bgc-backup. Exit 0
-    when every server is behind the proxy, 1 when one is not (listed as UNGUARDED: a remote server,
-    a Codex server, Gemini's mcp.serverCommand), 2 on a bad file (located; nothing written).
+    name (the NAME of `tool … on NAME` in the policy), command, arguments and environment; a remote
+    Streamable HTTP server ("type": "http", httpUrl) becomes `bgc mcp-proxy --url`, its bearer token
+    moved to the entry's env; a server already behind the proxy is left alone. The original file is
+    kept as CONFIG.bgc-backup. Exit 0 when every server is behind the proxy, 1 when one is not
+    (listed as UNGUARDED: an SSE server or one whose transport is not said, one sending other
+    headers, a Codex server, Gemini's mcp.serverCommand), 2 on a bad file (located; nothing written).
     """
     from bgc.app.commands import init_mcp as command
 

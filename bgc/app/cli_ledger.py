@@ -331,3 +331,47 @@ def approvals_serve(
 
     run(lambda: command.run(store, key_path=key, approver=approver, policy=policy, host=host, port=port,
                             webhooks=webhooks or (), webhook_format=webhook_format, desktop=desktop, rules=rules or ()))
+
+
+pins_app = command_group(
+    "mcp-pins", "MCP tools the proxy trusts: a tool whose description changes is withheld until a person accepts it."
+)
+
+
+@pins_app.command("list")
+def pins_list(store: LedgerStoreOption = ".bgc/kernel.db") -> None:
+    """Every pinned tool (SERVER/TOOL and the digest of its trusted version), and each change
+    waiting for a person. Exit 0; 2 when the store cannot be read."""
+    from bgc.app.commands import mcp_pins as command
+
+    run(lambda: command.list_pins(store))
+
+
+@pins_app.command("show")
+def pins_show(
+    tool: Annotated[str, typer.Argument(metavar="SERVER/TOOL", help="A pinned tool, as bgc mcp-pins list names it.")],
+    store: LedgerStoreOption = ".bgc/kernel.db",
+) -> None:
+    """What changed in a withheld tool: a diff of its trusted version and the one listed now, and
+    the hidden text or instructions to the model found in it. Exit 0; 2 when there is no such pin."""
+    from bgc.app.commands import mcp_pins as command
+
+    run(lambda: command.show(store, tool))
+
+
+@pins_app.command("accept")
+def pins_accept(
+    tool: Annotated[str, typer.Argument(metavar="SERVER/TOOL", help="A withheld tool, as bgc mcp-pins list names it.")],
+    key: KeyFileOption,
+    approver: AsOption = None,
+    store: LedgerStoreOption = ".bgc/kernel.db",
+    policy: PolicyOption = None,
+) -> None:
+    """Show a withheld tool's change, then accept it with your signed answer (as bgc approve does):
+    the proxy's next tools/list trusts the new version and records who accepted it.
+
+    Exit 0; 2 when no change waits, or the policy trusts no such key for you.
+    """
+    from bgc.app.commands import mcp_pins as command
+
+    run(lambda: command.accept(store, tool, key_path=key, approver=approver, policy=policy))

@@ -607,8 +607,28 @@ class CallDecider:
         if need.rule is None and need.effect == "deny":
             reason = f"{self._undeclared(tool, server)}, and no rule names {need.atom}"
             return CallDecision(tool, server, "deny", reason, declared=False)
-        atom = AtomDecision(need.atom, need.effect, need.reason, need.rule)
+        atom = AtomDecision.of(need)  # an ask keeps its approvers: what its permission request is bound to
         return CallDecision(tool, server, need.effect, f"{need.atom}: {need.reason}", (atom,))
+
+    def decide_mcp_message(self, method: str, action: str, server: str, subject: str) -> CallDecision:
+        """An MCP message other than a tool call, decided on its atom ``mcp:ACTION:SERVER/SUBJECT``
+        (``mcp:read:files/file:///src/a.md`` for a ``resources/read``; the MCP proxy maps
+        messages to atoms). ``declared`` is False when no rule decides the atom: the proxy then
+        keeps its default (it passes the message, unless it runs closed). A resource URI in a
+        spelling a server could read otherwise (:func:`resource_uri_problem`) is refused."""
+        if "/" in server or not server:
+            return CallDecision(method, server, "deny", f"refused: {server!r} is not one server name")
+        uri = subject if action == "read" else subject.partition("/")[2] if subject.startswith("resource/") else None
+        problem = resource_uri_problem(uri) if uri is not None else None
+        if problem is not None:
+            atom = f"mcp:{action}:{server}/{subject}"
+            return CallDecision(method, server, "deny", f"{atom}: rejected: {problem}",
+                                (AtomDecision(atom, "deny", f"rejected: {problem}"),))  # fmt: skip
+        need = self.gate.need_value("mcp", action, f"{server}/{subject}")
+        atom = AtomDecision.of(need)
+        if need.rule is None and need.effect == "deny" and not need.reason.startswith("rejected"):
+            return CallDecision(method, server, "deny", f"no rule names {need.atom}", (atom,), declared=False)
+        return CallDecision(method, server, need.effect, f"{need.atom}: {need.reason}", (atom,))
 
     def _undeclared(self, tool: str, server: str) -> str:
         known = sorted({name for (name_tool, name) in self.specs if name_tool == tool})
@@ -982,6 +1002,21 @@ MCP_IDENTITY = ("mcp", "call")
 """The resource and action of an MCP tool's identity, ``mcp:call:SERVER/TOOL``: what an
 undeclared MCP tool is decided on, and what a declaration may name among its needs so that rules
 about the tool itself apply to it too (the one mapping ``bgc import claude-code`` writes to)."""
+MCP_MESSAGE_ACTIONS = ("read", "prompt", "complete", "sample", "elicit")
+"""The actions of the ``mcp`` atoms that stand for MCP messages other than a tool call
+(:meth:`CallDecider.decide_mcp_message`). A policy's plan asks for them only when one of its
+rules can name them (resource ``mcp`` or ``*``, that action or ``*``): for any other policy no
+rule decides them, and its plan stays as it was."""
+
+
+def resource_uri_problem(uri: str) -> str | None:
+    """Why a resource URI is not matched as written, or None: bgc matches the text, and the
+    server reads a URI, so one that does not start with its scheme in lower case is refused (the
+    ``mcp`` resource refuses the rest: escapes, white space, dot segments,
+    :mod:`bgc.core.resources.mcp`)."""
+    if not re.match(r"[a-z][a-z0-9+.-]*:", uri):
+        return "a resource URI starts with its scheme, in lower case"
+    return None
 
 
 def _leading_param(need: AtomTemplate) -> str | None:
@@ -1014,6 +1049,10 @@ def implicit_plan(policy: Any, mode: str | None) -> Plan:
     from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
 
     pairs = {(need.resource, need.action) for decl in policy.tools for need in decl.needs} | SHELL_PAIRS | {MCP_IDENTITY}
+    pairs |= {
+        ("mcp", action) for action in MCP_MESSAGE_ACTIONS
+        if any(rule.resource in ("mcp", "*") and rule.action in (action, "*") for rule in policy.rules)
+    }  # fmt: skip
     pairs |= {(HOST, action) for resource, action in pairs if resource == "fs"}
     order = WorkOrder(
         Intent(IMPLICIT_INTENT, None),

@@ -47,8 +47,10 @@ SIGNED_TAG = "bgc.LedgerEntrySigned"
 tag of its own, so a signature made for an entry can be read as nothing else."""
 CHECKPOINT_TAG = "bgc.LedgerCheckpoint"
 
-KINDS = ("compile", "gate", "hook", "authorize", "preflight", "proxy", "acp", "approve", "reject", "cancel", "mode")
-"""What made the decision: a command, an enforcer, or a person's answer."""
+KINDS = ("compile", "gate", "hook", "authorize", "preflight", "proxy", "acp", "approve", "reject", "cancel", "mode",
+         "pin")
+"""What made the decision: a command, an enforcer, or a person's answer (``pin``: the MCP proxy
+trusting a version of a server's tool, or withholding one that changed)."""
 
 _OPTIONAL_TEXT = (
     "session",

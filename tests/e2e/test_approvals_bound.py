@@ -62,11 +62,11 @@ def ended_request(tmp_path: Any, how: str) -> tuple[Any, Any, str]:
 )
 def test_an_elicitation_accept_counts_only_for_a_live_request_anyone_may_answer(tmp_path: Any, how: str) -> None:
     from bgc.runtime.approvals import load_request, was_used
-    from bgc.app.commands.mcp_proxy import StoreApprovals, ThreadStores
+    from bgc.app.commands.mcp_proxy import StoreApprovals, StorePool
 
     store, trusted, location = ended_request(tmp_path, how)
     (request,) = [found for found, _, _ in store.requests(0)]
-    approvals = StoreApprovals(ThreadStores(location), trusted)
+    approvals = StoreApprovals(StorePool(location), trusted)
     assert approvals.state(request) == ("pending" if how == "named" else how.split(", then ")[-1])
     # the person at the client (unsigned, perhaps the agent's own client) says yes
     assert approvals.elicited(request, True) is False
@@ -89,7 +89,7 @@ def test_the_proxys_own_elicitation_ids_cannot_be_guessed_by_a_server() -> None:
         out = io.BytesIO()
         proxy = McpProxy(["true"], lambda tool, arguments: verdict, ProxyOptions(server="files"),
                          client_in=io.BytesIO(), client_out=out, log=io.StringIO())  # fmt: skip
-        proxy._elicit(call, verdict)
+        proxy.mediator._elicit(call, verdict)
         sent = json.loads(out.getvalue())
         assert sent["method"] == "elicitation/create"
         seen.add(json.dumps(sent["id"]))

@@ -395,7 +395,8 @@ def test_init_mcp_puts_every_stdio_server_behind_the_proxy_and_the_result_runs(t
                 "args": [SERVER],
                 "env": {"BGC_TEST_MCP_RECORD": str(tmp_path / "rec")},
             },
-            "remote": {"type": "http", "url": "https://mcp.example.com/mcp"},
+            "remote": {"type": "sse", "url": "https://mcp.example.com/sse"},
+            "streamable": {"type": "http", "url": "https://mcp.example.com/mcp"},
         },
         "kept": {"any": "field"},
     }
@@ -403,12 +404,16 @@ def test_init_mcp_puts_every_stdio_server_behind_the_proxy_and_the_result_runs(t
     first = bgc("init", "mcp", str(config), "-p", str(policy))
     assert first.exit_code == 1, first.output  # the remote server could not be put behind it
     assert "mcpServers.files now runs through bgc mcp-proxy" in first.output
-    assert "mcpServers.remote is UNGUARDED: a remote server" in first.output
+    assert "mcpServers.remote is UNGUARDED: a remote server over the old SSE transport" in first.output
+    assert "mcpServers.streamable now runs through bgc mcp-proxy" in first.output
     assert json.loads((tmp_path / ".mcp.json.bgc-backup").read_text()) == original
     rewritten = json.loads(config.read_text())
     assert (
         rewritten["kept"] == original["kept"] and rewritten["mcpServers"]["remote"] == original["mcpServers"]["remote"]
     )
+    streamable = rewritten["mcpServers"]["streamable"]["args"]
+    assert streamable[streamable.index("mcp-proxy") :] == ["mcp-proxy", "-p", str(policy), "--server", "streamable",
+                                                           "--url", "https://mcp.example.com/mcp"]  # fmt: skip
     files = rewritten["mcpServers"]["files"]
     assert files["env"] == original["mcpServers"]["files"]["env"]
     proxy_args = files["args"][files["args"].index("mcp-proxy") :]
@@ -416,6 +421,7 @@ def test_init_mcp_puts_every_stdio_server_behind_the_proxy_and_the_result_runs(t
 
     again = bgc("init", "mcp", str(config), "-p", str(policy))
     assert "mcpServers.files already runs through bgc mcp-proxy" in again.output
+    assert "mcpServers.streamable already runs through bgc mcp-proxy" in again.output
     assert json.loads(config.read_text()) == rewritten and not (tmp_path / ".mcp.json.bgc-backup.1").exists()
 
     # what the client will now start is the proxy: a denied call never reaches the server

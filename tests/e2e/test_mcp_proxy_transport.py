@@ -293,5 +293,5 @@ def test_a_tool_the_policy_cannot_decide_is_left_out_of_a_filtered_list() -> Non
     log = io.StringIO()
     proxy = McpProxy(["true"], table, ProxyOptions(server="files", filter_tools=True), offered=offered, log=log)
     message = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "a"}, {"name": "weird"}, {"name": 5}, "b"]}}
-    assert proxy._filter_tool_list(message)["result"]["tools"] == [{"name": "a"}]
+    assert proxy.mediator._filter_tool_list(message)["result"]["tools"] == [{"name": "a"}]
     assert "left 'weird' out" in log.getvalue()

@@ -5,6 +5,7 @@ server's sources keep compiled policies and stores, and let go of a store whose 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -134,4 +135,30 @@ def test_an_interrupted_write_leaves_a_kept_store_out_of_any_transaction(tmp_pat
             other.close()
     finally:
         store._db = connection
+        store.close()
+
+
+def test_an_approved_call_decided_on_its_mcp_identity_alone_is_honoured(tmp_path: Path) -> None:
+    """A tool no declaration names is decided on ``mcp:call:SERVER/TOOL``; an ask there is a
+    permission request bound to the rule's approvers like any other, so alice's signed answer
+    lets the call run once (the atom used to lose its approvals: no request, never approved)."""
+    from bgc.runtime.approvals import encode_answer, sign_answer
+    from bgc.runtime.kernel.keys import SigningKey
+
+    alice = SigningKey.generate("alice")
+    policy = tmp_path / "p.bgp"
+    policy.write_text(f'trust approver alice {alice.public.text}\n'
+                      'ask mcp:call:files/write approvals 1 of [alice] because "a person signs writes"\n')  # fmt: skip
+    store = open_store(str(tmp_path / "s.db"))
+    try:
+        session = policy_session("proxy", str(policy), store=store)
+        asked = session.decide_call("write", "files", {"path": "/a"})
+        assert asked.effect == "ask" and asked.request is not None, asked.reason
+        assert not asked.anyone_may_answer()  # alice, by name: never the person at the client
+        store.add_answer(asked.request, "alice", "allow-once", encode_answer(
+            sign_answer(asked.request, "allow-once", "alice", alice, int(time.time()))))  # fmt: skip
+        assert session.decide_call("write", "files", {"path": "/a"}).effect == "allow"
+        assert session.decide_call("write", "files", {"path": "/a"}).effect == "ask"  # once
+        assert session.decide_call("write", "files", {"path": "/b"}).request != asked.request  # that exact call
+    finally:
         store.close()

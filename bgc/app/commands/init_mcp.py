@@ -21,10 +21,18 @@ relative to the project (the configuration's directory, or the one above a ``.cu
 ``.vscode``, ``.gemini`` or ``.codex`` directory), where the client starts the server. A proxy
 that cannot start (no such interpreter, no bgc on ``PATH``, no policy where it looks) exits with
 its reason on stderr: the client shows the server as failed, and since the proxy's entry is the
-only way to the real server, that server's tools are then unavailable, never reached unguarded. A server already behind the proxy is left as it is (running the command
-twice changes nothing). Whatever the client would start that the proxy cannot guard is listed as
-unguarded and makes the exit status 1: a remote server (``url``, ``httpUrl``, ``serverUrl``, a
-``type`` other than ``stdio``), an entry bgc cannot read as a command, Gemini's
+only way to the real server, that server's tools are then unavailable, never reached unguarded.
+
+A remote server that says it speaks Streamable HTTP (``"type": "http"`` or
+``"streamable-http"`` with ``url``, or Gemini's ``httpUrl``) becomes ``bgc mcp-proxy -p POLICY
+--server NAME --url URL``, a command the client starts like any other (no port, no token, no
+process left running between sessions); its bearer token moves from ``headers.Authorization`` to
+the entry's ``env`` (``--bearer-env``: a ``${VAR}`` the client expands stays a reference), and
+bgc writes it nowhere else. A server already behind the proxy is left as it is (running the
+command twice changes nothing). Whatever the client would start that the proxy cannot guard is
+listed as unguarded and makes the exit status 1: a remote server over the old SSE transport or
+whose entry does not say its transport (``url`` alone, ``serverUrl``), one that sends a header
+other than a bearer token, an entry bgc cannot read as a command, Gemini's
 ``mcp.serverCommand``, and every server of a Codex file (bgc writes no TOML: the summary gives the
 lines to write). The file is read strictly (a JSON error is located, nothing is written), the
 original is kept as ``CONFIG.bgc-backup`` (never overwriting an earlier backup) and the new file
@@ -38,6 +46,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +56,10 @@ from bgc.errors import ExitCode, InputError, Span, UsageError
 
 REMOTE_KEYS = ("url", "httpUrl", "serverUrl")
 """The fields by which a client names a server it reaches over the network, not a command."""
+STREAMABLE_TYPES = ("http", "streamable-http", "streamableHttp")
+"""The ``type`` values by which an entry says its ``url`` speaks Streamable HTTP."""
+BEARER_VARIABLE = "BGC_MCP_BEARER"
+"""The ``env`` variable a literal bearer token moves to (``--bearer-env`` reads it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +140,7 @@ def _guarded(named: str, name: str, server: Any, policy: str, bgc: list[str], wh
     if not isinstance(server, dict):
         raise InputError(f"{named} is not an object", Span(where))
     if _remote(server):
-        return "a remote server (url): not proxied, stdio only"
+        return _remote_guarded(named, name, server, policy, bgc, where)
     command, args = server.get("command"), server.get("args", [])
     if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
         raise InputError(f"{named}: `command` must be a string and `args` a list of strings", Span(where))
@@ -135,6 +148,35 @@ def _guarded(named: str, name: str, server: Any, policy: str, bgc: list[str], wh
         return None
     wrapped = [*bgc[1:], "mcp-proxy", "-p", policy, "--server", name, "--", command, *args]
     return {**server, "command": bgc[0], "args": wrapped}
+
+
+def _remote_guarded(named: str, name: str, server: dict[str, Any], policy: str, bgc: list[str], where: str) -> Any:
+    """A remote server behind the proxy (``--url``), or why it cannot be."""
+    kind = server.get("type")
+    url = server.get("httpUrl") if "httpUrl" in server else server.get("url") if kind in STREAMABLE_TYPES else None
+    if url is None:
+        if kind == "sse":
+            return "a remote server over the old SSE transport: not proxied (bgc speaks Streamable HTTP)"
+        return 'a remote server whose entry does not say its transport: write "type": "http" if it speaks Streamable HTTP'
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+        raise InputError(f"{named}: its URL is not an http:// or https:// URL", Span(where))
+    headers = server.get("headers", {})
+    if not isinstance(headers, dict):
+        raise InputError(f"{named}: `headers` must be an object", Span(where))
+    env = dict(server.get("env") or {})
+    options: list[str] = []
+    for header, value in headers.items():
+        bearer = re.fullmatch(r"Bearer\s+(\S+)", value) if isinstance(value, str) else None
+        if header.lower() != "authorization" or bearer is None:
+            return f"it sends the header {header!r}, which bgc does not pass on (only a bearer token): not proxied"
+        reference = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", bearer.group(1))
+        # the client passes the token in the entry's env: a ${VAR} it expands stays a reference
+        env[reference.group(1) if reference else BEARER_VARIABLE] = bearer.group(1)
+        options += ["--bearer-env", reference.group(1) if reference else BEARER_VARIABLE]
+    kept = {key: value for key, value in server.items() if key not in ("url", "httpUrl", "type", "headers", "env")}
+    args = [*bgc[1:], "mcp-proxy", "-p", policy, "--server", name, *options, "--url", url]
+    return {**kept, **({"type": "stdio"} if "type" in server else {}), "command": bgc[0], "args": args,
+            **({"env": env} if env else {})}  # fmt: skip
 
 
 def _sorted(

@@ -11,6 +11,8 @@ one row of :data:`RESOURCES`:
 * ``fs`` and ``host`` — paths, normalised lexically (:mod:`bgc.core.resources.fs`);
 * ``net`` — URLs, read as a WHATWG parser reads them (:mod:`bgc.core.resources.net`);
 * ``proc`` — argvs in the argv dialect, matched as given (:mod:`bgc.core.resources.proc`);
+* ``mcp`` — what an MCP message names, matched as written, its escapes refused
+  (:mod:`bgc.core.resources.mcp`);
 * every other resource — matched as given, but a segment a URL parser or server would read as
   ``.`` or ``..`` is refused (:data:`OTHER`).
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bgc.core.resources import fs, net, proc
+from bgc.core.resources import fs, mcp, net, proc
 from bgc.core.resources.kind import Rejection, ResourceKind, dot_segment_problem, text_problem, unicode_problem
 
 if TYPE_CHECKING:
@@ -62,6 +64,7 @@ RESOURCES: dict[str, ResourceKind] = {
     # bookkeeping (plans, to-do lists, questions, skills, sub-agents)
     "search": OTHER,
     "agent": OTHER,
+    "mcp": mcp.MCP,
 }
 """The resources whose values are read their own way, by name: the one place a resource kind is
 registered. Every resource the gate, the compiler, the lints or the hook treat specially has a row."""

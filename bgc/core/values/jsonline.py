@@ -61,57 +61,61 @@ class LineReader:
     """The lines of a byte stream, split at ``\\n`` only, each at most ``limit`` bytes (without
     its ``\\n``); a longer one is a :class:`TooLong`. ``read(n)`` returns at most ``n`` bytes and
     ``b""`` at the end (``os.read`` on a descriptor: a thread blocked in it holds no lock the
-    interpreter needs at exit). A last line without ``\\n`` is still a line."""
+    interpreter needs at exit). A last line without ``\\n`` is still a line.
+
+    Each byte read is searched for ``\\n`` once, in the chunk it came in: a line that arrives in
+    many chunks costs work linear in its length, not a search of all it holds so far per chunk.
+    No more than ``limit`` bytes of a line are ever held."""
 
     def __init__(self, read: Callable[[int], bytes], limit: int = MAX_LINE_BYTES) -> None:
         self._read = read
         self.limit = limit
         self._buffer = bytearray()
+        self._long: TooLong | None = None  # the line being consumed once it is over the limit
+        self._scanner: _TopLevelId | None = None
 
     def __iter__(self) -> Iterator[bytes | TooLong]:
         while True:
-            end = self._buffer.find(b"\n")
-            if end >= 0:
-                if end > self.limit:
-                    yield self._too_long(end)
-                    continue
-                line = bytes(self._buffer[:end])
-                del self._buffer[: end + 1]
-                yield line
-                continue
-            if len(self._buffer) > self.limit:
-                yield self._too_long(None)
-                continue
             chunk = self._read(_CHUNK)
             if not chunk:
-                if self._buffer:
-                    line = bytes(self._buffer)
-                    self._buffer.clear()
-                    yield line
+                if self._long is not None or self._buffer:
+                    yield self._line()
                 return
-            self._buffer += chunk
+            start = 0
+            while True:
+                end = chunk.find(b"\n", start)
+                if end < 0:
+                    self._take(chunk, start, len(chunk))
+                    break
+                self._take(chunk, start, end)
+                yield self._line()
+                start = end + 1
 
-    def _too_long(self, end: int | None) -> TooLong:
-        """Consume the rest of an oversized line (up to its ``\\n`` or the end of the stream),
-        holding no more than a chunk of it at a time."""
-        head = bytes(self._buffer[:256])
-        scanner = _TopLevelId()
-        length = 0
-        while True:
-            if end is not None:
-                scanner.feed(bytes(self._buffer[:end]))
-                length += end
-                del self._buffer[: end + 1]
-                return TooLong(head, length, scanner.found())
-            scanner.feed(bytes(self._buffer))
-            length += len(self._buffer)
+    def _take(self, chunk: bytes, start: int, end: int) -> None:
+        """Add ``chunk[start:end]`` to the line: held while it fits the limit, else consumed
+        (its id looked for as it streams past, :class:`_TopLevelId`)."""
+        if self._long is None and len(self._buffer) + end - start <= self.limit:
+            self._buffer += memoryview(chunk)[start:end]
+            return
+        if self._long is None:
+            head = bytes(self._buffer[:256]) + chunk[start : start + max(0, 256 - len(self._buffer))]
+            self._long, self._scanner = TooLong(head, len(self._buffer), None), _TopLevelId()
+            self._scanner.feed(bytes(self._buffer))
             self._buffer.clear()
-            chunk = self._read(_CHUNK)
-            if not chunk:
-                return TooLong(head, length, scanner.found())
-            self._buffer += chunk
-            found = self._buffer.find(b"\n")
-            end = found if found >= 0 else None
+        assert self._scanner is not None
+        self._scanner.feed(chunk[start:end])
+        self._long.length += end - start
+
+    def _line(self) -> bytes | TooLong:
+        """The line read so far, ended: the reader starts the next one."""
+        if self._long is not None:
+            assert self._scanner is not None
+            found, self._long = self._long, None
+            found.request_id, self._scanner = self._scanner.found(), None
+            return found
+        line = bytes(self._buffer)
+        self._buffer.clear()
+        return line
 
 
 def partial_reader(stream: IO[bytes]) -> Callable[[int], bytes]:

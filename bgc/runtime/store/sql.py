@@ -36,6 +36,10 @@ SCHEMA = (
     " PRIMARY KEY (session, id))",
     "CREATE TABLE IF NOT EXISTS bgc_answers (request TEXT NOT NULL, approver TEXT NOT NULL, decision TEXT NOT NULL,"
     " body {blob} NOT NULL, PRIMARY KEY (request, approver, decision))",
+    "CREATE TABLE IF NOT EXISTS bgc_tool_pins (server TEXT NOT NULL, tool TEXT NOT NULL, digest TEXT NOT NULL,"
+    " PRIMARY KEY (server, tool))",
+    "CREATE TABLE IF NOT EXISTS bgc_tool_versions (server TEXT NOT NULL, tool TEXT NOT NULL, digest TEXT NOT NULL,"
+    " body {blob} NOT NULL, seen BIGINT NOT NULL, PRIMARY KEY (server, tool, digest))",
 )
 
 
@@ -283,6 +287,56 @@ class SqlStore:
             lambda: self._run("SELECT body FROM bgc_mode_decisions WHERE session = ? ORDER BY id", (session,)).fetchall(),
         )
         return [bytes(row[0]) for row in rows]
+
+    # ---- MCP tool pins ---------------------------------------------------------------------------------
+
+    def tool_pins(self, server: str) -> dict[str, str]:
+        """The trusted version (its digest) of each pinned tool of ``server``."""
+        rows = self._guard(
+            "read tool pins",
+            lambda: self._run("SELECT tool, digest FROM bgc_tool_pins WHERE server = ?", (server,)).fetchall(),
+        )
+        return {str(row[0]): str(row[1]) for row in rows}
+
+    def pin_tool(self, server: str, tool: str, digest: str, replacing: str | None) -> bool:
+        """Trust ``digest`` for ``tool``: on first use (``replacing`` None) only when no version is
+        pinned yet; else only in place of ``replacing``. False when another got there first."""
+
+        def pin() -> bool:
+            if replacing is None:
+                sql = "INSERT INTO bgc_tool_pins (server, tool, digest) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+                return bool(self._run(sql, (server, tool, digest)).rowcount == 1)
+            sql = "UPDATE bgc_tool_pins SET digest = ? WHERE server = ? AND tool = ? AND digest = ?"
+            return bool(self._run(sql, (digest, server, tool, replacing)).rowcount == 1)
+
+        return self._guard("pin a tool", lambda: self._write(pin))
+
+    def put_tool_version(self, server: str, tool: str, digest: str, body: bytes, seen: int) -> None:
+        """Keep a version of a tool as a server listed it (its digest names it: kept once)."""
+        self._guard("record a tool version", lambda: self._write(lambda: self._run(
+            "INSERT INTO bgc_tool_versions (server, tool, digest, body, seen) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (server, tool, digest, body, seen),
+        )))  # fmt: skip
+
+    def tool_versions(self, server: str | None = None) -> list[tuple[str, str, str, bytes, int]]:
+        """Kept versions (of ``server``'s tools, or of all): server, tool, digest, body, when first seen."""
+        where, params = ("WHERE server = ?", (server,)) if server is not None else ("", ())
+        rows = self._guard(
+            "read tool versions",
+            lambda: self._run(
+                f"SELECT server, tool, digest, body, seen FROM bgc_tool_versions {where} ORDER BY server, tool, seen",
+                params,
+            ).fetchall(),
+        )
+        return [(str(row[0]), str(row[1]), str(row[2]), bytes(row[3]), int(row[4])) for row in rows]
+
+    def all_tool_pins(self) -> list[tuple[str, str, str]]:
+        """Every pin: server, tool, digest."""
+        rows = self._guard(
+            "read tool pins",
+            lambda: self._run("SELECT server, tool, digest FROM bgc_tool_pins ORDER BY server, tool").fetchall(),
+        )
+        return [(str(row[0]), str(row[1]), str(row[2])) for row in rows]
 
     def close(self) -> None:
         self._db.close()

@@ -20,7 +20,7 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5000
 
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Kept in the file's ``user_version``: a store opened again skips creating its tables (a write
 transaction on every open was most of a hook's store cost)."""
 

@@ -49,7 +49,9 @@ def started(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def remote(server: dict[str, Any]) -> bool:
-    return any(key in server for key in ("url", "httpUrl", "serverUrl")) or server.get("type") not in (None, "stdio")
+    """A remote server the proxy cannot speak to, or whose entry does not say it can."""
+    streamable = "httpUrl" in server or server.get("type") == "http"
+    return not streamable and (any(key in server for key in ("url", "serverUrl")) or server.get("type") not in (None, "stdio"))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -92,7 +94,11 @@ def test_every_server_the_client_starts_is_guarded_or_named(
             name = where.rsplit(".", 1)[1]
             args = server["args"]
             assert args[args.index("--server") + 1] == name and "--elicit" not in args
-            assert args[args.index("--") + 1 :] == [started(data)[where]["command"], *started(data)[where].get("args", [])]
+            before = started(data)[where]
+            if "command" in before:
+                assert args[args.index("--") + 1 :] == [before["command"], *before.get("args", [])]
+            else:  # a remote server: reached with --url, the client starts the proxy as a command
+                assert args[args.index("--url") + 1] == before.get("httpUrl", before.get("url")) and "--" not in args
 
 
 def test_a_codex_configuration_names_each_server_not_behind_the_proxy_and_what_to_write(tmp_path: Path) -> None:
@@ -167,3 +173,26 @@ def test_the_teams_form_names_nothing_of_this_machine(tmp_path: Path) -> None:
     refused = bgc("init", "mcp", str(project / ".mcp.json"), "-p", str(outside), "--team")
     assert refused.exit_code == 2 and "not inside the project" in refused.stderr
     assert (project / ".mcp.json").read_text() == text
+
+
+def test_a_remote_servers_bearer_token_moves_to_the_entrys_environment(tmp_path: Path) -> None:
+    policy = tmp_path / "p.bgp"
+    policy.write_text("allow fs:read:/src/**\n")
+    config = tmp_path / ".mcp.json"
+    servers = {
+        "literal": {"type": "http", "url": "https://a.example/mcp", "headers": {"Authorization": "Bearer abc123"}},
+        "reference": {"type": "http", "url": "https://b.example/mcp", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}},
+        "custom": {"type": "http", "url": "https://c.example/mcp", "headers": {"X-Api-Key": "k"}},
+        "sse": {"type": "sse", "url": "https://d.example/sse"},
+    }
+    config.write_text(json.dumps({"mcpServers": servers}))
+    result = bgc("init", "mcp", str(config), "-p", str(policy))
+    after = json.loads(config.read_text())["mcpServers"]
+    assert result.exit_code == 1
+    assert "mcpServers.custom is UNGUARDED" in result.output and "mcpServers.sse is UNGUARDED" in result.output
+    literal, reference = after["literal"], after["reference"]
+    assert literal["env"] == {"BGC_MCP_BEARER": "abc123"} and "headers" not in literal and literal["type"] == "stdio"
+    assert literal["args"][literal["args"].index("--bearer-env") + 1] == "BGC_MCP_BEARER"
+    assert reference["env"] == {"GH_TOKEN": "${GH_TOKEN}"}
+    assert reference["args"][reference["args"].index("--bearer-env") + 1] == "GH_TOKEN"
+    assert after["custom"] == servers["custom"] and after["sse"] == servers["sse"]

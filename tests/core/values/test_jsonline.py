@@ -163,3 +163,32 @@ def test_the_escaped_spelling_of_id_is_the_id() -> None:
 
 def test_the_last_line_without_a_line_feed_is_still_read() -> None:
     assert list(LineReader(io.BytesIO(b"a\nb").read1, 10)) == [b"a", b"b"]
+
+
+class Searched(bytes):
+    """A chunk that counts the bytes its searches for a line feed pass over (work done in C,
+    which tests/work_steps.py cannot count)."""
+
+    passed = 0
+
+    def find(self, sub: Any, start: Any = 0, end: Any = None) -> int:
+        assert sub == b"\n" and end is None
+        found = bytes.find(self, sub, start)
+        Searched.passed += (found + 1 if found >= 0 else len(self)) - start
+        return found
+
+
+@settings(max_examples=60)
+@given(st.lists(st.integers(0, 5000), min_size=1, max_size=4), st.integers(1, 257), st.integers(100, 4000))
+def test_every_byte_is_searched_for_a_line_feed_once(lengths: list[int], chunk: int, limit: int) -> None:
+    """However many chunks a line arrives in, each byte is searched once: reading a line is
+    linear in its length (searching all a line held so far for each chunk made it quadratic)."""
+    data = b"".join(b"x" * length + b"\n" for length in lengths) + b"tail"
+    stream = io.BytesIO(data)
+    Searched.passed = 0
+    read = lambda size: Searched(stream.read(min(size, chunk)))  # noqa: E731
+    lines = list(LineReader(read, limit))
+    assert Searched.passed == len(data)
+    expected = [b"x" * length if length <= limit else length for length in lengths] + [b"tail"]
+    assert [line.length if isinstance(line, TooLong) else line for line in lines] == expected
+

@@ -125,17 +125,17 @@ def test_the_hooks_and_proxys_settling_refuses_an_ended_request(how: str, store:
 
 @pytest.mark.parametrize("how", ["cancelled", "expired"])
 def test_the_mcp_proxy_reads_an_ended_request_as_ended(how: str, store_location: str) -> None:
-    from bgc.app.commands.mcp_proxy import StoreApprovals, ThreadStores
+    from bgc.app.commands.mcp_proxy import StoreApprovals, StorePool
 
     now = int(time.time())
     created = now - 60 if how == "cancelled" else now - 7200
-    stores = ThreadStores(store_location)
+    stores = StorePool(store_location)
     try:
-        store = stores.get()
-        request_id = settle_ask(store, live_request(created), TRUSTED, created).request
-        answer(store, request_id, created + 10)
-        if how == "cancelled":
-            store.cancel(request_id, created + 20)
+        with stores.lease() as store:
+            request_id = settle_ask(store, live_request(created), TRUSTED, created).request
+            answer(store, request_id, created + 10)
+            if how == "cancelled":
+                store.cancel(request_id, created + 20)
         approvals = StoreApprovals(stores, TRUSTED)
         assert approvals.state(request_id) == how
         assert not approvals.elicited(request_id, True)  # an elicitation cannot revive it either
