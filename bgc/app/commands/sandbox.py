@@ -38,11 +38,8 @@ def plans_for(plan: str | None, policy: str | None, mode: str | None) -> tuple[o
         from bgc.core.plan import read_plans
 
         return read_plans(plan)
-    from bgc.app.commands import io
     from bgc.core import cache
-    from bgc.core.compiler import Compiler
     from bgc.core.plan import Plan
-    from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
 
     # a policy named by -p (every command an agent's hook confines) is compiled once: its plan
     # comes from bgc's verified cache while every file the policy was read from is unchanged
@@ -52,6 +49,10 @@ def plans_for(plan: str | None, policy: str | None, mode: str | None) -> tuple[o
         valid = isinstance(entry, tuple) and len(entry) == 3 and entry[0] == keyed[0] and isinstance(entry[2], Plan)
         if valid and cache.unchanged(policy, keyed[1], entry[1]):
             return (entry[2],)
+    from bgc.app.commands import io
+    from bgc.core.compiler import Compiler
+    from bgc.core.values.model import Digest, GrantAtom, GrantSet, Intent, ProposalOrigin, WorkOrder
+
     loaded, mode = io.load_policy(policy, mode)
     order = WorkOrder(
         Intent(SANDBOX_INTENT, None), (), GrantSet.of(GrantAtom.parse(text) for text in SANDBOX_REQUESTS),
